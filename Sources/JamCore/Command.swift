@@ -1,0 +1,60 @@
+import JamProtocol
+
+/// Everything that can change a session, already authenticated as coming from one user.
+public enum Command: Hashable, Sendable {
+    /// Become a member (or update the display name when already one).
+    case join(displayName: String)
+    /// Stop being a member.
+    case leave
+    /// A realtime connection of the member opened.
+    case connect
+    /// A realtime connection of the member closed.
+    case disconnect
+    /// Add a track; `itemId` is minted by the caller so the domain stays deterministic.
+    case add(track: Track, nonce: String, itemId: ItemID)
+    /// Remove a queued item (its adder or a host).
+    case remove(itemId: ItemID)
+    /// Vote +1/-1, or 0 to clear.
+    case vote(itemId: ItemID, value: Int)
+    /// Host skip: the current item ends now.
+    case skip
+    /// A member asks to skip the current item.
+    case requestSkip
+    /// Start the queue (or resume when paused).
+    case play
+    /// Hold the timeline.
+    case pause
+    /// Continue from where it was held.
+    case resume
+    /// Move the current item to a position.
+    case seek(positionMs: Int64)
+    /// The member's device has loaded the item of `epoch`.
+    case ready(epoch: Int64)
+    /// The member's device reports its sync quality (its round trip sets the lead).
+    case syncReport(SyncReport)
+    /// Change settings.
+    case updateSettings(SettingsPatch)
+    /// Change a member's role (host only).
+    case setRole(userId: UserID, role: Role)
+    /// Remove a member and keep them out (host only).
+    case kick(userId: UserID)
+    /// Replace the join code (host only); the caller makes it unique.
+    case setJoinCode(String)
+    /// End the session for everyone (host only).
+    case end
+    /// Several commands that succeed or fail together.
+    indirect case all([Command])
+}
+
+/// What a command produced.
+public struct Outcome: Sendable, Equatable {
+    /// Events to broadcast, in order, each with its `seq`.
+    public var events: [ServerEnvelope] = []
+    /// The item an add created (or had created, for a repeated nonce).
+    public var itemId: ItemID?
+    /// The voted item's score.
+    public var score: Int?
+
+    /// Creates an empty outcome.
+    public init() {}
+}

@@ -1,0 +1,90 @@
+import JamProtocol
+
+/// Orders queue items and says why each stands where it does.
+public enum QueueRanking {
+    /// A ranked item and the reason for its position.
+    public struct Ranked: Hashable, Sendable {
+        public var item: ItemRecord
+        public var reason: String
+    }
+
+    /// `votes` order: score descending; ties go to the item that has held its score
+    /// longest, then to the earliest added. Only an item's own votes move it, so an
+    /// unrelated change never swaps equal-scored neighbours.
+    public static func byVotes(_ items: [ItemRecord]) -> [ItemRecord] {
+        items.sorted(by: votesOrder)
+    }
+
+    static func votesOrder(_ a: ItemRecord, _ b: ItemRecord) -> Bool {
+        let sa = a.score, sb = b.score
+        if sa != sb { return sa > sb }
+        if a.scoreSince != b.scoreSince { return a.scoreSince < b.scoreSince }
+        return a.addOrder < b.addOrder
+    }
+
+    /// `fair` order: members take turns. The member whose item started least recently
+    /// goes first (never-played members before everybody, then by their first add);
+    /// each member's own items follow the `votes` order.
+    public static func fair(_ items: [ItemRecord], lastTurn: [UserID: Int64], names: [UserID: String]) -> [Ranked] {
+        var byMember: [UserID: [ItemRecord]] = [:]
+        for item in items { byMember[item.addedBy, default: []].append(item) }
+        for key in byMember.keys { byMember[key]!.sort(by: votesOrder) }
+        let rotation = byMember.keys.sorted { a, b in
+            let ta = lastTurn[a] ?? -1, tb = lastTurn[b] ?? -1
+            if ta != tb { return ta < tb }
+            let fa = byMember[a]!.map(\.addOrder).min()!, fb = byMember[b]!.map(\.addOrder).min()!
+            return fa < fb
+        }
+        var result: [Ranked] = []
+        result.reserveCapacity(items.count)
+        var round = 0
+        while result.count < items.count {
+            for user in rotation {
+                guard let list = byMember[user], round < list.count else { continue }
+                let item = list[round]
+                let name = names[user] ?? item.addedByName
+                let reason = round == 0 ? "\(name)'s turn" : "\(name)'s turn, round \(round + 1)"
+                result.append(Ranked(item: item, reason: reason))
+            }
+            round += 1
+        }
+        return result
+    }
+
+    /// The short reason shown for an item in `votes` order.
+    public static func votesReason(score: Int) -> String {
+        switch score {
+        case 0: "no votes"
+        case 1: "1 vote"
+        case -1: "-1 vote"
+        default: "\(score) votes"
+        }
+    }
+}
+
+extension SessionState {
+    /// The queue in play order with each item's reason.
+    public func rankedQueue() -> [QueueRanking.Ranked] {
+        switch settings.ordering {
+        case .votes:
+            return QueueRanking.byVotes(queue).map { QueueRanking.Ranked(item: $0, reason: QueueRanking.votesReason(score: $0.score)) }
+        case .fair:
+            var names: [UserID: String] = [:]
+            for member in members { names[member.userId] = member.displayName }
+            return QueueRanking.fair(queue, lastTurn: lastTurn, names: names)
+        }
+    }
+
+    /// The item that plays next, if any.
+    public func queueHead() -> ItemRecord? {
+        switch settings.ordering {
+        case .votes: queue.min(by: QueueRanking.votesOrder)
+        case .fair: rankedQueue().first?.item
+        }
+    }
+
+    /// Item IDs in play order.
+    public func queueOrder() -> [ItemID] {
+        rankedQueue().map(\.item.id)
+    }
+}

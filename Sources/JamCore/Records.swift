@@ -1,0 +1,98 @@
+import JamProtocol
+
+/// A member as the session stores it.
+public struct MemberRecord: Codable, Hashable, Sendable {
+    public var userId: UserID
+    public var displayName: String
+    public var role: Role
+    /// Open realtime connections; zero after a restart until clients reconnect.
+    public var connections: Int
+    public var joinedAt: Millis
+    /// Join order, to break ties between members who joined in the same millisecond.
+    public var joinOrder: Int64
+
+    /// True while at least one realtime connection is open.
+    public var connected: Bool { connections > 0 }
+
+    /// The wire view of this member.
+    public var view: Member {
+        Member(userId: userId, displayName: displayName, role: role, connected: connected)
+    }
+}
+
+/// A queue item as the session stores it: the track, who added it and every vote.
+public struct ItemRecord: Codable, Hashable, Sendable {
+    public var id: ItemID
+    public var track: Track
+    public var addedBy: UserID
+    /// The adder's name at the time, shown if they leave.
+    public var addedByName: String
+    public var addedAt: Millis
+    /// Insertion order: the final tie-break.
+    public var addOrder: Int64
+    /// Each member's vote: +1 or -1 (a cleared vote is absent).
+    public var votes: [UserID: Int]
+    /// When the score last changed (or the add time): "held that score longest" wins ties.
+    public var scoreSince: Millis
+
+    /// Sum of the votes.
+    public var score: Int { votes.values.reduce(0, +) }
+}
+
+/// The item on the timeline and where it stands.
+public struct CurrentItem: Codable, Hashable, Sendable {
+    public var item: ItemRecord
+    public var epoch: Int64
+    public var state: PlaybackState
+    /// Position at `anchorMs`.
+    public var positionMs: Int64
+    /// While preparing: the planned start. Otherwise: the instant `positionMs` refers to.
+    public var anchorMs: Millis
+    /// When the item became current.
+    public var startedAt: Millis
+    /// While preparing: when `playCommit` goes out at the latest.
+    public var commitBy: Millis
+
+    /// The playback position at `t`, clamped to the track.
+    public func position(at t: Millis) -> Int64 {
+        var position = positionMs
+        if state == .playing && t > anchorMs { position += t - anchorMs }
+        if let duration = item.track.durationMs { position = min(position, duration) }
+        return max(0, position)
+    }
+
+    /// The server instant the item reaches its end, when it is playing and has a duration.
+    public var endsAt: Millis? {
+        guard state == .playing, let duration = item.track.durationMs else { return nil }
+        return anchorMs + max(0, duration - positionMs)
+    }
+}
+
+/// The item that follows the current one without a gap, announced ahead of time.
+public struct UpNext: Codable, Hashable, Sendable {
+    public var item: ItemRecord
+    /// The epoch it will have.
+    public var epoch: Int64
+    /// The instant it starts: the current item's end.
+    public var startAt: Millis
+}
+
+/// Timing rules of the two-phase start and auto-advance.
+public struct Timing: Codable, Hashable, Sendable {
+    /// Shortest lead between `playPrepare` and the start for skip/play.
+    public var minLeadMs: Int64
+    /// Longest lead, however slow a device's round trip.
+    public var maxLeadMs: Int64
+    /// How long before the current item ends the next one is prepared (gapless).
+    public var prepareAheadMs: Int64
+    /// How long before the start `playCommit` goes out at the latest.
+    public var commitMarginMs: Int64
+
+    /// Creates timing rules; the defaults suit real networks.
+    public init(minLeadMs: Int64 = 500, maxLeadMs: Int64 = 5000, prepareAheadMs: Int64 = 5000, commitMarginMs: Int64 = 150) {
+        self.minLeadMs = minLeadMs
+        self.maxLeadMs = maxLeadMs
+        self.prepareAheadMs = prepareAheadMs
+        self.commitMarginMs = commitMarginMs
+    }
+}

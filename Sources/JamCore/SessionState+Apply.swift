@@ -1,0 +1,122 @@
+import JamProtocol
+
+extension SessionState {
+    /// Applies `command` from `user` at server time `now`.
+    ///
+    /// Returns the events to broadcast; throws a typed error and changes nothing when
+    /// the command is not allowed or does not fit the state.
+    public mutating func apply(_ command: Command, by user: UserID, at now: Millis) throws(JamError) -> Outcome {
+        if hasEnded { throw JamError(.gone, "the session has ended") }
+        var outcome = Outcome()
+        if case .all(let commands) = command {
+            // Applied to a copy: either every command takes effect or none does.
+            var copy = self
+            for step in commands {
+                let partial = try copy.apply(step, by: user, at: now)
+                outcome.events += partial.events
+                outcome.itemId = partial.itemId ?? outcome.itemId
+                outcome.score = partial.score ?? outcome.score
+            }
+            self = copy
+            return outcome
+        }
+        if case .join(let name) = command {
+            try join(user, displayName: name, at: now, into: &outcome)
+            return outcome
+        }
+        guard let role = role(of: user) else {
+            throw JamError(.notMember, "you are not a member of this session")
+        }
+        switch command {
+        case .join, .all:
+            preconditionFailure("handled above")
+        case .leave:
+            leave(user, at: now, into: &outcome)
+        case .connect:
+            setConnected(user, delta: 1, at: now, into: &outcome)
+        case .disconnect:
+            setConnected(user, delta: -1, at: now, into: &outcome)
+        case .add(let track, let nonce, let itemId):
+            try add(track, nonce: nonce, itemId: itemId, by: user, role: role, at: now, into: &outcome)
+        case .remove(let itemId):
+            try remove(itemId, by: user, role: role, at: now, into: &outcome)
+        case .vote(let itemId, let value):
+            try vote(itemId, value: value, by: user, at: now, into: &outcome)
+        case .skip:
+            try requireHostControls(role, "skip")
+            try hostSkip(at: now, into: &outcome)
+        case .requestSkip:
+            try requestSkip(by: user, at: now, into: &outcome)
+        case .play:
+            try requireHostControls(role, "start playback")
+            try play(at: now, into: &outcome)
+        case .pause:
+            try requireHostControls(role, "pause")
+            try pause(at: now, into: &outcome)
+        case .resume:
+            try requireHostControls(role, "resume")
+            try resume(at: now, into: &outcome)
+        case .seek(let position):
+            try requireHostControls(role, "seek")
+            try seek(to: position, at: now, into: &outcome)
+        case .ready(let epoch):
+            ready(user, epoch: epoch, at: now, into: &outcome)
+        case .syncReport(let report):
+            roundTrips[user] = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
+        case .updateSettings(let patch):
+            try requireHostControls(role, "change settings")
+            try updateSettings(patch, at: now, into: &outcome)
+        case .setRole(let target, let newRole):
+            try requireHost(role, "change roles")
+            try setRole(of: target, to: newRole, by: user, at: now, into: &outcome)
+        case .kick(let target):
+            try requireHost(role, "remove members")
+            try kick(target, by: user, at: now, into: &outcome)
+        case .setJoinCode(let code):
+            try requireHost(role, "change the join code")
+            joinCode = code
+            emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
+        case .end:
+            try requireHost(role, "end the session")
+            end(reason: "the host ended the session", at: now, into: &outcome)
+        }
+        return outcome
+    }
+
+    func requireHostControls(_ role: Role, _ action: String) throws(JamError) {
+        guard role.hasHostControls else { throw JamError(.forbidden, "only a host or co-host may \(action)") }
+    }
+
+    func requireHost(_ role: Role, _ action: String) throws(JamError) {
+        guard role == .host else { throw JamError(.forbidden, "only the host may \(action)") }
+    }
+
+    mutating func updateSettings(_ patch: SettingsPatch, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        try patch.validate()
+        if let maxMembers = patch.maxMembers, maxMembers < members.count {
+            throw JamError(.conflict, "maxMembers \(maxMembers) is below the \(members.count) members already in the session")
+        }
+        let before = queueOrder()
+        let neededBefore = skipRequestsNeeded
+        settings = patch.applied(to: settings)
+        emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
+        if queueOrder() != before { emitQueue(at: now, into: &outcome) }
+        if skipRequestsNeeded != neededBefore { evaluateSkipRequests(at: now, into: &outcome) }
+    }
+
+    /// Ends the session: no command is accepted afterwards.
+    mutating func end(reason: String, at now: Millis, into outcome: inout Outcome) {
+        if let current {
+            history.append(HistoryEntry(item: itemView(current.item, reason: "played"), startedAt: current.startedAt, endedAt: now, outcome: .skipped))
+            trimHistory()
+        }
+        current = nil
+        upNext = nil
+        endedAt = now
+        emit(.sessionEnded(SessionEnded(reason: reason)), at: now, into: &outcome)
+    }
+
+    mutating func trimHistory() {
+        if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
+    }
+}

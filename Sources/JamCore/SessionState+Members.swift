@@ -1,0 +1,97 @@
+import JamProtocol
+
+extension SessionState {
+    mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        let name = try Validate.displayName(displayName)
+        if banned.contains(user) { throw JamError(.forbidden, "the host removed you from this session") }
+        if let index = members.firstIndex(where: { $0.userId == user }) {
+            // Joining again is how a member changes their name; nothing else moves.
+            guard members[index].displayName != name else { return }
+            members[index].displayName = name
+            emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+            return
+        }
+        guard members.count < settings.maxMembers else {
+            throw JamError(.sessionFull, "the session is full (\(settings.maxMembers) members)")
+        }
+        let record = MemberRecord(userId: user, displayName: name, role: .member, connections: 0, joinedAt: now, joinOrder: joinCounter)
+        joinCounter += 1
+        members.append(record)
+        emit(.memberJoined(record.view), at: now, into: &outcome)
+    }
+
+    mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
+        removeMember(user, at: now, into: &outcome)
+        if members.isEmpty {
+            end(reason: "everybody left", at: now, into: &outcome)
+        }
+    }
+
+    mutating func kick(_ target: UserID, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard target != user else { throw JamError(.invalidField, "the host cannot remove themselves; leave instead") }
+        guard member(target) != nil else { throw JamError(.notFound, "no member \(target) in this session") }
+        banned.insert(target)
+        removeMember(target, at: now, into: &outcome)
+    }
+
+    /// Removes a member, passes the host role on when needed and re-checks skip requests.
+    mutating func removeMember(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
+        guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
+        let wasHost = members[index].role == .host
+        members.remove(at: index)
+        skipRequests.remove(user)
+        readyMembers.remove(user)
+        roundTrips[user] = nil
+        if wasHost, let successor = successor() {
+            let successorIndex = members.firstIndex { $0.userId == successor }!
+            members[successorIndex].role = .host
+            hostId = successor
+        }
+        emit(.memberLeft(MemberLeft(userId: user, hostId: hostId)), at: now, into: &outcome)
+        if wasHost, let host = member(hostId) {
+            emit(.memberUpdated(host.view), at: now, into: &outcome)
+        }
+        if !members.isEmpty {
+            evaluateSkipRequests(at: now, into: &outcome)
+            commitIfAllReady(at: now, into: &outcome)
+        }
+    }
+
+    /// Who takes over as host: the creator if present, else the longest-present member.
+    func successor() -> UserID? {
+        if member(creatorId) != nil { return creatorId }
+        return members.min { ($0.joinedAt, $0.joinOrder) < ($1.joinedAt, $1.joinOrder) }?.userId
+    }
+
+    mutating func setConnected(_ user: UserID, delta: Int, at now: Millis, into outcome: inout Outcome) {
+        guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
+        let wasConnected = members[index].connected
+        members[index].connections = max(0, members[index].connections + delta)
+        guard members[index].connected != wasConnected else { return }
+        if !members[index].connected { readyMembers.remove(user) }
+        emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+        evaluateSkipRequests(at: now, into: &outcome)
+        if !members[index].connected { commitIfAllReady(at: now, into: &outcome) }
+    }
+
+    mutating func setRole(of target: UserID, to role: Role, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard let index = members.firstIndex(where: { $0.userId == target }) else {
+            throw JamError(.notFound, "no member \(target) in this session")
+        }
+        if target == user { throw JamError(.invalidField, "the host cannot change their own role") }
+        if role == .host {
+            // Handing over: the old host becomes a co-host.
+            let oldIndex = members.firstIndex { $0.userId == user }!
+            members[oldIndex].role = .cohost
+            members[index].role = .host
+            hostId = target
+            emit(.memberUpdated(members[oldIndex].view), at: now, into: &outcome)
+            emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+            emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
+            return
+        }
+        guard members[index].role != role else { return }
+        members[index].role = role
+        emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+    }
+}

@@ -1,0 +1,226 @@
+import JamProtocol
+
+extension SessionState {
+    /// Lead between `playPrepare` and the start: twice the slowest recent round trip
+    /// of a connected member, at least `minLeadMs`, at most `maxLeadMs`.
+    public func leadMs() -> Int64 {
+        var slowest = 0.0
+        for member in members where member.connected {
+            if let rtt = roundTrips[member.userId] { slowest = max(slowest, rtt) }
+        }
+        return min(timing.maxLeadMs, max(timing.minLeadMs, Int64((2 * slowest).rounded(.up))))
+    }
+
+    /// Makes `item` current, starting at `startAt`; the previous item goes to the history.
+    mutating func start(_ item: ItemRecord, startAt: Millis, previous: HistoryEntry?, at now: Millis, into outcome: inout Outcome) {
+        epoch += 1
+        turnCounter += 1
+        lastTurn[item.addedBy] = turnCounter
+        skipRequests = []
+        readyMembers = []
+        current = CurrentItem(
+            item: item, epoch: epoch, state: .preparing, positionMs: 0, anchorMs: startAt, startedAt: now,
+            commitBy: max(now, startAt - timing.commitMarginMs))
+        emit(.playPrepare(PlayPrepare(item: itemView(item, reason: "now playing"), epoch: epoch, startAt: startAt, previous: previous)), at: now, into: &outcome)
+        if connectedCount > 0 {
+            emit(.skipRequests(SkipRequestsUpdate(count: 0, needed: skipRequestsNeeded)), at: now, into: &outcome)
+        }
+    }
+
+    /// Closes the current item into the history.
+    mutating func retireCurrent(_ outcome: HistoryOutcome, endedAt: Millis) -> HistoryEntry? {
+        guard let current else { return nil }
+        let entry = HistoryEntry(item: itemView(current.item, reason: outcome.rawValue), startedAt: current.startedAt, endedAt: endedAt, outcome: outcome)
+        history.append(entry)
+        trimHistory()
+        self.current = nil
+        return entry
+    }
+
+    /// Ends the current item now and starts the next one (or stops).
+    mutating func skipCurrent(at now: Millis, into outcome: inout Outcome) {
+        let previous = retireCurrent(.skipped, endedAt: now)
+        let next: ItemRecord?
+        if let upNext {
+            next = upNext.item
+            self.upNext = nil
+        } else if let head = queueHead() {
+            queue.removeAll { $0.id == head.id }
+            next = head
+        } else {
+            next = nil
+        }
+        if let next {
+            start(next, startAt: now + leadMs(), previous: previous, at: now, into: &outcome)
+            emitQueue(at: now, into: &outcome)
+        } else {
+            emit(.stopped(PlaybackStopped(epoch: epoch, previous: previous)), at: now, into: &outcome)
+        }
+    }
+
+    mutating func hostSkip(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard current != nil else { throw JamError(.conflict, "nothing is playing") }
+        skipCurrent(at: now, into: &outcome)
+    }
+
+    mutating func requestSkip(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard current != nil else { throw JamError(.conflict, "nothing is playing") }
+        guard !skipRequests.contains(user) else { return }
+        skipRequests.insert(user)
+        emit(.skipRequests(SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)), at: now, into: &outcome)
+        evaluateSkipRequests(at: now, into: &outcome)
+    }
+
+    /// Skips the current item once requests from connected members reach the threshold.
+    mutating func evaluateSkipRequests(at now: Millis, into outcome: inout Outcome) {
+        guard current != nil, !skipRequests.isEmpty, connectedCount > 0 else { return }
+        if skipRequestCount >= skipRequestsNeeded {
+            skipCurrent(at: now, into: &outcome)
+        }
+    }
+
+    mutating func play(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        if let current {
+            switch current.state {
+            case .paused: try resume(at: now, into: &outcome)
+            case .playing, .preparing: throw JamError(.conflict, "already playing")
+            }
+            return
+        }
+        guard let head = queueHead() else { throw JamError(.conflict, "the queue is empty") }
+        queue.removeAll { $0.id == head.id }
+        start(head, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
+        emitQueue(at: now, into: &outcome)
+    }
+
+    mutating func pause(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard var current else { throw JamError(.conflict, "nothing is playing") }
+        guard current.state != .paused else { throw JamError(.conflict, "already paused") }
+        current.positionMs = current.position(at: now)
+        current.anchorMs = now
+        current.state = .paused
+        self.current = current
+        emit(.pause(TimelineChange(epoch: epoch, positionMs: current.positionMs, atMs: now)), at: now, into: &outcome)
+    }
+
+    mutating func resume(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard var current else { throw JamError(.conflict, "nothing is playing") }
+        guard current.state == .paused else { throw JamError(.conflict, "not paused") }
+        let at = now + leadMs()
+        current.anchorMs = at
+        current.state = .playing
+        self.current = current
+        emit(.resume(TimelineChange(epoch: epoch, positionMs: current.positionMs, atMs: at)), at: now, into: &outcome)
+        reannounceUpNext(at: now, into: &outcome)
+    }
+
+    mutating func seek(to position: Int64, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        try Validate.position(position)
+        guard var current else { throw JamError(.conflict, "nothing is playing") }
+        if let duration = current.item.track.durationMs, position >= duration {
+            throw JamError(.invalidField, "positionMs \(position) is beyond the track's end (\(duration) ms)")
+        }
+        let at: Millis
+        switch current.state {
+        case .paused:
+            at = now
+            current.anchorMs = now
+        case .playing:
+            at = now + leadMs()
+            current.anchorMs = at
+        case .preparing:
+            at = current.anchorMs
+        }
+        current.positionMs = position
+        self.current = current
+        emit(.seek(TimelineChange(epoch: epoch, positionMs: position, atMs: at)), at: now, into: &outcome)
+        reannounceUpNext(at: now, into: &outcome)
+    }
+
+    /// The current item's end moved: the item prepared to follow it moves too.
+    mutating func reannounceUpNext(at now: Millis, into outcome: inout Outcome) {
+        guard var upNext, let endsAt = current?.endsAt else { return }
+        upNext.startAt = max(endsAt, now)
+        self.upNext = upNext
+        emit(.playPrepare(PlayPrepare(item: itemView(upNext.item, reason: "up next"), epoch: upNext.epoch, startAt: upNext.startAt, previous: nil)), at: now, into: &outcome)
+    }
+
+    mutating func ready(_ user: UserID, epoch readyEpoch: Int64, at now: Millis, into outcome: inout Outcome) {
+        guard let current, current.epoch == readyEpoch, current.state == .preparing else { return }
+        readyMembers.insert(user)
+        commitIfAllReady(at: now, into: &outcome)
+    }
+
+    /// Commits a preparing item as soon as every connected member's device is ready.
+    mutating func commitIfAllReady(at now: Millis, into outcome: inout Outcome) {
+        guard let current, current.state == .preparing else { return }
+        let connected = members.filter(\.connected)
+        guard !connected.isEmpty, connected.allSatisfy({ readyMembers.contains($0.userId) }) else { return }
+        commit(at: now, into: &outcome)
+    }
+
+    mutating func commit(at now: Millis, into outcome: inout Outcome) {
+        guard var current, current.state == .preparing else { return }
+        current.state = .playing
+        self.current = current
+        emit(.playCommit(PlayCommit(itemId: current.item.id, epoch: current.epoch, startAt: current.anchorMs, positionMs: current.positionMs)), at: now, into: &outcome)
+    }
+
+    /// Moves the timeline to `now`: commits due starts, prepares the next item ahead of
+    /// the current one's end and advances at the end. Returns the events.
+    public mutating func advance(to now: Millis) -> [ServerEnvelope] {
+        guard !hasEnded else { return [] }
+        var outcome = Outcome()
+        advanceTimeline(to: now, into: &outcome)
+        return outcome.events
+    }
+
+    mutating func advanceTimeline(to now: Millis, into outcome: inout Outcome) {
+        // Each pass moves one step; a restart after a long outage may need many.
+        for _ in 0..<10_000 {
+            guard let current else { return }
+            switch current.state {
+            case .paused:
+                return
+            case .preparing:
+                guard now >= current.commitBy else { return }
+                commit(at: now, into: &outcome)
+            case .playing:
+                guard let endsAt = current.endsAt else { return }
+                if let upNext {
+                    guard now >= upNext.startAt - timing.commitMarginMs else { return }
+                    // The gapless hand-over: the prepared item starts exactly at the end.
+                    let previous = retireCurrent(.played, endedAt: upNext.startAt)
+                    self.upNext = nil
+                    start(upNext.item, startAt: upNext.startAt, previous: previous, at: now, into: &outcome)
+                    commit(at: now, into: &outcome)
+                } else if let head = queueHead(), now >= endsAt - timing.prepareAheadMs {
+                    queue.removeAll { $0.id == head.id }
+                    upNext = UpNext(item: head, epoch: epoch + 1, startAt: endsAt)
+                    emit(.playPrepare(PlayPrepare(item: itemView(head, reason: "up next"), epoch: epoch + 1, startAt: endsAt, previous: nil)), at: now, into: &outcome)
+                    emitQueue(at: now, into: &outcome)
+                } else if now >= endsAt {
+                    let previous = retireCurrent(.played, endedAt: endsAt)
+                    emit(.stopped(PlaybackStopped(epoch: epoch, previous: previous)), at: now, into: &outcome)
+                    return
+                } else {
+                    return
+                }
+            }
+        }
+    }
+
+    /// The next server instant at which `advance(to:)` has something to do.
+    public func nextDeadline() -> Millis? {
+        guard !hasEnded, let current else { return nil }
+        switch current.state {
+        case .paused: return nil
+        case .preparing: return current.commitBy
+        case .playing:
+            guard let endsAt = current.endsAt else { return nil }
+            if let upNext { return upNext.startAt - timing.commitMarginMs }
+            if !queue.isEmpty { return endsAt - timing.prepareAheadMs }
+            return endsAt
+        }
+    }
+}

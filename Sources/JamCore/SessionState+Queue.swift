@@ -1,0 +1,100 @@
+import JamProtocol
+
+extension SessionState {
+    static func nonceKey(_ user: UserID, _ nonce: String) -> String { "\(user.rawValue)\u{1F}\(nonce)" }
+
+    mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        try track.validate()
+        try Validate.nonce(nonce)
+        let key = Self.nonceKey(user, nonce)
+        if let existing = nonces[key] {
+            // A retried add: same answer, nothing new happens.
+            outcome.itemId = existing
+            return
+        }
+        if settings.locked && !role.hasHostControls {
+            throw JamError(.locked, "the session is locked: only hosts may add")
+        }
+        if !settings.allowDuplicates && isQueuedOrPlaying(track) {
+            throw JamError(.duplicate, "\"\(track.name)\" is already queued or playing")
+        }
+        let mine = queue.reduce(0) { $0 + ($1.addedBy == user ? 1 : 0) }
+        if mine >= settings.maxQueuedPerMember && !role.hasHostControls {
+            throw JamError(.queueLimit, "you already have \(mine) items queued (limit \(settings.maxQueuedPerMember))")
+        }
+        if queue.contains(where: { $0.id == itemId }) || current?.item.id == itemId || upNext?.item.id == itemId {
+            throw JamError(.conflict, "item \(itemId) already exists")
+        }
+        let adderName = member(user)?.displayName ?? ""
+        let item = ItemRecord(
+            id: itemId, track: track, addedBy: user, addedByName: adderName, addedAt: now, addOrder: addCounter,
+            votes: [:], scoreSince: now)
+        addCounter += 1
+        rememberNonce(key, itemId)
+        outcome.itemId = itemId
+        if current == nil {
+            // Nothing plays: the first track added starts at once.
+            start(item, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
+            emitQueue(at: now, into: &outcome)
+        } else {
+            queue.append(item)
+            emitQueue(at: now, into: &outcome)
+            // A playing item may now have a successor to prepare.
+            advanceTimeline(to: now, into: &outcome)
+        }
+    }
+
+    func isQueuedOrPlaying(_ track: Track) -> Bool {
+        func same(_ other: Track) -> Bool { other.id == track.id && other.source == track.source }
+        return queue.contains { same($0.track) } || current.map { same($0.item.track) } == true
+            || upNext.map { same($0.item.track) } == true
+    }
+
+    mutating func rememberNonce(_ key: String, _ itemId: ItemID) {
+        nonces[key] = itemId
+        nonceOrder.append(key)
+        if nonceOrder.count > Self.nonceLimit {
+            let excess = nonceOrder.count - Self.nonceLimit
+            for old in nonceOrder.prefix(excess) { nonces[old] = nil }
+            nonceOrder.removeFirst(excess)
+        }
+    }
+
+    mutating func remove(_ itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        if current?.item.id == itemId {
+            throw JamError(.conflict, "the item is playing now; skip it instead")
+        }
+        if upNext?.item.id == itemId {
+            throw JamError(.conflict, "the item is about to play; skip it when it starts")
+        }
+        guard let index = queue.firstIndex(where: { $0.id == itemId }) else {
+            throw JamError(.notFound, "no item \(itemId) in the queue")
+        }
+        guard queue[index].addedBy == user || role.hasHostControls else {
+            throw JamError(.forbidden, "only the member who added an item or a host may remove it")
+        }
+        queue.remove(at: index)
+        emitQueue(at: now, into: &outcome)
+    }
+
+    mutating func vote(_ itemId: ItemID, value: Int, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        try Validate.vote(value)
+        guard let index = queue.firstIndex(where: { $0.id == itemId }) else {
+            if current?.item.id == itemId || upNext?.item.id == itemId {
+                throw JamError(.conflict, "votes only apply to queued items; this one is playing")
+            }
+            throw JamError(.notFound, "no item \(itemId) in the queue")
+        }
+        let previous = queue[index].votes[user] ?? 0
+        outcome.score = queue[index].score
+        guard previous != value else { return }
+        let before = queueOrder()
+        let oldScore = queue[index].score
+        queue[index].votes[user] = value == 0 ? nil : value
+        let newScore = queue[index].score
+        if newScore != oldScore { queue[index].scoreSince = now }
+        outcome.score = newScore
+        emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore)), at: now, into: &outcome)
+        if queueOrder() != before { emitQueue(at: now, into: &outcome) }
+    }
+}

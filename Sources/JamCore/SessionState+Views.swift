@@ -1,0 +1,60 @@
+import JamProtocol
+
+extension SessionState {
+    /// The wire view of an item: the adder as they are now (or as they were, if gone).
+    public func itemView(_ item: ItemRecord, reason: String) -> QueueItem {
+        let adder = member(item.addedBy)?.view
+            ?? Member(userId: item.addedBy, displayName: item.addedByName, role: .member, connected: false)
+        return QueueItem(id: item.id, track: item.track, addedBy: adder, addedAt: item.addedAt, score: item.score, reason: reason)
+    }
+
+    /// The queue in play order, as clients see it.
+    public func queueView() -> [QueueItem] {
+        rankedQueue().map { itemView($0.item, reason: $0.reason) }
+    }
+
+    /// The timeline as clients see it.
+    public func nowPlayingView() -> NowPlaying? {
+        guard let current else { return nil }
+        return NowPlaying(
+            item: itemView(current.item, reason: "now playing"), epoch: current.epoch, state: current.state,
+            positionMs: current.positionMs, anchorMs: current.anchorMs)
+    }
+
+    /// The session's identity as clients see it.
+    public func infoView() -> SessionInfo {
+        SessionInfo(
+            id: id, joinCode: joinCode, name: name, hostId: hostId,
+            hostDisplayName: member(hostId)?.displayName ?? "", settings: settings, createdAt: createdAt)
+    }
+
+    /// Skip requests that count: those of connected members.
+    public var skipRequestCount: Int {
+        members.reduce(0) { $0 + ($1.connected && skipRequests.contains($1.userId) ? 1 : 0) }
+    }
+
+    /// Requests needed to skip: strictly more than `skipThreshold` of the connected members,
+    /// never more than there are connected members, at least one.
+    public var skipRequestsNeeded: Int {
+        let connected = connectedCount
+        let needed = Int((settings.skipThreshold * Double(connected)).rounded(.down)) + 1
+        return max(1, min(needed, connected))
+    }
+
+    /// The whole session as `viewer` sees it.
+    public func view(for viewer: UserID) -> SessionView {
+        var myVotes: [String: Int] = [:]
+        for item in queue {
+            if let vote = item.votes[viewer] { myVotes[item.id.rawValue] = vote }
+        }
+        return SessionView(
+            session: infoView(),
+            members: members.map(\.view),
+            nowPlaying: nowPlayingView(),
+            queue: queueView(),
+            myVotes: myVotes,
+            skipRequests: SkipRequestsView(count: skipRequestCount, needed: skipRequestsNeeded, mine: skipRequests.contains(viewer)),
+            history: history,
+            upNext: upNext.map { NowPlaying(item: itemView($0.item, reason: "up next"), epoch: $0.epoch, state: .preparing, positionMs: 0, anchorMs: $0.startAt) })
+    }
+}

@@ -1,0 +1,124 @@
+import JamProtocol
+
+/// One session as pure data: members, queue, votes, timeline and the event counters.
+///
+/// Every change goes through `apply(_:by:at:)` or `advance(to:)`; both return the
+/// events to broadcast and leave the state untouched when they throw.
+public struct SessionState: Codable, Hashable, Sendable {
+    public var id: SessionID
+    public var joinCode: String
+    public var name: String
+    public var creatorId: UserID
+    public var hostId: UserID
+    public var createdAt: Millis
+    public var settings: SessionSettings
+    public var timing: Timing
+    /// In join order.
+    public var members: [MemberRecord]
+    /// In insertion order; `rankedQueue()` gives the play order.
+    public var queue: [ItemRecord]
+    public var current: CurrentItem?
+    public var upNext: UpNext?
+    /// Oldest first, at most `historyLimit` entries.
+    public var history: [HistoryEntry]
+    /// Increases whenever the current item changes.
+    public var epoch: Int64
+    /// Increases with every broadcast event; never resets.
+    public var seq: Int64
+    /// Members asking to skip the current item.
+    public var skipRequests: Set<UserID>
+    /// Members whose device has loaded the preparing item.
+    public var readyMembers: Set<UserID>
+    /// Users the host kicked; they may not rejoin.
+    public var banned: Set<UserID>
+    /// Add nonces per user, to make a repeated add a no-op: "user \u{1F} nonce" -> item.
+    public var nonces: [String: ItemID]
+    /// The same keys, oldest first, to bound the table.
+    public var nonceOrder: [String]
+    /// Fair ordering: the turn counter at which each member's item last started.
+    public var lastTurn: [UserID: Int64]
+    public var turnCounter: Int64
+    public var addCounter: Int64
+    public var joinCounter: Int64
+    /// Latest round trip each member reported, for the start lead.
+    public var roundTrips: [UserID: Double]
+    /// Set once the session is over.
+    public var endedAt: Millis?
+
+    /// Most history entries kept.
+    public static let historyLimit = 100
+    /// Most remembered nonces per session.
+    public static let nonceLimit = 4096
+
+    /// A new session whose creator is its host and only member.
+    public init(
+        id: SessionID, joinCode: String, name: String, creator: UserID, creatorName: String,
+        settings: SessionSettings = SessionSettings(), timing: Timing = Timing(), now: Millis
+    ) {
+        self.id = id
+        self.joinCode = joinCode
+        self.name = name
+        self.creatorId = creator
+        self.hostId = creator
+        self.createdAt = now
+        self.settings = settings
+        self.timing = timing
+        self.members = [MemberRecord(userId: creator, displayName: creatorName, role: .host, connections: 0, joinedAt: now, joinOrder: 0)]
+        self.queue = []
+        self.current = nil
+        self.upNext = nil
+        self.history = []
+        self.epoch = 0
+        self.seq = 0
+        self.skipRequests = []
+        self.readyMembers = []
+        self.banned = []
+        self.nonces = [:]
+        self.nonceOrder = []
+        self.lastTurn = [:]
+        self.turnCounter = 0
+        self.addCounter = 0
+        self.joinCounter = 1
+        self.roundTrips = [:]
+        self.endedAt = nil
+    }
+
+    // MARK: Lookups
+
+    /// The member record of `user`, if they belong to the session.
+    public func member(_ user: UserID) -> MemberRecord? {
+        members.first { $0.userId == user }
+    }
+
+    /// The role of `user`, if they belong to the session.
+    public func role(of user: UserID) -> Role? {
+        member(user)?.role
+    }
+
+    /// Members with an open connection.
+    public var connectedCount: Int {
+        members.reduce(0) { $0 + ($1.connected ? 1 : 0) }
+    }
+
+    /// True once the session has ended.
+    public var hasEnded: Bool { endedAt != nil }
+
+    /// After a restart no connection is open: every member reads as disconnected.
+    public mutating func resetConnections() {
+        for index in members.indices { members[index].connections = 0 }
+        readyMembers = []
+    }
+
+    // MARK: Events
+
+    /// Appends `event` with the next `seq` and the current epoch.
+    mutating func emit(_ event: ServerEvent, at now: Millis, into outcome: inout Outcome) {
+        seq += 1
+        outcome.events.append(ServerEnvelope(event: event, epoch: epoch, seq: seq, timestamp: now))
+    }
+
+    /// Broadcasts the queue in its current order.
+    mutating func emitQueue(at now: Millis, into outcome: inout Outcome) {
+        emit(.queueUpdate(QueueUpdate(queue: queueView())), at: now, into: &outcome)
+    }
+}

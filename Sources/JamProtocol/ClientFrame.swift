@@ -1,0 +1,96 @@
+import Foundation
+
+/// A client frame: `{"type", "data", "id"?}`. A command with an `id` is
+/// answered with `ack {id}` or `error {id, code, message}`.
+public struct ClientFrame: Hashable, Sendable {
+    public var command: ClientCommand
+    public var id: String?
+
+    /// Creates a frame.
+    public init(_ command: ClientCommand, id: String? = nil) {
+        self.command = command
+        self.id = id
+    }
+
+    /// Longest accepted command `id`, in bytes.
+    public static let maxIdLength = 128
+
+    /// Decodes and validates a frame; every failure is a typed error naming the problem.
+    public static func decode(_ data: Data) throws(JamError) -> ClientFrame {
+        let frame = try WireCoding.decode(ClientFrame.self, from: data)
+        try frame.command.validate()
+        return frame
+    }
+
+    /// Best effort to recover the `id` of a frame that failed to decode, so the error can name it.
+    public static func salvageId(_ data: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let id = object["id"] as? String, id.utf8.count <= maxIdLength else { return nil }
+        return id
+    }
+
+    /// Encodes the frame as JSON text.
+    public func jsonString() -> String {
+        do {
+            return String(decoding: try WireCoding.encoder.encode(self), as: UTF8.self)
+        } catch {
+            preconditionFailure("client frame failed to encode: \(error)")
+        }
+    }
+}
+
+extension ClientFrame: Codable {
+    private enum Keys: String, CodingKey { case type, data, id }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Keys.self)
+        let rawType = try c.decode(String.self, forKey: .type)
+        id = try c.decodeIfPresent(String.self, forKey: .id)
+        if let id, id.isEmpty || id.utf8.count > ClientFrame.maxIdLength {
+            throw DecodingError.dataCorruptedError(forKey: .id, in: c, debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes")
+        }
+        guard let type = ClientCommandType(rawValue: rawType) else {
+            throw UnknownTypeError(type: rawType)
+        }
+        func data<T: Decodable>(_: T.Type) throws -> T { try c.decode(T.self, forKey: .data) }
+        switch type {
+        case .hello: command = .hello(try c.decodeIfPresent(Hello.self, forKey: .data) ?? Hello(lastSeq: nil))
+        case .ping: command = .ping(try data(Ping.self))
+        case .addToQueue: command = .addToQueue(try data(AddToQueue.self))
+        case .removeFromQueue: command = .removeFromQueue(try data(ItemRef.self))
+        case .vote: command = .vote(try data(Vote.self))
+        case .skip: command = .skip
+        case .requestSkip: command = .requestSkip
+        case .play: command = .play
+        case .pause: command = .pause
+        case .resume: command = .resume
+        case .seek: command = .seek(try data(Seek.self))
+        case .ready: command = .ready(try data(Ready.self))
+        case .syncReport: command = .syncReport(try data(SyncReport.self))
+        case .updateSettings: command = .updateSettings(try data(SettingsPatch.self))
+        case .promote: command = .promote(try data(Promote.self))
+        case .kick: command = .kick(try data(UserRef.self))
+        case .leave: command = .leave
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(command.type.rawValue, forKey: .type)
+        try c.encodeIfPresent(id, forKey: .id)
+        switch command {
+        case .hello(let v): try c.encode(v, forKey: .data)
+        case .ping(let v): try c.encode(v, forKey: .data)
+        case .addToQueue(let v): try c.encode(v, forKey: .data)
+        case .removeFromQueue(let v): try c.encode(v, forKey: .data)
+        case .vote(let v): try c.encode(v, forKey: .data)
+        case .seek(let v): try c.encode(v, forKey: .data)
+        case .ready(let v): try c.encode(v, forKey: .data)
+        case .syncReport(let v): try c.encode(v, forKey: .data)
+        case .updateSettings(let v): try c.encode(v, forKey: .data)
+        case .promote(let v): try c.encode(v, forKey: .data)
+        case .kick(let v): try c.encode(v, forKey: .data)
+        case .skip, .requestSkip, .play, .pause, .resume, .leave: break
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// An opaque identifier for users, sessions and queue items.
+///
+/// Anything that parses as a UUID is normalised to lowercase on creation and on
+/// decoding, so an upper-case ID from one client and a lower-case one from
+/// another can never name two different things.
+public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The normalised text of the identifier.
+    public let rawValue: String
+
+    /// Wraps `raw`, lowercasing it when it is a UUID.
+    public init(_ raw: String) {
+        if UUID(uuidString: raw) != nil {
+            rawValue = raw.lowercased()
+        } else {
+            rawValue = raw
+        }
+    }
+
+    /// Wraps a UUID in its canonical lowercase form.
+    public init(_ uuid: UUID) {
+        rawValue = uuid.uuidString.lowercased()
+    }
+
+    /// Creates an identifier from a string literal (tests, fixtures).
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    /// Parses an identifier that OpenJam minted: it must be a UUID.
+    public static func uuid(_ raw: String) -> JamID? {
+        guard UUID(uuidString: raw) != nil else { return nil }
+        return JamID(raw)
+    }
+
+    /// True when the identifier is a UUID (every ID OpenJam mints is one).
+    public var isUUID: Bool { UUID(uuidString: rawValue) != nil }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: JamID, rhs: JamID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let raw = try container.decode(String.self)
+        guard !raw.isEmpty else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "an ID must not be empty")
+        }
+        guard raw.utf8.count <= JamID.maxLength else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "an ID must be at most \(JamID.maxLength) bytes")
+        }
+        self.init(raw)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// Longest identifier accepted on the wire.
+    public static let maxLength = 128
+}
+
+/// Server time: Unix milliseconds.
+public typealias Millis = Int64
+
+/// A user's identifier.
+public typealias UserID = JamID
+/// A session's identifier.
+public typealias SessionID = JamID
+/// A queue item's identifier.
+public typealias ItemID = JamID

@@ -1,0 +1,103 @@
+/// Where a track comes from.
+public enum TrackSource: String, Codable, Sendable, CaseIterable {
+    case library, spotify, appleMusic, external
+}
+
+/// A playable song as every client and the server see it.
+public struct Track: Codable, Hashable, Sendable {
+    /// The track's identifier within its source (library ID, Spotify ID...).
+    public var id: String
+    /// The title.
+    public var name: String
+    /// The performing artist.
+    public var artist: String
+    /// The album, when known.
+    public var album: String?
+    /// Length in milliseconds, when known; without it the server cannot auto-advance.
+    public var durationMs: Int64?
+    /// Cover art URL, when known.
+    public var artworkURL: String?
+    /// International Standard Recording Code, when known.
+    public var isrc: String?
+    /// The catalogue the track comes from.
+    public var source: TrackSource
+
+    /// Creates a track.
+    public init(
+        id: String, name: String, artist: String, album: String? = nil, durationMs: Int64? = nil,
+        artworkURL: String? = nil, isrc: String? = nil, source: TrackSource = .external
+    ) {
+        self.id = id
+        self.name = name
+        self.artist = artist
+        self.album = album
+        self.durationMs = durationMs
+        self.artworkURL = artworkURL
+        self.isrc = isrc
+        self.source = source
+    }
+
+    /// Checks the limits every edge enforces on a track a client sends.
+    public func validate() throws(JamError) {
+        try Validate.text(id, field: "track.id", max: 256)
+        try Validate.text(name, field: "track.name", max: 300)
+        try Validate.text(artist, field: "track.artist", max: 300, allowEmpty: true)
+        if let album { try Validate.text(album, field: "track.album", max: 300, allowEmpty: true) }
+        if let durationMs, durationMs <= 0 || durationMs > 24 * 3_600_000 {
+            throw JamError(.invalidField, "track.durationMs must be between 1 ms and 24 hours, got \(durationMs)")
+        }
+        if let artworkURL { try Validate.text(artworkURL, field: "track.artworkURL", max: 2048, allowEmpty: true) }
+        if let isrc { try Validate.text(isrc, field: "track.isrc", max: 32, allowEmpty: true) }
+    }
+}
+
+/// Shared input limits, so REST and the socket reject the same things the same way.
+public enum Validate {
+    /// Longest display name, in characters.
+    public static let maxDisplayName = 64
+    /// Longest session name, in characters.
+    public static let maxSessionName = 100
+    /// Longest nonce, in bytes.
+    public static let maxNonce = 128
+
+    /// Rejects empty (unless allowed) or over-long text and control characters.
+    public static func text(_ value: String, field: String, max: Int, allowEmpty: Bool = false) throws(JamError) {
+        if !allowEmpty && value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw JamError(.invalidField, "\(field) must not be empty")
+        }
+        if value.count > max {
+            throw JamError(.invalidField, "\(field) must be at most \(max) characters, got \(value.count)")
+        }
+        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw JamError(.invalidField, "\(field) must not contain control characters")
+        }
+    }
+
+    /// Returns the trimmed display name or throws when it is empty or too long.
+    public static func displayName(_ value: String, field: String = "displayName") throws(JamError) -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        try text(trimmed, field: field, max: maxDisplayName)
+        return trimmed
+    }
+
+    /// Rejects an empty or over-long nonce.
+    public static func nonce(_ value: String) throws(JamError) {
+        if value.isEmpty { throw JamError(.invalidField, "nonce must not be empty") }
+        if value.utf8.count > maxNonce { throw JamError(.invalidField, "nonce must be at most \(maxNonce) bytes") }
+    }
+
+    /// Rejects a vote other than -1, 0 or +1.
+    public static func vote(_ value: Int) throws(JamError) {
+        guard (-1...1).contains(value) else {
+            throw JamError(.invalidField, "vote value must be -1, 0 or 1, got \(value)")
+        }
+    }
+
+    /// Rejects a negative or absurd playback position.
+    public static func position(_ value: Int64) throws(JamError) {
+        guard value >= 0 else { throw JamError(.invalidField, "positionMs must not be negative, got \(value)") }
+        guard value <= 24 * 3_600_000 else { throw JamError(.invalidField, "positionMs must be at most 24 hours") }
+    }
+}
+
+import Foundation

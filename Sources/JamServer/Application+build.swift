@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import JamCore
+import Logging
+import Prometheus
+
+/// Builds the OpenJam server: the same application for `jam serve` and for the tests.
+///
+/// - Parameters:
+///   - configuration: addresses, data folder, limits and timing.
+///   - clock: server time (tests inject their own).
+///   - ids: identifier minting (tests inject a deterministic one).
+///   - metrics: the registry `/metrics` exports, when the process bootstrapped one.
+///   - onServerRunning: called with the bound port once the server accepts connections.
+public func buildApplication(
+    _ configuration: ServerConfiguration,
+    clock: any ServerClock = SystemClock(),
+    ids: any IDGenerator = RandomIDGenerator(),
+    metrics: PrometheusCollectorRegistry? = nil,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    var logger = Logger(label: "openjam")
+    logger.logLevel = configuration.logLevel
+
+    try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+    let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
+    let signer = TokenSigner(secret: secret)
+    let store = try await SQLiteSessionStore.open(path: configuration.databasePath, logger: logger)
+    let persistence = PersistenceService(store: store, logger: logger)
+    let scheduler = TimelineScheduler(clock: clock)
+    let environment = SessionEnvironment(
+        clock: clock, ids: ids, persistence: persistence, scheduler: scheduler, logger: logger,
+        replayLogLimit: configuration.replayLogLimit)
+    let registry = SessionRegistry(environment: environment, timing: configuration.timing)
+    try await registry.load(from: store)
+    let limiter = RateLimiter(clock: clock)
+
+    let router = Router(context: JamRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: AuthMiddleware(signer: signer, clock: clock, maxBodyBytes: configuration.maxBodyBytes))
+    SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
+    AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
+    SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
+    RealtimeRoute(
+        registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
+    ).register(on: router)
+
+    return Application(
+        router: router,
+        server: .http1WebSocketUpgrade(
+            webSocketRouter: router,
+            configuration: .init(ws: .init(maxFrameSize: configuration.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))))),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
+        services: [persistence, scheduler],
+        onServerRunning: { channel in
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
+        logger: logger
+    )
+}

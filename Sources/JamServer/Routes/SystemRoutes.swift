@@ -1,0 +1,28 @@
+import Hummingbird
+import JamProtocol
+import NIOCore
+import Prometheus
+
+/// Health, server time and metrics.
+struct SystemRoutes {
+    let registry: SessionRegistry
+    let clock: any ServerClock
+    let metrics: PrometheusCollectorRegistry?
+
+    func register(on router: Router<JamRequestContext>) {
+        router.get("healthz") { _, _ in
+            try RouteHelpers.json(Health(status: "ok", sessions: await registry.liveCount))
+        }
+        router.get("api/v1/time") { _, _ in
+            try RouteHelpers.json(ServerTime(serverTime: clock.now()))
+        }
+        router.get("metrics") { _, _ in
+            guard let metrics else { throw JamError(.notFound, "metrics are not enabled on this server") }
+            var bytes: [UInt8] = []
+            metrics.emit(into: &bytes)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+}
