@@ -71,7 +71,10 @@ extension SessionState {
         case .fair:
             var names: [UserID: String] = [:]
             for member in members { names[member.userId] = member.displayName }
-            return QueueRanking.fair(queue, lastTurn: lastTurn, names: names)
+            // The item prepared to follow the current one has taken its adder's turn already.
+            var turns = lastTurn
+            if let upNext { turns[upNext.item.addedBy] = turnCounter + 1 }
+            return QueueRanking.fair(queue, lastTurn: turns, names: names)
         }
     }
 

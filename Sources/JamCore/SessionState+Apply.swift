@@ -106,11 +106,7 @@ extension SessionState {
 
     /// Ends the session: no command is accepted afterwards.
     mutating func end(reason: String, at now: Millis, into outcome: inout Outcome) {
-        if let current {
-            history.append(HistoryEntry(item: itemView(current.item, reason: "played"), startedAt: current.startedAt, endedAt: now, outcome: .skipped))
-            trimHistory()
-        }
-        current = nil
+        _ = retireCurrent(.skipped, endedAt: now)
         upNext = nil
         endedAt = now
         emit(.sessionEnded(SessionEnded(reason: reason)), at: now, into: &outcome)

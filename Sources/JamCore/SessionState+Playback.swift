@@ -34,6 +34,9 @@ extension SessionState {
         history.append(entry)
         trimHistory()
         self.current = nil
+        // Skip requests and ready reports belong to the item that just left.
+        skipRequests = []
+        readyMembers = []
         return entry
     }
 

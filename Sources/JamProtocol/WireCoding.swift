@@ -25,6 +25,16 @@ public enum WireCoding {
         } catch let error as UnknownTypeError {
             throw JamError(.unknownType, "unknown type \"\(error.type.prefix(64))\"")
         } catch let error as DecodingError {
+            // A path-less corruption of valid JSON is not "not valid JSON": Foundation reports a
+            // number that does not fit its field (1.5 or 1e30 for an integer) that way, and a
+            // top-level value that fails its own checks has no path either.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil {
+                if context.debugDescription.contains("not valid JSON") {
+                    throw JamError(.malformed, "a number does not fit its field (expected a whole number in range)")
+                }
+                throw JamError(.invalidField, "body: \(context.debugDescription)")
+            }
             throw describe(error)
         } catch {
             throw JamError(.malformed, "could not decode: \(error)")

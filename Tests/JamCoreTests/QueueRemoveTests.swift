@@ -1,0 +1,62 @@
+import Testing
+import JamCore
+import JamProtocol
+
+struct QueueRemoveTests {
+    func playingWithQueue() throws -> Jam {
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.apply(.setRole(userId: carol, role: .cohost), by: host)
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        try jam.add(4, by: alice)
+        return jam
+    }
+
+    @Test func adderRemovesTheirItem() throws {
+        var jam = try playingWithQueue()
+        let outcome = try jam.apply(.remove(itemId: itemID(2)), by: alice)
+        #expect(outcome.events.types == [.queueUpdate])
+        #expect(outcome.events.first?.event.queueUpdate?.queue.map(\.id) == items(3, 4))
+        #expect(jam.order == items(3, 4))
+    }
+
+    @Test func hostAndCohostRemoveAnyItem() throws {
+        var jam = try playingWithQueue()
+        try jam.apply(.remove(itemId: itemID(2)), by: host)
+        try jam.apply(.remove(itemId: itemID(3)), by: carol)
+        #expect(jam.order == items(4))
+    }
+
+    @Test func otherMembersMayNotRemove() throws {
+        var jam = try playingWithQueue()
+        jam.reject(.remove(itemId: itemID(2)), by: bob, .forbidden)
+        jam.reject(.remove(itemId: itemID(3)), by: alice, .forbidden)
+    }
+
+    @Test func unknownItemIsNotFound() throws {
+        var jam = try playingWithQueue()
+        jam.reject(.remove(itemId: itemID(77)), by: host, .notFound)
+        try jam.apply(.remove(itemId: itemID(2)), by: alice)
+        jam.reject(.remove(itemId: itemID(2)), by: alice, .notFound)
+    }
+
+    @Test func playingItemCannotBeRemoved() throws {
+        var jam = try playingWithQueue()
+        jam.reject(.remove(itemId: itemID(1)), by: host, .conflict)
+    }
+
+    @Test func upNextItemCannotBeRemoved() throws {
+        var jam = try playingWithQueue()
+        jam.advanceToDeadline()
+        let next = try #require(jam.state.upNext?.item.id)
+        jam.reject(.remove(itemId: next), by: host, .conflict)
+    }
+
+    @Test func removingAnItemForgetsItsVotes() throws {
+        var jam = try playingWithQueue()
+        try jam.vote(3, 1, by: alice)
+        try jam.apply(.remove(itemId: itemID(3)), by: bob)
+        #expect(jam.state.view(for: alice).myVotes.isEmpty)
+    }
+}

@@ -1,0 +1,219 @@
+import Testing
+import JamCore
+import JamProtocol
+
+struct HostSkipTests {
+    @Test func hostSkipStartsTheNextItem() throws {
+        var jam = try Jam()
+        let addedAt = jam.now
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        try jam.vote(3, 1, by: alice)
+        jam.wait(20_000)
+        let outcome = try jam.apply(.skip, by: host)
+        #expect(outcome.events.types == [.playPrepare, .skipRequests, .queueUpdate])
+        #expect(outcome.events.allSatisfy { $0.epoch == 2 })
+        let prepare = try #require(outcome.events.first?.event.playPrepare)
+        #expect(prepare.item.id == itemID(3))
+        #expect(prepare.epoch == 2)
+        #expect(prepare.startAt == jam.now + 500)
+        let previous = try #require(prepare.previous)
+        #expect(previous.item.id == itemID(1))
+        #expect(previous.outcome == .skipped)
+        #expect(previous.item.reason == "skipped")
+        #expect(previous.startedAt == addedAt)
+        #expect(previous.endedAt == jam.now)
+        #expect(jam.state.history == [previous])
+        #expect(outcome.events.last?.event.queueUpdate?.queue.map(\.id) == items(2))
+        #expect(jam.state.current?.item.id == itemID(3))
+        #expect(jam.state.current?.state == .preparing)
+        #expect(jam.state.epoch == 2)
+    }
+
+    @Test func hostSkipOfTheLastItemStops() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        jam.wait(1_000)
+        let outcome = try jam.apply(.skip, by: host)
+        #expect(outcome.events.types == [.stopped])
+        let stopped = try #require(outcome.events.first?.event.stopped)
+        #expect(stopped.epoch == 1)
+        #expect(stopped.previous?.item.id == itemID(1))
+        #expect(stopped.previous?.outcome == .skipped)
+        #expect(jam.state.current == nil)
+        #expect(jam.state.epoch == 1)
+        #expect(jam.state.nextDeadline() == nil)
+        #expect(jam.state.view(for: alice).nowPlaying == nil)
+    }
+
+    @Test func skipWhilePreparingOrPausedWorks() throws {
+        var jam = try Jam()
+        try jam.add(1, by: alice)
+        try jam.add(2, by: alice)
+        try jam.apply(.skip, by: host)
+        #expect(jam.state.current?.item.id == itemID(2))
+        jam.advance(to: try jam.requireCurrent().anchorMs)
+        try jam.add(3, by: bob)
+        try jam.apply(.pause, by: host)
+        try jam.apply(.skip, by: host)
+        #expect(jam.state.current?.item.id == itemID(3))
+        #expect(jam.state.current?.state == .preparing)
+    }
+
+    @Test func nothingToSkip() throws {
+        var jam = try Jam()
+        jam.reject(.skip, by: host, .conflict)
+        jam.reject(.requestSkip, by: alice, .conflict)
+    }
+}
+
+struct SkipRequestTests {
+    /// Host, Alice, Bob and Carol connected; track 1 plays, track 2 waits.
+    func fourConnected(threshold: Double = 0.5) throws -> Jam {
+        var jam = try Jam(members: [alice, bob, carol], settings: SessionSettings(skipThreshold: threshold))
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        return jam
+    }
+
+    @Test func requestsMustExceedHalfOfTheConnectedMembers() throws {
+        var jam = try fourConnected()
+        let first = try jam.apply(.requestSkip, by: alice)
+        #expect(first.events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 1, needed: 3))])
+        let second = try jam.apply(.requestSkip, by: bob)
+        #expect(second.events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 2, needed: 3))])
+        // Two of four is exactly half: not enough.
+        #expect(jam.state.current?.item.id == itemID(1))
+        let third = try jam.apply(.requestSkip, by: carol)
+        #expect(third.events.types == [.skipRequests, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(third.events[0].event.skipRequests == SkipRequestsUpdate(count: 3, needed: 3))
+        #expect(third.events[2].event.skipRequests == SkipRequestsUpdate(count: 0, needed: 3))
+        #expect(jam.state.current?.item.id == itemID(2))
+        #expect(jam.state.history.last?.outcome == .skipped)
+        #expect(jam.state.history.last?.item.id == itemID(1))
+    }
+
+    @Test(arguments: [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (6, 4), (7, 4)])
+    func neededIsStrictlyMoreThanHalf(_ connected: Int, _ needed: Int) throws {
+        let others = (2...7).map(user)
+        var jam = try Jam(members: others, connected: false)
+        for member in ([host] + others).prefix(connected) { try jam.apply(.connect, by: member) }
+        #expect(jam.state.connectedCount == connected)
+        #expect(jam.state.skipRequestsNeeded == needed)
+        #expect(jam.state.view(for: host).skipRequests.needed == needed)
+    }
+
+    @Test(arguments: [(0.1, 1), (0.25, 2), (0.5, 3), (0.74, 3), (0.75, 4), (1.0, 4)])
+    func thresholdIsAFractionOfConnectedMembers(_ threshold: Double, _ needed: Int) throws {
+        let jam = try fourConnected(threshold: threshold)
+        #expect(jam.state.skipRequestsNeeded == needed)
+    }
+
+    @Test func disconnectedMembersDoNotCount() throws {
+        var jam = try Jam(members: [alice, bob, carol, dave], connected: false)
+        for member in [host, alice, bob] { try jam.apply(.connect, by: member) }
+        try jam.startPlaying(1)
+        // Three connected: two requests needed. Carol and Dave are offline.
+        #expect(try jam.apply(.requestSkip, by: carol).events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 0, needed: 2))])
+        #expect(try jam.apply(.requestSkip, by: dave).events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 0, needed: 2))])
+        try jam.apply(.requestSkip, by: alice)
+        #expect(jam.state.current?.item.id == itemID(1))
+        #expect(jam.state.view(for: carol).skipRequests == SkipRequestsView(count: 1, needed: 2, mine: true))
+        try jam.apply(.requestSkip, by: bob)
+        #expect(jam.state.current == nil)
+    }
+
+    @Test func offlineRequestCountsOnceTheMemberConnects() throws {
+        var jam = try Jam(members: [alice, carol], connected: false)
+        for member in [host, alice] { try jam.apply(.connect, by: member) }
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.apply(.requestSkip, by: carol)
+        try jam.apply(.requestSkip, by: alice)
+        #expect(jam.state.current?.item.id == itemID(1))
+        // Carol connects: 3 connected need 2, and two connected members asked.
+        let outcome = try jam.apply(.connect, by: carol)
+        #expect(outcome.events.types == [.memberUpdated, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
+    @Test func askingTwiceCountsOnce() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: alice)
+        let before = jam.state
+        #expect(try jam.apply(.requestSkip, by: alice).events.isEmpty)
+        #expect(jam.state == before)
+    }
+
+    @Test func requestsResetOnEveryTrack() throws {
+        var jam = try fourConnected()
+        try jam.add(3, by: bob)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        try jam.apply(.skip, by: host)
+        #expect(jam.state.skipRequests.isEmpty)
+        #expect(jam.state.view(for: alice).skipRequests == SkipRequestsView(count: 0, needed: 3, mine: false))
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        #expect(jam.state.current?.item.id == itemID(2))
+        // Auto-advance resets them too.
+        jam.advance(to: try jam.requireCurrent().anchorMs)
+        jam.advanceToDeadline()
+        jam.advanceToDeadline()
+        #expect(jam.state.current?.item.id == itemID(3))
+        #expect(jam.state.skipRequests.isEmpty)
+    }
+
+    @Test func requestsResetWhenPlaybackStops() throws {
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.startPlaying(1)
+        try jam.apply(.requestSkip, by: alice)
+        jam.advance(to: try #require(jam.requireCurrent().endsAt))
+        #expect(jam.state.current == nil)
+        #expect(jam.state.skipRequests.isEmpty)
+        #expect(jam.state.view(for: alice).skipRequests == SkipRequestsView(count: 0, needed: 3, mine: false))
+    }
+
+    @Test func disconnectOfANonRequesterCanTipTheBalance() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        let outcome = try jam.apply(.disconnect, by: carol)
+        #expect(outcome.events.types == [.memberUpdated, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
+    @Test func leaveOfANonRequesterCanTipTheBalance() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        let outcome = try jam.apply(.leave, by: carol)
+        #expect(outcome.events.types == [.memberLeft, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
+    @Test func requesterDisconnectingWithdrawsTheirCount() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        try jam.apply(.disconnect, by: bob)
+        // 3 connected need 2; only Alice's request counts now.
+        #expect(jam.state.view(for: host).skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false))
+        #expect(jam.state.current?.item.id == itemID(1))
+    }
+
+    @Test func requestWhilePreparingOrPausedCounts() throws {
+        var jam = try Jam(members: [alice])
+        try jam.add(1, by: host)
+        try jam.add(2, by: host)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: host)
+        #expect(jam.state.current?.item.id == itemID(2))
+        jam.advance(to: try jam.requireCurrent().anchorMs)
+        try jam.apply(.pause, by: host)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: host)
+        #expect(jam.state.current == nil)
+    }
+}

@@ -1,0 +1,111 @@
+import Testing
+import JamCore
+import JamProtocol
+
+struct VoteTests {
+    func queued() throws -> Jam {
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        return jam
+    }
+
+    @Test func upvoteRaisesTheScore() throws {
+        var jam = try queued()
+        let outcome = try jam.vote(3, 1, by: alice)
+        #expect(outcome.score == 1)
+        #expect(outcome.events.types == [.votesUpdate, .queueUpdate])
+        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1))
+        #expect(outcome.events[1].event.queueUpdate?.queue.map(\.id) == items(3, 2))
+        #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: 1])
+    }
+
+    @Test func voteThatKeepsTheOrderSendsOnlyTheScore() throws {
+        var jam = try queued()
+        let outcome = try jam.vote(2, 1, by: bob)
+        #expect(outcome.events.types == [.votesUpdate])
+        #expect(jam.order == items(2, 3))
+    }
+
+    @Test func oneVotePerMemberPerItem() throws {
+        var jam = try queued()
+        try jam.vote(3, 1, by: alice)
+        let before = jam.state
+        let again = try jam.vote(3, 1, by: alice)
+        #expect(again.events.isEmpty)
+        #expect(again.score == 1)
+        #expect(jam.state == before)
+        #expect(jam.state.queue.first { $0.id == itemID(3) }?.votes == [alice: 1])
+    }
+
+    @Test func changingAVoteReplacesIt() throws {
+        var jam = try queued()
+        try jam.vote(3, 1, by: alice)
+        let outcome = try jam.vote(3, -1, by: alice)
+        #expect(outcome.score == -1)
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1))
+        #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: -1])
+    }
+
+    @Test func zeroClearsTheVote() throws {
+        var jam = try queued()
+        try jam.vote(3, -1, by: alice)
+        let outcome = try jam.vote(3, 0, by: alice)
+        #expect(outcome.score == 0)
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 0))
+        #expect(jam.state.queue.first { $0.id == itemID(3) }?.votes.isEmpty == true)
+        #expect(jam.state.view(for: alice).myVotes.isEmpty)
+        // Clearing a vote that is not there does nothing.
+        let before = jam.state
+        #expect(try jam.vote(3, 0, by: alice).events.isEmpty)
+        #expect(jam.state == before)
+    }
+
+    @Test func scoreIsTheSumOfVotes() throws {
+        var jam = try queued()
+        try jam.vote(2, 1, by: alice)
+        try jam.vote(2, 1, by: bob)
+        try jam.vote(2, 1, by: carol)
+        let last = try jam.vote(2, -1, by: host)
+        #expect(last.score == 2)
+        #expect(jam.state.queueView().first { $0.id == itemID(2) }?.score == 2)
+        #expect(jam.state.view(for: bob).myVotes == [itemID(2).rawValue: 1])
+        #expect(jam.state.view(for: host).myVotes == [itemID(2).rawValue: -1])
+    }
+
+    @Test func voteOutsideRangeIsRefused() throws {
+        var jam = try queued()
+        jam.reject(.vote(itemId: itemID(2), value: 2), by: alice, .invalidField)
+        jam.reject(.vote(itemId: itemID(2), value: -2), by: alice, .invalidField)
+    }
+
+    @Test func voteOnUnknownItemIsNotFound() throws {
+        var jam = try queued()
+        jam.reject(.vote(itemId: itemID(42), value: 1), by: alice, .notFound)
+    }
+
+    @Test func votesApplyOnlyToQueuedItems() throws {
+        var jam = try queued()
+        jam.reject(.vote(itemId: itemID(1), value: 1), by: alice, .conflict)
+        jam.advanceToDeadline()
+        let next = try #require(jam.state.upNext?.item.id)
+        jam.reject(.vote(itemId: next, value: 1), by: alice, .conflict)
+    }
+
+    @Test func votesOfALeftMemberStillCount() throws {
+        var jam = try queued()
+        try jam.vote(3, 1, by: carol)
+        try jam.apply(.leave, by: carol)
+        #expect(jam.state.queueView().first?.id == itemID(3))
+        #expect(jam.state.queueView().first?.score == 1)
+    }
+
+    @Test func reasonsDescribeTheScore() {
+        #expect(QueueRanking.votesReason(score: 0) == "no votes")
+        #expect(QueueRanking.votesReason(score: 1) == "1 vote")
+        #expect(QueueRanking.votesReason(score: -1) == "-1 vote")
+        #expect(QueueRanking.votesReason(score: 3) == "3 votes")
+        #expect(QueueRanking.votesReason(score: -2) == "-2 votes")
+    }
+}

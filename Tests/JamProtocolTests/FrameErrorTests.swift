@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import JamProtocol
+
+/// Every frame that cannot be used produces a typed error: never a silent drop.
+struct FrameErrorTests {
+    @Test func unknownTypeIsTyped() {
+        #expect(frameError(#"{"type":"dance","data":{}}"#) == JamError(.unknownType, #"unknown type "dance""#))
+        #expect(frameError(#"{"type":"Vote","data":{"itemId":"a","value":1}}"#)?.code == .unknownType)
+        #expect(frameError(#"{"type":""}"#)?.code == .unknownType)
+    }
+
+    @Test func unknownTypeMessageIsBounded() throws {
+        let long = String(repeating: "x", count: 5000)
+        let error = try #require(frameError(#"{"type":"\#(long)"}"#))
+        #expect(error.code == .unknownType)
+        #expect(error.message.count < 100)
+    }
+
+    @Test func notJSONIsMalformed() {
+        #expect(frameError("hello") == JamError(.malformed, "not valid JSON"))
+        #expect(frameError("") == JamError(.malformed, "not valid JSON"))
+        #expect(frameError(#"{"type":"skip""#) == JamError(.malformed, "not valid JSON"))
+    }
+
+    @Test func nonObjectFramesAreMalformed() {
+        #expect(frameError("null") == JamError(.malformed, "field body must not be null (expected object)"))
+        #expect(frameError("[]") == JamError(.malformed, "field body has the wrong type (expected object)"))
+        #expect(frameError("42") == JamError(.malformed, "field body has the wrong type (expected object)"))
+        #expect(frameError(#""skip""#) == JamError(.malformed, "field body has the wrong type (expected object)"))
+    }
+
+    @Test func missingTypeIsMalformed() {
+        #expect(frameError("{}") == JamError(.malformed, "missing field type"))
+        #expect(frameError(#"{"data":{"positionMs":1}}"#) == JamError(.malformed, "missing field type"))
+    }
+
+    @Test func missingDataNamesTheField() {
+        for type in ["ping", "addToQueue", "removeFromQueue", "vote", "seek", "ready", "syncReport", "updateSettings", "promote", "kick"] {
+            #expect(frameError(#"{"type":"\#(type)"}"#) == JamError(.malformed, "missing field data"), "type \(type)")
+        }
+    }
+
+    @Test func nullDataNamesTheField() {
+        #expect(frameError(#"{"type":"vote","data":null}"#) == JamError(.malformed, "field data must not be null (expected object)"))
+    }
+
+    @Test func missingNestedFieldIsNamed() {
+        #expect(frameError(#"{"type":"vote","data":{"value":1}}"#) == JamError(.malformed, "missing field data.itemId"))
+        #expect(frameError(#"{"type":"vote","data":{"itemId":"a"}}"#) == JamError(.malformed, "missing field data.value"))
+        #expect(frameError(#"{"type":"addToQueue","data":{"nonce":"n"}}"#) == JamError(.malformed, "missing field data.track"))
+        #expect(frameError(#"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a"},"nonce":"x"}}"#)
+            == JamError(.malformed, "missing field data.track.source"))
+    }
+
+    @Test func wrongTypesAreNamed() {
+        #expect(frameError(#"{"type":5}"#) == JamError(.malformed, "field type has the wrong type (expected string)"))
+        #expect(frameError(#"{"type":"vote","data":{"itemId":"a","value":"1"}}"#)
+            == JamError(.malformed, "field data.value has the wrong type (expected integer)"))
+        #expect(frameError(#"{"type":"vote","data":{"itemId":7,"value":1}}"#)
+            == JamError(.malformed, "field data.itemId has the wrong type (expected string)"))
+        #expect(frameError(#"{"type":"seek","data":[1]}"#) == JamError(.malformed, "field data has the wrong type (expected object)"))
+        #expect(frameError(#"{"type":"updateSettings","data":{"locked":"yes"}}"#)
+            == JamError(.malformed, "field data.locked has the wrong type (expected boolean)"))
+        #expect(frameError(#"{"type":"ping","data":{"clientSendTime":"now"}}"#)
+            == JamError(.malformed, "field data.clientSendTime has the wrong type (expected number)"))
+        #expect(frameError(#"{"type":"skip","id":12}"#) == JamError(.malformed, "field id has the wrong type (expected string)"))
+    }
+
+    @Test func nullFieldsAreNamed() {
+        #expect(frameError(#"{"type":"vote","data":{"itemId":"a","value":null}}"#)
+            == JamError(.malformed, "field data.value must not be null (expected integer)"))
+        #expect(frameError(#"{"type":"kick","data":{"userId":null}}"#)
+            == JamError(.malformed, "field data.userId must not be null (expected string)"))
+        #expect(frameError(#"{"type":null}"#) == JamError(.malformed, "field type must not be null (expected string)"))
+    }
+
+    @Test func fractionalOrHugeIntegersAreMalformedNotInvalidJSON() throws {
+        for json in [#"{"type":"vote","data":{"itemId":"a","value":1.5}}"#,
+                     #"{"type":"seek","data":{"positionMs":1e30}}"#,
+                     #"{"type":"vote","data":{"itemId":"a","value":99999999999999999999}}"#] {
+            let error = try #require(frameError(json))
+            #expect(error.code == .malformed)
+            #expect(error.message != "not valid JSON", "\(json)")
+            #expect(error.message.contains("number"))
+        }
+    }
+
+    @Test func badEnumValuesAreInvalidFields() throws {
+        let ordering = try #require(frameError(#"{"type":"updateSettings","data":{"ordering":"random"}}"#))
+        #expect(ordering.code == .invalidField)
+        #expect(ordering.message.hasPrefix("field data.ordering:"))
+        let source = try #require(frameError(#"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"tape"},"nonce":"x"}}"#))
+        #expect(source.code == .invalidField)
+        #expect(source.message.hasPrefix("field data.track.source:"))
+        let role = try #require(frameError(#"{"type":"promote","data":{"userId":"u","role":"king"}}"#))
+        #expect(role.code == .invalidField)
+        #expect(role.message.hasPrefix("field data.role:"))
+    }
+
+    @Test func voteOutsideRangeIsInvalid() {
+        #expect(frameError(#"{"type":"vote","data":{"itemId":"a","value":2}}"#) == JamError(.invalidField, "vote value must be -1, 0 or 1, got 2"))
+        #expect(frameError(#"{"type":"vote","data":{"itemId":"a","value":-2}}"#) == JamError(.invalidField, "vote value must be -1, 0 or 1, got -2"))
+    }
+
+    @Test func negativeSeekIsInvalid() {
+        #expect(frameError(#"{"type":"seek","data":{"positionMs":-1}}"#) == JamError(.invalidField, "positionMs must not be negative, got -1"))
+        #expect(frameError(#"{"type":"seek","data":{"positionMs":86400001}}"#) == JamError(.invalidField, "positionMs must be at most 24 hours"))
+    }
+
+    @Test func emptyOrLongNonceIsInvalid() {
+        let track = #"{"id":"t","name":"n","artist":"a","source":"library"}"#
+        #expect(frameError(#"{"type":"addToQueue","data":{"track":\#(track),"nonce":""}}"#) == JamError(.invalidField, "nonce must not be empty"))
+        let long = String(repeating: "n", count: Validate.maxNonce + 1)
+        #expect(frameError(#"{"type":"addToQueue","data":{"track":\#(track),"nonce":"\#(long)"}}"#)
+            == JamError(.invalidField, "nonce must be at most \(Validate.maxNonce) bytes"))
+    }
+
+    @Test func invalidTrackIsInvalid() {
+        #expect(frameError(#"{"type":"addToQueue","data":{"track":{"id":"t","name":"  ","artist":"a","source":"library"},"nonce":"n"}}"#)
+            == JamError(.invalidField, "track.name must not be empty"))
+        #expect(frameError(#"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":0},"nonce":"n"}}"#)?.code
+            == .invalidField)
+    }
+
+    @Test func emptySettingsUpdateIsInvalid() {
+        #expect(frameError(#"{"type":"updateSettings","data":{}}"#) == JamError(.invalidField, "updateSettings must change at least one setting"))
+    }
+
+    @Test func outOfRangeSettingsAreInvalid() {
+        for (field, value) in [("skipThreshold", "0"), ("skipThreshold", "1.5"), ("skipThreshold", "-0.1"), ("maxMembers", "0"),
+                               ("maxMembers", "1001"), ("maxQueuedPerMember", "0"), ("maxQueuedPerMember", "501")] {
+            let error = frameError(#"{"type":"updateSettings","data":{"\#(field)":\#(value)}}"#)
+            #expect(error?.code == .invalidField, "\(field)=\(value)")
+            #expect(error?.message.hasPrefix("settings.\(field)") == true, "\(field)=\(value)")
+        }
+    }
+
+    @Test func otherRangeChecks() {
+        #expect(frameError(#"{"type":"hello","data":{"lastSeq":-1}}"#) == JamError(.invalidField, "lastSeq must not be negative, got -1"))
+        #expect(frameError(#"{"type":"ready","data":{"epoch":-1}}"#) == JamError(.invalidField, "epoch must not be negative, got -1"))
+        #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":0,"errorMs":-1,"driftMs":0}}"#)
+            == JamError(.invalidField, "errorMs must not be negative"))
+    }
+
+    @Test func badCommandIdIsInvalid() {
+        #expect(frameError(#"{"type":"skip","id":""}"#) == JamError(.invalidField, "field id: id must be 1 to 128 bytes"))
+        let long = String(repeating: "i", count: ClientFrame.maxIdLength + 1)
+        #expect(frameError(#"{"type":"skip","id":"\#(long)"}"#)?.code == .invalidField)
+    }
+
+    @Test func emptyIdInsidePayloadIsInvalid() {
+        #expect(frameError(#"{"type":"removeFromQueue","data":{"itemId":""}}"#) == JamError(.invalidField, "field data.itemId: an ID must not be empty"))
+    }
+
+    @Test func failedFrameKeepsItsIdForTheErrorReply() {
+        let data = Data(#"{"type":"vote","id":"c42","data":{"itemId":"a","value":9}}"#.utf8)
+        #expect(frameError(String(decoding: data, as: UTF8.self))?.code == .invalidField)
+        #expect(ClientFrame.salvageId(data) == "c42")
+        #expect(ClientFrame.salvageId(Data(#"{"type":"dance","id":"c43"}"#.utf8)) == "c43")
+        #expect(ClientFrame.salvageId(Data("not json".utf8)) == nil)
+        #expect(ClientFrame.salvageId(Data(#"{"id":7}"#.utf8)) == nil)
+        let long = String(repeating: "i", count: ClientFrame.maxIdLength + 1)
+        #expect(ClientFrame.salvageId(Data(#"{"id":"\#(long)"}"#.utf8)) == nil)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import JamProtocol
+
+struct JamIDTests {
+    static let upper = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"
+    static let lower = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+
+    @Test func upperCaseUUIDIsStoredLowercase() {
+        #expect(JamID(Self.upper).rawValue == Self.lower)
+        #expect(JamID(Self.upper) == JamID(Self.lower))
+        #expect(JamID(Self.upper).hashValue == JamID(Self.lower).hashValue)
+    }
+
+    @Test func mixedCaseUUIDNormalises() {
+        #expect(JamID("A0eeBC99-9c0b-4EF8-bb6d-6BB9bd380a11").rawValue == Self.lower)
+    }
+
+    @Test func upperCaseUUIDDecodesEqualToLowerCase() throws {
+        let fromUpper = try WireCoding.decode([JamID].self, from: Data("[\"\(Self.upper)\"]".utf8))
+        let fromLower = try WireCoding.decode([JamID].self, from: Data("[\"\(Self.lower)\"]".utf8))
+        #expect(fromUpper == fromLower)
+        #expect(fromUpper.first?.rawValue == Self.lower)
+    }
+
+    @Test func decodedIDEncodesLowercase() throws {
+        let id = try WireCoding.decode(JamID.self, from: Data("\"\(Self.upper)\"".utf8))
+        #expect(String(decoding: try WireCoding.encode(id), as: UTF8.self) == "\"\(Self.lower)\"")
+    }
+
+    @Test(arguments: ["creator1", "Creator1", "ABC", "spotify:user:XYZ", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A1"])
+    func nonUUIDIsUntouched(_ raw: String) throws {
+        #expect(JamID(raw).rawValue == raw)
+        #expect(!JamID(raw).isUUID)
+        #expect(try WireCoding.decode(JamID.self, from: Data("\"\(raw)\"".utf8)).rawValue == raw)
+    }
+
+    @Test func nonUUIDIdsDifferingInCaseStayDistinct() {
+        #expect(JamID("Creator1") != JamID("creator1"))
+    }
+
+    @Test func uuidInitialiserRendersLowercase() throws {
+        let uuid = try #require(UUID(uuidString: Self.upper))
+        #expect(JamID(uuid).rawValue == Self.lower)
+        #expect(JamID(uuid).isUUID)
+    }
+
+    @Test func uuidParserAcceptsOnlyUUIDs() {
+        #expect(JamID.uuid(Self.upper)?.rawValue == Self.lower)
+        #expect(JamID.uuid("creator1") == nil)
+        #expect(JamID.uuid("") == nil)
+    }
+
+    @Test func stringLiteralNormalisesToo() {
+        let id: JamID = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"
+        #expect(id.rawValue == Self.lower)
+        #expect(id.description == Self.lower)
+    }
+
+    @Test func idsOrderByText() {
+        #expect(JamID("a") < JamID("b"))
+        #expect(uuidID(1) < uuidID(2))
+    }
+
+    @Test func dictionaryKeysMergeAcrossCase() {
+        var votes: [JamID: Int] = [:]
+        votes[JamID(Self.upper)] = 1
+        votes[JamID(Self.lower)] = -1
+        #expect(votes.count == 1)
+        #expect(votes[JamID(Self.lower)] == -1)
+    }
+
+    @Test func emptyIDIsRejectedOnDecode() {
+        #expect(throws: JamError(.invalidField, "body: an ID must not be empty")) {
+            try WireCoding.decode(JamID.self, from: Data("\"\"".utf8))
+        }
+        do {
+            _ = try WireCoding.decode(ItemRef.self, from: Data(#"{"itemId":""}"#.utf8))
+            Issue.record("an empty ID decoded")
+        } catch {
+            #expect(error.code == .invalidField)
+            #expect(error.message.contains("itemId"))
+            #expect(error.message.contains("must not be empty"))
+        }
+    }
+
+    @Test func overlongIDIsRejectedOnDecode() throws {
+        let longest = String(repeating: "x", count: JamID.maxLength)
+        #expect(try WireCoding.decode(ItemRef.self, from: Data(#"{"itemId":"\#(longest)"}"#.utf8)).itemId.rawValue == longest)
+        do {
+            _ = try WireCoding.decode(ItemRef.self, from: Data(#"{"itemId":"\#(longest)y"}"#.utf8))
+            Issue.record("an over-long ID decoded")
+        } catch {
+            #expect(error.code == .invalidField)
+            #expect(error.message.contains("itemId"))
+            #expect(error.message.contains("at most \(JamID.maxLength)"))
+        }
+    }
+
+    @Test func idsInsideFramesNormalise() throws {
+        let frame = try ClientFrame.decode(Data(#"{"type":"vote","data":{"itemId":"\#(Self.upper)","value":1}}"#.utf8))
+        #expect(frame.command == .vote(Vote(itemId: JamID(Self.lower), value: 1)))
+        let kick = try ClientFrame.decode(Data(#"{"type":"kick","data":{"userId":"\#(Self.upper)"}}"#.utf8))
+        #expect(kick.command == .kick(UserRef(userId: JamID(Self.lower))))
+    }
+}

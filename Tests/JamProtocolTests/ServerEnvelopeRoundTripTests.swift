@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import JamProtocol
+
+/// Representative events per type; the exhaustive switch fails to compile when a type is added.
+func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
+    switch type {
+    case .stateSync: [.stateSync(Sample.view), .stateSync(Sample.emptyView)]
+    case .memberJoined: [.memberJoined(Sample.member)]
+    case .memberLeft: [.memberLeft(MemberLeft(userId: Sample.bob, hostId: Sample.alice))]
+    case .memberUpdated: [.memberUpdated(Member(userId: "creator1", displayName: "C", role: .cohost, connected: true))]
+    case .queueUpdate: [.queueUpdate(QueueUpdate(queue: [Sample.item, Sample.otherItem])), .queueUpdate(QueueUpdate(queue: []))]
+    case .votesUpdate: [.votesUpdate(VotesUpdate(itemId: Sample.itemA, score: -4))]
+    case .playPrepare:
+        [.playPrepare(PlayPrepare(item: Sample.item, epoch: 2, startAt: Sample.t0 + 500, previous: Sample.history)),
+         .playPrepare(PlayPrepare(item: Sample.item, epoch: 1, startAt: Sample.t0, previous: nil))]
+    case .playCommit: [.playCommit(PlayCommit(itemId: Sample.itemA, epoch: 2, startAt: Sample.t0 + 500, positionMs: 0))]
+    case .pause: [.pause(TimelineChange(epoch: 2, positionMs: 1234, atMs: Sample.t0))]
+    case .resume: [.resume(TimelineChange(epoch: 2, positionMs: 1234, atMs: Sample.t0 + 500))]
+    case .seek: [.seek(TimelineChange(epoch: 2, positionMs: 60_000, atMs: Sample.t0 + 9))]
+    case .stopped:
+        [.stopped(PlaybackStopped(epoch: 3, previous: Sample.history)), .stopped(PlaybackStopped(epoch: 0, previous: nil))]
+    case .skipRequests: [.skipRequests(SkipRequestsUpdate(count: 1, needed: 3))]
+    case .sessionUpdated: [.sessionUpdated(SessionUpdated(settings: Sample.settings, name: "Friday", joinCode: "ZX9QW2"))]
+    case .pong: [.pong(Pong(clientSendTime: 10.5, serverReceiveTime: 1_700_000_000_000.25, serverSendTime: 1_700_000_000_001.75))]
+    case .ack: [.ack(Ack(id: "c1")), .ack(Ack(id: "c2", itemId: Sample.itemA)), .ack(Ack(id: "c3", score: 2))]
+    case .error:
+        [.error(ErrorEvent(id: "c4", code: .duplicate, message: "\"Song\" is already queued or playing")),
+         .error(ErrorEvent(id: nil, code: .malformed, message: "not valid JSON"))]
+    case .sessionEnded: [.sessionEnded(SessionEnded(reason: "everybody left"))]
+    }
+}
+
+struct ServerEnvelopeRoundTripTests {
+    @Test func samplesCoverEveryEventType() {
+        for type in ServerEventType.allCases {
+            let samples = sampleEvents(type)
+            #expect(!samples.isEmpty)
+            for event in samples { #expect(event.type == type) }
+        }
+    }
+
+    @Test(arguments: ServerEventType.allCases)
+    func everyEventRoundTrips(_ type: ServerEventType) throws {
+        for (index, event) in sampleEvents(type).enumerated() {
+            let envelope = ServerEnvelope(event: event, epoch: 5, seq: 100 + Int64(index), timestamp: Sample.t0 + 3)
+            let decoded = try ServerEnvelope.decode(Data(envelope.jsonString().utf8))
+            #expect(decoded == envelope)
+            #expect(try roundTrip(envelope) == envelope)
+        }
+    }
+
+    @Test(arguments: ServerEventType.allCases)
+    func envelopeHasExactlyTheFiveFields(_ type: ServerEventType) throws {
+        let event = try #require(sampleEvents(type).first)
+        let object = try jsonObject(ServerEnvelope(event: event, epoch: 9, seq: 77, timestamp: 123))
+        #expect(Set(object.keys) == ["type", "data", "epoch", "seq", "timestamp"])
+        #expect(object["type"] as? String == type.rawValue)
+        #expect(object["epoch"] as? Int == 9)
+        #expect(object["seq"] as? Int == 77)
+        #expect(object["timestamp"] as? Int == 123)
+    }
+
+    @Test func equalEnvelopesEncodeToEqualBytes() {
+        let a = ServerEnvelope(event: .stateSync(Sample.view), epoch: 1, seq: 2, timestamp: 3)
+        let b = ServerEnvelope(event: .stateSync(Sample.view), epoch: 1, seq: 2, timestamp: 3)
+        #expect(a.jsonString() == b.jsonString())
+    }
+
+    @Test func stateSyncCarriesTheSessionViewShape() throws {
+        let object = try jsonObject(Sample.view)
+        #expect(Set(object.keys) == ["session", "members", "nowPlaying", "queue", "myVotes", "skipRequests", "history", "upNext"])
+        let session = try #require(object["session"] as? [String: Any])
+        #expect(Set(session.keys) == ["id", "joinCode", "name", "hostId", "hostDisplayName", "settings", "createdAt"])
+        let nowPlaying = try #require(object["nowPlaying"] as? [String: Any])
+        #expect(Set(nowPlaying.keys) == ["item", "epoch", "state", "positionMs", "anchorMs"])
+        let item = try #require((object["queue"] as? [[String: Any]])?.first)
+        #expect(Set(item.keys) == ["id", "track", "addedBy", "addedAt", "score", "reason"])
+        #expect((object["myVotes"] as? [String: Int]) == [Sample.itemB.rawValue: -1])
+        let skip = try #require(object["skipRequests"] as? [String: Any])
+        #expect(Set(skip.keys) == ["count", "needed", "mine"])
+    }
+
+    @Test func emptyViewEncodesNowPlayingAbsentAndDecodesNil() throws {
+        let decoded = try roundTrip(Sample.emptyView)
+        #expect(decoded.nowPlaying == nil)
+        #expect(decoded.upNext == nil)
+        // A client that sends `null` explicitly decodes the same.
+        var object = try jsonObject(Sample.emptyView)
+        object["nowPlaying"] = NSNull()
+        let data = try JSONSerialization.data(withJSONObject: object)
+        #expect(try WireCoding.decode(SessionView.self, from: data) == Sample.emptyView)
+    }
+
+    @Test func eventTypeNamesAreTheWireVocabulary() {
+        #expect(ServerEventType.allCases.map(\.rawValue) == [
+            "stateSync", "memberJoined", "memberLeft", "memberUpdated", "queueUpdate", "votesUpdate", "playPrepare",
+            "playCommit", "pause", "resume", "seek", "stopped", "skipRequests", "sessionUpdated", "pong", "ack", "error",
+            "sessionEnded",
+        ])
+    }
+
+    @Test func unknownEventTypeIsTyped() {
+        do {
+            _ = try ServerEnvelope.decode(Data(#"{"type":"fireworks","data":{},"epoch":1,"seq":1,"timestamp":1}"#.utf8))
+            Issue.record("an unknown event decoded")
+        } catch {
+            #expect(error.code == .unknownType)
+            #expect(error.message == #"unknown type "fireworks""#)
+        }
+    }
+
+    @Test func envelopeWithoutSeqIsMalformed() {
+        do {
+            _ = try ServerEnvelope.decode(Data(#"{"type":"pong","data":{"clientSendTime":1,"serverReceiveTime":2,"serverSendTime":3},"epoch":1,"timestamp":1}"#.utf8))
+            Issue.record("an envelope without seq decoded")
+        } catch {
+            #expect(error.code == .malformed)
+            #expect(error.message == "missing field seq")
+        }
+    }
+
+    @Test func envelopeWithWrongPayloadNamesTheField() {
+        do {
+            _ = try ServerEnvelope.decode(Data(#"{"type":"votesUpdate","data":{"itemId":"x","score":"high"},"epoch":1,"seq":1,"timestamp":1}"#.utf8))
+            Issue.record("a bad payload decoded")
+        } catch {
+            #expect(error.code == .malformed)
+            #expect(error.message == "field data.score has the wrong type (expected integer)")
+        }
+    }
+}
