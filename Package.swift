@@ -51,9 +51,9 @@ let package = Package(
         .testTarget(
             name: "JamServerTests",
             dependencies: [
-                "JamServer",
+                "JamServer", "jam",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
     ]

@@ -50,7 +50,7 @@ public func buildApplication(
         router: router,
         server: .http1WebSocketUpgrade(
             webSocketRouter: router,
-            configuration: .init(ws: .init(maxFrameSize: configuration.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30))))),
+            configuration: .init(ws: .init(maxFrameSize: configuration.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(5)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: [persistence, scheduler],
         onServerRunning: { channel in

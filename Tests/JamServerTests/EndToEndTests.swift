@@ -1,0 +1,352 @@
+import Foundation
+import JamProtocol
+import Testing
+
+/// Several real clients against a real server over loopback sockets.
+@Suite struct EndToEndTests {
+    @Test func joinerSeesHostNameAndHostSeesJoiner() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Dana")
+            let created = try await server.api.create(host.token, CreateSessionRequest(name: "Friday"))
+            #expect(created.session.joinCode.count == 6)
+            let hostSocket = TestSocket(server: server, session: created.session.id, token: host.token)
+            try await hostSocket.next(.stateSync)
+
+            let guest = try await server.api.guest("Eli")
+            let joined = try await server.api.join(guest.token, code: created.session.joinCode.lowercased())
+            #expect(joined.session.hostDisplayName == "Dana")
+            #expect(joined.session.name == "Friday")
+            #expect(joined.members.map(\.displayName) == ["Dana", "Eli"])
+
+            let joinedEvent = try await hostSocket.next(.memberJoined)
+            #expect(joinedEvent.memberJoined?.displayName == "Eli")
+            #expect(joinedEvent.memberJoined?.role == .member)
+            await hostSocket.close()
+        }
+    }
+
+    @Test func sameNonceTwiceIsOneItem() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            eli.socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n-1")), id: "a1")
+            eli.socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n-1")), id: "a2")
+            let first = try await eli.socket.next("ack a1") { $0.ack?.id == "a1" }
+            let second = try await eli.socket.next("ack a2") { $0.ack?.id == "a2" }
+            #expect(first.ack?.itemId != nil)
+            #expect(first.ack?.itemId == second.ack?.itemId)
+            // REST retry with the same nonce answers with the same item too.
+            let rest = try await server.api.add(eli.token, party.id, testTrack(1), nonce: "n-1")
+            #expect(rest.status == 200)
+            let view = try await server.api.view(party.host.token, party.id)
+            let items = view.queue + [view.nowPlaying?.item].compactMap { $0 }
+            #expect(items.filter { $0.track.id == "track-1" }.count == 1)
+            // Exactly one playPrepare for it reached the host.
+            try await Task.sleep(for: .milliseconds(100))
+            let prepares = await party.host.socket.received.filter { $0.playPrepare?.item.track.id == "track-1" }
+            #expect(prepares.count == 1)
+            await party.close()
+        }
+    }
+
+    @Test func votesReorderTheQueueForEverybody() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay"])
+            var ids: [ItemID] = []
+            for n in 1...4 {
+                let response = try await server.api.add(party.host.token, party.id, testTrack(n))
+                ids.append(try response.decode(QueueItem.self).id)
+            }
+            // Item 1 plays; 2, 3, 4 wait in that order. Two up-votes lift item 4 to the top.
+            let target = ids[3]
+            party.guests[0].socket.send(.vote(Vote(itemId: target, value: 1)), id: "v1")
+            try await party.guests[0].socket.next("ack v1") { $0.ack?.id == "v1" }
+            let reordered = try await party.guests[1].socket.next("queue with item 4 first") { $0.queueUpdate?.first?.id == target }
+            #expect(reordered.queueUpdate?.map(\.id) == [ids[3], ids[1], ids[2]])
+            #expect(reordered.queueUpdate?.first?.reason == "1 vote")
+            try await party.host.socket.next("host sees new order") { $0.queueUpdate?.first?.id == target }
+            // The voter's own vote shows in their view; the others' do not.
+            let eliView = try await server.api.view(party.guests[0].token, party.id)
+            let fayView = try await server.api.view(party.guests[1].token, party.id)
+            #expect(eliView.myVotes[target.rawValue] == 1)
+            #expect(fayView.myVotes[target.rawValue] == nil)
+            // A down-vote from Fay brings it back to a tie; it held score 0 for less time, so it goes last.
+            let down = try await server.api.send("PUT", "/api/v1/sessions/\(party.id)/queue/\(target)/vote", token: party.guests[1].token, json: VoteRequest(value: -1))
+            #expect(down.status == 200)
+            #expect(try down.decode(VoteResponse.self).score == 0)
+            let back = try await party.host.socket.next("queue back in add order") { $0.queueUpdate?.last?.id == target }
+            #expect(back.queueUpdate?.map(\.id) == [ids[1], ids[2], ids[3]])
+            await party.close()
+        }
+    }
+
+    @Test func skipRequestsPastTheThresholdSkip() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay", "Gus"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(2))
+            let firstEpoch = try #require(try await party.host.socket.next(.playPrepare).playPrepare?.epoch)
+            // Four connected members, threshold 0.5: strictly more than two requests are needed.
+            party.guests[0].socket.send(.requestSkip, id: "s1")
+            let one = try await party.host.socket.next("one request") { $0.skipRequests?.count == 1 }
+            #expect(one.skipRequests?.needed == 3)
+            party.guests[1].socket.send(.requestSkip, id: "s2")
+            try await party.host.socket.next("two requests") { $0.skipRequests?.count == 2 }
+            // Asking twice counts once.
+            party.guests[1].socket.send(.requestSkip, id: "s2b")
+            try await party.guests[1].socket.next("ack s2b") { $0.ack?.id == "s2b" }
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.skipRequests.count == 2)
+            #expect(view.nowPlaying?.item.track.id == "track-1")
+            party.guests[2].socket.send(.requestSkip, id: "s3")
+            let next = try await party.host.socket.next("next track") { $0.playPrepare?.item.track.id == "track-2" }
+            #expect(next.playPrepare?.epoch == firstEpoch + 1)
+            #expect(next.playPrepare?.previous?.outcome == .skipped)
+            // Requests reset with the new track.
+            let after = try await server.api.view(party.host.token, party.id)
+            #expect(after.skipRequests.count == 0)
+            await party.close()
+        }
+    }
+
+    @Test func hostSkipStartsTheNextItemForEveryone() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            _ = try await server.api.add(party.guests[0].token, party.id, testTrack(2))
+            try await party.guests[0].socket.next("track 1 prepared") { $0.playPrepare?.item.track.id == "track-1" }
+            let response = try await server.api.request("POST", "/api/v1/sessions/\(party.id)/skip", token: party.host.token)
+            #expect(response.status == 200)
+            let view = try response.decode(SessionView.self)
+            #expect(view.nowPlaying?.item.track.id == "track-2")
+            #expect(view.history.last?.item.track.id == "track-1")
+            #expect(view.history.last?.outcome == .skipped)
+            let prepare = try await party.guests[0].socket.next("track 2 prepared") { $0.playPrepare?.item.track.id == "track-2" }
+            #expect(prepare.playPrepare?.startAt ?? 0 > prepare.timestamp)
+            try await party.guests[0].socket.next("track 2 committed") { $0.playCommit?.itemId == view.nowPlaying?.item.id }
+            await party.close()
+        }
+    }
+
+    @Test func hostLeavingPassesHostToTheLongestPresentMember() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay"])
+            let eli = party.guests[0], fay = party.guests[1]
+            let response = try await server.api.request("POST", "/api/v1/sessions/\(party.id)/leave", token: party.host.token)
+            #expect(response.status == 204)
+            let left = try await fay.socket.next(.memberLeft)
+            #expect(left.memberLeft?.userId == party.host.id)
+            #expect(left.memberLeft?.hostId == eli.id)
+            let view = try await server.api.view(fay.token, party.id)
+            #expect(view.session.hostId == eli.id)
+            #expect(view.session.hostDisplayName == "Eli")
+            #expect(view.members.first { $0.userId == eli.id }?.role == .host)
+            // The old host's socket is closed; the new host can use host controls.
+            let close = try await party.host.socket.closedByServer()
+            #expect(close?.closeCode == .normalClosure)
+            let lock = try await server.api.send("PATCH", "/api/v1/sessions/\(party.id)", token: eli.token, json: UpdateSessionRequest(settings: SettingsPatch(locked: true)))
+            #expect(lock.status == 200)
+            await party.close()
+        }
+    }
+
+    @Test func resumeWithLastSeqReplaysExactlyTheMissedEvents() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            try await party.guests[0].socket.next(.playPrepare)
+            let lastSeen = try #require(await party.guests[0].socket.received.map(\.seq).max())
+            await party.guests[0].socket.close()
+            try await party.host.socket.next("Eli disconnected") {
+                if case .memberUpdated(let member) = $0.event { return member.userId == party.guests[0].id && !member.connected }
+                return false
+            }
+            _ = try await server.api.add(party.host.token, party.id, testTrack(2))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(3))
+            try await Task.sleep(for: .milliseconds(50))
+            let hostSeqs = await party.host.socket.received.filter { $0.seq > lastSeen && $0.event.type != .pong && $0.event.type != .ack }.map(\.seq)
+            let missed = Set(hostSeqs)
+
+            let back = TestSocket(server: server, session: party.id, token: party.guests[0].token, lastSeq: lastSeen)
+            // Its own reconnection is the first event after the missed ones.
+            try await back.next("own reconnection") {
+                if case .memberUpdated(let member) = $0.event { return member.userId == party.guests[0].id && member.connected }
+                return false
+            }
+            let replayed = await back.received
+            #expect(replayed.allSatisfy { $0.event.type != .stateSync })
+            let replayedSeqs = replayed.map(\.seq)
+            #expect(Array(replayedSeqs.dropLast()) == missed.sorted())
+            #expect(replayedSeqs == replayedSeqs.sorted())
+            #expect(Set(replayedSeqs).count == replayedSeqs.count)
+
+            // `hello {lastSeq}` on an open socket replays the same way.
+            back.send(.hello(Hello(lastSeq: lastSeen)), id: "h1")
+            try await back.next("ack h1") { $0.ack?.id == "h1" }
+            let again = await back.received.dropFirst(replayed.count).filter { $0.event.type != .ack }.map(\.seq)
+            #expect(Array(again.prefix(missed.count)) == missed.sorted())
+            await back.close()
+            await party.close()
+        }
+    }
+
+    @Test func resumeFromBeyondTheLogGetsAStateSync() async throws {
+        try await TestServer.with(configure: { $0.replayLogLimit = 4 }) { server in
+            let party = try await Party.start(server, guests: [])
+            for n in 1...6 { _ = try await server.api.add(party.host.token, party.id, testTrack(n)) }
+            let late = TestSocket(server: server, session: party.id, token: party.host.token, lastSeq: 1)
+            let sync = try await late.next(.stateSync)
+            #expect(sync.stateSync?.queue.count == 5)
+            await late.close()
+            await party.close()
+        }
+    }
+
+    @Test func autoAdvanceStartsTheNextItemExactlyAtTheEnd() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 800))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(2, durationMs: 600))
+            let eli = party.guests[0].socket
+            let firstCommit = try #require(try await eli.next(.playCommit).playCommit)
+            let secondPrepare = try #require(try await eli.next("track 2 prepared") { $0.playPrepare?.item.track.id == "track-2" }.playPrepare)
+            // Gapless: the next item starts exactly where the first one ends.
+            #expect(secondPrepare.startAt == firstCommit.startAt + 800)
+            #expect(secondPrepare.epoch == firstCommit.epoch + 1)
+            let secondCommit = try #require(try await eli.next("track 2 committed", timeout: .seconds(3)) { $0.playCommit?.epoch == secondPrepare.epoch }.playCommit)
+            #expect(secondCommit.startAt == secondPrepare.startAt)
+            // After the last item ends, playback stops and both items are in the history as played.
+            let stopped = try await eli.next(.stopped, timeout: .seconds(3))
+            #expect(stopped.timestamp >= secondCommit.startAt + 600)
+            #expect(stopped.timestamp < secondCommit.startAt + 600 + 500)
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying == nil)
+            #expect(view.history.map(\.item.track.id) == ["track-1", "track-2"])
+            #expect(view.history.map(\.outcome) == [.played, .played])
+            #expect(view.history[0].endedAt == secondCommit.startAt)
+            await party.close()
+        }
+    }
+
+    @Test func readyFromEveryDeviceCommitsBeforeTheDeadline() async throws {
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 1500; $0.timing.maxLeadMs = 3000; $0.timing.commitMarginMs = 100 }) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let prepare = try #require(try await party.host.socket.next(.playPrepare).playPrepare)
+            for person in party.everyone { person.socket.send(.ready(Ready(epoch: prepare.epoch))) }
+            let commit = try await party.guests[0].socket.next(.playCommit)
+            // Committed well before the 1.4 s deadline because both devices were ready.
+            #expect(commit.timestamp < prepare.startAt - 1000)
+            #expect(commit.playCommit?.startAt == prepare.startAt)
+            await party.close()
+        }
+    }
+
+    @Test func pingIsAnsweredWithFourTimestamps() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let sent = Date().timeIntervalSince1970 * 1000
+            party.host.socket.send(.ping(Ping(clientSendTime: 12345.5)))
+            let pong = try #require(try await party.host.socket.next(.pong).pong)
+            let received = Date().timeIntervalSince1970 * 1000
+            #expect(pong.clientSendTime == 12345.5)
+            #expect(pong.serverReceiveTime <= pong.serverSendTime)
+            #expect(pong.serverReceiveTime >= sent - 1 && pong.serverSendTime <= received + 1)
+            await party.close()
+        }
+    }
+
+    @Test func pauseResumeAndSeekCarryTheirServerInstant() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let eli = party.guests[0].socket
+            try await eli.next(.playCommit)
+            try await Task.sleep(for: .milliseconds(200))
+            party.host.socket.send(.pause, id: "p")
+            let pause = try await eli.next(.pause)
+            guard case .pause(let paused) = pause.event else { throw TestFailure("not a pause") }
+            #expect(paused.positionMs > 50 && paused.positionMs < 2000)
+            party.host.socket.send(.seek(Seek(positionMs: 60_000)), id: "s")
+            try await eli.next(.seek)
+            party.host.socket.send(.resume, id: "r")
+            let resume = try await eli.next(.resume)
+            guard case .resume(let resumed) = resume.event else { throw TestFailure("not a resume") }
+            #expect(resumed.positionMs == 60_000)
+            #expect(resumed.atMs > resume.timestamp)
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying?.state == .playing)
+            #expect(view.nowPlaying?.anchorMs == resumed.atMs)
+            await party.close()
+        }
+    }
+
+    @Test func aStalledReaderIsClosedAndOthersAreNotSlowed() async throws {
+        try await TestServer.with(configure: { $0.outboxLimit = 64 }) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let host = party.host.socket, eli = party.guests[0].socket
+            // A queue of 30 large items makes every reorder a ~30 kB queueUpdate.
+            let filler = String(repeating: "x", count: 280)
+            var ids: [ItemID] = []
+            for n in 1...30 {
+                let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
+                host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
+                let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
+                ids.append(try #require(ack.ack?.itemId))
+            }
+            let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
+            // Eli is already connected, so the second socket announces nothing; give it time to attach.
+            try await Task.sleep(for: .milliseconds(200))
+            // Votes that swap the last two items, eight at a time, each round waiting for its acks:
+            // the readers keep up, the stalled socket falls ~6 MB behind.
+            let started = ContinuousClock.now
+            var worstRound = Duration.zero
+            let a = ids[28], b = ids[29]
+            for round in 0..<25 {
+                let roundStart = ContinuousClock.now
+                for step in 0..<8 {
+                    let n = round * 8 + step
+                    let up = n % 2 == 0 ? b : a
+                    host.send(.vote(Vote(itemId: up, value: 1)), id: "v\(n)a")
+                    host.send(.vote(Vote(itemId: up == a ? b : a, value: 0)), id: "v\(n)b")
+                }
+                let last = "v\(round * 8 + 7)b"
+                try await host.next("ack \(last)") { $0.ack?.id == last }
+                worstRound = max(worstRound, ContinuousClock.now - roundStart)
+            }
+            let lastSeq = try #require(await host.received.map(\.seq).max())
+            try await eli.next("Eli has every event") { $0.seq == lastSeq }
+            // Everyone who reads got all 400 votes' worth of events promptly.
+            #expect(ContinuousClock.now - started < .seconds(20))
+            #expect(worstRound < .seconds(3))
+            let errors = await host.received.compactMap(\.error)
+            #expect(errors.isEmpty)
+            // The stalled socket was dropped: once it reads again, it finds the close.
+            let close = try await stalled.closedByServer(timeout: .seconds(10))
+            #expect(close?.closeCode == .init(codeNumber: 4429))
+            let stalledLast = await stalled.received.map(\.seq).max() ?? 0
+            #expect(stalledLast < lastSeq)
+            // Eli is still a connected member through the other socket.
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.members.first { $0.userId == party.guests[0].id }?.connected == true)
+            await party.close()
+        }
+    }
+
+    @Test func endingTheSessionClosesEverySocketAndAnswersGone() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let response = try await server.api.request("DELETE", "/api/v1/sessions/\(party.id)", token: party.host.token)
+            #expect(response.status == 204)
+            try await party.guests[0].socket.next(.sessionEnded)
+            let close = try await party.guests[0].socket.closedByServer()
+            #expect(close?.closeCode == .init(codeNumber: 4410))
+            let gone = try await server.api.request("GET", "/api/v1/sessions/\(party.id)", token: party.host.token)
+            #expect(gone.status == 410)
+            #expect(gone.errorCode == .gone)
+            let join = try await server.api.send("POST", "/api/v1/sessions/join", token: party.guests[0].token, json: JoinSessionRequest(code: party.session.session.joinCode))
+            #expect(join.status == 404)
+            await party.close()
+        }
+    }
+}
