@@ -25,7 +25,7 @@ public struct ClientFrame: Hashable, Sendable {
     /// Best effort to recover the `id` of a frame that failed to decode, so the error can name it.
     public static func salvageId(_ data: Data) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let id = object["id"] as? String, id.utf8.count <= maxIdLength else { return nil }
+              let id = object["id"] as? String, !id.isEmpty, id.utf8.count <= maxIdLength else { return nil }
         return id
     }
 

@@ -1,0 +1,125 @@
+import Foundation
+import JamProtocol
+import Testing
+
+/// Bad input of every kind gets a specific error, changes nothing, and the server keeps serving.
+@Suite struct BadInputTests {
+    struct Case: Sendable, CustomStringConvertible {
+        let description: String
+        let method: String
+        let path: @Sendable (SessionID, ItemID) -> String
+        let body: String?
+        let status: Int
+        let code: ErrorCode
+        var authenticated = true
+    }
+
+    static let huge = String(repeating: "a", count: 70 * 1024)
+    static let longName = String(repeating: "n", count: 65)
+
+    static let restCases: [Case] = [
+        Case(description: "not JSON", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "{\"track\": ", status: 400, code: .malformed),
+        Case(description: "empty body", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "", status: 400, code: .malformed),
+        Case(description: "missing track", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"nonce":"x"}"#, status: 400, code: .malformed),
+        Case(description: "wrong type", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":7,"artist":"a","source":"external"},"nonce":"x"}"#, status: 400, code: .malformed),
+        Case(description: "empty track name", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":" ","artist":"a","source":"external"},"nonce":"x"}"#, status: 400, code: .invalidField),
+        Case(description: "negative duration", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":"n","artist":"a","durationMs":-5,"source":"external"},"nonce":"x"}"#, status: 400, code: .invalidField),
+        Case(description: "unknown source", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":"n","artist":"a","source":"tape"},"nonce":"x"}"#, status: 400, code: .invalidField),
+        Case(description: "empty nonce", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":"n","artist":"a","source":"external"},"nonce":""}"#, status: 400, code: .invalidField),
+        Case(description: "oversized body", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "{\"nonce\":\"\(huge)\"}", status: 413, code: .tooLarge),
+        Case(description: "bad session UUID", method: "GET", path: { _, _ in "/api/v1/sessions/not-a-uuid" }, body: nil, status: 400, code: .invalidField),
+        Case(description: "unknown session", method: "GET", path: { _, _ in "/api/v1/sessions/\(UUID().uuidString)" }, body: nil, status: 404, code: .notFound),
+        Case(description: "bad item UUID", method: "PUT", path: { s, _ in "/api/v1/sessions/\(s)/queue/item-1/vote" }, body: #"{"value":1}"#, status: 400, code: .invalidField),
+        Case(description: "unknown item", method: "PUT", path: { s, _ in "/api/v1/sessions/\(s)/queue/\(UUID().uuidString)/vote" }, body: #"{"value":1}"#, status: 404, code: .notFound),
+        Case(description: "vote out of range", method: "PUT", path: { s, i in "/api/v1/sessions/\(s)/queue/\(i)/vote" }, body: #"{"value":3}"#, status: 400, code: .invalidField),
+        Case(description: "vote of wrong type", method: "PUT", path: { s, i in "/api/v1/sessions/\(s)/queue/\(i)/vote" }, body: #"{"value":"up"}"#, status: 400, code: .malformed),
+        Case(description: "remove unknown item", method: "DELETE", path: { s, _ in "/api/v1/sessions/\(s)/queue/\(UUID().uuidString)" }, body: nil, status: 404, code: .notFound),
+        Case(description: "negative seek", method: "PATCH", path: { s, _ in "/api/v1/sessions/\(s)" }, body: #"{"seekMs":-1}"#, status: 400, code: .invalidField),
+        Case(description: "seek past the end", method: "PATCH", path: { s, _ in "/api/v1/sessions/\(s)" }, body: #"{"seekMs":999999999}"#, status: 400, code: .invalidField),
+        Case(description: "empty update", method: "PATCH", path: { s, _ in "/api/v1/sessions/\(s)" }, body: "{}", status: 400, code: .invalidField),
+        Case(description: "threshold out of range", method: "PATCH", path: { s, _ in "/api/v1/sessions/\(s)" }, body: #"{"settings":{"skipThreshold":2}}"#, status: 400, code: .invalidField),
+        Case(description: "settings and a failing pause together", method: "PATCH", path: { s, _ in "/api/v1/sessions/\(s)" }, body: #"{"settings":{"locked":true},"playback":"resume"}"#, status: 409, code: .conflict),
+        Case(description: "empty join code", method: "POST", path: { _, _ in "/api/v1/sessions/join" }, body: #"{"code":""}"#, status: 400, code: .invalidField),
+        Case(description: "unknown join code", method: "POST", path: { _, _ in "/api/v1/sessions/join" }, body: #"{"code":"ZZZZZZ"}"#, status: 404, code: .notFound),
+        Case(description: "empty display name", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":""}"#, status: 400, code: .invalidField, authenticated: false),
+        Case(description: "huge display name", method: "POST", path: { _, _ in "/auth/guest" }, body: "{\"displayName\":\"\(longName)\"}", status: 400, code: .invalidField, authenticated: false),
+        Case(description: "display name of wrong type", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":null}"#, status: 400, code: .malformed, authenticated: false),
+        Case(description: "huge session name", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: "{\"name\":\"\(String(repeating: "s", count: 101))\"}", status: 400, code: .invalidField),
+        Case(description: "unknown route", method: "GET", path: { _, _ in "/api/v1/nothing-here" }, body: nil, status: 404, code: .notFound),
+    ]
+
+    @Test func restRejectsBadInputAndChangesNothing() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let item = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self)
+            try await party.host.socket.next(.playCommit)
+            let before = try await server.api.view(party.host.token, party.id)
+            for test in Self.restCases {
+                let response = try await server.api.request(
+                    test.method, test.path(party.id, item.id), token: test.authenticated ? party.host.token : nil,
+                    body: test.body.map { Data($0.utf8) })
+                #expect(response.status == test.status, "\(test): \(response.status) \(response.text)")
+                #expect(response.errorCode == test.code, "\(test): \(response.text)")
+                let message = try? response.decode(ErrorBody.self).error.message
+                #expect(message?.isEmpty == false, "\(test) has no message")
+                #expect(try await server.api.view(party.host.token, party.id) == before, "\(test) changed the session")
+            }
+            let health = try await server.api.request("GET", "/healthz")
+            #expect(health.status == 200)
+            await party.close()
+        }
+    }
+
+    @Test func socketRejectsBadFramesWithTypedErrorsAndStaysOpen() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let item = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self)
+            let socket = party.host.socket
+            try await socket.next(.playCommit)
+            let before = try await server.api.view(party.host.token, party.id)
+            let frames: [(String, String, ErrorCode, String?)] = [
+                ("not JSON", "{{{", .malformed, nil),
+                ("unknown type", #"{"type":"dance","id":"f2"}"#, .unknownType, "f2"),
+                ("missing data", #"{"type":"vote","id":"f3"}"#, .malformed, "f3"),
+                ("wrong type", #"{"type":"vote","id":"f4","data":{"itemId":5,"value":1}}"#, .malformed, "f4"),
+                ("vote out of range", #"{"type":"vote","id":"f5","data":{"itemId":"\#(item.id)","value":2}}"#, .invalidField, "f5"),
+                ("negative seek", #"{"type":"seek","id":"f6","data":{"positionMs":-10}}"#, .invalidField, "f6"),
+                ("unknown item", #"{"type":"vote","id":"f7","data":{"itemId":"\#(UUID().uuidString)","value":1}}"#, .notFound, "f7"),
+                ("empty settings", #"{"type":"updateSettings","id":"f8","data":{}}"#, .invalidField, "f8"),
+                ("empty nonce", #"{"type":"addToQueue","id":"f9","data":{"track":{"id":"t","name":"n","artist":"a","source":"external"},"nonce":""}}"#, .invalidField, "f9"),
+                ("type not a string", #"{"type":7,"id":"f10"}"#, .malformed, "f10"),
+                ("empty id", #"{"type":"skip","id":""}"#, .invalidField, nil),
+            ]
+            for (name, text, code, id) in frames {
+                socket.sendRaw(text)
+                let reply = try await socket.next("error for \(name)") { $0.error != nil }
+                #expect(reply.error?.code == code, "\(name): \(String(describing: reply.error))")
+                #expect(reply.error?.id == id, "\(name)")
+                #expect(reply.error?.message.isEmpty == false)
+            }
+            #expect(try await server.api.view(party.host.token, party.id) == before)
+            // Still open and serving.
+            socket.send(.ping(Ping(clientSendTime: 1)))
+            try await socket.next(.pong)
+            await party.close()
+        }
+    }
+
+    @Test func oversizedFrameClosesOnlyThatSocket() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let before = try await server.api.view(party.host.token, party.id)
+            party.guests[0].socket.sendRaw(#"{"type":"ping","data":{"clientSendTime":1},"pad":""# + String(repeating: "x", count: 100 * 1024) + "\"}")
+            let close = try await party.guests[0].socket.closedByServer()
+            #expect(close?.closeCode == .messageTooLarge)
+            // The session and the other socket carry on.
+            party.host.socket.send(.ping(Ping(clientSendTime: 2)))
+            try await party.host.socket.next(.pong)
+            let after = try await server.api.view(party.host.token, party.id)
+            #expect(after.queue == before.queue && after.session == before.session)
+            await party.close()
+        }
+    }
+}
