@@ -1,0 +1,149 @@
+import Foundation
+import JamProtocol
+import Testing
+
+/// What a server acknowledged survives its death.
+@Suite(.serialized) struct DurabilityTests {
+    @Test func everythingComesBackAfterARestart() async throws {
+        let directory = TestServer.makeDataDirectory()
+        struct Before: Sendable {
+            let view: SessionView
+            let guestView: SessionView
+            let hostToken: String
+            let guestToken: String
+            let lastSeq: Int64
+        }
+        let before: Before = try await TestServer.with(dataDirectory: directory, configure: { $0.timing.prepareAheadMs = 100 }) { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay"], create: CreateSessionRequest(name: "Keep me", settings: SettingsPatch(skipThreshold: 0.75, ordering: .fair)))
+            _ = try await server.api.send("PUT", "/api/v1/sessions/\(party.id)/members/\(party.guests[1].id)/role", token: party.host.token, json: RoleRequest(role: .cohost))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 400))
+            _ = try await server.api.add(party.guests[0].token, party.id, testTrack(2, durationMs: 600_000))
+            let item3 = try await server.api.add(party.guests[1].token, party.id, testTrack(3)).decode(QueueItem.self)
+            let item4 = try await server.api.add(party.guests[0].token, party.id, testTrack(4)).decode(QueueItem.self)
+            _ = try await server.api.send("PUT", "/api/v1/sessions/\(party.id)/queue/\(item3.id)/vote", token: party.guests[0].token, json: VoteRequest(value: 1))
+            _ = try await server.api.send("PUT", "/api/v1/sessions/\(party.id)/queue/\(item4.id)/vote", token: party.host.token, json: VoteRequest(value: -1))
+            // Track 1 plays out; track 2 (ten minutes) is playing when the server stops.
+            try await party.host.socket.next("track 2 playing", timeout: .seconds(5)) { $0.playCommit != nil && $0.epoch == 2 }
+            try await Task.sleep(for: .milliseconds(300))
+            let view = try await server.api.view(party.host.token, party.id)
+            let guestView = try await server.api.view(party.guests[0].token, party.id)
+            let lastSeq = try #require(await party.host.socket.received.map(\.seq).max())
+            await party.close()
+            return Before(view: view, guestView: guestView, hostToken: party.host.token, guestToken: party.guests[0].token, lastSeq: lastSeq)
+        }
+        #expect(before.view.nowPlaying?.item.track.id == "track-2")
+        #expect(before.view.history.map(\.item.track.id) == ["track-1"])
+
+        try await TestServer.with(dataDirectory: directory) { server in
+            let id = before.view.session.id
+            let after = try await server.api.view(before.hostToken, id)
+            #expect(after.session == before.view.session)
+            #expect(after.members.map(\.userId) == before.view.members.map(\.userId))
+            #expect(after.members.map(\.role) == before.view.members.map(\.role))
+            #expect(after.members.allSatisfy { !$0.connected })
+            #expect(after.queue == before.view.queue.map { item in
+                var copy = item
+                copy.addedBy.connected = false
+                return copy
+            })
+            #expect(after.history.map(\.item.id) == before.view.history.map(\.item.id))
+            #expect(after.myVotes == before.view.myVotes)
+            let guestAfter = try await server.api.view(before.guestToken, id)
+            #expect(guestAfter.myVotes == before.guestView.myVotes)
+            // The timeline continued: same item, same anchor, so the position is where it would be.
+            #expect(after.nowPlaying?.item.id == before.view.nowPlaying?.item.id)
+            #expect(after.nowPlaying?.anchorMs == before.view.nowPlaying?.anchorMs)
+            #expect(after.nowPlaying?.state == .playing)
+            // seq continues where it was.
+            let socket = TestSocket(server: server, session: id, token: before.hostToken)
+            let sync = try await socket.next(.stateSync)
+            #expect(sync.seq >= before.lastSeq)
+            _ = try await server.api.add(before.hostToken, id, testTrack(9))
+            let next = try await socket.next(.queueUpdate)
+            #expect(next.seq > sync.seq)
+            await socket.close()
+        }
+    }
+
+    @Test func killedServerKeepsEveryAcknowledgedCommand() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let api = first.server.api
+        let host = try await api.guest("Host")
+        let view = try await api.create(host.token, CreateSessionRequest(settings: SettingsPatch(maxQueuedPerMember: 500)))
+        let id = view.session.id
+        var guests: [GuestAuthResponse] = []
+        for n in 0..<4 {
+            let guest = try await api.guest("Guest \(n)")
+            _ = try await api.join(guest.token, code: view.session.joinCode)
+            guests.append(guest)
+        }
+        // A listener records the highest seq it saw before the kill.
+        let listener = TestSocket(server: first.server, session: id, token: host.token)
+        try await listener.next(.stateSync)
+
+        actor Ledger {
+            var adds: [ItemID: (user: String, track: String)] = [:]
+            var votes: [String: Int] = [:]
+            func add(_ item: ItemID, _ user: String, _ track: String) { adds[item] = (user, track) }
+            func vote(_ key: String, _ value: Int) { votes[key] = value }
+        }
+        let ledger = Ledger()
+        let stop = ContinuousClock.now + .milliseconds(700)
+        // Each guest adds and votes as fast as it can until the server dies under it.
+        await withTaskGroup(of: Void.self) { group in
+            for (index, guest) in guests.enumerated() {
+                group.addTask {
+                    var own: [ItemID] = []
+                    var n = 0
+                    while true {
+                        n += 1
+                        let track = Track(id: "g\(index)-\(n)", name: "Song \(index)-\(n)", artist: "A", durationMs: 600_000)
+                        guard let response = try? await api.add(guest.token, id, track, nonce: "g\(index)-\(n)") else { return }
+                        if response.status == 201 || response.status == 200, let item = try? response.decode(QueueItem.self) {
+                            await ledger.add(item.id, guest.userId.rawValue, track.id)
+                            own.append(item.id)
+                        }
+                        if let target = own.randomElement() {
+                            let value = n % 3 == 0 ? -1 : 1
+                            guard let vote = try? await api.send("PUT", "/api/v1/sessions/\(id)/queue/\(target)/vote", token: guest.token, json: VoteRequest(value: value)) else { return }
+                            if vote.status == 200 { await ledger.vote("\(guest.userId)|\(target)", value) }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: stop)
+                first.kill()
+            }
+        }
+        let lastSeq = await listener.received.map(\.seq).max() ?? 0
+        await listener.close()
+        let adds = await ledger.adds
+        let votes = await ledger.votes
+        #expect(adds.count > 20, "the load produced too few acknowledged adds to mean anything")
+        print("durability: killed after \(adds.count) acknowledged adds and \(votes.count) acknowledged votes (last seq seen \(lastSeq))")
+
+        let second = try await ServerProcess(dataDirectory: directory)
+        defer { second.terminate() }
+        let restored = try await second.server.api.view(host.token, id)
+        let items = restored.queue + [restored.nowPlaying?.item].compactMap { $0 } + restored.history.map(\.item)
+        let byId = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for (itemId, add) in adds {
+            #expect(byId[itemId]?.track.id == add.track, "acknowledged add \(add.track) is missing")
+        }
+        #expect(Set(items.map(\.track.id)).count == items.count, "an item came back twice")
+        for guest in guests {
+            let guestView = try await second.server.api.view(guest.token, id)
+            for (key, value) in votes where key.hasPrefix("\(guest.userId)|") {
+                let item = String(key.split(separator: "|")[1])
+                guard restored.queue.contains(where: { $0.id.rawValue == item }) else { continue }
+                #expect(guestView.myVotes[item] == value, "acknowledged vote on \(item) is missing")
+            }
+        }
+        let socket = TestSocket(server: second.server, session: id, token: host.token)
+        let sync = try await socket.next(.stateSync)
+        #expect(sync.seq >= lastSeq)
+        await socket.close()
+    }
+}
