@@ -28,11 +28,25 @@ public final class Connection: Sendable {
         (frames, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(limit))
     }
 
-    /// Queues a frame; false when the outbox is full or closed (the reader has stalled).
+    /// What happened to a frame handed to the outbox.
+    enum SendResult {
+        /// Queued for the writer.
+        case queued
+        /// The outbox is full: the reader has stalled.
+        case overflowed
+        /// The socket is already going away.
+        case closed
+    }
+
+    /// Queues a frame without waiting.
     @discardableResult
-    func send(_ frame: String) -> Bool {
-        if case .enqueued = continuation.yield(frame) { return true }
-        return false
+    func send(_ frame: String) -> SendResult {
+        switch continuation.yield(frame) {
+        case .enqueued: .queued
+        case .dropped: .overflowed
+        case .terminated: .closed
+        @unknown default: .closed
+        }
     }
 
     /// Stops the outbox; the writer closes the socket with `code` after what is already queued

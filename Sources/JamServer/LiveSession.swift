@@ -52,6 +52,7 @@ public actor LiveSession {
     private var replayLog: [(seq: Int64, frame: String)] = []
     private var replayStart = 0
     private var snapshotRequested = false
+    private var undeliverable: [(connection: Connection, overflowed: Bool)] = []
     private let endedFlag = Atomic<Bool>(false)
 
     /// Wraps `state`; `stored` says whether the store already holds it at its `seq`.
@@ -156,7 +157,8 @@ public actor LiveSession {
             return
         case .ping(let ping):
             let pong = Pong(clientSendTime: ping.clientSendTime, serverReceiveTime: receivedAt, serverSendTime: environment.clock.nowPrecise())
-            connection.send(envelope(.pong(pong)))
+            deliver(envelope(.pong(pong)), to: connection.id)
+            settleUndeliverable()
             return
         case .addToQueue(let add): command = .add(track: add.track, nonce: add.nonce, itemId: environment.ids.next())
         case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
@@ -231,13 +233,14 @@ public actor LiveSession {
 
     /// Sends the logged events after `lastSeq`; false when the log no longer holds them.
     private func replay(to connection: Int, after lastSeq: Int64) -> Bool {
-        guard let entry = attached[connection], lastSeq <= publishedSeq else { return false }
+        guard attached[connection] != nil, lastSeq <= publishedSeq else { return false }
         let firstLogged = replayStart < replayLog.count ? replayLog[replayStart].seq : publishedSeq + 1
         guard lastSeq >= firstLogged - 1 else { return false }
         for index in replayStart..<replayLog.count where replayLog[index].seq > lastSeq {
-            entry.connection.send(replayLog[index].frame)
+            guard deliver(replayLog[index].frame, to: connection) else { break }
         }
         attached[connection]?.syncedSeq = max(lastSeq, publishedSeq)
+        settleUndeliverable()
         return true
     }
 
@@ -280,7 +283,6 @@ public actor LiveSession {
     }
 
     private func flushIfDurable() {
-        var stalled: [Connection] = []
         var ended = false
         while pendingHead < pending.count, pending[pendingHead].seq <= durableSeq {
             let item = pending[pendingHead]
@@ -290,19 +292,11 @@ public actor LiveSession {
                 publishedSeq = seq
                 replayLog.append((seq, frame))
                 for (key, entry) in attached where entry.syncedSeq < seq {
-                    if entry.connection.send(frame) {
-                        Metrics.deliveries.increment()
-                    } else {
-                        stalled.append(entry.connection)
-                        attached[key] = nil
-                    }
+                    if deliver(frame, to: key) { Metrics.deliveries.increment() }
                 }
                 if type == .sessionEnded { ended = true }
             case .direct(_, let connection, let frame):
-                if let entry = attached[connection], !entry.connection.send(frame) {
-                    stalled.append(entry.connection)
-                    attached[connection] = nil
-                }
+                deliver(frame, to: connection)
             case .waiter(_, let continuation):
                 continuation.resume()
             case .close(_, let user, let code, let reason):
@@ -314,22 +308,48 @@ public actor LiveSession {
             }
         }
         compactQueues()
-        for connection in stalled {
-            logger.warning("closing a connection that stopped reading", metadata: ["member.id": "\(connection.userId)"])
-            Metrics.slowConsumers.increment()
-            Metrics.connections.decrement()
-            connection.close(code: 4429, reason: "too slow: the connection fell behind")
-            if !state.hasEnded, state.member(connection.userId) != nil {
-                do {
-                    enqueue(try state.apply(.disconnect, by: connection.userId, at: environment.clock.now()).events)
-                } catch {
-                    logger.debug("disconnect not applied", metadata: ["error": "\(error)"])
-                }
-            }
-        }
+        settleUndeliverable()
         if ended {
             environment.scheduler.schedule(self, at: nil)
             endedFlag.store(true, ordering: .releasing)
+        }
+    }
+
+    /// Hands a frame to an attached connection's outbox. A full outbox means a stalled
+    /// reader, a finished one a socket on its way out: either way the connection is
+    /// detached now and settled once the current flush is done.
+    @discardableResult
+    private func deliver(_ frame: String, to key: Int) -> Bool {
+        guard let entry = attached[key] else { return false }
+        switch entry.connection.send(frame) {
+        case .queued:
+            return true
+        case .overflowed:
+            attached[key] = nil
+            undeliverable.append((entry.connection, true))
+        case .closed:
+            attached[key] = nil
+            undeliverable.append((entry.connection, false))
+        }
+        return false
+    }
+
+    /// Closes stalled readers with 4429 and counts every detached connection as gone.
+    private func settleUndeliverable() {
+        while !undeliverable.isEmpty {
+            let (connection, overflowed) = undeliverable.removeFirst()
+            if overflowed {
+                logger.warning("closing a connection that stopped reading", metadata: ["member.id": "\(connection.userId)", "connection.id": "\(connection.id)"])
+                Metrics.slowConsumers.increment()
+                connection.close(code: 4429, reason: "too slow: the connection fell behind")
+            }
+            Metrics.connections.decrement()
+            guard !state.hasEnded, state.member(connection.userId) != nil else { continue }
+            do {
+                enqueue(try state.apply(.disconnect, by: connection.userId, at: environment.clock.now()).events)
+            } catch {
+                logger.debug("disconnect not applied", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -84,9 +84,16 @@ import Testing
 
         actor Ledger {
             var adds: [ItemID: (user: String, track: String)] = [:]
+            /// The last acknowledged vote per "user|item".
             var votes: [String: Int] = [:]
+            /// The vote each guest had in flight when the server died: stored or not, both are right.
+            var inFlight: [String: (key: String, value: Int)] = [:]
             func add(_ item: ItemID, _ user: String, _ track: String) { adds[item] = (user, track) }
-            func vote(_ key: String, _ value: Int) { votes[key] = value }
+            func sending(_ user: String, _ key: String, _ value: Int) { inFlight[user] = (key, value) }
+            func vote(_ user: String, _ key: String, _ value: Int) {
+                votes[key] = value
+                inFlight[user] = nil
+            }
         }
         let ledger = Ledger()
         let stop = ContinuousClock.now + .milliseconds(700)
@@ -106,8 +113,9 @@ import Testing
                         }
                         if let target = own.randomElement() {
                             let value = n % 3 == 0 ? -1 : 1
+                            await ledger.sending(guest.userId.rawValue, "\(guest.userId)|\(target)", value)
                             guard let vote = try? await api.send("PUT", "/api/v1/sessions/\(id)/queue/\(target)/vote", token: guest.token, json: VoteRequest(value: value)) else { return }
-                            if vote.status == 200 { await ledger.vote("\(guest.userId)|\(target)", value) }
+                            if vote.status == 200 { await ledger.vote(guest.userId.rawValue, "\(guest.userId)|\(target)", value) }
                         }
                     }
                 }
@@ -121,6 +129,7 @@ import Testing
         await listener.close()
         let adds = await ledger.adds
         let votes = await ledger.votes
+        let inFlight = await ledger.inFlight
         #expect(adds.count > 20, "the load produced too few acknowledged adds to mean anything")
         print("durability: killed after \(adds.count) acknowledged adds and \(votes.count) acknowledged votes (last seq seen \(lastSeq))")
 
@@ -138,12 +147,34 @@ import Testing
             for (key, value) in votes where key.hasPrefix("\(guest.userId)|") {
                 let item = String(key.split(separator: "|")[1])
                 guard restored.queue.contains(where: { $0.id.rawValue == item }) else { continue }
-                #expect(guestView.myVotes[item] == value, "acknowledged vote on \(item) is missing")
+                let pending = inFlight[guest.userId.rawValue].flatMap { $0.key == key ? $0.value : nil }
+                let stored = guestView.myVotes[item]
+                #expect(stored == value || (pending != nil && stored == pending), "acknowledged vote \(value) on \(item) is missing (stored \(String(describing: stored)))")
             }
         }
         let socket = TestSocket(server: second.server, session: id, token: host.token)
         let sync = try await socket.next(.stateSync)
         #expect(sync.seq >= lastSeq)
         await socket.close()
+    }
+
+    @Test func sigtermClosesSocketsAndKeepsState() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let host = try await first.server.api.guest("Host")
+        let view = try await first.server.api.create(host.token)
+        let item = try await first.server.api.add(host.token, view.session.id, testTrack(1)).decode(QueueItem.self)
+        let socket = TestSocket(server: first.server, session: view.session.id, token: host.token)
+        try await socket.next(.stateSync)
+        first.terminate()
+        #expect(first.process.terminationReason == .exit)
+        #expect(first.process.terminationStatus == 0)
+        let close = try await socket.closedByServer()
+        #expect(close?.closeCode == .normalClosure)
+
+        let second = try await ServerProcess(dataDirectory: directory)
+        defer { second.terminate() }
+        let restored = try await second.server.api.view(host.token, view.session.id)
+        #expect(restored.nowPlaying?.item.id == item.id)
     }
 }

@@ -16,6 +16,7 @@ final class TestSocket: Sendable {
         var undecodable: [String] = []
         var cursor = 0
         var finished = false
+        var failure: String?
 
         func append(_ text: String) {
             do {
@@ -25,7 +26,10 @@ final class TestSocket: Sendable {
             }
         }
 
-        func finish() { finished = true }
+        func finish(_ failure: String? = nil) {
+            finished = true
+            self.failure = failure
+        }
 
         func take(where predicate: (ServerEnvelope) -> Bool) -> ServerEnvelope? {
             guard let index = envelopes[cursor...].firstIndex(where: predicate) else { return nil }
@@ -49,8 +53,21 @@ final class TestSocket: Sendable {
         if !paused { gateContinuation.yield() }
         let inbox = self.inbox
         task = Task {
-            defer { Task { await inbox.finish() } }
-            return try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "test-socket")) { inbound, outbound, _ in
+            do {
+                let close = try await Self.run(url: url, configuration: configuration, outStream: outStream, gateStream: gateStream, inbox: inbox)
+                await inbox.finish()
+                return close
+            } catch {
+                await inbox.finish("\(error)")
+                throw error
+            }
+        }
+    }
+
+    private static func run(
+        url: String, configuration: WebSocketClientConfiguration, outStream: AsyncStream<String>, gateStream: AsyncStream<Void>, inbox: Inbox
+    ) async throws -> WebSocketCloseFrame? {
+            try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "test-socket")) { inbound, outbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await text in outStream { try await outbound.write(.text(text)) }
@@ -64,7 +81,6 @@ final class TestSocket: Sendable {
                     group.cancelAll()
                 }
             }
-        }
     }
 
     deinit {
@@ -92,6 +108,9 @@ final class TestSocket: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = await inbox.take(where: predicate) { return found }
+            if await inbox.finished, let failure = await inbox.failure {
+                throw TestFailure("the socket failed while waiting for \(description): \(failure)")
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         let seen = await inbox.envelopes.map { "\($0.event.type.rawValue)#\($0.seq)" }.joined(separator: ", ")

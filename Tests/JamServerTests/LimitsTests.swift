@@ -1,0 +1,47 @@
+import Foundation
+import JamProtocol
+import JamServer
+import Testing
+
+/// Rate limits, size limits and identifier normalisation at the edge.
+@Suite struct LimitsTests {
+    @Test func tooManyJoinAttemptsGet429WithRetryAfter() async throws {
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(guestAuth: (100, 60), createSession: (2, 3600), join: (3, 60)) }) { server in
+            let alice = try await server.api.guest("Alice")
+            for _ in 0..<3 {
+                let miss = try await server.api.send("POST", "/api/v1/sessions/join", token: alice.token, json: JoinSessionRequest(code: "AAAAAA"))
+                #expect(miss.status == 404)
+            }
+            let limited = try await server.api.send("POST", "/api/v1/sessions/join", token: alice.token, json: JoinSessionRequest(code: "AAAAAA"))
+            #expect(limited.status == 429)
+            #expect(limited.errorCode == .rateLimited)
+            let retryAfter = try #require(limited.headers["retry-after"].flatMap(Int.init))
+            #expect(retryAfter >= 1 && retryAfter <= 60)
+
+            _ = try await server.api.create(alice.token)
+            _ = try await server.api.create(alice.token)
+            let third = try await server.api.send("POST", "/api/v1/sessions", token: alice.token, json: CreateSessionRequest())
+            #expect(third.status == 429)
+            #expect(third.headers["retry-after"] != nil)
+        }
+    }
+
+    @Test func upperCaseIdsNameTheSameThings() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let item = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self)
+            let upperSession = party.id.rawValue.uppercased(), upperItem = item.id.rawValue.uppercased()
+            let vote = try await server.api.send("PUT", "/api/v1/sessions/\(upperSession)/queue/\(upperItem)/vote", token: party.guests[0].token, json: VoteRequest(value: 1))
+            #expect(vote.status == 200)
+            #expect(try vote.decode(VoteResponse.self).itemId == item.id)
+            party.guests[0].socket.sendRaw(#"{"type":"vote","id":"up","data":{"itemId":"\#(upperItem)","value":0}}"#)
+            let ack = try await party.guests[0].socket.next("ack up") { $0.ack?.id == "up" || $0.error?.id == "up" }
+            #expect(ack.ack?.score == 0)
+            let view = try await server.api.view(party.guests[0].token, party.id)
+            #expect(view.queue.first?.id == item.id)
+            #expect(view.myVotes.isEmpty)
+            await party.close()
+        }
+    }
+}
