@@ -81,6 +81,9 @@ import Testing
         // A listener records the highest seq it saw before the kill.
         let listener = TestSocket(server: first.server, session: id, token: host.token)
         try await listener.next(.stateSync)
+        _ = try await api.add(host.token, id, Track(id: "opener", name: "Opener", artist: "A", durationMs: 600_000))
+        try await listener.next("the opener plays", timeout: .seconds(3)) { $0.playCommit != nil }
+        let playing = try #require(try await api.view(host.token, id).nowPlaying)
 
         actor Ledger {
             var adds: [ItemID: (user: String, track: String)] = [:]
@@ -136,6 +139,13 @@ import Testing
         let second = try await ServerProcess(dataDirectory: directory)
         defer { second.terminate() }
         let restored = try await second.server.api.view(host.token, id)
+        #expect(restored.session.settings.maxQueuedPerMember == 500)
+        #expect(restored.members.count == 5)
+        // The opener keeps playing on the same timeline: same item, epoch and anchor.
+        #expect(restored.nowPlaying?.item.id == playing.item.id)
+        #expect(restored.nowPlaying?.epoch == playing.epoch)
+        #expect(restored.nowPlaying?.anchorMs == playing.anchorMs)
+        #expect(restored.nowPlaying?.state == .playing)
         let items = restored.queue + [restored.nowPlaying?.item].compactMap { $0 } + restored.history.map(\.item)
         let byId = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         for (itemId, add) in adds {
