@@ -42,6 +42,10 @@ public enum Command: Hashable, Sendable {
     case setJoinCode(String)
     /// End the session for everyone (host only).
     case end
+    /// The DJ makes `track` current, not yet playing (DJ-driven sessions).
+    case djPrepare(track: Track, itemId: ItemID)
+    /// The DJ moves the timeline (DJ-driven sessions).
+    case djTimeline(DJTimeline)
     /// Several commands that succeed or fail together.
     indirect case all([Command])
 }

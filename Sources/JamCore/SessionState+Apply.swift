@@ -44,7 +44,11 @@ extension SessionState {
             try vote(itemId, value: value, by: user, at: now, into: &outcome)
         case .skip:
             try requireHostControls(role, "skip")
-            try hostSkip(at: now, into: &outcome)
+            if rules.startMode == .djDriven {
+                try djSkip(at: now, into: &outcome)
+            } else {
+                try hostSkip(at: now, into: &outcome)
+            }
         case .requestSkip:
             try requestSkip(by: user, at: now, into: &outcome)
         case .play:
@@ -76,6 +80,12 @@ extension SessionState {
             try requireHost(role, "change the join code")
             joinCode = code
             emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
+        case .djPrepare(let track, let itemId):
+            try requireHostControls(role, "start a track")
+            try djPrepare(track, itemId: itemId, by: user, at: now, into: &outcome)
+        case .djTimeline(let change):
+            try requireHostControls(role, "control playback")
+            try djTimeline(change, at: now, into: &outcome)
         case .end:
             try requireHost(role, "end the session")
             end(reason: "the host ended the session", at: now, into: &outcome)

@@ -14,15 +14,22 @@ extension SessionState {
         guard members.count < settings.maxMembers else {
             throw JamError(.sessionFull, "the session is full (\(settings.maxMembers) members)")
         }
-        let record = MemberRecord(userId: user, displayName: name, role: .member, connections: 0, joinedAt: now, joinOrder: joinCounter)
+        // Somebody arriving in a session its host has left (a grace period) takes over.
+        let takesOver = member(hostId) == nil
+        let record = MemberRecord(userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter)
         joinCounter += 1
         members.append(record)
+        emptySince = nil
+        if takesOver { hostId = user }
         emit(.memberJoined(record.view), at: now, into: &outcome)
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
         removeMember(user, at: now, into: &outcome)
-        if members.isEmpty {
+        guard members.isEmpty else { return }
+        if rules.emptyGraceMs != nil && (current != nil || !queue.isEmpty) {
+            emptySince = now
+        } else {
             end(reason: "everybody left", at: now, into: &outcome)
         }
     }

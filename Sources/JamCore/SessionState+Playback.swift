@@ -174,11 +174,19 @@ extension SessionState {
     public mutating func advance(to now: Millis) -> [ServerEnvelope] {
         guard !hasEnded else { return [] }
         var outcome = Outcome()
+        if let emptySince, let grace = rules.emptyGraceMs, members.isEmpty, now >= emptySince + grace {
+            end(reason: "nobody came back", at: now, into: &outcome)
+            return outcome.events
+        }
         advanceTimeline(to: now, into: &outcome)
         return outcome.events
     }
 
     mutating func advanceTimeline(to now: Millis, into outcome: inout Outcome) {
+        if rules.startMode == .djDriven {
+            djAdvance(to: now, into: &outcome)
+            return
+        }
         // Each pass moves one step; a restart after a long outage may need many.
         for _ in 0..<10_000 {
             guard let current else { return }
@@ -215,7 +223,15 @@ extension SessionState {
 
     /// The next server instant at which `advance(to:)` has something to do.
     public func nextDeadline() -> Millis? {
-        guard !hasEnded, let current else { return nil }
+        guard !hasEnded else { return nil }
+        let timeline = timelineDeadline()
+        guard let emptySince, let grace = rules.emptyGraceMs, members.isEmpty else { return timeline }
+        return min(timeline ?? .max, emptySince + grace)
+    }
+
+    func timelineDeadline() -> Millis? {
+        guard let current else { return nil }
+        if rules.startMode == .djDriven { return current.endsAt }
         switch current.state {
         case .paused: return nil
         case .preparing: return current.commitBy

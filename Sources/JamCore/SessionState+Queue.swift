@@ -18,6 +18,9 @@ extension SessionState {
         if !settings.allowDuplicates && isQueuedOrPlaying(track) {
             throw JamError(.duplicate, "\"\(track.name)\" is already queued or playing")
         }
+        if let limit = rules.maxQueueLength, queue.count >= limit {
+            throw JamError(.queueLimit, "the queue is full (\(limit) tracks)")
+        }
         let mine = queue.reduce(0) { $0 + ($1.addedBy == user ? 1 : 0) }
         if mine >= settings.maxQueuedPerMember && !role.hasHostControls {
             throw JamError(.queueLimit, "you already have \(mine) items queued (limit \(settings.maxQueuedPerMember))")
@@ -32,7 +35,7 @@ extension SessionState {
         addCounter += 1
         rememberNonce(key, itemId)
         outcome.itemId = itemId
-        if current == nil {
+        if current == nil && rules.startMode == .scheduled {
             // Nothing plays: the first track added starts at once.
             start(item, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
             emitQueue(at: now, into: &outcome)

@@ -44,6 +44,10 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var roundTrips: [UserID: Double]
     /// Set once the session is over.
     public var endedAt: Millis?
+    /// Fixed by the profile that created the session.
+    public var rules: SessionRules
+    /// When the last member left a session that waits out its grace period.
+    public var emptySince: Millis?
 
     /// Most history entries kept.
     public static let historyLimit = 100
@@ -53,7 +57,7 @@ public struct SessionState: Codable, Hashable, Sendable {
     /// A new session whose creator is its host and only member.
     public init(
         id: SessionID, joinCode: String, name: String, creator: UserID, creatorName: String,
-        settings: SessionSettings = SessionSettings(), timing: Timing = Timing(), now: Millis
+        settings: SessionSettings = SessionSettings(), timing: Timing = Timing(), rules: SessionRules = .openJam, now: Millis
     ) {
         self.id = id
         self.joinCode = joinCode
@@ -81,6 +85,8 @@ public struct SessionState: Codable, Hashable, Sendable {
         self.joinCounter = 1
         self.roundTrips = [:]
         self.endedAt = nil
+        self.rules = rules
+        self.emptySince = nil
     }
 
     // MARK: Lookups

@@ -32,24 +32,49 @@ public func buildApplication(
     let environment = SessionEnvironment(
         clock: clock, ids: ids, persistence: persistence, scheduler: scheduler, logger: logger,
         replayLogLimit: configuration.replayLogLimit)
-    let registry = SessionRegistry(environment: environment, timing: configuration.timing)
+    let defaults: SessionDefaults = switch configuration.profile {
+    case .openJam: .openJam
+    case .pirateRadio: .pirateRadio(configuration.pirateRadio)
+    }
+    let registry = SessionRegistry(environment: environment, timing: configuration.timing, defaults: defaults)
     try await registry.load(from: store)
     let limiter = RateLimiter(clock: clock)
 
     let router = Router(context: JamRequestContext.self)
-    router.add(middleware: ErrorMiddleware())
-    router.add(middleware: AuthMiddleware(signer: signer, clock: clock, maxBodyBytes: configuration.maxBodyBytes))
-    SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
-    AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
-    SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
-    RealtimeRoute(
-        registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
-    ).register(on: router)
+    let webSocketRouter: Router<JamRequestContext>
+    switch configuration.profile {
+    case .openJam:
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: AuthMiddleware(signer: signer, clock: clock, maxBodyBytes: configuration.maxBodyBytes))
+        SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
+        AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
+        SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
+        RealtimeRoute(
+            registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
+        ).register(on: router)
+        webSocketRouter = router
+    case .pirateRadio:
+        let tokens = PirateRadioTokens(secret: secret, lifetimeMs: configuration.pirateRadio.tokenLifetimeMs, clock: clock)
+        router.add(middleware: ErrorMiddleware(pirateRadio: true))
+        router.add(middleware: AuthMiddleware(signer: signer, clock: clock, maxBodyBytes: configuration.maxBodyBytes))
+        SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
+        PirateRadioRoutes(
+            registry: registry, tokens: tokens, clock: clock, limiter: limiter, options: configuration.pirateRadio,
+            rateLimited: configuration.rateLimits != nil
+        ).register(on: router)
+        // Its socket answers on any path, so upgrades get a router of their own.
+        webSocketRouter = Router(context: JamRequestContext.self)
+        webSocketRouter.add(
+            middleware: PirateRadioRealtime(
+                registry: registry, tokens: tokens, clock: clock, options: configuration.pirateRadio,
+                maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
+            ).middleware)
+    }
 
     return Application(
         router: router,
         server: .http1WebSocketUpgrade(
-            webSocketRouter: router,
+            webSocketRouter: webSocketRouter,
             configuration: .init(ws: .init(maxFrameSize: configuration.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(5)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: [persistence, scheduler],

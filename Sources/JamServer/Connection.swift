@@ -20,6 +20,7 @@ public final class Connection: Sendable {
     let frames: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
     private let closeState = Mutex<CloseRequest?>(nil)
+    private let lastHeard = Atomic<Int64>(0)
 
     /// Creates a connection whose outbox holds at most `limit` frames.
     public init(userId: UserID, limit: Int) {
@@ -62,4 +63,10 @@ public final class Connection: Sendable {
 
     /// The close the server asked for, if any.
     var closeRequest: CloseRequest? { closeState.withLock { $0 } }
+
+    /// Notes that the client sent something at `now` (for idle timeouts).
+    func heard(at now: Millis) { lastHeard.store(now, ordering: .relaxed) }
+
+    /// When the client last sent something.
+    var lastHeardAt: Millis { lastHeard.load(ordering: .relaxed) }
 }

@@ -8,39 +8,47 @@ import NIOCore
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = JamRequestContext
 
+    /// PirateRadio's bodies are `{"error": "<message>"}`.
+    var pirateRadio = false
+
     func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as JamError {
-            return Self.response(error)
+            return response(error)
         } catch let error as RateLimitedError {
-            var response = Self.response(JamError(.rateLimited, "too many requests; retry in \(error.retryAfter) s"))
-            response.headers[.retryAfter] = "\(error.retryAfter)"
-            return response
+            var limited = response(JamError(.rateLimited, "too many requests; retry in \(error.retryAfter) s"))
+            limited.headers[.retryAfter] = "\(error.retryAfter)"
+            return limited
         } catch is NIOTooManyBytesError {
-            return Self.response(JamError(.tooLarge, "the body is larger than \(context.maxBodyBytes) bytes"))
+            return response(JamError(.tooLarge, "the body is larger than \(context.maxBodyBytes) bytes"))
         } catch let error as HTTPError {
             let code: ErrorCode
             switch error.status.code {
             case 404: code = .notFound
             case 401: code = .unauthorized
             case 403: code = .forbidden
-            case 405: return Self.response(JamError(.notFound, "\(request.method) is not supported on \(request.uri.path)"), status: .methodNotAllowed)
+            case 405: return response(JamError(.notFound, "\(request.method) is not supported on \(request.uri.path)"), status: .methodNotAllowed)
             case 413: code = .tooLarge
             case 429: code = .rateLimited
             case 400..<500: code = .malformed
             default: code = .internal
             }
             let message = error.body ?? (code == .notFound ? "no route \(request.method) \(request.uri.path)" : "\(error.status.reasonPhrase)")
-            return Self.response(JamError(code, message), status: error.status)
+            return response(JamError(code, message), status: error.status)
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(error)", "http.path": "\(request.uri.path)"])
-            return Self.response(JamError(.internal, "the server failed to handle the request"))
+            return response(JamError(.internal, "the server failed to handle the request"))
         }
     }
 
-    static func response(_ error: JamError, status: HTTPResponse.Status? = nil) -> Response {
-        let body = (try? WireCoding.encode(ErrorBody(error))) ?? Data()
+    func response(_ error: JamError, status: HTTPResponse.Status? = nil) -> Response {
+        let body: Data
+        do {
+            body = pirateRadio ? try WireCoding.encode(PirateRadio.ErrorBody(error: error.message)) : try WireCoding.encode(ErrorBody(error))
+        } catch {
+            body = Data()
+        }
         return Response(
             status: status ?? HTTPResponse.Status(code: error.code.httpStatus),
             headers: [.contentType: "application/json"],

@@ -16,49 +16,54 @@ struct SessionEnvironment: Sendable {
 
 /// One live session: owns its `SessionState`, its connections and its event log.
 ///
-/// Every change is applied at once in memory, but its events, acknowledgements and
+/// Every change is applied at once in memory, but its frames, acknowledgements and
 /// waiting REST callers are released only when the store has the `seq` they follow
 /// (see `markDurable`). The actor never waits for a client: frames go to bounded outboxes.
 public actor LiveSession {
-    private enum Pending {
-        case broadcast(seq: Int64, frame: String, event: ServerEventType)
+    enum Pending {
+        case send(WireFrame)
         case direct(seq: Int64, connection: Int, frame: String)
         case waiter(seq: Int64, CheckedContinuation<Void, Never>)
         case close(seq: Int64, user: UserID?, code: UInt16, reason: String)
+        case ended(seq: Int64)
 
         var seq: Int64 {
             switch self {
-            case .broadcast(let seq, _, _), .direct(let seq, _, _), .waiter(let seq, _), .close(let seq, _, _, _): seq
+            case .send(let frame): frame.seq
+            case .direct(let seq, _, _), .waiter(let seq, _), .close(let seq, _, _, _), .ended(let seq): seq
             }
         }
     }
 
-    private struct Attached {
+    struct Attached {
         let connection: Connection
-        /// Broadcasts up to this `seq` are already covered by what the connection received.
+        /// Frames up to this `seq` are already covered by what the connection received.
         var syncedSeq: Int64
     }
 
     /// The session's ID.
     public nonisolated let id: SessionID
-    private(set) var state: SessionState
-    private let environment: SessionEnvironment
-    private var logger: Logger
-    private var attached: [Int: Attached] = [:]
+    var state: SessionState
+    var wire: any SessionWire
+    let environment: SessionEnvironment
+    var logger: Logger
+    var attached: [Int: Attached] = [:]
     private var pending: [Pending] = []
     private var pendingHead = 0
     private var durableSeq: Int64
-    private var publishedSeq: Int64
-    private var replayLog: [(seq: Int64, frame: String)] = []
-    private var replayStart = 0
+    var publishedSeq: Int64
+    var replayLog: [(seq: Int64, frame: String)] = []
+    var replayStart = 0
     private var snapshotRequested = false
+    private var endAnnounced = false
     private var undeliverable: [(connection: Connection, overflowed: Bool)] = []
     private let endedFlag = Atomic<Bool>(false)
 
     /// Wraps `state`; `stored` says whether the store already holds it at its `seq`.
-    init(state: SessionState, stored: Bool, environment: SessionEnvironment) {
+    init(state: SessionState, stored: Bool, wire: any SessionWire, environment: SessionEnvironment) {
         self.id = state.id
         self.state = state
+        self.wire = wire
         self.environment = environment
         self.logger = environment.logger
         self.logger[metadataKey: "session.id"] = "\(state.id)"
@@ -75,28 +80,34 @@ public actor LiveSession {
         return state.view(for: user)
     }
 
-    /// The join code.
-    var joinCode: String { state.joinCode }
+    /// The current state (for profile views built at the edge).
+    var snapshot: SessionState { state }
 
-    /// Applies `command` and returns once its effects are stored and broadcast.
+    /// Applies `command` and returns once its effects are stored and sent.
     @discardableResult
     func perform(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
-        let now = environment.clock.now()
+        let outcome = try apply(command, by: user, connection: nil, relay: nil)
+        await waitUntilStored()
+        return outcome
+    }
+
+    /// Applies `command` and queues its frames; throws (changing nothing) when refused.
+    @discardableResult
+    func apply(_ command: Command, by user: UserID, connection: Int?, relay: String?) throws(JamError) -> Outcome {
         let outcome: Outcome
         do {
-            outcome = try state.apply(command, by: user, at: now)
+            outcome = try state.apply(command, by: user, at: environment.clock.now())
         } catch {
             Metrics.commandErrors.increment()
             throw error
         }
         Metrics.commands.increment()
-        enqueue(outcome.events)
-        afterCommand(command, by: user)
-        await waitUntilStored()
+        enqueue(outcome.events, cause: .command(command, by: user, connection: connection, relay: relay))
+        closeSockets(after: command, by: user)
         return outcome
     }
 
-    /// Waits until everything applied so far is stored (and its events are out).
+    /// Waits until everything applied so far is stored (and its frames are out).
     func waitUntilStored() async {
         let target = state.seq
         if target <= durableSeq && pendingHead == pending.count { return }
@@ -109,95 +120,11 @@ public actor LiveSession {
     /// Moves the timeline to now (called by the scheduler).
     func tick() {
         let events = state.advance(to: environment.clock.now())
-        enqueue(events)
+        enqueue(events, cause: .tick)
     }
 
-    // MARK: Realtime connections
-
-    /// Attaches a socket: the member counts as connected and receives either the
-    /// missed events after `lastSeq` or a `stateSync`.
-    func attach(_ connection: Connection, lastSeq: Int64?) throws(JamError) {
-        let user = connection.userId
-        let outcome = try state.apply(.connect, by: user, at: environment.clock.now())
-        Metrics.connections.increment()
-        attached[connection.id] = Attached(connection: connection, syncedSeq: state.seq)
-        enqueue(outcome.events)
-        if let lastSeq, replay(to: connection.id, after: lastSeq) {
-            return
-        }
-        sendStateSync(to: connection.id)
-    }
-
-    /// Detaches a socket that closed.
-    func detach(_ connection: Connection) {
-        guard attached.removeValue(forKey: connection.id) != nil else { return }
-        Metrics.connections.decrement()
-        guard !state.hasEnded, state.member(connection.userId) != nil else { return }
-        do {
-            let outcome = try state.apply(.disconnect, by: connection.userId, at: environment.clock.now())
-            enqueue(outcome.events)
-        } catch {
-            logger.debug("disconnect not applied", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Handles one decoded frame from `connection`; replies go to its outbox.
-    func handle(_ frame: ClientFrame, from connection: Connection, receivedAt: Double) {
-        guard attached[connection.id] != nil else { return }
-        let user = connection.userId
-        let command: Command
-        switch frame.command {
-        case .hello(let hello):
-            if let lastSeq = hello.lastSeq, replay(to: connection.id, after: lastSeq) {
-                // Replayed.
-            } else {
-                sendStateSync(to: connection.id)
-            }
-            if let id = frame.id { reply(to: connection.id, .ack(Ack(id: id))) }
-            return
-        case .ping(let ping):
-            let pong = Pong(clientSendTime: ping.clientSendTime, serverReceiveTime: receivedAt, serverSendTime: environment.clock.nowPrecise())
-            deliver(envelope(.pong(pong)), to: connection.id)
-            settleUndeliverable()
-            return
-        case .addToQueue(let add): command = .add(track: add.track, nonce: add.nonce, itemId: environment.ids.next())
-        case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
-        case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
-        case .skip: command = .skip
-        case .requestSkip: command = .requestSkip
-        case .play: command = .play
-        case .pause: command = .pause
-        case .resume: command = .resume
-        case .seek(let seek): command = .seek(positionMs: seek.positionMs)
-        case .ready(let ready): command = .ready(epoch: ready.epoch)
-        case .syncReport(let report): command = .syncReport(report)
-        case .updateSettings(let patch): command = .updateSettings(patch)
-        case .promote(let promote): command = .setRole(userId: promote.userId, role: promote.role ?? .cohost)
-        case .kick(let ref): command = .kick(userId: ref.userId)
-        case .leave: command = .leave
-        }
-        do {
-            let outcome = try state.apply(command, by: user, at: environment.clock.now())
-            Metrics.commands.increment()
-            enqueue(outcome.events)
-            if let id = frame.id {
-                reply(to: connection.id, .ack(Ack(id: id, itemId: outcome.itemId, score: outcome.score)))
-            }
-            afterCommand(command, by: user)
-        } catch {
-            Metrics.commandErrors.increment()
-            reply(to: connection.id, .error(ErrorEvent(id: frame.id, code: error.code, message: error.message)))
-        }
-    }
-
-    /// Answers a frame that could not be decoded.
-    func reject(_ error: JamError, id: String?, to connection: Connection) {
-        Metrics.commandErrors.increment()
-        reply(to: connection.id, .error(ErrorEvent(id: id, code: error.code, message: error.message)))
-    }
-
-    /// Closes every socket of `user` once what came before is out.
-    private func afterCommand(_ command: Command, by user: UserID) {
+    /// Closes the sockets a command ends, once what came before is out.
+    private func closeSockets(after command: Command, by user: UserID) {
         switch command {
         case .leave:
             pending.append(.close(seq: state.seq, user: user, code: 1000, reason: "left the session"))
@@ -209,52 +136,37 @@ public actor LiveSession {
         if state.hasEnded {
             pending.append(.close(seq: state.seq, user: nil, code: 4410, reason: "the session has ended"))
         }
-        requestSnapshot()
-    }
-
-    // MARK: Events and durability
-
-    private func envelope(_ event: ServerEvent) -> String {
-        ServerEnvelope(event: event, epoch: state.epoch, seq: state.seq, timestamp: environment.clock.now()).jsonString()
-    }
-
-    private func reply(to connection: Int, _ event: ServerEvent) {
-        pending.append(.direct(seq: state.seq, connection: connection, frame: envelope(event)))
         flushIfDurable()
     }
 
-    private func sendStateSync(to connection: Int) {
-        guard let entry = attached[connection] else { return }
-        attached[connection]?.syncedSeq = state.seq
-        let frame = envelope(.stateSync(state.view(for: entry.connection.userId)))
+    // MARK: Frames and durability
+
+    /// Queues a frame for one connection, in order with everything else.
+    func reply(to connection: Int, _ frame: String?) {
+        guard let frame else { return }
         pending.append(.direct(seq: state.seq, connection: connection, frame: frame))
         flushIfDurable()
     }
 
-    /// Sends the logged events after `lastSeq`; false when the log no longer holds them.
-    private func replay(to connection: Int, after lastSeq: Int64) -> Bool {
-        guard attached[connection] != nil, lastSeq <= publishedSeq else { return false }
-        let firstLogged = replayStart < replayLog.count ? replayLog[replayStart].seq : publishedSeq + 1
-        guard lastSeq >= firstLogged - 1 else { return false }
-        for index in replayStart..<replayLog.count where replayLog[index].seq > lastSeq {
-            guard deliver(replayLog[index].frame, to: connection) else { break }
-        }
-        attached[connection]?.syncedSeq = max(lastSeq, publishedSeq)
-        settleUndeliverable()
-        return true
+    /// Queues the full state for one connection; later frames follow it.
+    func sendStateSync(to connection: Int) {
+        guard let entry = attached[connection] else { return }
+        attached[connection]?.syncedSeq = state.seq
+        reply(to: connection, wire.stateSync(state, for: entry.connection.userId, now: environment.clock.now()))
     }
 
-    private func enqueue(_ events: [ServerEnvelope]) {
-        guard !events.isEmpty else {
-            environment.scheduler.schedule(self, at: state.nextDeadline())
-            return
-        }
-        for event in events {
-            pending.append(.broadcast(seq: event.seq, frame: event.jsonString(), event: event.event.type))
+    func enqueue(_ events: [ServerEnvelope], cause: WireCause) {
+        defer { environment.scheduler.schedule(self, at: state.nextDeadline()) }
+        guard !events.isEmpty else { return }
+        for frame in wire.frames(for: events, cause: cause, state: state, now: environment.clock.now()) {
+            pending.append(.send(frame))
         }
         Metrics.broadcasts.increment(by: events.count)
+        if state.hasEnded && !endAnnounced {
+            endAnnounced = true
+            pending.append(.ended(seq: state.seq))
+        }
         requestSnapshot()
-        environment.scheduler.schedule(self, at: state.nextDeadline())
     }
 
     private func requestSnapshot() {
@@ -282,19 +194,19 @@ public actor LiveSession {
         if state.seq > durableSeq { requestSnapshot() }
     }
 
-    private func flushIfDurable() {
-        var ended = false
+    func flushIfDurable() {
         while pendingHead < pending.count, pending[pendingHead].seq <= durableSeq {
             let item = pending[pendingHead]
             pendingHead += 1
             switch item {
-            case .broadcast(let seq, let frame, let type):
-                publishedSeq = seq
-                replayLog.append((seq, frame))
-                for (key, entry) in attached where entry.syncedSeq < seq {
-                    if deliver(frame, to: key) { Metrics.deliveries.increment() }
+            case .send(let frame):
+                if frame.logged {
+                    publishedSeq = frame.seq
+                    replayLog.append((frame.seq, frame.frame))
                 }
-                if type == .sessionEnded { ended = true }
+                for (key, entry) in attached where entry.syncedSeq < frame.seq && matches(frame.audience, entry.connection) {
+                    if deliver(frame.frame, to: key) { Metrics.deliveries.increment() }
+                }
             case .direct(_, let connection, let frame):
                 deliver(frame, to: connection)
             case .waiter(_, let continuation):
@@ -305,13 +217,20 @@ public actor LiveSession {
                     attached[key] = nil
                     Metrics.connections.decrement()
                 }
+            case .ended:
+                environment.scheduler.schedule(self, at: nil)
+                endedFlag.store(true, ordering: .releasing)
             }
         }
         compactQueues()
         settleUndeliverable()
-        if ended {
-            environment.scheduler.schedule(self, at: nil)
-            endedFlag.store(true, ordering: .releasing)
+    }
+
+    private func matches(_ audience: Audience, _ connection: Connection) -> Bool {
+        switch audience {
+        case .everyone: true
+        case .everyoneExcept(let excluded): connection.id != excluded
+        case .user(let user): connection.userId == user
         }
     }
 
@@ -319,7 +238,7 @@ public actor LiveSession {
     /// reader, a finished one a socket on its way out: either way the connection is
     /// detached now and settled once the current flush is done.
     @discardableResult
-    private func deliver(_ frame: String, to key: Int) -> Bool {
+    func deliver(_ frame: String, to key: Int) -> Bool {
         guard let entry = attached[key] else { return false }
         switch entry.connection.send(frame) {
         case .queued:
@@ -334,8 +253,8 @@ public actor LiveSession {
         return false
     }
 
-    /// Closes stalled readers with 4429 and counts every detached connection as gone.
-    private func settleUndeliverable() {
+    /// Closes stalled readers with 4429 and lets every detached connection go.
+    func settleUndeliverable() {
         while !undeliverable.isEmpty {
             let (connection, overflowed) = undeliverable.removeFirst()
             if overflowed {
@@ -344,12 +263,7 @@ public actor LiveSession {
                 connection.close(code: 4429, reason: "too slow: the connection fell behind")
             }
             Metrics.connections.decrement()
-            guard !state.hasEnded, state.member(connection.userId) != nil else { continue }
-            do {
-                enqueue(try state.apply(.disconnect, by: connection.userId, at: environment.clock.now()).events)
-            } catch {
-                logger.debug("disconnect not applied", metadata: ["error": "\(error)"])
-            }
+            socketGone(connection)
         }
     }
 

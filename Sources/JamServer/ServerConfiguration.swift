@@ -26,13 +26,17 @@ public struct ServerConfiguration: Sendable {
     public var replayLogLimit: Int
     /// Rate limits; `nil` disables them (benchmarks).
     public var rateLimits: RateLimits?
+    /// Which protocol the server speaks.
+    public var profile: ServerProfile
+    /// Limits and timings of the PirateRadio profile.
+    public var pirateRadio: PirateRadioOptions
 
     /// Creates a configuration; the defaults are what `jam serve` uses.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL = ServerConfiguration.defaultDataDirectory,
         secret: String? = nil, logLevel: Logger.Level = .info, timing: Timing = Timing(),
         maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int = 64 * 1024, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
-        rateLimits: RateLimits? = RateLimits()
+        rateLimits: RateLimits? = RateLimits(), profile: ServerProfile = .openJam, pirateRadio: PirateRadioOptions = PirateRadioOptions()
     ) {
         self.host = host
         self.port = port
@@ -45,6 +49,8 @@ public struct ServerConfiguration: Sendable {
         self.outboxLimit = outboxLimit
         self.replayLogLimit = replayLogLimit
         self.rateLimits = rateLimits
+        self.profile = profile
+        self.pirateRadio = pirateRadio
     }
 
     /// `$XDG_DATA_HOME/openjam`, else `~/.local/share/openjam`.
@@ -76,4 +82,36 @@ public struct RateLimits: Sendable {
         self.createSession = createSession
         self.join = join
     }
+}
+
+/// The protocol a server speaks.
+public enum ServerProfile: String, Sendable, CaseIterable {
+    /// OpenJam's own REST + realtime protocol.
+    case openJam = "openjam"
+    /// The PirateRadio app's protocol (see docs/PIRATE_RADIO.md). Its `/auth` trusts the
+    /// client's user id, so it is never on by default.
+    case pirateRadio = "pirate-radio"
+}
+
+/// Limits and timings of the PirateRadio profile; the defaults are its server's.
+public struct PirateRadioOptions: Sendable {
+    /// A socket that sends nothing for this long is closed with 4008.
+    public var idleTimeoutMs: Int64 = 120_000
+    /// How long a session with a track or a queue outlives its last socket.
+    public var gracePeriodMs: Int64 = 300_000
+    /// How long a join code admits people.
+    public var codeLifetimeMs: Int64 = 3_600_000
+    /// How long a token from `/auth` is valid.
+    public var tokenLifetimeMs: Int64 = 24 * 3_600_000
+    /// Members per session.
+    public var maxMembers = 10
+    /// Tracks in the queue.
+    public var maxQueue = 100
+    /// Sessions one user may create per window.
+    public var createLimit: (count: Int, window: Int) = (5, 3600)
+    /// Join attempts per client address per window.
+    public var joinLimit: (count: Int, window: Int) = (10, 60)
+
+    /// Creates the defaults.
+    public init() {}
 }

@@ -8,12 +8,16 @@ public actor SessionRegistry {
     private var sessions: [SessionID: LiveSession] = [:]
     private var codes: [String: SessionID] = [:]
     private var ended: Set<SessionID> = []
+    /// When each live code was issued, for profiles whose codes expire.
+    private var codeIssuedAt: [String: Millis] = [:]
     private let environment: SessionEnvironment
     private let timing: Timing
+    private let defaults: SessionDefaults
 
-    init(environment: SessionEnvironment, timing: Timing) {
+    init(environment: SessionEnvironment, timing: Timing, defaults: SessionDefaults) {
         self.environment = environment
         self.timing = timing
+        self.defaults = defaults
     }
 
     /// Brings back every stored session; live ones continue their timeline from now.
@@ -35,14 +39,18 @@ public actor SessionRegistry {
             }
             state.resetConnections()
             state.timing = timing
-            let session = LiveSession(state: state, stored: true, environment: environment)
+            let session = LiveSession(state: state, stored: true, wire: defaults.makeWire(state.epoch), environment: environment)
             sessions[state.id] = session
             codes[state.joinCode] = state.id
+            codeIssuedAt[state.joinCode] = state.createdAt
             restored.append(session)
         }
         Metrics.liveSessions.record(sessions.count)
         // Catch up: what should have happened while the server was down happens now.
-        for session in restored { await session.tick() }
+        for session in restored {
+            await session.releaseMembersWithoutSockets()
+            await session.tick()
+        }
         environment.logger.info("sessions restored", metadata: ["sessions.live": "\(restored.count)", "sessions.ended": "\(ended.count)"])
     }
 
@@ -60,17 +68,19 @@ public actor SessionRegistry {
             try Validate.text(trimmed, field: "name", max: Validate.maxSessionName)
             return trimmed
         } ?? "\(displayName)'s session"
-        var settings = SessionSettings()
+        var settings = defaults.settings
         if let patch = request.settings {
             try patch.validate()
             settings = patch.applied(to: settings)
         }
+        let now = environment.clock.now()
         let state = SessionState(
             id: environment.ids.next(), joinCode: uniqueCode(), name: name, creator: identity.userId,
-            creatorName: displayName, settings: settings, timing: timing, now: environment.clock.now())
-        let session = LiveSession(state: state, stored: false, environment: environment)
+            creatorName: displayName, settings: settings, timing: timing, rules: defaults.rules, now: now)
+        let session = LiveSession(state: state, stored: false, wire: defaults.makeWire(state.epoch), environment: environment)
         sessions[state.id] = session
         codes[state.joinCode] = state.id
+        codeIssuedAt[state.joinCode] = now
         Metrics.liveSessions.record(sessions.count)
         await session.waitUntilStored()
         return (session, try await session.view(for: identity.userId))
@@ -92,6 +102,9 @@ public actor SessionRegistry {
         guard !code.isEmpty else { throw JamError(.invalidField, "code must not be empty") }
         guard code.count <= 32 else { throw JamError(.invalidField, "code is too long") }
         guard let id = codes[code] else { throw JamError(.notFound, "no session with code \(code)") }
+        if let lifetime = defaults.codeLifetimeMs, let issued = codeIssuedAt[code], environment.clock.now() - issued > lifetime {
+            throw JamError(.gone, "the join code \(code) has expired")
+        }
         return try session(id)
     }
 
@@ -102,6 +115,7 @@ public actor SessionRegistry {
         if newCode {
             let fresh = uniqueCode()
             codes[fresh] = session.id
+            codeIssuedAt[fresh] = environment.clock.now()
             steps.append(.setJoinCode(fresh))
             code = fresh
         }
@@ -113,7 +127,10 @@ public actor SessionRegistry {
             throw error
         }
         if let code {
-            for (old, owner) in codes where owner == session.id && old != code { codes[old] = nil }
+            for (old, owner) in codes where owner == session.id && old != code {
+                codes[old] = nil
+                codeIssuedAt[old] = nil
+            }
         }
     }
 
@@ -123,7 +140,7 @@ public actor SessionRegistry {
     private func uniqueCode() -> String {
         var generator = SystemRandomNumberGenerator()
         while true {
-            let code = JoinCodes.make(using: &generator)
+            let code = defaults.codes.make(using: &generator)
             if codes[code] == nil { return code }
         }
     }
@@ -131,7 +148,10 @@ public actor SessionRegistry {
     private func forget(_ id: SessionID) {
         sessions[id] = nil
         ended.insert(id)
-        for (code, owner) in codes where owner == id { codes[code] = nil }
+        for (code, owner) in codes where owner == id {
+            codes[code] = nil
+            codeIssuedAt[code] = nil
+        }
         Metrics.liveSessions.record(sessions.count)
     }
 

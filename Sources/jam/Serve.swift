@@ -11,7 +11,11 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the OpenJam server.",
         discussion: """
             Every option can also be set with an environment variable: JAM_HOST, JAM_PORT,
-            JAM_DATA_DIR, JAM_SECRET, JAM_LOG_LEVEL. Options win over the environment.
+            JAM_DATA_DIR, JAM_SECRET, JAM_LOG_LEVEL, JAM_PROFILE. Options win over the environment.
+
+            --profile pirate-radio speaks the PirateRadio app's protocol (docs/PIRATE_RADIO.md)
+            and also reads PORT and JWT_SECRET like that app's server. Its sign-in trusts the
+            user id a client sends, so it is off unless asked for.
             """
     )
 
@@ -30,26 +34,54 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (JAM_LOG_LEVEL).")
     var logLevel: String?
 
+    @Option(help: "openjam (default) or pirate-radio (JAM_PROFILE).")
+    var profile: String?
+
+    @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
+    var idleTimeoutMs: Int64?
+
+    @Option(name: .customLong("grace-period-ms"), help: "pirate-radio: how long an emptied session with music lives on (JAM_PR_GRACE_PERIOD_MS, default 300000).")
+    var gracePeriodMs: Int64?
+
+    @Option(name: .customLong("code-lifetime-ms"), help: "pirate-radio: how long a join code admits people (JAM_PR_CODE_LIFETIME_MS, default 3600000).")
+    var codeLifetimeMs: Int64?
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var configuration = ServerConfiguration()
+        let profileName = profile ?? environment["JAM_PROFILE"] ?? ServerProfile.openJam.rawValue
+        guard let chosen = ServerProfile(rawValue: profileName) else {
+            throw ValidationError("unknown profile \"\(profileName)\"; use openjam or pirate-radio")
+        }
+        configuration.profile = chosen
+        let pirate = chosen == .pirateRadio
+        if pirate {
+            // Like PirateRadio's own server: every interface, port 3000 unless PORT says otherwise.
+            configuration.host = "0.0.0.0"
+            configuration.port = 3000
+        }
         configuration.host = host ?? environment["JAM_HOST"] ?? configuration.host
-        if let value = port ?? environment["JAM_PORT"].flatMap(Int.init) {
+        let portText = pirate ? (environment["PORT"] ?? environment["JAM_PORT"]) : environment["JAM_PORT"]
+        if let value = port {
             configuration.port = value
-        } else if let raw = environment["JAM_PORT"] {
-            throw ValidationError("JAM_PORT must be a port number, got \"\(raw)\"")
+        } else if let portText {
+            guard let value = Int(portText) else { throw ValidationError("the port must be a number, got \"\(portText)\"") }
+            configuration.port = value
         }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("the port must be between 0 and 65535") }
         if let dir = dataDir ?? environment["JAM_DATA_DIR"] {
             configuration.dataDirectory = URL(fileURLWithPath: dir)
         }
-        configuration.secret = secret ?? environment["JAM_SECRET"]
+        configuration.secret = secret ?? (pirate ? environment["JWT_SECRET"] : nil) ?? environment["JAM_SECRET"]
         if let level = logLevel ?? environment["JAM_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("unknown log level \"\(level)\"; use trace, debug, info, notice, warning, error or critical")
             }
             configuration.logLevel = parsed
         }
+        configuration.pirateRadio.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? configuration.pirateRadio.idleTimeoutMs
+        configuration.pirateRadio.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? configuration.pirateRadio.gracePeriodMs
+        configuration.pirateRadio.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? configuration.pirateRadio.codeLifetimeMs
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -61,11 +93,23 @@ struct Serve: AsyncParsableCommand {
 
         let host = configuration.host
         let dataDirectory = configuration.dataDirectory.path
+        let shownProfile = configuration.profile.rawValue
         let app = try await buildApplication(configuration, metrics: registry) { port in
-            let shown = host == "0.0.0.0" ? "127.0.0.1" : host
             // Unbuffered, so scripts waiting for this line see it at once.
-            FileHandle.standardOutput.write(Data("OpenJam listening on http://\(shown):\(port)  (data: \(dataDirectory))\n".utf8))
+            let line = "OpenJam listening on http://\(host):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
         }
         try await app.runService()
+    }
+
+    /// A duration option, else its environment variable; both must be positive.
+    private func milliseconds(_ option: Int64?, _ variable: String) throws -> Int64? {
+        if let option {
+            guard option > 0 else { throw ValidationError("durations must be positive, got \(option)") }
+            return option
+        }
+        guard let text = ProcessInfo.processInfo.environment[variable] else { return nil }
+        guard let value = Int64(text), value > 0 else { throw ValidationError("\(variable) must be a positive number of milliseconds, got \"\(text)\"") }
+        return value
     }
 }

@@ -25,20 +25,10 @@ struct RealtimeRoute {
                 try await refuse(error, outbound: outbound)
                 return
             }
-            do {
-                // Whichever side ends first ends the connection: the client closing
-                // (reader) or the server asking to close (writer, after its close frame).
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await write(connection, to: outbound) }
-                    group.addTask { try await read(inbound, from: connection, into: session, logger: logger) }
-                    try await group.next()
-                    group.cancelAll()
-                }
-            } catch {
-                await session.detach(connection)
-                throw error
+            let pump = SocketPump(connection: connection, session: session, clock: clock)
+            try await pump.run(outbound: outbound) {
+                try await read(inbound, from: connection, into: session, logger: logger)
             }
-            await session.detach(connection)
         }
     }
 
@@ -55,7 +45,7 @@ struct RealtimeRoute {
         }
         let session = try await registry.session(id)
         let connection = Connection(userId: identity.userId, limit: outboxLimit)
-        try await session.attach(connection, lastSeq: lastSeq)
+        try await session.attach(connection, displayName: identity.displayName, lastSeq: lastSeq)
         return (session, connection)
     }
 
@@ -66,30 +56,11 @@ struct RealtimeRoute {
         try await outbound.close(.init(codeNumber: code), reason: String(error.message.utf8.prefix(120)) ?? "refused")
     }
 
-    /// Drains the outbox into the socket, then sends the close the session asked for.
-    /// A stalled reader's backlog is abandoned, and its close frame gets `closeGrace`
-    /// to go out before the connection is dropped anyway.
-    private func write(_ connection: Connection, to outbound: WebSocketOutboundWriter) async throws {
-        for await frame in connection.frames {
-            if connection.closeRequest?.code == 4429 { break }
-            try await outbound.write(.text(frame))
-        }
-        guard let close = connection.closeRequest else { return }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await outbound.close(.init(codeNumber: Int(close.code)), reason: close.reason) }
-            group.addTask { try await Task.sleep(for: RealtimeRoute.closeGrace) }
-            try await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// How long a close frame may wait behind a full socket.
-    static let closeGrace: Duration = .seconds(5)
-
     /// Decodes each frame; a frame that does not decode is answered with a typed `error`.
     private func read(_ inbound: WebSocketInboundStream, from connection: Connection, into session: LiveSession, logger: Logger) async throws {
         for try await message in inbound.messages(maxSize: maxFrameBytes) {
             let receivedAt = clock.nowPrecise()
+            connection.heard(at: Millis(receivedAt))
             switch message {
             case .text(let text):
                 let data = Data(text.utf8)
