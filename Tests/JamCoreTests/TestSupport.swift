@@ -48,11 +48,11 @@ struct Jam {
     var log: [ServerEnvelope] = []
 
     /// A session created by `host`, joined by `members` (in order, all at `t0`), everybody connected unless told otherwise.
-    init(members: [UserID] = [alice, bob], connected: Bool = true, settings: SessionSettings = SessionSettings(), timing: Timing = Timing()) throws(JamError) {
+    init(members: [UserID] = [alice, bob], connected: Bool = true, settings: SessionSettings = SessionSettings(), timing: Timing = Timing(), rules: SessionRules = .openJam) throws(JamError) {
         now = Self.t0
         state = SessionState(
             id: sessionID, joinCode: "ABC234", name: "Test jam", creator: host, creatorName: displayName(host),
-            settings: settings, timing: timing, now: now)
+            settings: settings, timing: timing, rules: rules, now: now)
         for member in members { try apply(.join(displayName: displayName(member)), by: member) }
         if connected {
             for member in [host] + members { try apply(.connect, by: member) }
