@@ -29,6 +29,8 @@ extension LiveSession {
         case .seek(let data):
             command = .djTimeline(.seek(positionMs: Self.millis(data.positionMs), at: Self.millis(data.ntpTimestamp) ?? now))
         case .skip:
+            // PirateRadio's skip with nothing queued is a no-op, not an error.
+            guard !state.queue.isEmpty || connection.userId != state.hostId else { return }
             command = .skip
         case .addToQueue(let add):
             command = .add(track: add.track.openJam, nonce: add.nonce, itemId: environment.ids.next())
