@@ -16,17 +16,20 @@ struct PirateRadioRealtime {
     /// Upgrades every WebSocket request, whatever its path.
     var middleware: WebSocketUpgradeMiddleware<JamRequestContext> {
         WebSocketUpgradeMiddleware { inbound, outbound, context in
+            let opened = ContinuousClock.now
             let logger = context.logger
             let session: LiveSession
             let connection: Connection
             do throws(JamError) {
                 (session, connection) = try await open(context.request)
             } catch {
+                try await SocketPump.settle(since: opened)
                 let close = error.code.pirateRadioClose
                 try await outbound.close(.init(codeNumber: Int(close)), reason: String(error.message.utf8.prefix(120)) ?? "refused")
                 return
             }
-            let pump = SocketPump(connection: connection, session: session, clock: clock, idleTimeoutMs: options.idleTimeoutMs)
+            var pump = SocketPump(connection: connection, session: session, clock: clock, idleTimeoutMs: options.idleTimeoutMs)
+            pump.opened = opened
             try await pump.run(outbound: outbound) {
                 try await read(inbound, from: connection, into: session, logger: logger)
             }

@@ -16,16 +16,19 @@ struct RealtimeRoute {
 
     func register(on router: Router<JamRequestContext>) {
         router.ws("api/v1/sessions/:id/realtime") { inbound, outbound, context in
+            let opened = ContinuousClock.now
             let logger = context.logger
             let connection: Connection
             let session: LiveSession
             do {
                 (session, connection) = try await open(context)
             } catch let error as JamError {
+                try await SocketPump.settle(since: opened)
                 try await refuse(error, outbound: outbound)
                 return
             }
-            let pump = SocketPump(connection: connection, session: session, clock: clock)
+            var pump = SocketPump(connection: connection, session: session, clock: clock)
+            pump.opened = opened
             try await pump.run(outbound: outbound) {
                 try await read(inbound, from: connection, into: session, logger: logger)
             }

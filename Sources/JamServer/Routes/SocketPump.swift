@@ -9,11 +9,25 @@ struct SocketPump {
     /// How long a close frame may wait behind a full socket.
     static let closeGrace: Duration = .seconds(5)
 
+    /// Some WebSocket clients (NIO-based ones among them) lose a frame that arrives in the
+    /// same read as the `101 Switching Protocols` response, so nothing is sent on a new
+    /// socket until it is this old.
+    static let firstFrameDelay: Duration = .milliseconds(100)
+
+    /// Waits out `firstFrameDelay` for a socket accepted at `opened`.
+    static func settle(since opened: ContinuousClock.Instant) async throws {
+        let ready = opened + firstFrameDelay
+        if ContinuousClock.now < ready { try await Task.sleep(until: ready) }
+    }
+
     let connection: Connection
     let session: LiveSession
     let clock: any ServerClock
     /// Close with 4008 after this long without a message from the client.
     var idleTimeoutMs: Int64?
+
+    /// When the socket was accepted.
+    var opened = ContinuousClock.now
 
     func run(outbound: WebSocketOutboundWriter, read: @escaping @Sendable () async throws -> Void) async throws {
         connection.heard(at: clock.now())
@@ -38,6 +52,7 @@ struct SocketPump {
     /// A stalled reader's backlog is abandoned, and its close frame gets `closeGrace`
     /// to go out before the connection is dropped anyway.
     private func write(to outbound: WebSocketOutboundWriter) async throws {
+        try await Self.settle(since: opened)
         for await frame in connection.frames {
             if connection.closeRequest?.code == 4429 { break }
             try await outbound.write(.text(frame))

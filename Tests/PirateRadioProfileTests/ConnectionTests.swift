@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: WebSocket connections")
+struct ConnectionTests {
+    @Test("On connect the caller gets a stateSync envelope carrying the snapshot, on any path")
+    func connectSendsStateSync() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1", displayName: "Ann")
+            let session = try await server.http.createSession(creator)
+            let socket = PirateSocket(server, token: creator.token, session: session.id, label: "creator1")
+            let sync = try await socket.next("stateSync")
+
+            for key in ["type", "data", "epoch", "seq", "timestamp"] {
+                #expect(sync.object[key] != nil, "the envelope lacks \(key): \(sync.text)")
+            }
+            if let timestamp = sync.timestamp {
+                #expect(abs(timestamp - nowMs()) < 5_000, "timestamp \(timestamp) should be server ms now")
+            }
+            let data = sync.data
+            let missing = SnapshotTests.snapshotKeys.subtracting(data.keys)
+            #expect(missing.isEmpty, "stateSync data lacks \(missing.sorted()): \(sync.text)")
+            #expect(data.string("id") == session.id)
+            #expect(data.string("djUserId") == "creator1")
+            #expect(data.int("epoch") == 0)
+            #expect(data.isNull("currentTrack"))
+            let members = data.objects("members") ?? []
+            #expect(members.contains { $0.string("userId") == "creator1" && $0.string("displayName") == "Ann" }, "\(members)")
+
+            let joiner = try await server.http.signIn("joiner1", displayName: "Bob")
+            let other = PirateSocket(server, token: joiner.token, session: session.id, path: "/any/path/at/all", label: "joiner1")
+            let otherSync = try await other.next("stateSync", "on a non-root path")
+            #expect(otherSync.data.string("id") == session.id)
+        }
+    }
+
+    @Test("A connecting member is announced to the others with memberJoined {userId, displayName}")
+    func othersReceiveMemberJoined() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1", displayName: "Ann")
+            let joiner = try await server.http.signIn("joiner1", displayName: "Mia")
+            let session = try await server.http.createSession(creator)
+            let first = try await server.connect(creator, to: session.id)
+            _ = try await server.http.joinOK(joiner, code: session.joinCode)
+
+            let second = PirateSocket(server, token: joiner.token, session: session.id, label: "joiner1")
+            let sync = try await second.next("stateSync")
+            let ids = Set((sync.data.objects("members") ?? []).compactMap { $0.string("userId") })
+            #expect(ids == ["creator1", "joiner1"], "\(sync.text)")
+
+            let joined = try await first.socket.next("memberJoined")
+            #expect(joined.data.string("userId") == "joiner1", "\(joined.text)")
+            #expect(joined.data.string("displayName") == "Mia", "\(joined.text)")
+        }
+    }
+
+    @Test("A socket to an unknown session is closed with 4004")
+    func unknownSessionCloses4004() async throws {
+        try await PirateServer.with { server in
+            let user = try await server.http.signIn("creator1")
+            _ = try await server.http.createSession(user)
+            for id in [UUID().uuidString.lowercased(), "nope"] {
+                let socket = PirateSocket(server, token: user.token, session: id, label: "to \(id)")
+                let code = try await socket.closeCode()
+                #expect(code == 4004, "session \(id): closed with \(String(describing: code))")
+            }
+        }
+    }
+
+    @Test("An eleventh member's socket is closed with 4009 while ten are connected")
+    func eleventhSocketCloses4009() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            var connected = [try await server.connect(creator, to: session.id)]
+            for n in 2...10 {
+                let user = try await server.http.signIn("member\(n)")
+                connected.append(try await server.connect(user, to: session.id))
+            }
+            let eleventh = try await server.http.signIn("member11")
+            let socket = PirateSocket(server, token: eleventh.token, session: session.id, label: "member11")
+            let code = try await socket.closeCode()
+            #expect(code == 4009, "closed with \(String(describing: code))")
+
+            // The ten are still there.
+            for member in connected { try await member.socket.roundTrip() }
+            let members = try await server.http.snapshot(creator, session: session.id).objects("members") ?? []
+            #expect(members.count == 10)
+            #expect(!members.contains { $0.string("userId") == "member11" })
+        }
+    }
+
+    @Test("The same user connecting again closes the older socket with 4000 and the newer one works")
+    func sameUserAgainReplacesTheOlderSocket() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1", displayName: "Ann")
+            let joiner = try await server.http.signIn("joiner1", displayName: "Bob")
+            let session = try await server.http.createSession(creator)
+            let host = try await server.connect(creator, to: session.id)
+            let older = try await server.connect(joiner, to: session.id)
+            try await host.socket.next("memberJoined") { $0.data.string("userId") == "joiner1" }
+
+            let newer = try await server.connect(joiner, to: session.id)
+            let code = try await older.socket.closeCode()
+            #expect(code == 4000, "the older socket closed with \(String(describing: code))")
+
+            try await newer.socket.roundTrip()
+            let frame = try await newer.socket.addAndWait(prTrack(1))
+            #expect(trackIds(frame.data.objects("queue")) == ["spotify:track:1"])
+            try await host.socket.next("queueUpdate")
+            let joins = await host.socket.frames("memberJoined").filter { $0.data.string("userId") == "joiner1" }
+            let seen = await host.socket.summary()
+            #expect(joins.count == 1, "no memberJoined for a replacing connection: \(seen)")
+
+            let members = try await server.http.snapshot(creator, session: session.id).objects("members") ?? []
+            #expect(members.filter { $0.string("userId") == "joiner1" }.count == 1, "\(members)")
+        }
+    }
+
+    @Test("A socket that sends nothing for the idle timeout is closed with 4008; one that pings stays open")
+    func idleSocketCloses4008() async throws {
+        try await PirateServer.with(.init(idleTimeoutMs: 600)) { server in
+            let creator = try await server.http.signIn("creator1")
+            let chatty = try await server.http.signIn("chatty1")
+            let session = try await server.http.createSession(creator)
+            let busy = try await server.connect(chatty, to: session.id)
+            let pinger = Task {
+                for n in 1...40 {
+                    busy.socket.send("ping", ["clientSendTime": n])
+                    try await Task.sleep(for: .milliseconds(150))
+                }
+            }
+            defer { pinger.cancel() }
+
+            let opened = ContinuousClock.now
+            let quiet = try await server.connect(creator, to: session.id)
+            let code = try await quiet.socket.closeCode(timeout: .seconds(4))
+            let elapsed = milliseconds(from: opened, to: .now)
+            #expect(code == 4008, "closed with \(String(describing: code))")
+            #expect(elapsed >= 450, "closed after \(elapsed) ms, before the 600 ms idle timeout")
+
+            // Well past the timeout, the socket that keeps talking is still open.
+            try await Task.sleep(until: opened + .milliseconds(1500))
+            let seen = await busy.socket.summary()
+            #expect(await busy.socket.isClosed == false, "the pinging socket was closed: \(seen)")
+            try await busy.socket.roundTrip()
+        }
+    }
+}

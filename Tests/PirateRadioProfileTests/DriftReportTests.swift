@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: driftReport")
+struct DriftReportTests {
+    @Test("A driftReport goes to the DJ only, with the sender's userId added")
+    func driftReportIsRelayedToTheDJOnly() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            let report: JSONObject = ["driftMs": 42, "epoch": 0, "deviceName": "iPhone"]
+            party.members[0].socket.send("driftReport", report)
+
+            let relayed = try await party.dj.socket.next("driftReport")
+            #expect(relayed.data.string("userId") == "m1", "\(relayed.text)")
+            var withoutUser = relayed.data
+            withoutUser["userId"] = nil
+            #expect(jsonEqual(withoutUser, report), "the report is relayed as sent plus userId: \(relayed.text)")
+
+            try await party.marker(1)
+            for member in party.members {
+                let seen = await member.socket.summary()
+                #expect(await member.socket.frames("driftReport").isEmpty, "\(member.id) got a driftReport: \(seen)")
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: grace period")
+struct GracePeriodTests {
+    @Test("A session with a queued track outlives its last socket for the grace period, then ends")
+    func queuedSessionLivesForTheGracePeriod() async throws {
+        try await PirateServer.with(.init(gracePeriodMs: 1000)) { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            let socket = try await server.connect(creator, to: session.id)
+            _ = try await socket.socket.addAndWait(prTrack(1))
+            await socket.socket.close()
+            let closed = ContinuousClock.now
+
+            let right = try await server.http.get(creator, session: session.id)
+            #expect(right.status == 200, "just after the last socket closed: \(right)")
+            try await Task.sleep(until: closed + .milliseconds(300))
+            let within = try await server.http.get(creator, session: session.id)
+            #expect(within.status == 200, "within the 1000 ms grace period: \(within)")
+            #expect(trackIds(within.json?.objects("queue")) == ["spotify:track:1"])
+
+            var endedAt: ContinuousClock.Instant?
+            let ended = try await eventually(timeout: .seconds(4)) {
+                let status = try await server.http.get(creator, session: session.id).status
+                if status == 404 { endedAt = .now }
+                return status == 404
+            }
+            #expect(ended, "the session should end after the grace period")
+            if let endedAt {
+                let after = milliseconds(from: closed, to: endedAt)
+                #expect(after >= 700, "ended \(after) ms after the last socket closed; the grace period is 1000 ms")
+            }
+            let late = PirateSocket(server, token: creator.token, session: session.id, label: "too late")
+            #expect(try await late.closeCode() == 4004, "an ended session closes sockets with 4004")
+            let health = try await server.http.request("GET", "/health")
+            #expect(health.json?.int("sessions") == 0, "\(health)")
+        }
+    }
+
+    @Test("A session with nothing current and nothing queued ends as soon as its last socket closes")
+    func emptySessionEndsAtOnce() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            let socket = try await server.connect(creator, to: session.id)
+            try await socket.socket.roundTrip()
+            await socket.socket.close()
+
+            let ended = try await eventually(timeout: .seconds(1)) {
+                try await server.http.get(creator, session: session.id).status == 404
+            }
+            #expect(ended, "GET should be 404 right after the last socket closed (the grace period is 5 minutes)")
+            let late = PirateSocket(server, token: creator.token, session: session.id, label: "after the end")
+            #expect(try await late.closeCode() == 4004)
+        }
+    }
+
+    @Test("Reconnecting within the grace period resumes the session, which then stays alive")
+    func reconnectWithinTheGracePeriod() async throws {
+        try await PirateServer.with(.init(gracePeriodMs: 1500)) { server in
+            let party = try await Party.start(server, members: [])
+            try await party.play(prTrack(1))
+            await party.dj.socket.close()
+            let closed = ContinuousClock.now
+
+            try await Task.sleep(until: closed + .milliseconds(200))
+            let back = try await server.connect(party.dj.user, to: party.id)
+            let sync = try #require(await back.socket.frames("stateSync").first)
+            #expect(sync.data.string("id") == party.id)
+            #expect(sameTrack(sync.data.object("currentTrack"), prTrack(1)), "the current track survived: \(sync.text)")
+            #expect(sync.data.int("epoch") == 1, "\(sync.text)")
+
+            try await Task.sleep(until: closed + .milliseconds(2200))
+            let later = try await party.http.get(party.dj.user, session: party.id)
+            #expect(later.status == 200, "a member is connected again, so the session must not end: \(later)")
+            try await back.socket.roundTrip()
+            #expect(await back.socket.isClosed == false)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: POST /sessions/join")
+struct JoinSessionTests {
+    /// `count` 4-digit codes that are not `taken`.
+    static func unknownCodes(_ count: Int, besides taken: String) -> [String] {
+        (0..<(count + 1)).map { String(format: "%04d", 9000 + $0 * 7) }.filter { $0 != taken }.prefix(count).map { $0 }
+    }
+
+    @Test("Joining by code is 200 with the DJ's name and member count, and the caller becomes a member")
+    func joinMakesTheCallerAMember() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1", displayName: "Ann")
+            let joiner = try await server.http.signIn("joiner1", displayName: "Bob")
+            let session = try await server.http.createSession(creator)
+
+            let result = try await server.http.join(joiner, code: session.joinCode)
+            #expect(result.status == 200, "\(result)")
+            let json = try #require(result.json, "\(result)")
+            #expect(json.string("id") == session.id)
+            #expect(json.string("joinCode") == session.joinCode)
+            #expect(json.string("djUserId") == "creator1")
+            #expect(json.string("djDisplayName") == "Ann")
+            #expect(json.int("memberCount") == 2, "creator + joiner: \(result)")
+
+            let snapshot = try await server.http.snapshot(joiner, session: session.id)
+            let members = snapshot.objects("members") ?? []
+            #expect(Set(members.compactMap { $0.string("userId") }) == ["creator1", "joiner1"], "\(members)")
+            #expect(members.first { $0.string("userId") == "joiner1" }?.string("displayName") == "Bob")
+        }
+    }
+
+    @Test("Joining is 400 without a code and 404 for an unknown code")
+    func joinRejectsMissingAndUnknownCodes() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let joiner = try await server.http.signIn("joiner1")
+            let session = try await server.http.createSession(creator)
+
+            let missing = try await server.http.send("POST", "/sessions/join", token: joiner.token, json: [String: Any]())
+            #expect(missing.status == 400, "no code: \(missing)")
+            #expect(missing.errorMessage != nil, "\(missing)")
+
+            let unknown = try await server.http.join(joiner, code: Self.unknownCodes(1, besides: session.joinCode)[0])
+            #expect(unknown.status == 404, "unknown code: \(unknown)")
+            #expect(unknown.errorMessage != nil, "\(unknown)")
+        }
+    }
+
+    @Test("Joining with a code older than its lifetime is 410")
+    func joinWithAnExpiredCodeIs410() async throws {
+        try await PirateServer.with(.init(codeLifetimeMs: 1200)) { server in
+            let creator = try await server.http.signIn("creator1")
+            let early = try await server.http.signIn("early1")
+            let late = try await server.http.signIn("late1")
+            let created = ContinuousClock.now
+            let session = try await server.http.createSession(creator)
+
+            let fresh = try await server.http.join(early, code: session.joinCode)
+            #expect(fresh.status == 200, "a fresh code works: \(fresh)")
+
+            try await Task.sleep(until: created + .milliseconds(1800))
+            let stale = try await server.http.join(late, code: session.joinCode)
+            #expect(stale.status == 410, "the code is older than its 1.2 s lifetime: \(stale)")
+            #expect(stale.errorMessage != nil, "\(stale)")
+        }
+    }
+
+    @Test("The eleventh member is refused with 409: a session holds 10")
+    func joinIsFullAtTenMembers() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            for n in 2...10 {
+                let user = try await server.http.signIn("member\(n)")
+                let result = try await server.http.join(user, code: session.joinCode)
+                #expect(result.status == 200, "member \(n): \(result)")
+                #expect(result.json?.int("memberCount") == n, "member \(n): \(result)")
+            }
+            let eleventh = try await server.http.signIn("member11")
+            let result = try await server.http.join(eleventh, code: session.joinCode)
+            #expect(result.status == 409, "\(result)")
+            #expect(result.errorMessage != nil, "\(result)")
+            let members = try await server.http.snapshot(creator, session: session.id).objects("members") ?? []
+            #expect(members.count == 10, "\(members.count) members")
+        }
+    }
+
+    @Test("The eleventh join attempt from one address within a minute is 429, whatever the first ten were")
+    func joinIsRateLimitedPerAddress() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let guesser = try await server.http.signIn("guesser1")
+            let other = try await server.http.signIn("other1")
+            let session = try await server.http.createSession(creator)
+            for code in Self.unknownCodes(10, besides: session.joinCode) {
+                let result = try await server.http.join(guesser, code: code)
+                #expect(result.status == 404, "attempt with \(code): \(result)")
+            }
+            // Same address, another user, the right code: still over the limit.
+            let result = try await server.http.join(other, code: session.joinCode)
+            #expect(result.status == 429, "\(result)")
+            #expect(result.errorMessage != nil, "a 429 body is {\"error\": string}: \(result)")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: DJ playback control")
+struct PlaybackTests {
+    @Test("The DJ's playPrepare and playCommit are relayed as sent; the snapshot follows (epoch + 1, then playing)")
+    func djPrepareAndCommitAreRelayed() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            let track = prTrack(7)
+            let prepare: JSONObject = ["trackId": "spotify:track:7", "track": track, "clientTag": "prepare-7"]
+            party.dj.socket.send("playPrepare", prepare)
+            for member in party.members {
+                let frame = try await member.socket.next("playPrepare")
+                #expect(jsonEqual(frame.rawData, prepare), "\(member.id): relayed data should be as sent: \(frame.text)")
+                #expect(frame.epoch == 1, "\(member.id): the relayed frame belongs to the new epoch: \(frame.text)")
+            }
+            let prepared = try await party.snapshot()
+            #expect(prepared.int("epoch") == 1, "\(prepared)")
+            #expect(sameTrack(prepared.object("currentTrack"), track), "\(prepared)")
+            #expect(prepared.bool("isPlaying") == false, "prepared, not playing: \(prepared)")
+
+            let ntp = nowMs() + 250
+            let commit: JSONObject = ["positionMs": 1234, "ntpTimestamp": ntp, "clientTag": "commit-7"]
+            party.dj.socket.send("playCommit", commit)
+            for member in party.members {
+                let frame = try await member.socket.next("playCommit")
+                #expect(jsonEqual(frame.rawData, commit), "\(member.id): relayed data should be as sent: \(frame.text)")
+                #expect(frame.epoch == 1, "\(frame.text)")
+            }
+            let playing = try await party.snapshot()
+            #expect(playing.int("epoch") == 1)
+            #expect(sameTrack(playing.object("currentTrack"), track), "\(playing)")
+            #expect(playing.bool("isPlaying") == true, "\(playing)")
+            #expect(playing.int("positionMs") == 1234, "\(playing)")
+            #expect(playing.int("positionTimestamp") == ntp, "\(playing)")
+
+            try await party.dj.socket.roundTrip()
+            #expect(await party.dj.socket.frames("playPrepare").isEmpty, "relayed to the others, not back to the DJ")
+            #expect(await party.dj.socket.frames("playCommit").isEmpty, "relayed to the others, not back to the DJ")
+        }
+    }
+
+    @Test("A member who is not the DJ cannot playPrepare: error to the sender, nothing relayed, state unchanged")
+    func nonDJPlayPrepareIsRefused() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            let sender = party.members[0].socket
+            sender.send("playPrepare", ["trackId": "spotify:track:7", "track": prTrack(7)])
+            let error = try await sender.next("error")
+            #expect(error.data.string("message") != nil, "error {message}: \(error.text)")
+
+            try await party.marker(1)
+            for person in party.everyone {
+                let seen = await person.socket.summary()
+                #expect(await person.socket.frames("playPrepare").isEmpty, "\(person.id): nothing relayed: \(seen)")
+            }
+            let snapshot = try await party.snapshot()
+            #expect(snapshot.int("epoch") == 0)
+            #expect(snapshot.isNull("currentTrack"), "\(snapshot)")
+            #expect(snapshot.bool("isPlaying") == false)
+            #expect(snapshot.string("djUserId") == "dj")
+        }
+    }
+
+    @Test("playCommit, pause, resume, seek and skip from a member who is not the DJ are refused")
+    func nonDJControlsAreRefused() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            _ = try await party.dj.socket.addAndWait(prTrack(2))
+            for member in party.members { try await member.socket.next("queueUpdate") }
+            try await party.play(prTrack(1), positionMs: 500)
+            let before = try await party.snapshot()
+
+            let sender = party.members[0].socket
+            let commands: [(String, JSONObject?)] = [
+                ("playCommit", ["positionMs": 0, "ntpTimestamp": nowMs()]),
+                ("pause", ["positionMs": 100, "ntpTimestamp": nowMs()]),
+                ("resume", ["positionMs": 100, "ntpTimestamp": nowMs()]),
+                ("seek", ["positionMs": 9000, "ntpTimestamp": nowMs()]),
+                ("skip", nil),
+            ]
+            for (type, data) in commands {
+                sender.send(type, data)
+                let error = try await sender.next("error", "refusing \(type)")
+                #expect(error.data.string("message") != nil, "\(type): \(error.text)")
+            }
+
+            try await party.marker(3)
+            let watcher = party.members[1].socket
+            let seen = await watcher.summary()
+            #expect(await watcher.frames("playCommit").count == 1, "only the DJ's commit: \(seen)")
+            for type in ["pause", "resume", "seek"] {
+                #expect(await watcher.frames(type).isEmpty, "\(type) was relayed: \(seen)")
+            }
+            #expect(await watcher.frames("stateSync").count == 1, "only the stateSync on connect: \(seen)")
+
+            let after = try await party.snapshot()
+            #expect(after.int("epoch") == before.int("epoch"))
+            #expect(sameTrack(after.object("currentTrack"), prTrack(1)), "\(after)")
+            #expect(after.bool("isPlaying") == true)
+            #expect(after.int("positionMs") == before.int("positionMs"))
+            #expect(after.int("positionTimestamp") == before.int("positionTimestamp"))
+            #expect(trackIds(after.objects("queue")) == ["spotify:track:2", "spotify:track:3"])
+        }
+    }
+
+    @Test("The DJ's pause, seek and resume are relayed as sent and move the timeline")
+    func djPauseSeekResumeAreRelayed() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let member = party.members[0].socket
+            try await party.play(prTrack(1))
+
+            let pause: JSONObject = ["positionMs": 5000, "ntpTimestamp": nowMs(), "clientTag": "p"]
+            party.dj.socket.send("pause", pause)
+            let paused = try await member.next("pause")
+            #expect(jsonEqual(paused.rawData, pause), "\(paused.text)")
+            var snapshot = try await party.snapshot()
+            #expect(snapshot.bool("isPlaying") == false, "\(snapshot)")
+            #expect(snapshot.int("positionMs") == 5000, "\(snapshot)")
+
+            let seek: JSONObject = ["positionMs": 20000, "ntpTimestamp": nowMs()]
+            party.dj.socket.send("seek", seek)
+            let sought = try await member.next("seek")
+            #expect(jsonEqual(sought.rawData, seek), "\(sought.text)")
+            snapshot = try await party.snapshot()
+            #expect(snapshot.int("positionMs") == 20000, "\(snapshot)")
+            #expect(snapshot.bool("isPlaying") == false, "a seek while paused stays paused: \(snapshot)")
+
+            let at = nowMs()
+            let resume: JSONObject = ["positionMs": 20000, "ntpTimestamp": at, "executionTime": at + 300]
+            party.dj.socket.send("resume", resume)
+            let resumed = try await member.next("resume")
+            #expect(jsonEqual(resumed.rawData, resume), "\(resumed.text)")
+            snapshot = try await party.snapshot()
+            #expect(snapshot.bool("isPlaying") == true, "\(snapshot)")
+            #expect(snapshot.int("positionMs") == 20000, "\(snapshot)")
+            #expect(snapshot.int("positionTimestamp") == at + 300, "playing from positionMs at executionTime: \(snapshot)")
+            #expect(snapshot.int("epoch") == 1, "pause, seek and resume keep the epoch: \(snapshot)")
+        }
+    }
+}

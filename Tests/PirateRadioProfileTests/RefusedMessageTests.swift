@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+@Suite("PirateRadio: refused messages")
+struct RefusedMessageTests {
+    @Test("Text that is not JSON, an unknown type or missing fields get error {message}; nothing changes and the socket stays open")
+    func badMessagesAreAnsweredWithError() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let dj = party.dj.socket
+            let cases: [(String, String)] = [
+                ("not JSON", "this is not json"),
+                ("unknown type", #"{"type": "dance", "data": {}}"#),
+                ("no type", #"{"data": {"positionMs": 1}}"#),
+                ("addToQueue without a track", #"{"type": "addToQueue", "data": {"nonce": "x"}}"#),
+                ("playPrepare without a track", #"{"type": "playPrepare", "data": {"trackId": "spotify:track:1"}}"#),
+                ("removeFromQueue without a trackId", #"{"type": "removeFromQueue", "data": {}}"#),
+            ]
+            for (name, text) in cases {
+                dj.sendRaw(text)
+                let error = try await dj.next("error", "for \(name)")
+                #expect(error.data.string("message") != nil, "\(name): \(error.text)")
+            }
+            try await dj.roundTrip()
+            #expect(await dj.isClosed == false)
+
+            let snapshot = try await party.snapshot()
+            #expect(snapshot.int("epoch") == 0)
+            #expect(snapshot.isNull("currentTrack"))
+            #expect((snapshot["queue"] as? [Any])?.isEmpty == true, "\(snapshot)")
+            let member = party.members[0].socket
+            try await member.roundTrip()
+            #expect(await member.frames("error").isEmpty, "errors go to the sender only")
+            #expect(await member.frames("queueUpdate").isEmpty)
+        }
+    }
+}
