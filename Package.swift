@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "JamProtocol", targets: ["JamProtocol"]),
         .library(name: "JamCore", targets: ["JamCore"]),
         .library(name: "JamServer", targets: ["JamServer"]),
+        .library(name: "JamClient", targets: ["JamClient"]),
+        .library(name: "JamClientNIO", targets: ["JamClientNIO"]),
         .executable(name: "jam", targets: ["jam"]),
     ],
     dependencies: [
@@ -20,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(name: "JamProtocol"),
@@ -38,6 +41,19 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]
         ),
+        .target(
+            name: "JamClient",
+            dependencies: ["JamProtocol", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "JamClientNIO",
+            dependencies: [
+                "JamClient",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "jam",
             dependencies: [
@@ -46,14 +62,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "JamTestSupport",
+            dependencies: [
+                "JamServer", "JamCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/JamTestSupport"
+        ),
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [
-                "JamServer", "jam",
+                "JamServer", "jam", "JamTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]
+        ),
+        .testTarget(
+            name: "JamClientTests",
+            dependencies: [
+                "JamClient", "JamClientNIO", "JamServer", "JamTestSupport",
             ]
         ),
         .testTarget(

@@ -106,14 +106,31 @@ extension LiveSession {
     }
 
     /// Applies a socket command: an ack (where the protocol has one) or an error goes back.
+    /// A command id seen before gets the answer it got then, and is not applied again.
     func execute(_ command: Command, from connection: Connection, replyId: String?, relay: String?) {
+        let key = replyId.map { "\(connection.userId.rawValue) \($0)" }
+        if let key, let answer = recentAnswers[key] {
+            reply(to: connection.id, answer)
+            return
+        }
+        let answer: String?
         do {
             let outcome = try apply(command, by: connection.userId, connection: connection.id, relay: relay)
-            if let replyId {
-                reply(to: connection.id, wire.ack(Ack(id: replyId, itemId: outcome.itemId, score: outcome.score), state: state, now: environment.clock.now()))
-            }
+            answer = replyId.flatMap { wire.ack(Ack(id: $0, itemId: outcome.itemId, score: outcome.score), state: state, now: environment.clock.now()) }
         } catch {
-            reply(to: connection.id, wire.error(error, id: replyId, state: state, now: environment.clock.now()))
+            answer = wire.error(error, id: replyId, state: state, now: environment.clock.now())
+        }
+        reply(to: connection.id, answer)
+        if let key, let answer { remember(answer, for: key) }
+    }
+
+    private func remember(_ answer: String, for key: String) {
+        recentAnswers[key] = answer
+        recentAnswerOrder.append(key)
+        if recentAnswerOrder.count > Self.recentAnswerLimit {
+            let excess = recentAnswerOrder.count - Self.recentAnswerLimit
+            for old in recentAnswerOrder.prefix(excess) { recentAnswers[old] = nil }
+            recentAnswerOrder.removeFirst(excess)
         }
     }
 

@@ -57,6 +57,11 @@ public actor LiveSession {
     private var snapshotRequested = false
     private var endAnnounced = false
     private var undeliverable: [(connection: Connection, overflowed: Bool)] = []
+    /// Answers to recent commands by id ("user id"), so a client retrying after a
+    /// reconnect gets the same answer instead of a second application.
+    var recentAnswers: [String: String] = [:]
+    var recentAnswerOrder: [String] = []
+    static let recentAnswerLimit = 2048
     private let endedFlag = Atomic<Bool>(false)
 
     /// Wraps `state`; `stored` says whether the store already holds it at its `seq`.

@@ -1,3 +1,4 @@
+import JamTestSupport
 import Foundation
 import JamProtocol
 import Testing
@@ -346,6 +347,25 @@ import Testing
             #expect(gone.errorCode == .gone)
             let join = try await server.api.send("POST", "/api/v1/sessions/join", token: party.guests[0].token, json: JoinSessionRequest(code: party.session.session.joinCode))
             #expect(join.status == 404)
+            await party.close()
+        }
+    }
+
+    @Test func aRepeatedCommandIdIsAnsweredNotAppliedAgain() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(2))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(3))
+            let socket = party.host.socket
+            // The same skip twice, as a client would resend it after a reconnect.
+            socket.send(.skip, id: "skip-1")
+            socket.send(.skip, id: "skip-1")
+            try await socket.next("first answer") { $0.ack?.id == "skip-1" }
+            try await socket.next("second answer") { $0.ack?.id == "skip-1" }
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying?.item.track.id == "track-2")
+            #expect(view.history.count == 1)
             await party.close()
         }
     }

@@ -1,3 +1,4 @@
+import JamTestSupport
 import Foundation
 import JamProtocol
 import JamServer

@@ -1,3 +1,4 @@
+import JamTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,3 +1,4 @@
+import JamTestSupport
 import Foundation
 
 /// `jam serve` as a separate process, so a test can kill it with SIGKILL.

@@ -6,31 +6,36 @@ import Logging
 import ServiceLifecycle
 
 /// A real OpenJam server on an ephemeral loopback port, for the length of a test.
-struct TestServer: Sendable {
-    let port: Int
-    let dataDirectory: URL
+public struct TestServer: Sendable {
+    public let port: Int
+    public let dataDirectory: URL
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var wsBaseURL: String { "ws://127.0.0.1:\(port)" }
-    var api: RestClient { RestClient(baseURL: baseURL) }
+    public init(port: Int, dataDirectory: URL) {
+        self.port = port
+        self.dataDirectory = dataDirectory
+    }
 
-    /// Timing fast enough for tests: short leads, one-second prepare-ahead.
-    static let fastTiming = Timing(minLeadMs: 100, maxLeadMs: 1000, prepareAheadMs: 400, commitMarginMs: 50)
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var wsBaseURL: String { "ws://127.0.0.1:\(port)" }
+
+    /// Timing fast enough for tests: short leads, a 400 ms prepare-ahead.
+    public static let fastTiming = Timing(minLeadMs: 100, maxLeadMs: 1000, prepareAheadMs: 400, commitMarginMs: 50)
 
     /// A fresh, empty data folder.
-    static func makeDataDirectory() -> URL {
+    public static func makeDataDirectory() -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-test-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 
     /// Runs `body` against a server, then shuts the server down gracefully.
-    static func with<T: Sendable>(
+    public static func with<T: Sendable>(
         dataDirectory: URL = makeDataDirectory(),
+        port: Int = 0,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
         configure(&configuration)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await buildApplication(configuration) { port in portContinuation.yield(port) }
@@ -55,7 +60,7 @@ struct TestServer: Sendable {
 }
 
 /// A failure raised by test support code.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JamProtocol
+
+/// OpenJam's REST API over URLSession: sign-in, sessions and the queue for callers
+/// without a socket.
+public struct JamAPI: Sendable {
+    /// The server, e.g. `http://127.0.0.1:8080`.
+    public let server: URL
+    /// The bearer token, once signed in.
+    public var token: String?
+    private let session: URLSession
+
+    /// Creates a client for `server`.
+    public init(server: URL, token: String? = nil, session: URLSession = .shared) {
+        self.server = server
+        self.token = token
+        self.session = session
+    }
+
+    /// A guest identity for `displayName`; keeps its token for later calls.
+    public mutating func signIn(displayName: String) async throws(JamError) -> GuestAuthResponse {
+        let response: GuestAuthResponse = try await send("POST", "/auth/guest", body: GuestAuthRequest(displayName: displayName))
+        token = response.token
+        return response
+    }
+
+    /// Opens a session hosted by the caller.
+    public func createSession(_ request: CreateSessionRequest = CreateSessionRequest()) async throws(JamError) -> SessionView {
+        try await send("POST", "/api/v1/sessions", body: request)
+    }
+
+    /// Joins the session with `code`.
+    public func join(code: String, displayName: String? = nil) async throws(JamError) -> SessionView {
+        try await send("POST", "/api/v1/sessions/join", body: JoinSessionRequest(code: code, displayName: displayName))
+    }
+
+    /// The session as the caller sees it.
+    public func session(_ id: SessionID) async throws(JamError) -> SessionView {
+        try await send("GET", "/api/v1/sessions/\(id)", body: Optional<String>.none)
+    }
+
+    /// Leaves the session.
+    public func leave(_ id: SessionID) async throws(JamError) {
+        try await send("POST", "/api/v1/sessions/\(id)/leave", body: Optional<String>.none)
+    }
+
+    /// The realtime URL of a session (`ws://` or `wss://`).
+    public func realtimeURL(_ id: SessionID, lastSeq: Int64? = nil) -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.scheme = server.scheme == "https" ? "wss" : "ws"
+        components.path = "/api/v1/sessions/\(id)/realtime"
+        components.queryItems = lastSeq.map { [URLQueryItem(name: "lastSeq", value: String($0))] }
+        return components.url ?? server
+    }
+
+    /// A link people can open to join with `code`.
+    public func joinLink(code: String) -> URL {
+        server.appendingPathComponent("j").appendingPathComponent(code)
+    }
+
+    private func send<Body: Encodable, Answer: Decodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) -> Answer {
+        try WireCoding.decode(Answer.self, from: try await exchange(method, path, body: body))
+    }
+
+    private func send<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) {
+        _ = try await exchange(method, path, body: body)
+    }
+
+    /// Sends a request; a non-2xx answer becomes the server's typed error.
+    private func exchange<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) -> Data {
+        guard let url = URL(string: path, relativeTo: server) else { throw JamError(.invalidField, "bad path \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.timeoutInterval = 15
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try WireCoding.encode(body)
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw JamError(.unavailable, "cannot reach \(server.absoluteString): \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            let body: ErrorBody
+            do {
+                body = try WireCoding.decode(ErrorBody.self, from: data)
+            } catch {
+                throw JamError(.internal, "the server answered \(status) without an error body")
+            }
+            throw JamError(body.error.code, body.error.message)
+        }
+        return data
+    }
+}

@@ -1,0 +1,25 @@
+import JamProtocol
+
+/// Where a client's realtime connection stands, for an app to show.
+public enum ConnectionPhase: Sendable, Equatable {
+    /// Not started.
+    case idle
+    /// Opening a socket (attempt 1 is the first).
+    case connecting(attempt: Int)
+    /// Open and in sync.
+    case connected
+    /// Closed; the next attempt starts after the delay.
+    case retrying(attempt: Int, afterMs: Double, reason: String)
+    /// Closed for good (unknown session, removed, session ended, bad credentials).
+    case failed(JamError)
+}
+
+/// What a `SessionClient` tells its subscribers.
+public enum ClientUpdate: Sendable {
+    /// A frame from the server, as received.
+    case envelope(ServerEnvelope)
+    /// The session after that frame.
+    case mirror(SessionMirror)
+    /// The connection changed.
+    case phase(ConnectionPhase)
+}

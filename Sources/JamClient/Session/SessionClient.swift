@@ -1,0 +1,289 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// One member's live connection to a session: keeps the socket open (reconnecting with
+/// capped, jittered back-off), mirrors the session from its events, resumes from the
+/// last `seq` after a drop, and sends commands with ids so a retry after a reconnect
+/// is answered, not applied twice.
+public actor SessionClient {
+    private struct PendingCommand {
+        let frame: String
+        var continuation: CheckedContinuation<Ack, any Error>?
+        /// An answer that came before anyone waited for it.
+        var result: Result<Ack, JamError>?
+    }
+
+    /// The session.
+    public nonisolated let sessionId: SessionID
+    /// The caller.
+    public nonisolated let me: UserID
+    private let api: JamAPI
+    private let transport: any RealtimeTransport
+    private let backoff: Backoff
+    private var logger: Logger
+    private var random: SeededRandom
+
+    /// The session as last heard.
+    public private(set) var mirror: SessionMirror
+    /// The connection's state.
+    public private(set) var phase: ConnectionPhase = .idle
+    private var socket: (any RealtimeSocket)?
+    private var pending: [String: PendingCommand] = [:]
+    private var pendingOrder: [String] = []
+    private var subscribers: [Int: AsyncStream<ClientUpdate>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var commandCounter = 0
+    private var helloInFlight = false
+
+    /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
+    public init(
+        api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, backoff: Backoff = Backoff(),
+        logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil
+    ) {
+        self.api = api
+        self.sessionId = sessionId
+        self.me = me
+        self.transport = transport
+        self.backoff = backoff
+        self.logger = logger
+        self.logger[metadataKey: "session.id"] = "\(sessionId)"
+        self.random = SeededRandom(seed: seed)
+        self.mirror = SessionMirror(me: me)
+    }
+
+    /// Updates from now on: every frame, the mirror after it, and connection changes.
+    public func subscribe() -> AsyncStream<ClientUpdate> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ClientUpdate.self, bufferingPolicy: .bufferingNewest(1024))
+        let key = nextSubscriber
+        nextSubscriber += 1
+        subscribers[key] = continuation
+        continuation.yield(.phase(phase))
+        if mirror.view != nil { continuation.yield(.mirror(mirror)) }
+        return stream
+    }
+
+    // MARK: Connection
+
+    /// Holds the realtime connection until cancelled; reconnects after drops and stops
+    /// (throwing the reason) when the server says the session is gone for this member.
+    public func run() async throws {
+        var attempt = 0
+        while !Task.isCancelled {
+            attempt += 1
+            setPhase(.connecting(attempt: attempt))
+            let url = api.realtimeURL(sessionId, lastSeq: mirror.seq)
+            var headers: [String: String] = [:]
+            if let token = api.token { headers["Authorization"] = "Bearer \(token)" }
+            var reason = "connection lost"
+            do {
+                let close = try await transport.withSocket(url: url, headers: headers) { socket in
+                    await self.attached(socket)
+                    while let text = try await socket.receive() {
+                        await self.received(text)
+                    }
+                }
+                if let failure = Self.permanentFailure(close) {
+                    fail(failure)
+                    throw failure
+                }
+                reason = close.reason.map { "closed (\(close.code.map(String.init) ?? "no code")): \($0)" } ?? "closed"
+            } catch let error as JamError where error.code != .unavailable {
+                detached()
+                throw error
+            } catch {
+                reason = "\(error)"
+            }
+            let wasSynced = detached()
+            if mirror.ended != nil {
+                let failure = JamError(.gone, "the session has ended")
+                fail(failure)
+                throw failure
+            }
+            if wasSynced { attempt = 1 }
+            let delay = backoff.delayMs(attempt: attempt, using: &random)
+            setPhase(.retrying(attempt: attempt, afterMs: delay, reason: reason))
+            logger.info("realtime connection dropped; retrying", metadata: ["retry.ms": "\(Int(delay))", "reason": "\(reason)"])
+            try await Task.sleep(for: .milliseconds(Int64(delay)))
+        }
+    }
+
+    /// Close codes that mean "do not come back": 4000 + the HTTP status of the refusal.
+    static func permanentFailure(_ close: RealtimeClose) -> JamError? {
+        let reason = close.reason ?? ""
+        switch close.code {
+        case 4400: return JamError(.invalidField, reason.isEmpty ? "the server refused the connection" : reason)
+        case 4401: return JamError(.unauthorized, reason.isEmpty ? "sign in again" : reason)
+        case 4403: return JamError(.forbidden, reason.isEmpty ? "not a member of this session" : reason)
+        case 4404: return JamError(.notFound, reason.isEmpty ? "the session does not exist" : reason)
+        case 4410: return JamError(.gone, reason.isEmpty ? "the session has ended" : reason)
+        default: return nil
+        }
+    }
+
+    private func attached(_ socket: any RealtimeSocket) async {
+        self.socket = socket
+        helloInFlight = false
+        // Commands that never got an answer go again with the same ids: the server
+        // answers a repeated id without applying it twice.
+        for id in pendingOrder {
+            guard let command = pending[id], command.result == nil else { continue }
+            do {
+                try await socket.send(command.frame)
+            } catch {
+                logger.debug("resend failed; it goes again after the next reconnect", metadata: ["command.id": "\(id)"])
+            }
+        }
+    }
+
+    /// Forgets the socket; true when it had been in sync.
+    @discardableResult
+    private func detached() -> Bool {
+        let wasConnected = phase == .connected
+        socket = nil
+        return wasConnected
+    }
+
+    private func fail(_ error: JamError) {
+        setPhase(.failed(error))
+        for id in pendingOrder {
+            if let continuation = pending[id]?.continuation {
+                continuation.resume(throwing: error)
+                pending[id] = nil
+            } else {
+                pending[id]?.result = .failure(error)
+            }
+        }
+        pendingOrder.removeAll { pending[$0] == nil }
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
+    private func setPhase(_ phase: ConnectionPhase) {
+        guard self.phase != phase else { return }
+        self.phase = phase
+        broadcast(.phase(phase))
+    }
+
+    private func broadcast(_ update: ClientUpdate) {
+        for (key, continuation) in subscribers {
+            if case .terminated = continuation.yield(update) { subscribers[key] = nil }
+        }
+    }
+
+    // MARK: Frames
+
+    private func received(_ text: String) async {
+        let envelope: ServerEnvelope
+        do {
+            envelope = try ServerEnvelope.decode(Data(text.utf8))
+        } catch {
+            logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
+            return
+        }
+        broadcast(.envelope(envelope))
+        switch envelope.event {
+        case .ack(let ack):
+            settle(ack.id, .success(ack))
+            return
+        case .error(let error):
+            if let id = error.id {
+                settle(id, .failure(JamError(error.code, error.message)))
+            } else {
+                logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
+            }
+            return
+        default:
+            break
+        }
+        switch mirror.apply(envelope) {
+        case .applied:
+            helloInFlight = false
+            if phase != .connected { setPhase(.connected) }
+            broadcast(.mirror(mirror))
+        case .gap:
+            await resume()
+        case .duplicate, .stale, .direct:
+            break
+        }
+    }
+
+    /// Asks for what was missed (or a full `stateSync`).
+    private func resume() async {
+        guard !helloInFlight, let socket else { return }
+        helloInFlight = true
+        do {
+            try await socket.send(ClientFrame(.hello(Hello(lastSeq: mirror.seq))).jsonString())
+        } catch {
+            helloInFlight = false
+        }
+    }
+
+    private func settle(_ id: String, _ result: Result<Ack, JamError>) {
+        guard var command = pending[id] else { return }
+        guard let continuation = command.continuation else {
+            command.result = result
+            pending[id] = command
+            return
+        }
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
+        continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    // MARK: Commands
+
+    /// Sends `command` and waits for the server's answer; while disconnected it waits for
+    /// the next connection. A refusal throws the server's typed error.
+    @discardableResult
+    public func send(_ command: ClientCommand) async throws -> Ack {
+        if case .failed(let error) = phase { throw error }
+        commandCounter += 1
+        let id = "\(me.rawValue.prefix(8))-\(commandCounter)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
+        let frame = ClientFrame(command, id: id).jsonString()
+        pending[id] = PendingCommand(frame: frame)
+        pendingOrder.append(id)
+        if let socket {
+            do {
+                try await socket.send(frame)
+            } catch {
+                logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
+            }
+        }
+        let ack: Ack = try await withCheckedThrowingContinuation { continuation in
+            guard let entry = pending[id] else {
+                continuation.resume(throwing: JamError(.unavailable, "the connection closed for good"))
+                return
+            }
+            if let result = entry.result {
+                pending[id] = nil
+                pendingOrder.removeAll { $0 == id }
+                continuation.resume(with: result.mapError { $0 as any Error })
+            } else {
+                pending[id]?.continuation = continuation
+            }
+        }
+        if case .vote(let vote) = command {
+            mirror.setMyVote(vote.itemId, vote.value)
+            broadcast(.mirror(mirror))
+        }
+        return ack
+    }
+
+    /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected.
+    @discardableResult
+    public func post(_ command: ClientCommand) async -> Bool {
+        guard let socket else { return false }
+        do {
+            try await socket.send(ClientFrame(command).jsonString())
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Asks the server to drop this socket (tests and "reconnect now" buttons).
+    public func dropConnection() async {
+        await socket?.close()
+    }
+}

@@ -1,0 +1,139 @@
+import JamProtocol
+
+/// The session as the server last described it, kept current by applying events in
+/// `seq` order: `stateSync` always, duplicates dropped, a gap reported so the client
+/// can resume, events of an older epoch consumed without effect.
+public struct SessionMirror: Sendable, Equatable {
+    /// What happened to an envelope.
+    public enum Applied: Sendable, Equatable {
+        /// It changed (or confirmed) the mirror.
+        case applied
+        /// Already applied; dropped.
+        case duplicate
+        /// From an older epoch; dropped.
+        case stale
+        /// Frames are missing before it: resume with `hello {lastSeq: seq}`.
+        case gap
+        /// Not part of the session's event stream (pong, ack, error).
+        case direct
+    }
+
+    /// The caller.
+    public let me: UserID
+    /// The last full view, updated by every event since.
+    public private(set) var view: SessionView?
+    /// The last applied `seq`; `nil` before the first `stateSync`.
+    public private(set) var seq: Int64?
+    /// The session's epoch as of the last applied event.
+    public private(set) var epoch: Int64 = 0
+    /// Set once `sessionEnded` arrived.
+    public private(set) var ended: SessionEnded?
+
+    /// Creates an empty mirror for `me`.
+    public init(me: UserID) {
+        self.me = me
+    }
+
+    /// Applies one server frame.
+    public mutating func apply(_ envelope: ServerEnvelope) -> Applied {
+        switch envelope.event {
+        case .pong, .ack, .error:
+            return .direct
+        case .stateSync(let view):
+            self.view = view
+            seq = envelope.seq
+            epoch = envelope.epoch
+            return .applied
+        default:
+            break
+        }
+        guard let seq, view != nil else { return .gap }
+        if envelope.seq <= seq { return .duplicate }
+        if envelope.seq > seq + 1 { return .gap }
+        self.seq = envelope.seq
+        if envelope.epoch < epoch { return .stale }
+        epoch = envelope.epoch
+        reduce(envelope)
+        return .applied
+    }
+
+    /// Records the caller's own vote (the server broadcasts scores, not who voted).
+    public mutating func setMyVote(_ itemId: ItemID, _ value: Int) {
+        view?.myVotes[itemId.rawValue] = value == 0 ? nil : value
+    }
+
+    private mutating func reduce(_ envelope: ServerEnvelope) {
+        guard var view else { return }
+        switch envelope.event {
+        case .stateSync, .pong, .ack, .error:
+            break
+        case .memberJoined(let member), .memberUpdated(let member):
+            if let index = view.members.firstIndex(where: { $0.userId == member.userId }) {
+                view.members[index] = member
+            } else {
+                view.members.append(member)
+            }
+            if member.role == .host {
+                view.session.hostId = member.userId
+                view.session.hostDisplayName = member.displayName
+            }
+        case .memberLeft(let left):
+            view.members.removeAll { $0.userId == left.userId }
+            view.session.hostId = left.hostId
+            view.session.hostDisplayName = view.members.first { $0.userId == left.hostId }?.displayName ?? view.session.hostDisplayName
+        case .queueUpdate(let update):
+            view.queue = update.queue
+            let ids = Set(update.queue.map(\.id.rawValue))
+            view.myVotes = view.myVotes.filter { ids.contains($0.key) }
+        case .votesUpdate(let update):
+            if let index = view.queue.firstIndex(where: { $0.id == update.itemId }) { view.queue[index].score = update.score }
+        case .playPrepare(let prepare):
+            let announced = NowPlaying(item: prepare.item, epoch: prepare.epoch, state: .preparing, positionMs: 0, anchorMs: prepare.startAt)
+            if envelope.epoch < prepare.epoch {
+                // Announced to follow the current item without a gap.
+                view.upNext = announced
+            } else {
+                if let previous = prepare.previous { view.history.append(previous) }
+                view.nowPlaying = announced
+                if view.upNext?.item.id == prepare.item.id { view.upNext = nil }
+                view.skipRequests = SkipRequestsView(count: 0, needed: view.skipRequests.needed, mine: false)
+            }
+        case .playCommit(let commit):
+            if var now = view.nowPlaying, now.item.id == commit.itemId {
+                now.state = .playing
+                now.positionMs = commit.positionMs
+                now.anchorMs = commit.startAt
+                view.nowPlaying = now
+            }
+        case .pause(let change):
+            update(&view, change, state: .paused)
+        case .resume(let change):
+            update(&view, change, state: .playing)
+        case .seek(let change):
+            update(&view, change, state: nil)
+        case .stopped(let stopped):
+            if let previous = stopped.previous { view.history.append(previous) }
+            view.nowPlaying = nil
+            view.upNext = nil
+        case .skipRequests(let requests):
+            view.skipRequests.count = requests.count
+            view.skipRequests.needed = requests.needed
+            if requests.count == 0 { view.skipRequests.mine = false }
+        case .sessionUpdated(let updated):
+            view.session.settings = updated.settings
+            view.session.name = updated.name
+            view.session.joinCode = updated.joinCode
+        case .sessionEnded(let ended):
+            self.ended = ended
+        }
+        self.view = view
+    }
+
+    private func update(_ view: inout SessionView, _ change: TimelineChange, state: PlaybackState?) {
+        guard var now = view.nowPlaying, now.epoch == change.epoch else { return }
+        if let state { now.state = state }
+        now.positionMs = change.positionMs
+        now.anchorMs = change.atMs
+        view.nowPlaying = now
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import JamProtocol
+
+/// The session as an app renders it: the server's state from `SessionClient` plus an
+/// optimistic layer. A vote shows at once and is not overwritten by an older server
+/// update while in flight; rapid taps collapse into one follow-up; an add shows as
+/// pending until acknowledged; a skip hides the current item at once; a refusal rolls
+/// back and keeps the server's reason in `lastRejection`.
+public actor SessionStore {
+    private struct VoteIntent {
+        /// What the member wants now.
+        var desired: Int
+        /// What is on the wire.
+        var sent: Int
+        /// The item's score and the member's vote when the first tap went out.
+        let baseScore: Int
+        let baseVote: Int
+    }
+
+    private struct PendingAdd {
+        let nonce: String
+        let item: QueueItem
+    }
+
+    private let client: SessionClient
+    private var mirror: SessionMirror
+    private var phase: ConnectionPhase = .idle
+    private var votes: [ItemID: VoteIntent] = [:]
+    private var pendingAdds: [PendingAdd] = []
+    private var confirmedAdds: Set<ItemID> = []
+    private var hiddenByskip: ItemID?
+    private var requestedSkip = false
+    private var lastRejection: Rejection?
+    private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
+    private var nextSubscriber = 0
+    /// The latest snapshot.
+    public private(set) var current: StoreSnapshot = .empty
+
+    /// Creates a store over `client`.
+    public init(client: SessionClient) {
+        self.client = client
+        self.mirror = SessionMirror(me: client.me)
+    }
+
+    /// Snapshots from now on (the current one first).
+    public func snapshots() -> AsyncStream<StoreSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreSnapshot.self, bufferingPolicy: .bufferingNewest(64))
+        subscribers[nextSubscriber] = continuation
+        nextSubscriber += 1
+        continuation.yield(current)
+        return stream
+    }
+
+    /// Follows the client until it stops.
+    public func run() async {
+        for await update in await client.subscribe() {
+            switch update {
+            case .mirror(let mirror): self.mirror = mirror
+            case .phase(let phase): self.phase = phase
+            case .envelope: continue
+            }
+            publish()
+        }
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    // MARK: Actions
+
+    /// Votes +1, -1 or 0 (clear) on a queued item; shows at once.
+    public func vote(_ itemId: ItemID, _ value: Int) async {
+        lastRejection = nil
+        if var intent = votes[itemId] {
+            // A vote is on its way: remember the latest wish; one follow-up goes when it lands.
+            intent.desired = value
+            votes[itemId] = intent
+            publish()
+            return
+        }
+        let item = mirror.view?.queue.first { $0.id == itemId }
+        let serverVote = mirror.view?.myVotes[itemId.rawValue] ?? 0
+        votes[itemId] = VoteIntent(desired: value, sent: value, baseScore: item?.score ?? 0, baseVote: serverVote)
+        publish()
+        var sending = value
+        while true {
+            do {
+                try await client.send(.vote(Vote(itemId: itemId, value: sending)))
+            } catch {
+                votes[itemId] = nil
+                reject("vote", error)
+                return
+            }
+            guard var intent = votes[itemId] else { return }
+            if intent.desired == sending {
+                votes[itemId] = nil
+                publish()
+                return
+            }
+            sending = intent.desired
+            intent.sent = sending
+            votes[itemId] = intent
+        }
+    }
+
+    /// Adds a track; it shows as pending until the server confirms it.
+    @discardableResult
+    public func add(_ track: Track) async -> ItemID? {
+        lastRejection = nil
+        let nonce = UUID().uuidString.lowercased()
+        let me = mirror.view?.members.first { $0.userId == mirror.me } ?? Member(userId: mirror.me, displayName: "", role: .member, connected: true)
+        let standIn = QueueItem(id: JamID("pending-\(nonce)"), track: track, addedBy: me, addedAt: 0, score: 0, reason: "adding…")
+        pendingAdds.append(PendingAdd(nonce: nonce, item: standIn))
+        publish()
+        do {
+            let ack = try await client.send(.addToQueue(AddToQueue(track: track, nonce: nonce)))
+            pendingAdds.removeAll { $0.nonce == nonce }
+            if let itemId = ack.itemId { confirmedAdds.insert(itemId) }
+            publish()
+            return ack.itemId
+        } catch {
+            pendingAdds.removeAll { $0.nonce == nonce }
+            reject("add", error)
+            return nil
+        }
+    }
+
+    /// Host skip: the current item disappears at once.
+    public func skip() async {
+        lastRejection = nil
+        hiddenByskip = mirror.view?.nowPlaying?.item.id
+        publish()
+        do {
+            try await client.send(.skip)
+            hiddenByskip = nil
+            publish()
+        } catch {
+            hiddenByskip = nil
+            reject("skip", error)
+        }
+    }
+
+    /// Asks to skip the current item; counts at once.
+    public func requestSkip() async {
+        lastRejection = nil
+        requestedSkip = true
+        publish()
+        do {
+            try await client.send(.requestSkip)
+        } catch {
+            reject("skip request", error)
+        }
+        requestedSkip = false
+        publish()
+    }
+
+    /// Any other command (host controls, removal): no optimistic step, refusals surface.
+    public func perform(_ command: ClientCommand, as action: String) async {
+        lastRejection = nil
+        do {
+            try await client.send(command)
+        } catch {
+            reject(action, error)
+        }
+    }
+
+    private func reject(_ action: String, _ error: any Error) {
+        let typed = error as? JamError ?? JamError(.internal, "\(error)")
+        lastRejection = Rejection(action: action, code: typed.code, message: typed.message)
+        publish()
+    }
+
+    // MARK: Snapshot
+
+    private func publish() {
+        current = build()
+        for (key, continuation) in subscribers {
+            if case .terminated = continuation.yield(current) { subscribers[key] = nil }
+        }
+    }
+
+    private func build() -> StoreSnapshot {
+        guard let view = mirror.view else {
+            var snapshot = StoreSnapshot.empty
+            snapshot.phase = phase
+            snapshot.lastRejection = lastRejection
+            return snapshot
+        }
+        var queue: [StoreItem] = view.queue.map { item in
+            let serverVote = view.myVotes[item.id.rawValue] ?? 0
+            guard let intent = votes[item.id] else {
+                return StoreItem(item: item, myVote: serverVote, pending: false, voteInFlight: false)
+            }
+            // In flight: the score as it was when the vote went out, moved by the member's wish.
+            var shown = item
+            shown.score = intent.baseScore - intent.baseVote + intent.desired
+            return StoreItem(item: shown, myVote: intent.desired, pending: false, voteInFlight: true)
+        }
+        let known = Set(view.queue.map(\.id)).union([view.nowPlaying?.item.id, view.upNext?.item.id].compactMap { $0 })
+        confirmedAdds.formIntersection(known)
+        for add in pendingAdds {
+            queue.append(StoreItem(item: add.item, myVote: 0, pending: true, voteInFlight: false))
+        }
+        var skipRequests = view.skipRequests
+        if requestedSkip && !skipRequests.mine {
+            skipRequests.mine = true
+            skipRequests.count += 1
+        }
+        var nowPlaying = view.nowPlaying
+        if let hidden = hiddenByskip, nowPlaying?.item.id == hidden { nowPlaying = nil }
+        return StoreSnapshot(
+            session: view.session, members: view.members, nowPlaying: nowPlaying, upNext: view.upNext, queue: queue,
+            skipRequests: skipRequests, history: view.history, phase: phase,
+            role: view.members.first { $0.userId == mirror.me }?.role, lastRejection: lastRejection, ended: mirror.ended != nil)
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// How a realtime socket ended.
+public struct RealtimeClose: Sendable, Equatable {
+    /// The WebSocket close code the server sent, if any.
+    public var code: UInt16?
+    /// Its reason text.
+    public var reason: String?
+
+    /// Creates a close description.
+    public init(code: UInt16?, reason: String?) {
+        self.code = code
+        self.reason = reason
+    }
+}
+
+/// One open WebSocket, used by one task at a time.
+public protocol RealtimeSocket: Sendable {
+    /// The next text message; `nil` once the socket is closed.
+    func receive() async throws -> String?
+    /// Sends a text message.
+    func send(_ text: String) async throws
+    /// Closes from the client side.
+    func close() async
+}
+
+/// Opens WebSockets. `JamClientNIO` has one built on SwiftNIO; an iOS app can plug
+/// `URLSessionWebSocketTask` behind the same two methods.
+public protocol RealtimeTransport: Sendable {
+    /// Connects to `url` and runs `body` with the open socket; returns how it closed.
+    /// Throws when the connection cannot be made.
+    func withSocket(
+        url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
+    ) async throws -> RealtimeClose
+}

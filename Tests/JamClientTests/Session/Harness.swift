@@ -1,0 +1,57 @@
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// A member using the SDK as an app would: a token, a `SessionClient` and a `SessionStore`.
+struct AppMember: Sendable {
+    let name: String
+    let me: UserID
+    let api: JamAPI
+    let client: SessionClient
+    let store: SessionStore
+
+    /// Signs in; `code == nil` creates a session, else joins it.
+    static func make(_ server: TestServer, name: String, code: String? = nil, backoff: Backoff = Backoff(baseMs: 20, capMs: 200)) async throws -> (AppMember, SessionView) {
+        var api = JamAPI(server: URL(string: server.baseURL)!)
+        let identity = try await api.signIn(displayName: name)
+        let view = if let code { try await api.join(code: code) } else { try await api.createSession() }
+        let client = SessionClient(api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), backoff: backoff, seed: 7)
+        return (AppMember(name: name, me: identity.userId, api: api, client: client, store: SessionStore(client: client)), view)
+    }
+
+    /// Waits until the store's snapshot satisfies `predicate`.
+    @discardableResult
+    func until(_ description: String, timeout: Duration = .seconds(5), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let snapshot = await store.current
+            if predicate(snapshot) { return snapshot }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw TestFailure("\(name) timed out waiting for \(description); last snapshot: \(await store.current)")
+    }
+}
+
+/// Runs `body` while every member's client and store run; stops them afterwards.
+func running<T: Sendable>(_ members: [AppMember], _ body: @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for member in members {
+            group.addTask { try await member.client.run() }
+            group.addTask { await member.store.run() }
+        }
+        for member in members {
+            try await member.until("connected") { $0.phase == .connected && $0.session != nil }
+        }
+        let result = try await body()
+        group.cancelAll()
+        return result
+    }
+}
+
+/// A track for tests.
+func song(_ n: Int, durationMs: Int64? = 180_000) -> Track {
+    Track(id: "song-\(n)", name: "Song \(n)", artist: "Band", durationMs: durationMs, source: .external)
+}

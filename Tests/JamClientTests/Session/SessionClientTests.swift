@@ -1,0 +1,201 @@
+import Foundation
+import JamClient
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// The SDK against a real server in this process.
+@Suite struct SessionClientTests {
+    @Test func twoClientsSeeEachOthersAddsAndVotes() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            try await running([host, guest]) {
+                try await host.until("sees Gil") { $0.members.contains { $0.displayName == "Gil" && $0.connected } }
+                await host.store.add(song(1))
+                let second = try #require(await guest.store.add(song(2)))
+                let third = try #require(await host.store.add(song(3)))
+                try await host.until("Gil's song queued") { $0.queue.contains { $0.id == second } }
+                await guest.store.vote(third, 1)
+                let seen = try await host.until("Gil's vote moved song 3 up") { $0.queue.first?.id == third }
+                #expect(seen.queue.first?.item.score == 1)
+                #expect(seen.queue.first?.myVote == 0)
+                let guestView = try await guest.until("own vote shown") { $0.queue.first { $0.id == third }?.myVote == 1 }
+                #expect(guestView.nowPlaying?.item.track.id == "song-1")
+            }
+        }
+    }
+
+    @Test func aVoteShowsAtOnceAndRapidTapsCollapse() async throws {
+        try await TestServer.with { server in
+            let (host, _) = try await AppMember.make(server, name: "Hana")
+            try await running([host]) {
+                await host.store.add(song(1))
+                let item = try #require(await host.store.add(song(2)))
+                let recorder = Task { () -> [StoreSnapshot] in
+                    var seen: [StoreSnapshot] = []
+                    for await snapshot in await host.store.snapshots() {
+                        seen.append(snapshot)
+                        if seen.count > 200 { break }
+                    }
+                    return seen
+                }
+                try await Task.sleep(for: .milliseconds(20))
+                // Four taps while the first is on its way: the first goes, then one follow-up with the last wish.
+                async let first: Void = host.store.vote(item, 1)
+                try await Task.sleep(for: .milliseconds(1))
+                await host.store.vote(item, -1)
+                await host.store.vote(item, 1)
+                await host.store.vote(item, -1)
+                await first
+                let settled = try await host.until("the last wish stored") { $0.queue.first { $0.id == item }.map { !$0.voteInFlight && $0.myVote == -1 && $0.item.score == -1 } ?? false }
+                #expect(settled.lastRejection == nil)
+                recorder.cancel()
+                let snapshots = await recorder.value
+                let states = snapshots.compactMap { $0.queue.first { $0.id == item } }
+                // The first tap showed before any answer: in flight, +1 already counted.
+                #expect(states.contains { $0.voteInFlight && $0.myVote == 1 && $0.item.score == 1 })
+                // Never the server's stale score while a vote was in flight.
+                #expect(!states.contains { $0.voteInFlight && $0.item.score != $0.myVote })
+                let view = try await host.api.session(host.client.sessionId)
+                #expect(view.queue.first { $0.id == item }?.score == -1)
+                #expect(view.myVotes[item.rawValue] == -1)
+            }
+        }
+    }
+
+    @Test func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            try await running([host, guest]) {
+                await host.store.add(song(1))
+                let item = try #require(await guest.store.add(song(2)))
+                let confirmed = try await guest.until("real item") { $0.queue.contains { $0.id == item && !$0.pending } }
+                #expect(!confirmed.queue.contains { $0.pending })
+                await host.store.perform(.updateSettings(SettingsPatch(locked: true)), as: "lock")
+                try await guest.until("locked") { $0.session?.settings.locked == true }
+                let refused = await guest.store.add(song(3))
+                #expect(refused == nil)
+                let after = await guest.store.current
+                #expect(after.lastRejection?.code == .locked)
+                #expect(after.lastRejection?.action == "add")
+                #expect(!after.queue.contains { $0.pending || $0.item.track.id == "song-3" })
+            }
+        }
+    }
+
+    @Test func anOptimisticSkipHidesTheItemAndARefusalBringsItBack() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            try await running([host, guest]) {
+                await host.store.add(song(1))
+                await host.store.add(song(2))
+                try await guest.until("song 1 playing") { $0.nowPlaying?.item.track.id == "song-1" }
+                // A member may not skip: the item comes back with the reason.
+                await guest.store.skip()
+                let refused = await guest.store.current
+                #expect(refused.nowPlaying?.item.track.id == "song-1")
+                #expect(refused.lastRejection?.code == .forbidden)
+                // The host may: song 2 replaces song 1.
+                await host.store.skip()
+                let skipped = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
+                #expect(skipped.history.last?.item.track.id == "song-1")
+                #expect(skipped.lastRejection == nil)
+            }
+        }
+    }
+
+    @Test func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 300, capMs: 300))
+            try await running([host, guest]) {
+                await host.store.add(song(1))
+                let next = try #require(await host.store.add(song(2)))
+                try await guest.until("song 2 queued") { $0.queue.contains { $0.id == next } }
+                await guest.client.dropConnection()
+                try await guest.until("offline") { if case .retrying = $0.phase { true } else { false } }
+                // While Gil is offline, song 2 starts playing: his vote on it can no longer count.
+                _ = try await host.api.session(host.client.sessionId)
+                await host.store.skip()
+                await guest.store.vote(next, 1)
+                let after = try await guest.until("back and refused") { $0.phase == .connected && $0.lastRejection != nil }
+                #expect(after.lastRejection?.code == .conflict)
+                #expect(after.nowPlaying?.item.id == next)
+                #expect(!after.queue.contains { $0.voteInFlight })
+            }
+        }
+    }
+
+    @Test func reconnectingAfterAServerRestartLosesAndRepeatsNothing() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let port = try await TestServer.with(dataDirectory: directory) { $0.port }
+        // A first server: set the scene, then it goes away and comes back on the same port.
+        let (host, created) = try await TestServer.with(dataDirectory: directory, port: port) { server in
+            try await AppMember.make(server, name: "Hana")
+        }
+        try await TestServer.with(dataDirectory: directory, port: port) { server in
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            try await running([host, guest]) {
+                await host.store.add(song(1))
+                await guest.store.add(song(2))
+                try await host.until("both songs") { $0.queue.count == 1 && $0.nowPlaying != nil }
+            }
+        }
+        try await TestServer.with(dataDirectory: directory, port: port) { server in
+            let clientRun = Task { try await host.client.run() }
+            let storeRun = Task { await host.store.run() }
+            defer {
+                clientRun.cancel()
+                storeRun.cancel()
+            }
+            let back = try await host.until("back in sync", timeout: .seconds(10)) { $0.phase == .connected && $0.queue.count == 1 }
+            let view = try await host.api.session(host.client.sessionId)
+            #expect(back.queue.map(\.item.id) == view.queue.map(\.id))
+            #expect(back.nowPlaying?.item.id == view.nowPlaying?.item.id)
+            // A command after the restart is applied exactly once.
+            await host.store.add(song(3))
+            let final = try await host.api.session(host.client.sessionId)
+            #expect(final.queue.filter { $0.track.id == "song-3" }.count == 1)
+            #expect(final.queue.count == 2)
+            _ = server
+        }
+    }
+
+    @Test func anEndedSessionStopsTheClientForGood() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await host.client.run() }
+                group.addTask { await host.store.run() }
+                group.addTask { await guest.store.run() }
+                try await host.until("connected") { $0.phase == .connected }
+                await host.store.perform(.leave, as: "leave")
+                // Gil is the only member left; he leaves too, which ends the session.
+                do {
+                    try await guest.api.leave(created.session.id)
+                } catch {
+                    Issue.record("leave failed: \(error)")
+                }
+                let result: Result<Void, any Error>
+                do {
+                    try await guest.client.run()
+                    result = .success(())
+                } catch {
+                    result = .failure(error)
+                }
+                guard case .failure(let error as JamError) = result else {
+                    Issue.record("the client should stop with a typed error, got \(result)")
+                    group.cancelAll()
+                    return
+                }
+                #expect(error.code == .gone || error.code == .notMember || error.code == .forbidden)
+                #expect(await guest.client.phase == .failed(error))
+                group.cancelAll()
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+import JamTestSupport
+
+extension TestServer {
+    /// A REST client for this server.
+    var api: RestClient { RestClient(baseURL: baseURL) }
+}
