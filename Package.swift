@@ -27,6 +27,7 @@ let package = Package(
     targets: [
         .target(name: "JamProtocol"),
         .target(name: "JamCore", dependencies: ["JamProtocol"]),
+        .target(name: "JamQR"),
         .target(
             name: "JamServer",
             dependencies: [
@@ -73,6 +74,7 @@ let package = Package(
         ),
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
+        .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [

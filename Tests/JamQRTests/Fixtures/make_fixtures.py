@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Regenerates the JamQR reference fixtures from the segno encoder.
+
+    python3 -m venv /tmp/qrvenv && /tmp/qrvenv/bin/pip install segno==1.6.6 qrcode==8.2
+    /tmp/qrvenv/bin/python Tests/JamQRTests/Fixtures/make_fixtures.py
+
+Writes, next to this script:
+  qr_vectors.txt  one record per vector: input, forced choices, segno's version and mask,
+                  segno's penalty for each of the 8 masks, and the module matrix (0/1 per row).
+  qr_tables.txt   per version: alignment pattern centres and the Reed-Solomon block layout.
+
+segno 1.6.6's write_padding_bits appends 8 zero bits when the data stream already ends on a
+codeword boundary (in byte mode it always does). ISO/IEC 18004 section 7.4.10 adds none there, so
+this script patches that one function; each matrix is then confirmed against the independent
+`qrcode` package with the same version and mask.
+"""
+import os
+import random
+
+import qrcode
+import qrcode.util
+import segno
+from segno import consts, encoder
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LEVELS = {"L": consts.ERROR_LEVEL_L, "M": consts.ERROR_LEVEL_M,
+          "Q": consts.ERROR_LEVEL_Q, "H": consts.ERROR_LEVEL_H}
+QRCODE_LEVELS = {"L": qrcode.constants.ERROR_CORRECT_L, "M": qrcode.constants.ERROR_CORRECT_M,
+                 "Q": qrcode.constants.ERROR_CORRECT_Q, "H": qrcode.constants.ERROR_CORRECT_H}
+
+
+def _write_padding_bits(buff, version, length):
+    if version not in (consts.VERSION_M1, consts.VERSION_M3) and length % 8:
+        buff.extend([0] * (8 - length % 8))
+
+
+encoder.write_padding_bits = _write_padding_bits
+
+JOIN = "http://192.168.1.20:8080/j/AB3K7Q"
+
+
+def filler(length, seed):
+    """Deterministic ASCII text of exactly `length` bytes."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_./:?=&%"
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+# (text, level, forced version or None, forced mask or None)
+VECTORS = [
+    ("HELLO WORLD", "M", None, None),
+    ("HELLO WORLD", "Q", None, None),
+    (JOIN, "L", None, None),
+    (JOIN, "M", None, None),
+    (JOIN, "Q", None, None),
+    (JOIN, "H", None, None),
+    ("a", "L", None, None),
+    ("a", "H", None, None),
+    # Version 1 capacity edges: the longest that fits, and one byte more (version 2).
+    (filler(17, 1), "L", None, None),
+    (filler(18, 2), "L", None, None),
+    (filler(14, 3), "M", None, None),
+    (filler(15, 4), "M", None, None),
+    (filler(11, 5), "Q", None, None),
+    (filler(7, 6), "H", None, None),
+    (filler(8, 7), "H", None, None),
+    # Version 9 holds 180 bytes at M; 181 needs version 10 and its 16-bit count field.
+    (filler(180, 8), "M", None, None),
+    (filler(181, 9), "M", None, None),
+    (filler(200, 10), "L", None, None),
+    (filler(200, 11), "H", None, None),
+    (filler(33, 12), "L", None, None),
+    (filler(64, 13), "Q", None, None),
+    (filler(99, 14), "M", None, None),
+    (filler(128, 15), "H", None, None),
+    (filler(150, 16), "Q", None, None),
+    ("Grüße aus Köln – OpenJam 🎶", "M", None, None),
+    ("日本語のテキストとジャムセッション", "Q", None, None),
+    ("Ελληνικά κείμενο: καλή μουσική", "H", None, None),
+    ("🎵🎶🎸🥁🎹🎺🎻", "L", None, None),
+    ("http://jam.local:8080/j/ÄÖÜ?name=Zoë&room=Café", "M", None, None),
+    # Every mask forced on the same input.
+] + [(JOIN, "M", None, mask) for mask in range(8)] + [
+    # Larger versions: version information, more alignment patterns and block groups.
+    (JOIN, "L", 7, None),
+    (JOIN, "H", 10, None),
+    ("OpenJam " * 12, "Q", 15, 3),
+    (filler(120, 17), "M", 22, None),
+    (filler(60, 18), "H", 28, 5),
+    (filler(200, 19), "L", 33, None),
+    (JOIN, "M", 40, None),
+]
+
+
+def segno_matrix(data, level, version, mask):
+    return segno.make(data, mode="byte", error=level, version=version, mask=mask,
+                      boost_error=False, micro=False)
+
+
+def qrcode_matrix(data, level, version, mask):
+    code = qrcode.QRCode(version=version, error_correction=QRCODE_LEVELS[level],
+                         mask_pattern=mask, border=0)
+    code.add_data(qrcode.util.QRData(data, mode=qrcode.util.MODE_8BIT_BYTE))
+    code.make(fit=False)
+    return [[1 if cell else 0 for cell in row] for row in code.get_matrix()]
+
+
+def penalty(matrix, version):
+    """segno's score for a finished symbol, taken as segno does before format/version info exist."""
+    rows = [bytearray(row) for row in matrix]
+    size = len(rows)
+    for index in (0, 1, 2, 3, 4, 5, 7, 8):  # 6 is the timing pattern
+        rows[index][8] = rows[8][index] = 0
+    for index in range(1, 9):
+        rows[-index][8] = rows[8][-index] = 0
+    if version >= 7:
+        for a in range(6):
+            for b in range(size - 11, size - 8):
+                rows[a][b] = rows[b][a] = 0
+    return encoder.evaluate_mask(tuple(rows), size, size)
+
+
+def bits(matrix):
+    return ["".join(str(cell) for cell in row) for row in matrix]
+
+
+def write_vectors():
+    out = [f"# Generated by make_fixtures.py with segno {segno.__version__} (padding fixed) and",
+           f"# confirmed with qrcode; do not edit. {len(VECTORS)} vectors.",
+           "# text is UTF-8 in hex; forced-* are '-' when the encoder chose."]
+    for text, level, version, mask in VECTORS:
+        data = text.encode("utf-8")
+        code = segno_matrix(data, level, version, mask)
+        matrix = [list(row) for row in code.matrix]
+        scores = [penalty(segno_matrix(data, level, code.version, m).matrix, code.version)
+                  for m in range(8)]
+        if mask is None:
+            assert code.mask == scores.index(min(scores)), (text, level)
+        assert qrcode_matrix(data, level, code.version, code.mask) == matrix, (text, level)
+        out += ["vector",
+                f"text {data.hex()}",
+                f"correction {level}",
+                f"forced-version {version if version else '-'}",
+                f"forced-mask {'-' if mask is None else mask}",
+                f"version {code.version}",
+                f"mask {code.mask}",
+                "penalties " + " ".join(map(str, scores))]
+        out += bits(matrix)
+        out.append("end")
+    with open(os.path.join(HERE, "qr_vectors.txt"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_tables():
+    out = ["# Generated by make_fixtures.py from segno's constants; do not edit.",
+           "# version; alignment centres; then per level L M Q H the blocks as count*total/data."]
+    for version in range(1, 41):
+        align = consts.ALIGNMENT_POS[version - 2] if version >= 2 else ()
+        fields = [str(version), ",".join(map(str, align)) or "-"]
+        for level in "LMQH":
+            fields.append("+".join(f"{ec.num_blocks}*{ec.num_total}/{ec.num_data}"
+                                   for ec in consts.ECC[version][LEVELS[level]]))
+        out.append(" ".join(fields))
+    with open(os.path.join(HERE, "qr_tables.txt"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    write_vectors()
+    write_tables()
