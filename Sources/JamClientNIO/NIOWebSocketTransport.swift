@@ -52,18 +52,19 @@ public struct NIOWebSocketTransport: RealtimeTransport {
 }
 
 /// One NIO socket: received text arrives through a stream filled by the transport's reader.
-final class NIOSocket: RealtimeSocket {
-    private let messages: AsyncThrowingStream<String, any Error>
+/// `receive()` is called by one task at a time (the `RealtimeSocket` contract), which is
+/// what makes the stored iterator safe to share.
+final class NIOSocket: RealtimeSocket, @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<String, any Error>.AsyncIterator
     private let outbound: WebSocketOutboundWriter
 
     init(messages: AsyncThrowingStream<String, any Error>, outbound: WebSocketOutboundWriter) {
-        self.messages = messages
+        self.iterator = messages.makeAsyncIterator()
         self.outbound = outbound
     }
 
     func receive() async throws -> String? {
-        var iterator = messages.makeAsyncIterator()
-        return try await iterator.next()
+        try await iterator.next()
     }
 
     func send(_ text: String) async throws {

@@ -24,35 +24,24 @@ extension SessionState {
     mutating func djTimeline(_ change: DJTimeline, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard rules.startMode == .djDriven else { throw JamError(.conflict, "this session schedules its own starts") }
         guard var current else { throw JamError(.conflict, "no track is current; prepare one first") }
-        switch change {
-        case .commit(let position, let at):
-            try Validate.position(position)
-            current.state = .playing
-            current.positionMs = position
-            current.anchorMs = at
-            self.current = current
-            emit(.playCommit(PlayCommit(itemId: current.item.id, epoch: epoch, startAt: at, positionMs: position)), at: now, into: &outcome)
-        case .pause(let position, let at):
-            try Validate.position(position)
-            current.state = .paused
-            current.positionMs = position
-            current.anchorMs = at
-            self.current = current
-            emit(.pause(TimelineChange(epoch: epoch, positionMs: position, atMs: at)), at: now, into: &outcome)
-        case .resume(let position, let at):
-            try Validate.position(position)
-            current.state = .playing
-            current.positionMs = position
-            current.anchorMs = at
-            self.current = current
-            emit(.resume(TimelineChange(epoch: epoch, positionMs: position, atMs: at)), at: now, into: &outcome)
-        case .seek(let position, let at):
-            try Validate.position(position)
-            current.positionMs = position
-            current.anchorMs = at
-            self.current = current
-            emit(.seek(TimelineChange(epoch: epoch, positionMs: position, atMs: at)), at: now, into: &outcome)
+        let (position, at, state): (Int64, Millis, PlaybackState?) = switch change {
+        case .commit(let position, let at), .resume(let position, let at): (position, at, .playing)
+        case .pause(let position, let at): (position, at, .paused)
+        case .seek(let position, let at): (position, at, nil)
         }
+        try Validate.position(position)
+        if let state { current.state = state }
+        current.positionMs = position
+        current.anchorMs = at
+        self.current = current
+        let moved = TimelineChange(epoch: epoch, positionMs: position, atMs: at)
+        let event: ServerEvent = switch change {
+        case .commit: .playCommit(PlayCommit(itemId: current.item.id, epoch: epoch, startAt: at, positionMs: position))
+        case .pause: .pause(moved)
+        case .resume: .resume(moved)
+        case .seek: .seek(moved)
+        }
+        emit(event, at: now, into: &outcome)
     }
 
     /// DJ-driven skip: the queue head plays from the start now; an empty queue is refused.
