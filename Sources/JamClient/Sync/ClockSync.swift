@@ -1,0 +1,502 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// A snapshot of the relation between the local monotonic clock and server time.
+///
+/// `offset(atLocal: t) = serverTime − t` is modelled as a straight line through
+/// `offsetAtReference` at `referenceLocal` with slope `driftMsPerSecond`.
+/// The error bound grows with the distance from the reference by the drift
+/// uncertainty.
+public struct ClockEstimate: Hashable, Sendable {
+    /// Local instant (ms) the estimate refers to: the newest sample in use.
+    public var referenceLocal: Double
+    /// `serverTime − localTime` at `referenceLocal`, in ms.
+    public var offsetAtReference: Double
+    /// Guaranteed bound on the error of `offsetAtReference`, in ms (see `ClockSync.errorBoundMs`).
+    public var errorBoundAtReference: Double
+    /// Half the lowest round trip among the samples in use, in ms (the classic NTP bound).
+    public var halfRoundTripMs: Double
+    /// How fast the offset changes: ms of offset per second of local time.
+    public var driftMsPerSecond: Double
+    /// The uncertainty assumed for `driftMsPerSecond`, in ms per second.
+    public var driftUncertaintyMsPerSecond: Double
+
+    /// Creates an estimate.
+    public init(
+        referenceLocal: Double, offsetAtReference: Double, errorBoundAtReference: Double, halfRoundTripMs: Double,
+        driftMsPerSecond: Double, driftUncertaintyMsPerSecond: Double
+    ) {
+        self.referenceLocal = referenceLocal
+        self.offsetAtReference = offsetAtReference
+        self.errorBoundAtReference = errorBoundAtReference
+        self.halfRoundTripMs = halfRoundTripMs
+        self.driftMsPerSecond = driftMsPerSecond
+        self.driftUncertaintyMsPerSecond = driftUncertaintyMsPerSecond
+    }
+
+    /// An estimate with a fixed, exactly known offset (tests and tools).
+    public static func exact(offsetMs: Double, atLocal: Double = 0) -> ClockEstimate {
+        ClockEstimate(
+            referenceLocal: atLocal, offsetAtReference: offsetMs, errorBoundAtReference: 0, halfRoundTripMs: 0,
+            driftMsPerSecond: 0, driftUncertaintyMsPerSecond: 0)
+    }
+
+    private var slope: Double { driftMsPerSecond / 1000 }
+
+    /// `serverTime − localTime` at local instant `t`, drift-corrected.
+    public func offset(atLocal t: Double) -> Double {
+        offsetAtReference + slope * (t - referenceLocal)
+    }
+
+    /// Bound on the error of `offset(atLocal: t)`.
+    public func errorBound(atLocal t: Double) -> Double {
+        errorBoundAtReference + driftUncertaintyMsPerSecond / 1000 * abs(t - referenceLocal)
+    }
+
+    /// The classic bound (half the best round trip) at local instant `t`, plus drift uncertainty.
+    public func halfRoundTripBound(atLocal t: Double) -> Double {
+        halfRoundTripMs + driftUncertaintyMsPerSecond / 1000 * abs(t - referenceLocal)
+    }
+
+    /// The server instant (Unix ms) that corresponds to local instant `t`.
+    public func serverTime(atLocal t: Double) -> Double {
+        t + offset(atLocal: t)
+    }
+
+    /// The local instant that corresponds to server instant `s` (Unix ms).
+    public func localTime(atServer s: Double) -> Double {
+        // s = t + a + k (t − r)  =>  t = (s − a + k r) / (1 + k)
+        (s - offsetAtReference + slope * referenceLocal) / (1 + slope)
+    }
+}
+
+/// Estimates `offset = serverTime − localMonotonicTime` from `ping`/`pong` exchanges.
+///
+/// Each exchange gives four timestamps: t0 (local send), t1 (server receive),
+/// t2 (server send), t3 (local receive), with round trip
+/// `delay = (t3 − t0) − (t2 − t1)` and the classic estimate
+/// `((t1 − t0) + (t2 − t3)) / 2`. Because neither leg of the path can take negative
+/// time, every exchange is also a pair of hard constraints: the offset at t0 is at
+/// most `t1 − t0`, and the offset at t3 is at least `t2 − t3`.
+///
+/// The offset is modelled as a straight line `offset(t) = a + k·(t − r)` (k: the drift,
+/// r: the newest sample's receive instant):
+/// - **Offset**: the constraints of the samples of the last `filterBursts` bursts are
+///   moved to r along the drift estimate and intersected; the estimate is the middle
+///   of what remains. Within one burst this is the intersection of the samples'
+///   intervals, which lies inside the lowest-delay sample's interval: the NTP clock
+///   filter, refined by the other samples' lowest up and down legs.
+/// - **Drift**: the mean slope of the two delay floors over the last `windowBursts`
+///   bursts (the line under all upper constraints that is highest on average, and the
+///   line over all lower ones that is lowest), a linear-programming fit on the
+///   lowest-delay legs of every burst, used once the window spans `minDriftSpanMs`;
+///   until then the prior's centre (0, or the value kept across `reset()`).
+/// - **Bound**: the offsets at r that any line satisfying every constraint of the window
+///   allows, for drifts within what the samples and a prior of ±100 ppm permit.
+///   It contains the true offset on any path, symmetric or not, as long as the two
+///   clocks keep a constant relative rate over the window, and grows with the distance
+///   from r by that drift range. A window no straight line fits (the server's clock was
+///   stepped or slewed) loses its oldest bursts until one does.
+public actor ClockSync {
+    /// Tuning knobs. Defaults suit a phone on Wi-Fi or cellular.
+    public struct Configuration: Sendable {
+        /// Exchanges per burst.
+        public var burstSize: Int = 8
+        /// Spacing of the pings within a burst, ms.
+        public var burstSpacingMs: Double = 25
+        /// Interval between bursts once synchronised, ms.
+        public var resyncIntervalMs: Double = 15_000
+        /// Interval between bursts while not yet synchronised (no answer yet), ms.
+        public var unsyncedRetryMs: Double = 1_000
+        /// A ping sent more than this long after the previous one starts a new burst, ms.
+        public var burstGapMs: Double = 1_000
+        /// The newest bursts whose samples give the offset (and `halfRoundTripMs`).
+        public var filterBursts: Int = 3
+        /// Bursts in the window the drift is estimated from and the bound checked against.
+        public var windowBursts: Int = 16
+        /// The drift is estimated once the window holds this many bursts...
+        public var minDriftBursts: Int = 6
+        /// ...spanning at least this long, ms. Before, the prior's centre is used.
+        public var minDriftSpanMs: Double = 75_000
+        /// Drift range assumed before the data narrow it: ±this, ms of offset per second
+        /// (0.1 = 100 ppm, which covers two ordinary crystal oscillators).
+        public var driftPriorUncertaintyMsPerSecond: Double = 0.1
+        /// Smallest drift uncertainty used to extrapolate the bound, ms/s (0.002 = 2 ppm).
+        public var minDriftUncertaintyMsPerSecond: Double = 0.002
+        /// The drift search range: ±this, ms/s.
+        public var maxDriftMsPerSecond: Double = 1.0
+        /// Violations of the straight-line model up to this size are tolerated, ms.
+        public var consistencySlackMs: Double = 0.01
+        /// Unanswered pings are forgotten after this long, ms.
+        public var pendingTimeoutMs: Double = 10_000
+        /// Granularity of the wait between bursts (how soon `reset()` is noticed), ms.
+        public var pollIntervalMs: Double = 250
+
+        /// Creates a configuration with the defaults.
+        public init() {}
+    }
+
+    struct Sample: Sendable {
+        var t0: Double, t1: Double, t2: Double, t3: Double
+        var delay: Double { (t3 - t0) - (t2 - t1) }
+    }
+
+    struct Burst: Sendable {
+        var id: Int
+        var samples: [Sample] = []
+    }
+
+    private let clock: any MonotonicClock
+    private let configuration: Configuration
+    private let logger: Logger
+
+    private var pending: [Double: Int] = [:]
+    private var lastPingAt: Double = -.infinity
+    private var nextBurstId = 0
+    private var currentBurstId = -1
+    private var bursts: [Burst] = []
+
+    /// Centre of the drift prior, ms per second (0, or the estimate kept across `reset()`).
+    private var priorDrift: Double = 0
+    private var drift: Double = 0
+    private var driftUncertainty: Double
+    private var driftFitted = false
+    private var cached: ClockEstimate?
+    private var resyncRequested = false
+
+    /// Pongs that answered no ping of ours (or one forgotten by `reset()`).
+    public private(set) var ignoredPongs = 0
+    /// Samples dropped for a negative delay or receive time before send time.
+    public private(set) var rejectedSamples = 0
+    /// Samples accepted since the start (or the last `reset()`).
+    public private(set) var acceptedSamples = 0
+    /// Bursts begun (a ping more than `burstGapMs` after the previous one begins one).
+    public private(set) var burstCount = 0
+    /// Bursts dropped because no straight line fitted the window with them in it.
+    public private(set) var inconsistentBursts = 0
+
+    /// Creates a clock synchroniser reading local time from `clock`.
+    public init(
+        clock: any MonotonicClock = SystemMonotonicClock(), configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "openjam.clocksync")
+    ) {
+        self.clock = clock
+        self.configuration = configuration
+        self.logger = logger
+        self.driftUncertainty = configuration.driftPriorUncertaintyMsPerSecond
+    }
+
+    // MARK: - Reading the estimate
+
+    /// The current estimate, or nil before the first sample (and after `reset()`).
+    public var estimate: ClockEstimate? { cached }
+
+    /// True once at least one exchange since the start (or the last `reset()`) gave a sample.
+    public var isSynchronised: Bool { cached != nil }
+
+    /// `serverTime − localTime` now, drift-corrected; nil when not synchronised.
+    public var offsetMs: Double? { cached?.offset(atLocal: clock.now()) }
+
+    /// A bound on the error of `offsetMs` now: how far the offsets the samples still
+    /// allow reach from the estimate (at most one best round trip, typically half of it
+    /// or less), plus the drift range times the age of the newest sample.
+    public var errorBoundMs: Double? { cached?.errorBound(atLocal: clock.now()) }
+
+    /// Half the lowest round trip among the recent samples plus drift uncertainty since
+    /// then: the classic NTP bound. `syncReport.errorMs` carries this, as the server
+    /// reads `2 × errorMs` as the device's round trip.
+    public var halfRoundTripMs: Double? { cached?.halfRoundTripBound(atLocal: clock.now()) }
+
+    /// The drift estimate: ms of offset change per second of local time (0.05 = 50 ppm).
+    public var driftMsPerSecond: Double { drift }
+
+    /// The largest error of `driftMsPerSecond` that the samples and the prior still allow
+    /// (a hard bound, used to extrapolate `errorBoundMs`; the typical error is far smaller).
+    public var driftUncertaintyMsPerSecond: Double { driftUncertainty }
+
+    /// True once the drift comes from the samples (the window is long enough) rather than the prior.
+    public var hasDriftFit: Bool { driftFitted }
+
+    /// The server instant for local instant `t`; nil when not synchronised.
+    public func serverTime(atLocal t: Double) -> Double? { cached?.serverTime(atLocal: t) }
+
+    /// The local instant for server instant `s`; nil when not synchronised.
+    public func localTime(atServer s: Double) -> Double? { cached?.localTime(atServer: s) }
+
+    // MARK: - Exchanges
+
+    /// Stamps a ping with the local time now and remembers it.
+    public func makePing() -> Ping {
+        var t0 = clock.now()
+        if t0 <= lastPingAt { t0 = lastPingAt.nextUp } // unique keys even on a frozen test clock
+        if t0 - lastPingAt > configuration.burstGapMs || currentBurstId < 0 {
+            currentBurstId = nextBurstId
+            nextBurstId += 1
+            burstCount += 1
+        }
+        lastPingAt = t0
+        prunePending(now: t0)
+        pending[t0] = currentBurstId
+        return Ping(clientSendTime: t0)
+    }
+
+    /// Records the answer to one of our pings, received at local instant `receivedAt`.
+    /// Pongs for pings this instance did not send (or forgot, or already got) are
+    /// ignored, and so are impossible samples (negative round trip).
+    public func record(_ pong: Pong, receivedAt t3: Double) {
+        guard let burstId = pending.removeValue(forKey: pong.clientSendTime) else {
+            ignoredPongs += 1
+            logger.debug("ignoring a pong for an unknown ping", metadata: ["sync.clientSendTime": "\(pong.clientSendTime)"])
+            return
+        }
+        let sample = Sample(t0: pong.clientSendTime, t1: pong.serverReceiveTime, t2: pong.serverSendTime, t3: t3)
+        guard [sample.t1, sample.t2, sample.t3].allSatisfy(\.isFinite), sample.t3 >= sample.t0, sample.t2 >= sample.t1,
+            sample.delay >= 0
+        else {
+            rejectedSamples += 1
+            logger.debug("rejecting an impossible clock sample", metadata: ["sync.delayMs": "\(sample.delay)"])
+            return
+        }
+        acceptedSamples += 1
+        if let index = bursts.firstIndex(where: { $0.id == burstId }) {
+            bursts[index].samples.append(sample)
+        } else {
+            bursts.append(Burst(id: burstId, samples: [sample]))
+            bursts.sort { $0.id < $1.id }
+        }
+        let keep = max(1, configuration.windowBursts)
+        if bursts.count > keep { bursts.removeFirst(bursts.count - keep) }
+        recompute()
+    }
+
+    /// Forgets all samples and pending pings (after a reconnect: the new connection may
+    /// reach another server node), keeps the drift estimate as the centre of the prior,
+    /// and asks `run` for a burst now.
+    public func reset() {
+        pending.removeAll()
+        bursts.removeAll()
+        cached = nil
+        acceptedSamples = 0
+        lastPingAt = -.infinity
+        currentBurstId = -1
+        resyncRequested = true
+        priorDrift = drift
+        driftUncertainty = configuration.driftPriorUncertaintyMsPerSecond
+        driftFitted = false
+    }
+
+    /// The loop: a burst now, then a burst every `resyncIntervalMs` (every
+    /// `unsyncedRetryMs` while no pong came back), and one at once after `reset()`.
+    /// Pongs arrive separately through `record(_:receivedAt:)`. Ends when the task is
+    /// cancelled (the sleeper throws); a failing `send` is logged and retried later.
+    public func run(send: @escaping @Sendable (Ping) async throws -> Void, sleeper: any Sleeper) async throws {
+        while true {
+            try Task.checkCancellation()
+            resyncRequested = false
+            let burstStart = clock.now()
+            do {
+                for index in 0..<max(1, configuration.burstSize) {
+                    if index > 0 { try await sleeper.sleep(ms: configuration.burstSpacingMs) }
+                    try await send(makePing())
+                }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                logger.warning("clock sync ping failed", metadata: ["sync.error": "\(error)"])
+            }
+            while !resyncRequested {
+                let interval = isSynchronised ? configuration.resyncIntervalMs : configuration.unsyncedRetryMs
+                let wait = burstStart + interval - clock.now()
+                if wait <= 0 { break }
+                try await sleeper.sleep(ms: min(wait, configuration.pollIntervalMs))
+            }
+        }
+    }
+
+    // MARK: - Estimation
+
+    private func prunePending(now: Double) {
+        guard pending.count > 4 * configuration.burstSize else { return }
+        pending = pending.filter { now - $0.key < configuration.pendingTimeoutMs }
+    }
+
+    private func recompute() {
+        let searchRange = configuration.maxDriftMsPerSecond / 1000
+        let prior = (low: (priorDrift - configuration.driftPriorUncertaintyMsPerSecond) / 1000,
+                     high: (priorDrift + configuration.driftPriorUncertaintyMsPerSecond) / 1000)
+        while true {
+            let samples = bursts.flatMap(\.samples)
+            guard let newest = samples.max(by: { $0.t3 < $1.t3 }) else {
+                cached = nil
+                return
+            }
+            let r = newest.t3
+            let window = LineFit(samples: samples, reference: r)
+            guard let feasible = window.feasibleSlopes(searchRange: searchRange, slack: configuration.consistencySlackMs) else {
+                if bursts.count > 1 {
+                    inconsistentBursts += 1
+                    logger.warning(
+                        "clock samples no longer fit one line (server clock stepped?); dropping the oldest burst",
+                        metadata: ["sync.bursts": "\(bursts.count)"])
+                    bursts.removeFirst()
+                } else {
+                    // Inconsistent within one burst (impossible from an honest server): keep its best sample.
+                    bursts[0].samples = [bursts[0].samples.min { $0.delay < $1.delay }!]
+                }
+                continue
+            }
+            // The hard range of drifts: what the samples allow, narrowed by the prior.
+            var low = max(feasible.lowerBound, prior.low)
+            var high = min(feasible.upperBound, prior.high)
+            if low > high {
+                low = feasible.lowerBound // the data contradict the prior: believe the data
+                high = feasible.upperBound
+            }
+            // The drift estimate: the slopes of the lines hugging the lowest delays of
+            // each direction, once the window is long enough for them to mean something.
+            var slope = priorDrift / 1000
+            let span = r - samples.map(\.t0).min()!
+            driftFitted = bursts.count >= configuration.minDriftBursts && span >= configuration.minDriftSpanMs
+            if driftFitted { slope = window.floorSlope(searchRange: searchRange) }
+            slope = min(high, max(low, slope))
+            drift = slope * 1000
+            driftUncertainty = max(configuration.minDriftUncertaintyMsPerSecond, max(slope - low, high - slope) * 1000)
+            // The offset: the recent samples' constraints moved to r along the drift.
+            let recent = Array(bursts.suffix(max(1, configuration.filterBursts)).flatMap(\.samples))
+            let filter = LineFit(samples: recent, reference: r, base: window.base)
+            let offset = (filter.upper(slope) + filter.lower(slope)) / 2
+            // The bound: every line the whole window allows within the drift range.
+            let (lowest, highest) = window.offsetRange(slopes: low...high)
+            let bound = max(0, offset - lowest, highest - offset)
+            let best = recent.min { $0.delay < $1.delay }!
+            let age = abs(r - (best.t0 + best.t3) / 2)
+            cached = ClockEstimate(
+                referenceLocal: r, offsetAtReference: offset + window.base, errorBoundAtReference: bound,
+                halfRoundTripMs: best.delay / 2 + driftUncertainty / 1000 * age, driftMsPerSecond: drift,
+                driftUncertaintyMsPerSecond: driftUncertainty)
+            return
+        }
+    }
+}
+
+/// The lines `offset(t) = a + k·(t − r)` that pass below every sample's upper
+/// constraint (`t1 − t0` at t0) and above every lower one (`t2 − t3` at t3).
+/// Times are kept relative to the reference r and values relative to `base`.
+struct LineFit {
+    private var upperT: [Double] = []
+    private var upperV: [Double] = []
+    private var lowerT: [Double] = []
+    private var lowerV: [Double] = []
+    /// Subtracted from every value (keeps the arithmetic near zero).
+    let base: Double
+    static let iterations = 40
+
+    init(samples: [ClockSync.Sample], reference r: Double, base: Double? = nil) {
+        let b = base ?? samples.first.map { $0.t1 - $0.t0 } ?? 0
+        self.base = b
+        upperT.reserveCapacity(samples.count)
+        upperV.reserveCapacity(samples.count)
+        lowerT.reserveCapacity(samples.count)
+        lowerV.reserveCapacity(samples.count)
+        for sample in samples {
+            upperT.append(sample.t0 - r)
+            upperV.append((sample.t1 - sample.t0) - b)
+            lowerT.append(sample.t3 - r)
+            lowerV.append((sample.t2 - sample.t3) - b)
+        }
+    }
+
+    /// min over i of (v_i − k·(t_i − shift)).
+    private static func envelopeMin(_ t: [Double], _ v: [Double], _ k: Double, shift: Double = 0) -> Double {
+        var value = Double.infinity
+        for index in t.indices {
+            let candidate = v[index] - k * (t[index] - shift)
+            if candidate < value { value = candidate }
+        }
+        return value
+    }
+
+    /// max over i of (v_i − k·(t_i − shift)).
+    private static func envelopeMax(_ t: [Double], _ v: [Double], _ k: Double, shift: Double = 0) -> Double {
+        var value = -Double.infinity
+        for index in t.indices {
+            let candidate = v[index] - k * (t[index] - shift)
+            if candidate > value { value = candidate }
+        }
+        return value
+    }
+
+    /// The highest offset at r a line of slope k may have (concave in k).
+    func upper(_ k: Double) -> Double { Self.envelopeMin(upperT, upperV, k) }
+
+    /// The lowest offset at r a line of slope k may have (convex in k).
+    func lower(_ k: Double) -> Double { Self.envelopeMax(lowerT, lowerV, k) }
+
+    /// The slopes for which some line satisfies every constraint (within `slack`);
+    /// nil when there are none.
+    func feasibleSlopes(searchRange: Double, slack: Double) -> ClosedRange<Double>? {
+        guard !upperT.isEmpty else { return nil }
+        let room: (Double) -> Double = { upper($0) - lower($0) } // concave
+        let best = Self.argmax(room, in: -searchRange...searchRange)
+        guard room(best) >= -slack else { return nil }
+        let ok: (Double) -> Bool = { room($0) >= -slack }
+        let low = ok(-searchRange) ? -searchRange : Self.boundary(inside: best, outside: -searchRange, ok)
+        let high = ok(searchRange) ? searchRange : Self.boundary(inside: best, outside: searchRange, ok)
+        return low...high
+    }
+
+    /// The drift as the mean slope of the two delay floors: the line below all upper
+    /// constraints that is highest at their mean time, and the line above all lower
+    /// constraints that is lowest at theirs (linear programming on the lowest delays).
+    func floorSlope(searchRange: Double) -> Double {
+        let upMean = upperT.reduce(0, +) / Double(max(1, upperT.count))
+        let downMean = lowerT.reduce(0, +) / Double(max(1, lowerT.count))
+        let (ut, uv, lt, lv) = (upperT, upperV, lowerT, lowerV)
+        let upSlope = Self.argmax({ Self.envelopeMin(ut, uv, $0, shift: upMean) }, in: -searchRange...searchRange)
+        let downSlope = Self.argmax({ -Self.envelopeMax(lt, lv, $0, shift: downMean) }, in: -searchRange...searchRange)
+        return (upSlope + downSlope) / 2
+    }
+
+    /// The lowest and highest offset at r of any line with a slope in `slopes`.
+    func offsetRange(slopes: ClosedRange<Double>) -> (Double, Double) {
+        let highest = upper(Self.argmax(upper, in: slopes))
+        let lowest = lower(Self.argmax({ -lower($0) }, in: slopes))
+        return (lowest, highest)
+    }
+
+    /// Golden-section search for the maximum of a concave function.
+    static func argmax(_ f: (Double) -> Double, in range: ClosedRange<Double>) -> Double {
+        let ratio = (5.0.squareRoot() - 1) / 2
+        var a = range.lowerBound, b = range.upperBound
+        guard b > a else { return a }
+        var c = b - ratio * (b - a), d = a + ratio * (b - a)
+        var fc = f(c), fd = f(d)
+        for _ in 0..<iterations {
+            if fc >= fd {
+                b = d
+                d = c
+                fd = fc
+                c = b - ratio * (b - a)
+                fc = f(c)
+            } else {
+                a = c
+                c = d
+                fc = fd
+                d = a + ratio * (b - a)
+                fd = f(d)
+            }
+        }
+        return [range.lowerBound, range.upperBound, (a + b) / 2].max { f($0) < f($1) }!
+    }
+
+    /// Bisection for the edge between a feasible and an infeasible point.
+    static func boundary(inside: Double, outside: Double, _ feasible: (Double) -> Bool) -> Double {
+        var good = inside, bad = outside
+        for _ in 0..<iterations {
+            let mid = (good + bad) / 2
+            if feasible(mid) { good = mid } else { bad = mid }
+        }
+        return good
+    }
+}

@@ -1,0 +1,42 @@
+import JamProtocol
+
+/// The audio player a `SyncEngine` drives.
+///
+/// All instants are local monotonic milliseconds from the same `MonotonicClock`
+/// the engine and `ClockSync` use; positions are milliseconds into the track.
+///
+/// An implementation over AVFoundation maps `play(from:atLocal:)` to a preroll plus
+/// `setRate(_:time:atHostTime:)`, `setRate` to `AVPlayer.rate` (with a pitch-keeping
+/// `audioTimePitchAlgorithm`), and `position(atLocal:)` to the item time
+/// extrapolated to that host time.
+public protocol Player: Sendable {
+    /// Loads `track`, stopping whatever played; returns when it can start without delay.
+    func load(_ track: Track) async throws
+
+    /// From local instant `atLocal` on, plays so that the position is
+    /// `positionMs + (t − atLocal)`. If `atLocal` is in the future, whatever the player
+    /// does now (paused, or playing the old course) continues until then; if it is in
+    /// the past, the player starts as soon as it can, at the position the course has
+    /// reached by then.
+    func play(from positionMs: Double, atLocal: Double) async
+
+    /// Pauses at once, holding the current position.
+    func pause() async
+
+    /// Moves to `positionMs`; playing or paused stays as it is. The move may land
+    /// a little later; until then `position(atLocal:)` still reports the old course.
+    func seek(to positionMs: Double) async
+
+    /// Sets the playback rate (1.0 is normal speed; the engine stays within ±5 %).
+    func setRate(_ rate: Double) async
+
+    /// The position at local instant `atLocal` (now or shortly before/after, extrapolated);
+    /// the held position while paused; nil when nothing is loaded.
+    func position(atLocal: Double) async -> Double?
+
+    /// The `Track.id` of the loaded track, nil when none (or while loading).
+    var loadedTrackId: String? { get async }
+
+    /// True while audio is advancing.
+    var isPlaying: Bool { get async }
+}

@@ -1,0 +1,220 @@
+import JamProtocol
+import Logging
+import Synchronization
+
+/// Makes a track ready to start without delay (download, decode, cache).
+///
+/// Must be idempotent and should end promptly when its task is cancelled.
+public protocol TrackPreparer: Sendable {
+    /// Prepares `track`; throws when it cannot be prepared.
+    func prepare(_ track: Track) async throws
+}
+
+/// Prepares the tracks a session is about to play: the current and the next one
+/// first, so a start never waits for the rest, then the rest of the queue in the
+/// background.
+///
+/// `update(current:queue:)` prepares the head itself (the caller awaits it) and hands
+/// the tail to `run()`, a loop the owner runs in its own task (e.g. a task group
+/// next to the connection). Every update cancels the background work of the one
+/// before; tracks already prepared are skipped, and a failure is recorded per track
+/// (retried on later updates up to `maxAttempts`), never fatal.
+public actor QueuePreparer {
+    /// Tuning knobs.
+    public struct Configuration: Sendable {
+        /// Tracks prepared before `update` returns: the current and the next.
+        public var headCount: Int = 2
+        /// Most tracks of the tail prepared in the background (nil: all).
+        public var tailLimit: Int?
+        /// Attempts per track before it is left alone.
+        public var maxAttempts: Int = 3
+
+        /// Creates a configuration with the defaults.
+        public init(headCount: Int = 2, tailLimit: Int? = nil, maxAttempts: Int = 3) {
+            self.headCount = headCount
+            self.tailLimit = tailLimit
+            self.maxAttempts = maxAttempts
+        }
+    }
+
+    private let preparer: any TrackPreparer
+    private let configuration: Configuration
+    private let logger: Logger
+    private let signal = GenerationSignal()
+
+    private var generation = 0
+    /// The background plan: bumped to cancel it, and again to hand it a new tail.
+    private var tailGeneration = 0
+    private var tail: [Track] = []
+    private var completedGeneration = 0
+    private var attempts: [String: Int] = [:]
+    private var inFlight: Set<String> = []
+
+    /// IDs of the tracks prepared so far, in the order they became ready.
+    public private(set) var prepared: [String] = []
+    private var preparedSet: Set<String> = []
+    /// The last failure per track ID (cleared when a later attempt succeeds).
+    public private(set) var failures: [String: String] = [:]
+
+    /// Creates a preparer.
+    public init(
+        preparer: any TrackPreparer, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "openjam.queuepreparer")
+    ) {
+        self.preparer = preparer
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// True when `trackId` has been prepared.
+    public func isPrepared(_ trackId: String) -> Bool { preparedSet.contains(trackId) }
+
+    /// Sets what is playing and what follows. Prepares the current and the next
+    /// track before it returns (unless a newer update supersedes it), then leaves the
+    /// rest to `run()`; the previous update's background work is cancelled.
+    public func update(current: Track?, queue: [Track]) async {
+        generation += 1
+        let mine = generation
+        var seen: Set<String> = []
+        let ordered = ([current].compactMap { $0 } + queue).filter { seen.insert($0.id).inserted }
+        let head = ordered.prefix(max(0, configuration.headCount))
+        let rest = ordered.dropFirst(max(0, configuration.headCount))
+        // Stop the old background work now, so it does not compete with the head.
+        publishTail([])
+        for track in head {
+            guard generation == mine, !Task.isCancelled else { break }
+            await prepareOne(track)
+        }
+        guard generation == mine else { return } // a newer update owns the tail
+        publishTail(Array(configuration.tailLimit.map { rest.prefix($0) } ?? rest))
+    }
+
+    private func publishTail(_ tracks: [Track]) {
+        tail = tracks
+        tailGeneration += 1
+        signal.advance(to: tailGeneration)
+    }
+
+    /// The background loop: prepares the tail of the latest update, in queue order,
+    /// one at a time; a newer update cancels the work in progress. Runs until its task
+    /// is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            let current = tailGeneration
+            if completedGeneration < current {
+                let work = tail
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.prepareTail(work, generation: current) }
+                    group.addTask { await self.signal.wait(past: current) }
+                    await group.next()
+                    group.cancelAll()
+                }
+            } else {
+                await signal.wait(past: current)
+            }
+        }
+    }
+
+    private func prepareTail(_ tracks: [Track], generation mine: Int) async {
+        for track in tracks {
+            guard !Task.isCancelled, tailGeneration == mine else { return }
+            if inFlight.contains(track.id) { continue }
+            await prepareOne(track)
+        }
+        if !Task.isCancelled, tailGeneration == mine { completedGeneration = mine }
+    }
+
+    private func prepareOne(_ track: Track) async {
+        let id = track.id
+        guard !preparedSet.contains(id), attempts[id, default: 0] < configuration.maxAttempts else { return }
+        attempts[id, default: 0] += 1
+        inFlight.insert(id)
+        defer { inFlight.remove(id) }
+        do {
+            try await preparer.prepare(track)
+            if preparedSet.insert(id).inserted { prepared.append(id) }
+            failures[id] = nil
+        } catch {
+            if Task.isCancelled || error is CancellationError {
+                attempts[id, default: 1] -= 1 // an interrupted attempt does not count
+                return
+            }
+            failures[id] = "\(error)"
+            logger.warning("preparing a track failed", metadata: ["track.id": "\(id)", "queue.error": "\(error)"])
+        }
+    }
+}
+
+/// A counter that tasks can wait on: `wait(past:)` returns once the counter exceeds
+/// the given value, or at once when the waiting task is cancelled.
+final class GenerationSignal: Sendable {
+    private enum Waiter {
+        case registering
+        case waiting(after: Int, CheckedContinuation<Void, Never>)
+        case cancelled
+    }
+
+    private struct State {
+        var value = 0
+        var nextId = 0
+        var waiters: [Int: Waiter] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Raises the counter to `value` and wakes the waiters it passes.
+    func advance(to value: Int) {
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.value = max(state.value, value)
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for (id, waiter) in state.waiters {
+                if case .waiting(let after, let continuation) = waiter, state.value > after {
+                    woken.append(continuation)
+                    state.waiters[id] = nil
+                }
+            }
+            return woken
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// Returns once the counter exceeds `value` or the task is cancelled.
+    func wait(past value: Int) async {
+        let id = state.withLock { state -> Int in
+            state.nextId += 1
+            state.waiters[state.nextId] = .registering
+            return state.nextId
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if case .cancelled = state.waiters[id] {
+                        state.waiters[id] = nil
+                        return true
+                    }
+                    if state.value > value {
+                        state.waiters[id] = nil
+                        return true
+                    }
+                    state.waiters[id] = .waiting(after: value, continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                switch state.waiters[id] {
+                case .registering:
+                    state.waiters[id] = .cancelled
+                    return nil
+                case .waiting(_, let continuation):
+                    state.waiters[id] = nil
+                    return continuation
+                case .cancelled, nil:
+                    return nil
+                }
+            }
+            continuation?.resume()
+        }
+    }
+}

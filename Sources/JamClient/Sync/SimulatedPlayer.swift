@@ -1,0 +1,198 @@
+import JamProtocol
+
+/// A `Player` with an exact virtual timeline, for tests and benchmarks.
+///
+/// Its position is a pure function of the injected clock: a list of segments, each
+/// "from local instant `t` the position is `p`, advancing at speed `v`". Commands
+/// add segments: `play(from:atLocal:)` replaces everything from its (possibly
+/// future) start instant on, `seek` lands `seekLatencyMs` after the call, `setRate`
+/// and `pause` act at once. The audio clock can run fast or slow
+/// (`clockRateErrorPpm`), so a sync engine has real drift to correct.
+public actor SimulatedPlayer: Player {
+    /// How the simulated device behaves.
+    public struct Configuration: Sendable {
+        /// How long `load` takes (slept on the injected sleeper), ms.
+        public var loadDelayMs: Double = 0
+        /// A seek lands this long after the call; until then the old course is reported, ms.
+        public var seekLatencyMs: Double = 0
+        /// The earliest a `play` can take effect after the call, ms. A start asked for
+        /// earlier happens then, at the position its course has reached by then.
+        public var startLatencyMs: Double = 0
+        /// The audio clock's rate error: +200 means 200 ppm fast.
+        public var clockRateErrorPpm: Double = 0
+        /// Tracks whose load throws.
+        public var failingTrackIds: Set<String> = []
+
+        /// Creates a configuration: an ideal player.
+        public init(
+            loadDelayMs: Double = 0, seekLatencyMs: Double = 0, startLatencyMs: Double = 0,
+            clockRateErrorPpm: Double = 0, failingTrackIds: Set<String> = []
+        ) {
+            self.loadDelayMs = loadDelayMs
+            self.seekLatencyMs = seekLatencyMs
+            self.startLatencyMs = startLatencyMs
+            self.clockRateErrorPpm = clockRateErrorPpm
+            self.failingTrackIds = failingTrackIds
+        }
+    }
+
+    /// One call the player received, with the local instant of the call.
+    public enum Call: Hashable, Sendable {
+        case load(trackId: String, at: Double)
+        case loaded(trackId: String, at: Double)
+        case play(fromMs: Double, atLocal: Double, at: Double)
+        case pause(at: Double)
+        case seek(toMs: Double, at: Double)
+        case setRate(Double, at: Double)
+    }
+
+    /// The failure of a load of a track listed in `failingTrackIds`.
+    public struct LoadFailed: Error, Hashable {
+        public var trackId: String
+    }
+
+    struct Segment: Sendable {
+        var start: Double
+        var position: Double
+        var playing: Bool
+        var rate: Double
+    }
+
+    private let clock: any MonotonicClock
+    private let sleeper: any Sleeper
+    /// The device's behaviour; may be changed between calls.
+    public var configuration: Configuration
+
+    private var track: Track?
+    private var segments: [Segment] = []
+    private var rate: Double = 1
+    private var loadGeneration = 0
+
+    /// Every call, in order.
+    public private(set) var calls: [Call] = []
+
+    /// Creates a player reading time from `clock` and sleeping its load delay on `sleeper`.
+    public init(clock: any MonotonicClock, sleeper: any Sleeper, configuration: Configuration = Configuration()) {
+        self.clock = clock
+        self.sleeper = sleeper
+        self.configuration = configuration
+    }
+
+    /// Changes the device's behaviour.
+    public func configure(_ change: @Sendable (inout Configuration) -> Void) {
+        change(&configuration)
+    }
+
+    // MARK: - Player
+
+    public func load(_ track: Track) async throws {
+        calls.append(.load(trackId: track.id, at: clock.now()))
+        loadGeneration += 1
+        let generation = loadGeneration
+        self.track = nil
+        segments = []
+        try await sleeper.sleep(ms: configuration.loadDelayMs)
+        if configuration.failingTrackIds.contains(track.id) { throw LoadFailed(trackId: track.id) }
+        guard generation == loadGeneration else { throw CancellationError() }
+        self.track = track
+        segments = [Segment(start: clock.now(), position: 0, playing: false, rate: rate)]
+        calls.append(.loaded(trackId: track.id, at: clock.now()))
+    }
+
+    public func play(from positionMs: Double, atLocal: Double) async {
+        let now = clock.now()
+        calls.append(.play(fromMs: positionMs, atLocal: atLocal, at: now))
+        guard track != nil else { return }
+        let start = max(atLocal, now + configuration.startLatencyMs)
+        let position = positionMs + (start - atLocal)
+        segments.removeAll { $0.start >= start }
+        segments.append(Segment(start: start, position: position, playing: true, rate: rate))
+    }
+
+    public func pause() async {
+        let now = clock.now()
+        calls.append(.pause(at: now))
+        guard track != nil else { return }
+        let position = truePosition(atLocal: now) ?? 0
+        segments.removeAll { $0.start > now }
+        segments.append(Segment(start: now, position: position, playing: false, rate: rate))
+    }
+
+    public func seek(to positionMs: Double) async {
+        let now = clock.now()
+        calls.append(.seek(toMs: positionMs, at: now))
+        guard track != nil else { return }
+        let lands = now + configuration.seekLatencyMs
+        let before = segment(at: lands)
+        let landing = Segment(start: lands, position: positionMs, playing: before?.playing ?? false, rate: rate)
+        if let index = segments.firstIndex(where: { $0.start > lands }) {
+            segments.insert(landing, at: index)
+        } else {
+            segments.append(landing)
+        }
+    }
+
+    public func setRate(_ rate: Double) async {
+        let now = clock.now()
+        calls.append(.setRate(rate, at: now))
+        self.rate = rate
+        guard track != nil, let current = segment(at: now) else { return }
+        let position = truePosition(atLocal: now) ?? current.position
+        segments.removeAll { $0.start == now }
+        for index in segments.indices where segments[index].start > now { segments[index].rate = rate }
+        let split = Segment(start: now, position: position, playing: current.playing, rate: rate)
+        if let index = segments.firstIndex(where: { $0.start > now }) {
+            segments.insert(split, at: index)
+        } else {
+            segments.append(split)
+        }
+    }
+
+    public func position(atLocal t: Double) async -> Double? { truePosition(atLocal: t) }
+
+    public var loadedTrackId: String? { track?.id }
+
+    public var isPlaying: Bool {
+        let now = clock.now()
+        guard let current = segment(at: now), current.playing else { return false }
+        if let duration = track?.durationMs, let position = truePosition(atLocal: now) {
+            return position < Double(duration)
+        }
+        return true
+    }
+
+    // MARK: - Inspection and fault injection
+
+    /// The exact audible position at local instant `t` given the commands so far; nil
+    /// when nothing is loaded.
+    public func truePosition(atLocal t: Double) -> Double? {
+        guard let track else { return nil }
+        guard let s = segment(at: t) else { return segments.first?.position ?? 0 }
+        var position = s.position
+        if s.playing { position += (t - s.start) * s.rate * (1 + configuration.clockRateErrorPpm / 1_000_000) }
+        if let duration = track.durationMs { position = min(position, Double(duration)) }
+        return max(0, position)
+    }
+
+    /// The rate set last.
+    public var currentRate: Double { rate }
+
+    /// Simulates an audio stall (a buffer underrun): from now on the audio is `ms` behind
+    /// the course it was on.
+    public func stall(ms: Double) {
+        let now = clock.now()
+        guard track != nil, let current = segment(at: now), let position = truePosition(atLocal: now) else { return }
+        let split = Segment(start: now, position: position - ms, playing: current.playing, rate: current.rate)
+        segments.removeAll { $0.start == now }
+        if let index = segments.firstIndex(where: { $0.start > now }) {
+            segments.insert(split, at: index)
+        } else {
+            segments.append(split)
+        }
+    }
+
+    /// The segment in force at `t` (the last one starting at or before it).
+    private func segment(at t: Double) -> Segment? {
+        segments.last { $0.start <= t }
+    }
+}

@@ -1,0 +1,143 @@
+import JamProtocol
+import Testing
+
+@testable import JamClient
+
+/// A preparer that records what it does; listed tracks block until released or
+/// cancelled, others finish at once (or fail).
+actor FakePreparer: TrackPreparer {
+    enum Event: Hashable, Sendable {
+        case started(String), finished(String), cancelled(String), failed(String)
+    }
+
+    struct Failure: Error {}
+
+    private var blocked: Set<String>
+    private let failing: Set<String>
+    private var gates: [String: AsyncStream<Void>.Continuation] = [:]
+    private let continuation: AsyncStream<Event>.Continuation
+    nonisolated let events: AsyncStream<Event>
+    private(set) var log: [Event] = []
+
+    init(blocked: Set<String> = [], failing: Set<String> = []) {
+        self.blocked = blocked
+        self.failing = failing
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    private func emit(_ event: Event) {
+        log.append(event)
+        continuation.yield(event)
+    }
+
+    func prepare(_ track: Track) async throws {
+        let id = track.id
+        emit(.started(id))
+        if failing.contains(id) {
+            emit(.failed(id))
+            throw Failure()
+        }
+        if blocked.contains(id) {
+            let (gate, opener) = AsyncStream.makeStream(of: Void.self)
+            gates[id] = opener
+            for await _ in gate {} // ends when released, or at once when the task is cancelled
+            gates[id] = nil
+            if Task.isCancelled {
+                emit(.cancelled(id))
+                throw CancellationError()
+            }
+        }
+        emit(.finished(id))
+    }
+
+    func release(_ id: String) {
+        blocked.remove(id)
+        gates[id]?.finish()
+    }
+
+    func starts(of id: String) -> Int { log.filter { $0 == .started(id) }.count }
+}
+
+/// Reads events until `wanted` comes.
+func waitFor(_ wanted: FakePreparer.Event, in events: inout AsyncStream<FakePreparer.Event>.Iterator) async {
+    while let event = await events.next() {
+        if event == wanted { return }
+    }
+}
+
+@Suite("QueuePreparer")
+struct QueuePreparerTests {
+    let a = Fixture.track("a"), b = Fixture.track("b"), c = Fixture.track("c"), d = Fixture.track("d")
+
+    @Test("the current and the next track are prepared before update returns; the rest follows in queue order")
+    func headFirst() async {
+        let fake = FakePreparer()
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        await preparer.update(current: a, queue: [b, c, d])
+        #expect(await preparer.prepared == ["a", "b"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            await waitFor(.finished("d"), in: &events)
+            group.cancelAll()
+        }
+        #expect(await preparer.prepared == ["a", "b", "c", "d"])
+        #expect(
+            await fake.log == [
+                .started("a"), .finished("a"), .started("b"), .finished("b"),
+                .started("c"), .finished("c"), .started("d"), .finished("d"),
+            ])
+    }
+
+    @Test("a start never waits for the tail, and a new update cancels the old background work")
+    func tailNeverBlocksAndUpdatesCancel() async {
+        let fake = FakePreparer(blocked: ["c"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        let x = Fixture.track("x"), y = Fixture.track("y"), z = Fixture.track("z")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            // The background loop is already running: the tail must still wait for the head.
+            await preparer.update(current: a, queue: [b, c, d])
+            #expect(await preparer.prepared == ["a", "b"])
+            await waitFor(.started("c"), in: &events)
+            // "c" hangs (a slow download): the head is ready to start regardless.
+            #expect(await preparer.isPrepared("a"))
+            #expect(await preparer.isPrepared("b"))
+            #expect(await preparer.isPrepared("d") == false)
+
+            // The queue changes: the hanging work is cancelled, the new head prepared first.
+            await preparer.update(current: x, queue: [y, z])
+            #expect(await preparer.prepared == ["a", "b", "x", "y"])
+            await waitFor(.finished("z"), in: &events)
+            group.cancelAll()
+        }
+        let log = await fake.log
+        #expect(log.contains(.cancelled("c")))
+        #expect(!log.contains(.started("d")))
+        #expect(log.firstIndex(of: .started("c"))! > log.firstIndex(of: .finished("b"))!)
+        #expect(log.firstIndex(of: .started("z"))! > log.firstIndex(of: .finished("y"))!)
+        #expect(await preparer.prepared == ["a", "b", "x", "y", "z"])
+        #expect(await preparer.failures.isEmpty)
+    }
+
+    @Test("prepared tracks are skipped; a failure is recorded per track and retried at most 3 times")
+    func skipsPreparedAndRecordsFailures() async {
+        let fake = FakePreparer(failing: ["f"])
+        let preparer = QueuePreparer(preparer: fake)
+        let f = Fixture.track("f")
+        var events = fake.events.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            await preparer.update(current: a, queue: [f, c])
+            await waitFor(.finished("c"), in: &events)
+            for _ in 0..<4 { await preparer.update(current: a, queue: [f, c]) }
+            group.cancelAll()
+        }
+        #expect(await preparer.prepared == ["a", "c"])
+        #expect(await preparer.failures.keys.sorted() == ["f"])
+        #expect(await fake.starts(of: "a") == 1)
+        #expect(await fake.starts(of: "c") == 1)
+        #expect(await fake.starts(of: "f") == 3)
+    }
+}
