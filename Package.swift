@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "jam",
             dependencies: [
-                "JamServer",
+                "JamServer", "JamClient", "JamClientNIO", "JamQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

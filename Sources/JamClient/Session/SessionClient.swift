@@ -35,12 +35,15 @@ public actor SessionClient {
     private var nextSubscriber = 0
     private var commandCounter = 0
     private var helloInFlight = false
+    private let clock: any MonotonicClock
+    private var pongHandler: (@Sendable (Pong, Double) async -> Void)?
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, backoff: Backoff = Backoff(),
-        logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil
+        logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil, clock: any MonotonicClock = SystemMonotonicClock()
     ) {
+        self.clock = clock
         self.api = api
         self.sessionId = sessionId
         self.me = me
@@ -173,7 +176,14 @@ public actor SessionClient {
 
     // MARK: Frames
 
+    /// Routes every `pong` with its local receive instant (taken as the frame arrives) to `handler`,
+    /// typically `ClockSync.record`.
+    public func onPong(_ handler: @escaping @Sendable (Pong, Double) async -> Void) {
+        pongHandler = handler
+    }
+
     private func received(_ text: String) async {
+        let receivedAt = clock.now()
         let envelope: ServerEnvelope
         do {
             envelope = try ServerEnvelope.decode(Data(text.utf8))
@@ -183,6 +193,9 @@ public actor SessionClient {
         }
         broadcast(.envelope(envelope))
         switch envelope.event {
+        case .pong(let pong):
+            await pongHandler?(pong, receivedAt)
+            return
         case .ack(let ack):
             settle(ack.id, .success(ack))
             return

@@ -1,0 +1,76 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// A member taking part: the session connection, its optimistic store, the clock sync
+/// over the same socket and (for a device that plays) a `SyncEngine` driving its player,
+/// run together. Pongs go to `ClockSync` with the instant they arrived, the clock
+/// re-syncs after every reconnect, and every frame reaches the engine in order.
+public struct Participant: Sendable {
+    /// The connection.
+    public let client: SessionClient
+    /// What an app renders.
+    public let store: SessionStore
+    /// The estimate of server time.
+    public let clockSync: ClockSync
+    /// Plays along, when the member's device has a player.
+    public let engine: SyncEngine?
+    private let clock: any MonotonicClock
+    private let sleeper: any Sleeper
+
+    /// Puts the pieces together for a member with a token in `api`; with a `player` the
+    /// device plays in sync.
+    public init(
+        api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, player: (any Player)? = nil,
+        clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper(), backoff: Backoff = Backoff()
+    ) {
+        self.clock = clock
+        self.sleeper = sleeper
+        let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock)
+        let clockSync = ClockSync(clock: clock)
+        self.client = client
+        self.clockSync = clockSync
+        store = SessionStore(client: client)
+        engine = player.map { player in
+            SyncEngine(player: player, clockSync: clockSync, clock: clock, send: { command in await client.post(command) })
+        }
+    }
+
+    /// Server time now, once the clock is in sync.
+    public func serverNow() async -> Double? {
+        await clockSync.serverTime(atLocal: clock.now())
+    }
+
+    /// Runs everything until cancelled; throws when the session is gone for this member.
+    public func run() async throws {
+        let clockSync = self.clockSync
+        let client = self.client
+        let sleeper = self.sleeper
+        await client.onPong { pong, receivedAt in await clockSync.record(pong, receivedAt: receivedAt) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            group.addTask {
+                try await clockSync.run(send: { ping in await client.post(.ping(ping)) }, sleeper: sleeper)
+            }
+            if let engine {
+                group.addTask { try await engine.run(sleeper: sleeper) }
+                group.addTask {
+                    for await update in await client.subscribe() {
+                        if case .envelope(let envelope) = update { await engine.handle(envelope) }
+                    }
+                }
+            }
+            group.addTask {
+                // A reconnect may come through another route: measure the clock again.
+                var wasConnected = false
+                for await update in await client.subscribe() {
+                    guard case .phase(let phase) = update else { continue }
+                    if phase == .connected && !wasConnected { await clockSync.reset() }
+                    wasConnected = phase == .connected
+                }
+            }
+            try await client.run()
+            group.cancelAll()
+        }
+    }
+}

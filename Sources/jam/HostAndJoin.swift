@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+
+/// Options shared by `jam host` and `jam join`.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The OpenJam server (JAM_SERVER).")
+    var server: String?
+
+    @Option(help: "Your display name (JAM_NAME; default: your user name).")
+    var name: String?
+
+    func resolve() throws -> (URL, String) {
+        let environment = ProcessInfo.processInfo.environment
+        let text = server ?? environment["JAM_SERVER"] ?? "http://127.0.0.1:8080"
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("--server must be an http(s) URL, got \"\(text)\"")
+        }
+        let display = name ?? environment["JAM_NAME"] ?? environment["USER"] ?? "Guest"
+        return (url, display)
+    }
+}
+
+/// `jam host`: opens a session and shows it live, with the invite first.
+struct Host: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open a session and show it live (join code, link and QR code first).")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let (server, name) = try options.resolve()
+        var api = JamAPI(server: server)
+        let identity = try await api.signIn(displayName: name)
+        let view = try await api.createSession(CreateSessionRequest(name: "\(name)'s session"))
+        let link = api.joinLink(code: view.session.joinCode).absoluteString
+        let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
+        try await LiveSession.show(api: api, view: view, me: identity.userId, invite: invite, startWithInvite: true)
+    }
+}
+
+/// `jam join CODE`: joins a session and shows it live.
+struct Join: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Join a session by its code and show it live.")
+
+    @Argument(help: "The join code.")
+    var code: String
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let (server, name) = try options.resolve()
+        var api = JamAPI(server: server)
+        let identity = try await api.signIn(displayName: name)
+        let view = try await api.join(code: code)
+        let link = api.joinLink(code: view.session.joinCode).absoluteString
+        let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
+        try await LiveSession.show(api: api, view: view, me: identity.userId, invite: invite, startWithInvite: false)
+    }
+}
+
+/// Starts the live screen for a member.
+enum LiveSession {
+    static func show(api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool) async throws {
+        guard Terminal.isInteractive else {
+            throw ValidationError("jam host and jam join need a terminal; the join code is \(view.session.joinCode)")
+        }
+        let participant = Participant(api: api, sessionId: view.session.id, me: me, transport: NIOWebSocketTransport())
+        try await LiveScreen(participant: participant, invite: invite, startWithInvite: startWithInvite).run()
+        FileHandle.standardOutput.write(Data("Left the live screen of \(view.session.name) (code \(view.session.joinCode)).\n".utf8))
+    }
+}

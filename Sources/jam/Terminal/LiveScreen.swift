@@ -1,0 +1,152 @@
+import Foundation
+import JamClient
+import JamProtocol
+
+/// The live terminal screen of a session: redraws on every change, on resize and five
+/// times a second for the progress bar; keys act through the optimistic store.
+struct LiveScreen {
+    let participant: Participant
+    var invite: ScreenModel.Invite?
+    var startWithInvite = false
+
+    private enum Event: Sendable {
+        case snapshot(StoreSnapshot)
+        case input(TerminalInput)
+        case tick
+        case ended(String)
+    }
+
+    func run() async throws {
+        let terminal = Terminal()
+        terminal.enter()
+        defer { terminal.restore() }
+        let (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
+        var model = ScreenModel()
+        model.invite = invite
+        if startWithInvite, invite != nil { model.mode = .invite }
+        await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await participant.run()
+                    sink.yield(.ended("disconnected"))
+                } catch {
+                    sink.yield(.ended((error as? JamError)?.message ?? "\(error)"))
+                }
+            }
+            group.addTask {
+                for await snapshot in await participant.store.snapshots() { sink.yield(.snapshot(snapshot)) }
+            }
+            group.addTask {
+                for await input in TerminalInputs.stream() { sink.yield(.input(input)) }
+            }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .milliseconds(200))
+                    sink.yield(.tick)
+                }
+            }
+            loop: for await event in events {
+                switch event {
+                case .snapshot(let snapshot):
+                    // The selection follows its item when votes reorder the queue.
+                    let selectedId = model.selectedItem?.id
+                    model.snapshot = snapshot
+                    if let selectedId, let index = snapshot.queue.firstIndex(where: { $0.id == selectedId }) {
+                        model.selection = index
+                    }
+                    model.selection = min(model.selection, max(0, snapshot.queue.count - 1))
+                case .tick:
+                    await refreshClock(&model)
+                case .ended(let reason):
+                    model.message = "Connection closed: \(reason). Press q to quit."
+                case .input(.resized):
+                    break
+                case .input(.key(let key)):
+                    if handle(key, &model, group: &group) == .quit { break loop }
+                }
+                (model.rows, model.columns) = terminal.size
+                terminal.draw(ScreenRenderer.render(model))
+            }
+            group.cancelAll()
+        }
+    }
+
+    private enum Outcome { case keepGoing, quit }
+
+    private func refreshClock(_ model: inout ScreenModel) async {
+        let sync = participant.clockSync
+        model.serverNowMs = await participant.serverNow()
+        if let serverNow = model.serverNowMs, let error = await sync.errorBoundMs {
+            // Shown against this machine's wall clock, the one a person can compare.
+            let offset = serverNow - Date().timeIntervalSince1970 * 1000
+            let drift = await sync.driftMsPerSecond
+            model.syncText = String(format: "%+.1f ms ±%.1f ms, drift %.3f ms/s", offset, error, drift)
+        } else {
+            model.syncText = "measuring…"
+        }
+    }
+
+    private func handle(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>) -> Outcome {
+        let store = participant.store
+        model.message = nil
+        if model.mode == .invite {
+            if key == .interrupt { return .quit }
+            model.mode = .normal
+            return .keepGoing
+        }
+        if case .adding(let text) = model.mode {
+            switch key {
+            case .enter:
+                model.mode = .normal
+                let parts = text.split(separator: "-", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let title = parts.first, !title.isEmpty else { return .keepGoing }
+                let artist = parts.count > 1 ? parts[1] : "Unknown artist"
+                let track = Track(id: "tui-\(UUID().uuidString.lowercased())", name: title, artist: artist, durationMs: 180_000, source: .external)
+                group.addTask { await store.add(track) }
+            case .escape, .interrupt:
+                model.mode = .normal
+            case .backspace:
+                model.mode = .adding(String(text.dropLast()))
+            case .character(let character):
+                model.mode = .adding(text + String(character))
+            default:
+                break
+            }
+            return .keepGoing
+        }
+        let selected = model.selectedItem
+        switch key {
+        case .interrupt, .character("q"):
+            return .quit
+        case .up, .character("k"):
+            model.selection = max(0, model.selection - 1)
+        case .down, .character("j"):
+            model.selection = min(max(0, model.snapshot.queue.count - 1), model.selection + 1)
+        case .character("+"), .character("="):
+            if let selected, !selected.pending { group.addTask { await store.vote(selected.id, 1) } }
+        case .character("-"):
+            if let selected, !selected.pending { group.addTask { await store.vote(selected.id, -1) } }
+        case .character("0"):
+            if let selected, !selected.pending { group.addTask { await store.vote(selected.id, 0) } }
+        case .character("a"), .character("/"):
+            model.mode = .adding("")
+        case .character("s"):
+            group.addTask { await store.requestSkip() }
+        case .character("i"):
+            if model.invite != nil { model.mode = .invite }
+        case .character("n") where model.hasHostControls:
+            group.addTask { await store.skip() }
+        case .character("p") where model.hasHostControls:
+            let paused = model.snapshot.nowPlaying?.state == .paused
+            group.addTask { await store.perform(paused ? .resume : .pause, as: paused ? "resume" : "pause") }
+        case .character("l") where model.hasHostControls:
+            let locked = model.snapshot.session?.settings.locked == true
+            group.addTask { await store.perform(.updateSettings(SettingsPatch(locked: !locked)), as: locked ? "unlock" : "lock") }
+        case .character("d"):
+            if let selected, !selected.pending { group.addTask { await store.perform(.removeFromQueue(ItemRef(itemId: selected.id)), as: "remove") } }
+        default:
+            break
+        }
+        return .keepGoing
+    }
+}

@@ -1,0 +1,41 @@
+import JamClient
+import JamProtocol
+
+/// Everything the live screen shows at one moment; `ScreenRenderer` turns it into lines.
+struct ScreenModel: Sendable {
+    /// What the keyboard is doing.
+    enum Mode: Sendable, Equatable {
+        case normal
+        /// Typing a track to add: "Title - Artist".
+        case adding(String)
+        /// The invite (code, link, QR) over everything.
+        case invite
+    }
+
+    /// How to invite people.
+    struct Invite: Sendable {
+        var code: String
+        var link: String
+        var qrLines: [String]
+    }
+
+    var snapshot: StoreSnapshot = .empty
+    /// Server time now, once the clock is in sync.
+    var serverNowMs: Double?
+    /// "+12.3 ms ±1.1 ms, drift 0.02 ms/s" once the clock is in sync.
+    var syncText: String?
+    var selection = 0
+    var mode: Mode = .normal
+    var message: String?
+    var invite: Invite?
+    var rows = 24
+    var columns = 80
+
+    /// The selected queue item, if any.
+    var selectedItem: StoreItem? {
+        snapshot.queue.indices.contains(selection) ? snapshot.queue[selection] : nil
+    }
+
+    /// True for the host and co-hosts.
+    var hasHostControls: Bool { snapshot.role?.hasHostControls == true }
+}

@@ -1,0 +1,146 @@
+import JamClient
+import JamProtocol
+
+/// Renders the live screen as plain lines that fit the terminal (a pure function, so it is
+/// testable without a terminal).
+enum ScreenRenderer {
+    static func render(_ model: ScreenModel) -> [String] {
+        let width = max(30, model.columns)
+        if model.mode == .invite, let invite = model.invite {
+            return fit(inviteLines(invite, width: width), rows: model.rows, width: width)
+        }
+        var lines: [String] = []
+        let snapshot = model.snapshot
+        let title = snapshot.session.map { "OpenJam · \($0.name)" } ?? "OpenJam"
+        var status: [String] = []
+        if let code = snapshot.session?.joinCode { status.append("code \(code)") }
+        status.append(phaseText(snapshot.phase))
+        if let sync = model.syncText { status.append("sync \(sync)") }
+        lines.append(spread(title, status.joined(separator: " · "), width: width))
+        lines.append(rule(width))
+        lines += nowPlayingLines(model, width: width)
+        lines.append(rule(width))
+        lines.append("Queue (\(snapshot.queue.count))")
+        let reserved = 8
+        let room = max(1, model.rows - lines.count - reserved)
+        let queueLines = queue(model, width: width)
+        if queueLines.isEmpty {
+            lines.append("  (empty — press a to add a song)")
+        } else {
+            let start = max(0, min(model.selection - room / 2, queueLines.count - room))
+            lines += queueLines[start..<min(queueLines.count, start + room)]
+        }
+        lines.append(rule(width))
+        lines.append(membersLine(snapshot, width: width))
+        lines.append(rule(width))
+        switch model.mode {
+        case .adding(let text):
+            lines.append("Add (title - artist): \(text)█")
+        case .normal, .invite:
+            if let rejection = snapshot.lastRejection {
+                lines.append("✗ \(rejection.action) refused: \(rejection.message)")
+            } else if let message = model.message {
+                lines.append(message)
+            } else if snapshot.ended {
+                lines.append("The session has ended.")
+            } else {
+                lines.append("")
+            }
+        }
+        var keys = "↑↓ select  +/- vote  0 clear  a add  s ask to skip  i invite  q quit"
+        if model.hasHostControls { keys += "  |  n skip  p pause/resume  l lock  d remove" }
+        lines.append(keys)
+        return fit(lines, rows: model.rows, width: width)
+    }
+
+    static func nowPlayingLines(_ model: ScreenModel, width: Int) -> [String] {
+        guard let now = model.snapshot.nowPlaying else {
+            return ["Nothing playing", "", ""]
+        }
+        let track = now.item.track
+        let state = switch now.state {
+        case .preparing: "starting"
+        case .playing: "playing"
+        case .paused: "paused"
+        }
+        let head = "▶ \(track.name) — \(track.artist)"
+        var lines = [spread(head, "\(state) · added by \(now.item.addedBy.displayName)", width: width)]
+        let position = model.serverNowMs.map { now.position(at: Millis($0)) } ?? now.positionMs
+        if let duration = track.durationMs, duration > 0 {
+            let times = " \(clock(position)) / \(clock(duration))"
+            let barWidth = max(10, width - times.count - 2)
+            let filled = Int((Double(position) / Double(duration) * Double(barWidth)).rounded(.down))
+            lines.append("[" + String(repeating: "█", count: min(barWidth, filled)) + String(repeating: "░", count: max(0, barWidth - filled)) + "]" + times)
+        } else {
+            lines.append(" \(clock(position))")
+        }
+        let requests = model.snapshot.skipRequests
+        var skip = "Skip requests \(requests.count)/\(requests.needed)"
+        if requests.mine { skip += " (you asked)" }
+        if let next = model.snapshot.upNext { skip += " · next: \(next.item.track.name)" }
+        lines.append(skip)
+        return lines
+    }
+
+    static func queue(_ model: ScreenModel, width: Int) -> [String] {
+        model.snapshot.queue.enumerated().map { index, entry in
+            let marker = index == model.selection ? "›" : " "
+            let vote = entry.myVote > 0 ? "▲" : entry.myVote < 0 ? "▼" : " "
+            let score = String(format: "%+d", entry.item.score)
+            var right = "\(entry.item.reason) · \(entry.item.addedBy.displayName)"
+            if entry.pending { right += " · adding…" }
+            if entry.voteInFlight { right += " · voting…" }
+            let left = "\(marker) \(vote)\(score.padding(toLength: 4, withPad: " ", startingAt: 0)) \(entry.item.track.name) — \(entry.item.track.artist)"
+            return spread(left, right, width: width)
+        }
+    }
+
+    static func membersLine(_ snapshot: StoreSnapshot, width: Int) -> String {
+        let members = snapshot.members.map { member -> String in
+            let role = member.role == .member ? "" : " (\(member.role.rawValue))"
+            return "\(member.connected ? "●" : "○") \(member.displayName)\(role)"
+        }
+        return "Members: " + members.joined(separator: "  ")
+    }
+
+    static func inviteLines(_ invite: ScreenModel.Invite, width: Int) -> [String] {
+        var lines = ["Invite friends", "", "Join code:  \(invite.code)", "Link:       \(invite.link)", ""]
+        lines += invite.qrLines
+        lines += ["", "Press any key to go to the session."]
+        return lines
+    }
+
+    static func phaseText(_ phase: ConnectionPhase) -> String {
+        switch phase {
+        case .idle: "starting"
+        case .connecting(let attempt): attempt > 1 ? "reconnecting (\(attempt))" : "connecting"
+        case .connected: "connected"
+        case .retrying(let attempt, let afterMs, _): "offline, retry \(attempt) in \(Int(afterMs / 1000 + 0.5)) s"
+        case .failed(let error): "closed: \(error.message)"
+        }
+    }
+
+    static func clock(_ ms: Int64) -> String {
+        let seconds = max(0, ms / 1000)
+        return "\(seconds / 60):" + String(format: "%02d", seconds % 60)
+    }
+
+    static func rule(_ width: Int) -> String { String(repeating: "─", count: width) }
+
+    /// `left` and `right` on one line, `right` flush right, cut to `width`.
+    static func spread(_ left: String, _ right: String, width: Int) -> String {
+        let gap = width - left.count - right.count
+        if gap >= 1 { return left + String(repeating: " ", count: gap) + right }
+        return cut(left + "  " + right, width)
+    }
+
+    static func cut(_ text: String, _ width: Int) -> String {
+        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
+    }
+
+    static func fit(_ lines: [String], rows: Int, width: Int) -> [String] {
+        Array(lines.prefix(max(1, rows))).map { cut($0, width) }
+    }
+}
+
+import Foundation

@@ -1,0 +1,87 @@
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// Devices with a (simulated) player against a real server: they start together and a
+/// late joiner lands at the right position. Server and devices share this machine's
+/// clock, so the true server time is known and errors can be measured.
+@Suite(.serialized) struct PlayAlongTests {
+    struct Device: Sendable {
+        let participant: Participant
+        let player: SimulatedPlayer
+        let clock: SystemMonotonicClock
+
+        static func join(_ server: TestServer, name: String, code: String) async throws -> Device {
+            var api = JamAPI(server: URL(string: server.baseURL)!)
+            let identity = try await api.signIn(displayName: name)
+            let view = try await api.join(code: code)
+            let clock = SystemMonotonicClock()
+            let player = SimulatedPlayer(clock: clock, sleeper: TaskSleeper(), configuration: .init(loadDelayMs: 30, startLatencyMs: 0))
+            let participant = Participant(api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), player: player, clock: clock)
+            return Device(participant: participant, player: player, clock: clock)
+        }
+
+        /// How far the player is from where the server's timeline says it should be, now.
+        func error(against nowPlaying: NowPlaying) async -> Double? {
+            let local = clock.now()
+            let wall = Date().timeIntervalSince1970 * 1000
+            guard let position = await player.truePosition(atLocal: local) else { return nil }
+            let expected = Double(nowPlaying.positionMs) + (wall - Double(nowPlaying.anchorMs))
+            return position - expected
+        }
+    }
+
+    /// Waits until `device` plays and returns its error against the server timeline.
+    func settledError(_ device: Device, host: AppMember, timeout: Duration = .seconds(8)) async throws -> Double {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let now = await host.store.current.nowPlaying, now.state == .playing, await device.player.isPlaying,
+               let error = await device.error(against: now) {
+                // Give the engine a moment after its start before judging.
+                try await Task.sleep(for: .milliseconds(400))
+                if let later = await device.error(against: now) { return later }
+                return error
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestFailure("the device never started playing")
+    }
+
+    @Test func devicesStartTogetherAndALateJoinerLandsOnPosition() async throws {
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let early = try await Device.join(server, name: "Early", code: created.session.joinCode)
+            let second = try await Device.join(server, name: "Second", code: created.session.joinCode)
+            try await running([host]) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await early.participant.run() }
+                    group.addTask { try await second.participant.run() }
+                    // Let both clocks sync before the start is announced.
+                    try await Task.sleep(for: .milliseconds(600))
+                    await host.store.add(song(1, durationMs: 120_000))
+                    let earlyError = try await settledError(early, host: host)
+                    let secondError = try await settledError(second, host: host)
+                    let skew = abs(earlyError - secondError)
+                    print("play-along: start error \(String(format: "%.2f", earlyError)) ms and \(String(format: "%.2f", secondError)) ms, skew \(String(format: "%.2f", skew)) ms")
+                    #expect(abs(earlyError) < 20)
+                    #expect(abs(secondError) < 20)
+                    #expect(skew < 20)
+
+                    // A third device joins a second and a half into the song.
+                    try await Task.sleep(for: .milliseconds(1500))
+                    let late = try await Device.join(server, name: "Late", code: created.session.joinCode)
+                    group.addTask { try await late.participant.run() }
+                    let lateError = try await settledError(late, host: host)
+                    let position = await late.player.truePosition(atLocal: late.clock.now()) ?? 0
+                    print("play-along: late join at \(Int(position)) ms with error \(String(format: "%.2f", lateError)) ms")
+                    #expect(position > 1500)
+                    #expect(abs(lateError) < 20)
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+}
