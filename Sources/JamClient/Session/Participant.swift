@@ -15,6 +15,8 @@ public struct Participant: Sendable {
     public let clockSync: ClockSync
     /// Plays along, when the member's device has a player.
     public let engine: SyncEngine?
+    /// Gets tracks ready ahead of their start, when the device has a way to.
+    public let preparer: QueuePreparer?
     private let clock: any MonotonicClock
     private let sleeper: any Sleeper
 
@@ -22,7 +24,8 @@ public struct Participant: Sendable {
     /// device plays in sync.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, player: (any Player)? = nil,
-        clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper(), backoff: Backoff = Backoff()
+        trackPreparer: (any TrackPreparer)? = nil, clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper(),
+        backoff: Backoff = Backoff()
     ) {
         self.clock = clock
         self.sleeper = sleeper
@@ -31,6 +34,7 @@ public struct Participant: Sendable {
         self.client = client
         self.clockSync = clockSync
         store = SessionStore(client: client)
+        preparer = trackPreparer.map { QueuePreparer(preparer: $0) }
         engine = player.map { player in
             SyncEngine(player: player, clockSync: clockSync, clock: clock, send: { command in await client.post(command) })
         }
@@ -51,6 +55,17 @@ public struct Participant: Sendable {
             group.addTask { await store.run() }
             group.addTask {
                 try await clockSync.run(send: { ping in await client.post(.ping(ping)) }, sleeper: sleeper)
+            }
+            if let preparer {
+                // The current and next tracks first, the rest of the queue in the background.
+                group.addTask { await preparer.run() }
+                group.addTask {
+                    for await update in await client.subscribe() {
+                        guard case .mirror(let mirror) = update, let view = mirror.view else { continue }
+                        let upcoming = [view.upNext?.item.track].compactMap { $0 } + view.queue.map(\.track)
+                        await preparer.update(current: view.nowPlaying?.item.track, queue: upcoming)
+                    }
+                }
             }
             if let engine {
                 group.addTask { try await engine.run(sleeper: sleeper) }

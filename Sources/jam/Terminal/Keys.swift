@@ -39,12 +39,21 @@ enum TerminalInputs {
         signal(SIGWINCH, SIG_IGN)
         let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
         resize.setEventHandler { continuation.yield(.resized) }
+        // A terminal closed or a `kill` still leaves through the normal exit, which restores the terminal.
+        let stops = [SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { continuation.yield(.key(.interrupt)) }
+            return source
+        }
         continuation.onTermination = { _ in
             input.cancel()
             resize.cancel()
+            for source in stops { source.cancel() }
         }
         input.resume()
         resize.resume()
+        for source in stops { source.resume() }
         return stream
     }
 }

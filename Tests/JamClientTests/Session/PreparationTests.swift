@@ -1,0 +1,47 @@
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+import JamTestSupport
+import Synchronization
+import Testing
+
+/// A member's device gets the current and next track ready first, the rest after.
+@Suite struct PreparationTests {
+    final class RecordingPreparer: TrackPreparer {
+        let prepared = Mutex<[String]>([])
+
+        func prepare(_ track: Track) async throws {
+            // Loading takes a little while, as it would on a phone.
+            try await Task.sleep(for: .milliseconds(20))
+            prepared.withLock { $0.append(track.id) }
+        }
+    }
+
+    @Test func theCurrentAndNextTracksAreReadyBeforeTheRest() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            var api = JamAPI(server: URL(string: server.baseURL)!)
+            let identity = try await api.signIn(displayName: "Gil")
+            let view = try await api.join(code: created.session.joinCode)
+            let recorder = RecordingPreparer()
+            let participant = Participant(api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), trackPreparer: recorder)
+            try await running([host]) {
+                // The queue exists before Gil connects, so his first state shows all of it at once.
+                for n in 1...5 { await host.store.add(song(n)) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await participant.run() }
+                    let deadline = ContinuousClock.now + .seconds(5)
+                    while recorder.prepared.withLock({ $0.count }) < 5 && ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    let order = recorder.prepared.withLock { $0 }
+                    #expect(Array(order.prefix(2)) == ["song-1", "song-2"])
+                    #expect(Set(order) == Set((1...5).map { "song-\($0)" }))
+                    #expect(order.count == 5)
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+}
