@@ -1,0 +1,126 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// Drift correction and sync reports: measuring the player against the timeline and nudging it.
+extension SyncEngine {
+    /// One correction step: measures the error (player position − timeline position at
+    /// the same local instant) and corrects it: nothing inside the dead band, a
+    /// temporary rate change for small errors, a seek for large ones (then no
+    /// measurement until the seek has landed and settled).
+    public func correct() async {
+        if drivenGeneration != generation { await drive() }
+        guard !driving, drivenGeneration == generation else { return }
+        guard let wanted = timeline, wanted.state == .playing, let estimate = await clockSync.estimate else { return }
+        let target = generation
+        let now = clock.now()
+        let serverNow = estimate.serverTime(atLocal: now)
+        guard wanted.isAdvancing(atServer: serverNow) else { return }
+        if let start = scheduledStartLocal, now >= start {
+            scheduledStartLocal = nil
+            status.phase = .playing
+        }
+        if let seek = pendingSeek {
+            await checkLanding(of: seek, now: now)
+            return
+        }
+        guard now >= measureNotBefore else { return }
+        guard await player.loadedTrackId == wanted.track.id, await player.isPlaying,
+            let actual = await player.position(atLocal: now), generation == target, !driving
+        else { return }
+        let expected = wanted.position(atServer: serverNow)
+        let error = actual - expected
+        status.lastErrorMs = error
+        status.lastMeasuredAt = now
+        status.measurements += 1
+
+        if abs(error) >= configuration.seekThresholdMs {
+            correctionDeadline = nil
+            if status.rate != 1 {
+                await player.setRate(1)
+                status.rate = 1
+                guard generation == target, !driving else { return }
+            }
+            let seekTarget = wanted.position(atServer: estimate.serverTime(atLocal: now + seekLatencyEstimate))
+            status.seeks += 1
+            pendingSeek = PendingSeek(issuedAt: now, target: seekTarget, actualAtIssue: actual, errorAtIssue: error)
+            await player.seek(to: seekTarget)
+            logger.info(
+                "large playback error: seeking",
+                metadata: ["sync.errorMs": "\(error)", "sync.targetMs": "\(seekTarget)", "sync.epoch": "\(wanted.epoch)"])
+            return
+        }
+        let band = correctionDeadline == nil ? configuration.deadBandMs : configuration.targetBandMs
+        if abs(error) <= band {
+            correctionDeadline = nil
+            if status.rate != 1 {
+                await player.setRate(1)
+                status.rate = 1
+            }
+            return
+        }
+        var deadline = correctionDeadline ?? now + configuration.correctionHorizonMs
+        if deadline - now < configuration.correctionIntervalMs / 2 { deadline = now + configuration.correctionHorizonMs }
+        correctionDeadline = deadline
+        let remaining = max(deadline - now, configuration.correctionIntervalMs)
+        let limit = configuration.maxRateDeviation
+        let rate = min(1 + limit, max(1 - limit, 1 - error / remaining))
+        if abs(rate - status.rate) >= configuration.minRateStep {
+            status.rate = rate
+            status.rateCorrections += 1
+            await player.setRate(rate)
+        }
+    }
+
+    func checkLanding(of seek: PendingSeek, now: Double) async {
+        guard let actual = await player.position(atLocal: now) else { return }
+        let oldCourse = seek.actualAtIssue + (now - seek.issuedAt)
+        let moved = abs(actual - oldCourse) > max(abs(seek.errorAtIssue) / 2, configuration.deadBandMs)
+        if moved {
+            let landedAt = now - (actual - seek.target)
+            let observed = min(max(0, landedAt - seek.issuedAt), configuration.seekLandingTimeoutMs)
+            seekLatencyEstimate = seekLatencyObserved ? (seekLatencyEstimate + observed) / 2 : observed
+            seekLatencyObserved = true
+            status.observedSeekLatencyMs = observed
+            pendingSeek = nil
+            measureNotBefore = now + configuration.settleAfterSeekMs
+        } else if now - seek.issuedAt > configuration.seekLandingTimeoutMs {
+            logger.warning("a correction seek never showed up", metadata: ["sync.targetMs": "\(seek.target)"])
+            status.seekTimeouts += 1
+            pendingSeek = nil
+            measureNotBefore = now + configuration.settleAfterSeekMs
+        }
+    }
+
+    // MARK: - Loop
+
+    /// Corrects every `correctionIntervalMs` and sends a `syncReport` every
+    /// `reportIntervalMs` (the first as soon as the clock is synchronised). Ends when
+    /// the task is cancelled (the sleeper throws).
+    public func run(sleeper: any Sleeper) async throws {
+        var nextReport = -Double.infinity
+        while true {
+            try Task.checkCancellation()
+            await correct()
+            let now = clock.now()
+            if now >= nextReport, await report() { nextReport = now + configuration.reportIntervalMs }
+            try await sleeper.sleep(ms: configuration.correctionIntervalMs)
+        }
+    }
+
+    /// Sends one `syncReport`; false when the clock is not synchronised yet.
+    /// `offsetMs` is the clock offset, `errorMs` half the best round trip (the server reads
+    /// `2 × errorMs` as the device's round trip) and `driftMs` the last measured playback
+    /// error (player position − timeline position).
+    @discardableResult
+    public func report() async -> Bool {
+        guard let estimate = await clockSync.estimate else { return false }
+        let now = clock.now()
+        let report = SyncReport(
+            epoch: max(0, epoch), offsetMs: estimate.offset(atLocal: now), errorMs: estimate.halfRoundTripBound(atLocal: now),
+            driftMs: status.lastErrorMs ?? 0)
+        await send(.syncReport(report))
+        status.reportsSent += 1
+        return true
+    }
+}
