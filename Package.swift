@@ -28,10 +28,11 @@ let package = Package(
         .target(name: "JamProtocol"),
         .target(name: "JamCore", dependencies: ["JamProtocol"]),
         .target(name: "JamQR"),
+        .target(name: "JamMedia", dependencies: ["JamProtocol"]),
         .target(
             name: "JamServer",
             dependencies: [
-                "JamProtocol", "JamCore",
+                "JamProtocol", "JamCore", "JamMedia",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -66,7 +67,7 @@ let package = Package(
         .target(
             name: "JamTestSupport",
             dependencies: [
-                "JamServer", "JamCore",
+                "JamServer", "JamCore", "JamMedia",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -75,6 +76,7 @@ let package = Package(
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
+        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [

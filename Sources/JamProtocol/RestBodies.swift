@@ -130,3 +130,10 @@ public struct Health: Codable, Hashable, Sendable {
         self.sessions = sessions
     }
 }
+
+/// `GET /api/v1/search?q=`: library tracks matching the query, best first.
+public struct SearchResults: Codable, Hashable, Sendable {
+    public var tracks: [Track]
+    /// Creates the body.
+    public init(tracks: [Track]) { self.tracks = tracks }
+}

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import JamCore
+import JamMedia
 import Logging
 import Prometheus
 
@@ -49,6 +50,7 @@ public func buildApplication(
         SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
         AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
+        LibraryRoutes(library: try loadLibrary(configuration, logger: logger)).register(on: router)
         RealtimeRoute(
             registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
         ).register(on: router)
@@ -83,4 +85,20 @@ public func buildApplication(
         },
         logger: logger
     )
+}
+
+/// The music folders, or the demo library when there are none.
+func loadLibrary(_ configuration: ServerConfiguration, logger: Logger) throws -> MusicLibrary {
+    var folders = configuration.musicFolders
+    if folders.isEmpty {
+        let demo = configuration.dataDirectory.appendingPathComponent("demo-library")
+        try DemoLibrary.install(into: demo)
+        folders = [demo]
+    }
+    let library = MusicLibrary.scan(folders)
+    for problem in library.problems {
+        logger.warning("a music file could not be read", metadata: ["file": "\(problem.file.path)", "reason": "\(problem.reason)"])
+    }
+    logger.info("music library ready", metadata: ["library.tracks": "\(library.tracks.count)"])
+    return library
 }

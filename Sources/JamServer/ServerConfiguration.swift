@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     public var profile: ServerProfile
     /// Limits and timings of the PirateRadio profile.
     public var pirateRadio: PirateRadioOptions
+    /// Music folders; none means the built-in demo library (synthesised into the data folder).
+    public var musicFolders: [URL] = []
 
     /// Creates a configuration; the defaults are what `jam serve` uses.
     public init(

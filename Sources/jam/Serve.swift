@@ -37,6 +37,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "openjam (default) or pirate-radio (JAM_PROFILE).")
     var profile: String?
 
+    @Option(name: .customLong("music"), help: "A music folder; repeat for more (JAM_MUSIC, ':'-separated). Without one, a built-in demo library plays.")
+    var music: [String] = []
+
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
 
@@ -79,6 +82,14 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.logLevel = parsed
         }
+        let folders = music.isEmpty ? (environment["JAM_MUSIC"].map { $0.split(separator: ":").map(String.init) } ?? []) : music
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("music folder \"\(folder)\" does not exist")
+            }
+        }
+        configuration.musicFolders = folders.map { URL(fileURLWithPath: $0) }
         configuration.pirateRadio.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? configuration.pirateRadio.idleTimeoutMs
         configuration.pirateRadio.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? configuration.pirateRadio.gracePeriodMs
         configuration.pirateRadio.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? configuration.pirateRadio.codeLifetimeMs

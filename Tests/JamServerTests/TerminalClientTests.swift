@@ -120,6 +120,14 @@ import Testing
         try await host.waitFor("▶ Third Song — Band")
         try await guest.waitFor("▶ Third Song — Band")
 
+        // Gil searches the library and adds what he finds.
+        try guest.keys("/")
+        try guest.type("cafe")
+        try guest.keys("Enter")
+        try await guest.waitFor("› Café au Lait — The OpenJam Demo Band")
+        try guest.keys("Enter")
+        try await host.waitFor("Café au Lait — The OpenJam Demo Band")
+
         // Quitting leaves the terminal as it was: the shell's line shows, not the live screen.
         try guest.keys("q")
         let after = try await guest.waitFor("GUEST-EXITED")

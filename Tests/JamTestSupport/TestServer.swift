@@ -1,4 +1,6 @@
 import Foundation
+import JamMedia
+import Synchronization
 import Hummingbird
 import JamCore
 import JamServer
@@ -36,6 +38,7 @@ public struct TestServer: Sendable {
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
+        configuration.musicFolders = [try DemoFolder.shared()]
         configure(&configuration)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await buildApplication(configuration) { port in portContinuation.yield(port) }
@@ -63,4 +66,20 @@ public struct TestServer: Sendable {
 public struct TestFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// One demo library per test process, so servers need not synthesise it each time.
+public enum DemoFolder {
+    private static let folder = Mutex<URL?>(nil)
+
+    /// The shared folder, made on first use.
+    public static func shared() throws -> URL {
+        try folder.withLock { existing in
+            if let existing { return existing }
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-test-demo-\(ProcessInfo.processInfo.processIdentifier)")
+            try DemoLibrary.install(into: url)
+            existing = url
+            return url
+        }
+    }
 }

@@ -47,6 +47,16 @@ public struct JamAPI: Sendable {
         try await send("POST", "/api/v1/sessions/\(id)/leave", body: Optional<String>.none)
     }
 
+    /// Library tracks matching `query`, best first.
+    public func search(_ query: String, limit: Int = 25) async throws(JamError) -> [Track] {
+        var components = URLComponents()
+        components.path = "/api/v1/search"
+        components.queryItems = [URLQueryItem(name: "q", value: query), URLQueryItem(name: "limit", value: String(limit))]
+        let path = components.url?.absoluteString ?? "/api/v1/search"
+        let results: SearchResults = try await send("GET", path, body: Optional<String>.none)
+        return results.tracks
+    }
+
     /// The realtime URL of a session (`ws://` or `wss://`).
     public func realtimeURL(_ id: SessionID, lastSeq: Int64? = nil) -> URL {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()

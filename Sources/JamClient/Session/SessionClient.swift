@@ -98,6 +98,8 @@ public actor SessionClient {
                 reason = "\(error)"
             }
             let wasSynced = detached()
+            // Cancelled: the owner is done with the connection, not a drop to retry.
+            try Task.checkCancellation()
             if mirror.ended != nil {
                 let failure = JamError(.gone, "the session has ended")
                 fail(failure)

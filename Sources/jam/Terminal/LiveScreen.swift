@@ -6,12 +6,14 @@ import JamProtocol
 /// times a second for the progress bar; keys act through the optimistic store.
 struct LiveScreen {
     let participant: Participant
+    let api: JamAPI
     var invite: ScreenModel.Invite?
     var startWithInvite = false
 
     private enum Event: Sendable {
         case snapshot(StoreSnapshot)
         case input(TerminalInput)
+        case searched(query: String, Result<[Track], JamError>)
         case tick
         case ended(String)
     }
@@ -57,12 +59,21 @@ struct LiveScreen {
                     model.selection = min(model.selection, max(0, snapshot.queue.count - 1))
                 case .tick:
                     await refreshClock(&model)
+                case .searched(let query, let result):
+                    guard case .searching(let current, _, _) = model.mode, current == query else { break }
+                    switch result {
+                    case .success(let tracks):
+                        model.mode = .searching(query: query, results: tracks, choice: 0)
+                        if tracks.isEmpty { model.message = "Nothing in the library matches \"\(query)\"." }
+                    case .failure(let error):
+                        model.message = "Search failed: \(error.message)"
+                    }
                 case .ended(let reason):
                     model.message = "Connection closed: \(reason). Press q to quit."
                 case .input(.resized):
                     break
                 case .input(.key(let key)):
-                    if handle(key, &model, group: &group) == .quit { break loop }
+                    if handle(key, &model, group: &group, sink: sink) == .quit { break loop }
                 }
                 (model.rows, model.columns) = terminal.size
                 terminal.draw(ScreenRenderer.render(model))
@@ -86,12 +97,44 @@ struct LiveScreen {
         }
     }
 
-    private func handle(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>) -> Outcome {
+    private func handle(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>, sink: AsyncStream<Event>.Continuation) -> Outcome {
         let store = participant.store
         model.message = nil
         if model.mode == .invite {
             if key == .interrupt { return .quit }
             model.mode = .normal
+            return .keepGoing
+        }
+        if case .searching(let query, let results, let choice) = model.mode {
+            switch key {
+            case .enter:
+                if results.indices.contains(choice) {
+                    let track = results[choice]
+                    model.mode = .normal
+                    group.addTask { await store.add(track) }
+                } else if !query.isEmpty {
+                    let api = self.api
+                    group.addTask {
+                        do throws(JamError) {
+                            sink.yield(.searched(query: query, .success(try await api.search(query))))
+                        } catch {
+                            sink.yield(.searched(query: query, .failure(error)))
+                        }
+                    }
+                }
+            case .up:
+                model.mode = .searching(query: query, results: results, choice: max(0, choice - 1))
+            case .down:
+                model.mode = .searching(query: query, results: results, choice: min(max(0, results.count - 1), choice + 1))
+            case .escape, .interrupt:
+                model.mode = .normal
+            case .backspace:
+                model.mode = .searching(query: String(query.dropLast()), results: [], choice: 0)
+            case .character(let character):
+                model.mode = .searching(query: query + String(character), results: [], choice: 0)
+            default:
+                break
+            }
             return .keepGoing
         }
         if case .adding(let text) = model.mode {
@@ -128,8 +171,10 @@ struct LiveScreen {
             if let selected, !selected.pending { group.addTask { await store.vote(selected.id, -1) } }
         case .character("0"):
             if let selected, !selected.pending { group.addTask { await store.vote(selected.id, 0) } }
-        case .character("a"), .character("/"):
+        case .character("a"):
             model.mode = .adding("")
+        case .character("/"):
+            model.mode = .searching(query: "", results: [], choice: 0)
         case .character("s"):
             group.addTask { await store.requestSkip() }
         case .character("i"):

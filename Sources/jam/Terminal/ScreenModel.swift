@@ -8,6 +8,8 @@ struct ScreenModel: Sendable {
         case normal
         /// Typing a track to add: "Title - Artist".
         case adding(String)
+        /// Searching the library: the query, the results, the chosen one.
+        case searching(query: String, results: [Track], choice: Int)
         /// The invite (code, link, QR) over everything.
         case invite
     }

@@ -36,6 +36,11 @@ enum ScreenRenderer {
         switch model.mode {
         case .adding(let text):
             lines.append("Add (title - artist): \(text)█")
+        case .searching(let query, let results, let choice):
+            lines.append("Search the library: \(query)█   (Enter: search / add the chosen one, ↑↓ choose, Esc cancel)")
+            for (index, track) in results.prefix(6).enumerated() {
+                lines.append("\(index == choice ? "›" : " ") \(track.name) — \(track.artist)  \(clock(track.durationMs ?? 0))")
+            }
         case .normal, .invite:
             if let rejection = snapshot.lastRejection {
                 lines.append("✗ \(rejection.action) refused: \(rejection.message)")
@@ -47,7 +52,7 @@ enum ScreenRenderer {
                 lines.append("")
             }
         }
-        var keys = "↑↓ select  +/- vote  0 clear  a add  s ask to skip  i invite  q quit"
+        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  q quit"
         if model.hasHostControls { keys += "  |  n skip  p pause/resume  l lock  d remove" }
         lines.append(keys)
         return fit(lines, rows: model.rows, width: width)

@@ -22,11 +22,11 @@ final class ServerProcess: @unchecked Sendable {
     init(dataDirectory: URL, extraArguments: [String] = []) async throws {
         self.dataDirectory = dataDirectory
         let output = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else { throw TestFailure("cannot create \(output.path)") }
         let handle = try FileHandle(forWritingTo: output)
         process = Process()
         process.executableURL = try Self.executable
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234", "--log-level", "warning"] + extraArguments
+        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234", "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
         process.standardOutput = handle
         process.standardError = handle
         try process.run()

@@ -1,0 +1,48 @@
+import Foundation
+import JamProtocol
+
+/// A song in the local music library.
+public struct LibraryTrack: Sendable, Hashable {
+    /// Stable across rescans: derived from the file's path inside its library folder.
+    public var id: String
+    public var title: String
+    public var artist: String
+    public var album: String?
+    public var durationMs: Int64
+    /// Where the audio is.
+    public var file: URL
+    /// The MIME type the audio is served with.
+    public var contentType: String
+
+    /// Creates a track.
+    public init(id: String, title: String, artist: String, album: String?, durationMs: Int64, file: URL, contentType: String) {
+        self.id = id
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.durationMs = durationMs
+        self.file = file
+        self.contentType = contentType
+    }
+
+    /// The wire form clients queue.
+    public var track: Track {
+        Track(id: id, name: title, artist: artist, album: album, durationMs: durationMs, artworkURL: nil, source: .library)
+    }
+
+    /// A stable identifier for a file at `relativePath` inside its library (FNV-1a, 64 bits).
+    public static func stableID(relativePath: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in relativePath.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return "lib-" + String(hash, radix: 16).leftPadded(to: 16)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}

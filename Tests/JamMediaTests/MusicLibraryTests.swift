@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+import JamMedia
+import Testing
+
+@Suite struct MusicLibraryTests {
+    /// Synthesised once for the whole suite.
+    static let folder = Mutex<URL?>(nil)
+
+    static func demoFolder() throws -> URL {
+        try folder.withLock { existing in
+            if let existing { return existing }
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-demo-\(UUID().uuidString)")
+            try DemoLibrary.install(into: url)
+            existing = url
+            return url
+        }
+    }
+
+    static func demo() throws -> MusicLibrary {
+        MusicLibrary.scan([try demoFolder()])
+    }
+
+    /// A private copy of the demo folder, for tests that change it.
+    static func copyOfDemo() throws -> URL {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-demo-copy-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: try demoFolder(), to: copy)
+        return copy
+    }
+
+    @Test func theDemoLibraryHasADozenNamedPiecesWithTheirLengths() throws {
+        let library = try Self.demo()
+        #expect(library.tracks.count == 12)
+        #expect(library.problems.isEmpty)
+        let morning = try #require(library.tracks.first { $0.title == "Morning Light" })
+        #expect(morning.artist == "The OpenJam Demo Band")
+        #expect(morning.album == "Listen Together")
+        #expect(abs(morning.durationMs - 24_000) <= 50)
+        #expect(library.tracks.allSatisfy { $0.durationMs >= 20_000 && $0.contentType == "audio/wav" })
+    }
+
+    @Test func idsAreStableAcrossScans() throws {
+        let folder = try Self.copyOfDemo()
+        let first = MusicLibrary.scan([folder]).tracks.map(\.id)
+        let second = MusicLibrary.scan([folder]).tracks.map(\.id)
+        #expect(first == second)
+        #expect(Set(first).count == 12)
+    }
+
+    @Test func searchIgnoresCaseAndAccentsAndMatchesWordPrefixes() throws {
+        let library = try Self.demo()
+        #expect(library.search("cafe").map(\.title) == ["Café au Lait"])
+        #expect(library.search("CAFÉ AU").map(\.title) == ["Café au Lait"])
+        #expect(library.search("night bu").map(\.title) == ["Night Bus"])
+        #expect(library.search("light").map(\.title).sorted() == ["Harbour Lights", "Morning Light"])
+        #expect(library.search("listen together").count == 12)
+        #expect(library.search("nothing like this").isEmpty)
+    }
+
+    @Test func unreadableFilesAreReportedNotFatal() throws {
+        let folder = try Self.copyOfDemo()
+        try Data("not audio at all".utf8).write(to: folder.appendingPathComponent("broken.wav"))
+        let library = MusicLibrary.scan([folder])
+        #expect(library.tracks.count == 12)
+        #expect(library.problems.count == 1)
+        #expect(library.problems.first?.file.lastPathComponent == "broken.wav")
+    }
+}
