@@ -120,6 +120,11 @@ import Testing
         try await host.waitFor("▶ Third Song — Band")
         try await guest.waitFor("▶ Third Song — Band")
 
+        // A resized terminal is redrawn to its new width.
+        try Pane.tmux(["resize-window", "-t", host.name, "-x", "72", "-y", "30"])
+        let narrow = try await host.waitFor(String(repeating: "─", count: 72))
+        #expect(!narrow.contains(String(repeating: "─", count: 73)))
+
         // Gil searches the library and adds what he finds.
         try guest.keys("/")
         try guest.type("cafe")
