@@ -69,36 +69,29 @@ public struct PlaybackTimeline: Hashable, Sendable {
 
     /// After `playCommit`: playing from `positionMs` at `startAt`.
     public func committed(_ commit: PlayCommit) -> PlaybackTimeline {
-        var next = self
-        next.state = .playing
-        next.positionMs = Double(commit.positionMs)
-        next.anchorMs = Double(commit.startAt)
-        return next
+        moved(to: .playing, positionMs: commit.positionMs, at: commit.startAt)
     }
 
     /// After `pause`: held at `positionMs` from `atMs`.
     public func paused(_ change: TimelineChange) -> PlaybackTimeline {
-        var next = self
-        next.state = .paused
-        next.positionMs = Double(change.positionMs)
-        next.anchorMs = Double(change.atMs)
-        return next
+        moved(to: .paused, positionMs: change.positionMs, at: change.atMs)
     }
 
     /// After `resume`: playing from `positionMs` at `atMs`.
     public func resumed(_ change: TimelineChange) -> PlaybackTimeline {
-        var next = self
-        next.state = .playing
-        next.positionMs = Double(change.positionMs)
-        next.anchorMs = Double(change.atMs)
-        return next
+        moved(to: .playing, positionMs: change.positionMs, at: change.atMs)
     }
 
     /// After `seek`: the state stays; from `atMs` the position is `positionMs`.
     public func sought(_ change: TimelineChange) -> PlaybackTimeline {
+        moved(to: state, positionMs: change.positionMs, at: change.atMs)
+    }
+
+    private func moved(to state: PlaybackState, positionMs: Int64, at anchor: Int64) -> PlaybackTimeline {
         var next = self
-        next.positionMs = Double(change.positionMs)
-        next.anchorMs = Double(change.atMs)
+        next.state = state
+        next.positionMs = Double(positionMs)
+        next.anchorMs = Double(anchor)
         return next
     }
 
