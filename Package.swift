@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         .target(name: "JamProtocol"),
@@ -70,6 +71,7 @@ let package = Package(
                 "JamServer", "JamCore", "JamMedia",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             path: "Tests/JamTestSupport"
         ),
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "PirateRadioProfileTests",
             dependencies: [
-                "jam",
+                "jam", "JamTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -29,4 +29,14 @@ echo "==> README walk-through against a real server"
 scripts/readme-walkthrough.sh
 
 echo "==> Swift tests"
-swift test --skip-build
+# A hung test must fail the run with a diagnosis, not stall CI: after the limit the
+# run is stopped and the tests that started but never finished are named.
+log="$(mktemp -t openjam-tests.XXXXXX)"
+status=0
+timeout --kill-after=30 "${JAM_TEST_TIME_LIMIT:-1200}" swift test --skip-build 2>&1 | tee "$log" || status=$?
+if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+  echo "Swift tests did not finish within ${JAM_TEST_TIME_LIMIT:-1200} s; still running:" >&2
+  scripts/unfinished-tests.py "$log" >&2
+fi
+rm -f "$log"
+exit "$status"

@@ -126,7 +126,7 @@ import Testing
             }
             group.addTask {
                 try? await Task.sleep(until: stop)
-                first.kill()
+                do { try await first.kill() } catch { Issue.record("killing jam serve failed: \(error)") }
             }
         }
         let lastSeq = await listener.received.map(\.seq).max() ?? 0
@@ -137,36 +137,36 @@ import Testing
         #expect(adds.count > 20, "the load produced too few acknowledged adds to mean anything")
         print("durability: killed after \(adds.count) acknowledged adds and \(votes.count) acknowledged votes (last seq seen \(lastSeq))")
 
-        let second = try await ServerProcess(dataDirectory: directory)
-        defer { second.terminate() }
-        let restored = try await second.server.api.view(host.token, id)
-        #expect(restored.session.settings.maxQueuedPerMember == 500)
-        #expect(restored.members.count == 5)
-        // The opener keeps playing on the same timeline: same item, epoch and anchor.
-        #expect(restored.nowPlaying?.item.id == playing.item.id)
-        #expect(restored.nowPlaying?.epoch == playing.epoch)
-        #expect(restored.nowPlaying?.anchorMs == playing.anchorMs)
-        #expect(restored.nowPlaying?.state == .playing)
-        let items = restored.queue + [restored.nowPlaying?.item].compactMap { $0 } + restored.history.map(\.item)
-        let byId = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        for (itemId, add) in adds {
-            #expect(byId[itemId]?.track.id == add.track, "acknowledged add \(add.track) is missing")
-        }
-        #expect(Set(items.map(\.track.id)).count == items.count, "an item came back twice")
-        for guest in guests {
-            let guestView = try await second.server.api.view(guest.token, id)
-            for (key, value) in votes where key.hasPrefix("\(guest.userId)|") {
-                let item = String(key.split(separator: "|")[1])
-                guard restored.queue.contains(where: { $0.id.rawValue == item }) else { continue }
-                let pending = inFlight[guest.userId.rawValue].flatMap { $0.key == key ? $0.value : nil }
-                let stored = guestView.myVotes[item]
-                #expect(stored == value || (pending != nil && stored == pending), "acknowledged vote \(value) on \(item) is missing (stored \(String(describing: stored)))")
+        try await ServerProcess.with(dataDirectory: directory) { second in
+            let restored = try await second.server.api.view(host.token, id)
+            #expect(restored.session.settings.maxQueuedPerMember == 500)
+            #expect(restored.members.count == 5)
+            // The opener keeps playing on the same timeline: same item, epoch and anchor.
+            #expect(restored.nowPlaying?.item.id == playing.item.id)
+            #expect(restored.nowPlaying?.epoch == playing.epoch)
+            #expect(restored.nowPlaying?.anchorMs == playing.anchorMs)
+            #expect(restored.nowPlaying?.state == .playing)
+            let items = restored.queue + [restored.nowPlaying?.item].compactMap { $0 } + restored.history.map(\.item)
+            let byId = Dictionary(items.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            for (itemId, add) in adds {
+                #expect(byId[itemId]?.track.id == add.track, "acknowledged add \(add.track) is missing")
             }
+            #expect(Set(items.map(\.track.id)).count == items.count, "an item came back twice")
+            for guest in guests {
+                let guestView = try await second.server.api.view(guest.token, id)
+                for (key, value) in votes where key.hasPrefix("\(guest.userId)|") {
+                    let item = String(key.split(separator: "|")[1])
+                    guard restored.queue.contains(where: { $0.id.rawValue == item }) else { continue }
+                    let pending = inFlight[guest.userId.rawValue].flatMap { $0.key == key ? $0.value : nil }
+                    let stored = guestView.myVotes[item]
+                    #expect(stored == value || (pending != nil && stored == pending), "acknowledged vote \(value) on \(item) is missing (stored \(String(describing: stored)))")
+                }
+            }
+            let socket = TestSocket(server: second.server, session: id, token: host.token)
+            let sync = try await socket.next(.stateSync)
+            #expect(sync.seq >= lastSeq)
+            await socket.close()
         }
-        let socket = TestSocket(server: second.server, session: id, token: host.token)
-        let sync = try await socket.next(.stateSync)
-        #expect(sync.seq >= lastSeq)
-        await socket.close()
     }
 
     @Test func sigtermClosesSocketsAndKeepsState() async throws {
@@ -177,15 +177,14 @@ import Testing
         let item = try await first.server.api.add(host.token, view.session.id, testTrack(1)).decode(QueueItem.self)
         let socket = TestSocket(server: first.server, session: view.session.id, token: host.token)
         try await socket.next(.stateSync)
-        first.terminate()
-        #expect(first.process.terminationReason == .exit)
-        #expect(first.process.terminationStatus == 0)
+        let ending = try await first.terminate()
+        #expect(ending == .exited(0))
         let close = try await socket.closedByServer()
         #expect(close?.closeCode == .normalClosure)
 
-        let second = try await ServerProcess(dataDirectory: directory)
-        defer { second.terminate() }
-        let restored = try await second.server.api.view(host.token, view.session.id)
+        let restored = try await ServerProcess.with(dataDirectory: directory) { second in
+            try await second.server.api.view(host.token, view.session.id)
+        }
         #expect(restored.nowPlaying?.item.id == item.id)
     }
 }

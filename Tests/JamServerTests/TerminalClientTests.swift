@@ -10,39 +10,31 @@ import Testing
 
         static var tmuxAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
 
-        init(_ name: String, command: String) throws {
+        init(_ name: String, command: String) async throws {
             self.name = name
-            _ = try? Self.tmux(["kill-session", "-t", name])
-            try Self.tmux(["new-session", "-d", "-s", name, "-x", "110", "-y", "32", command])
+            _ = try? await Self.tmux(["kill-session", "-t", name])
+            try await Self.tmux(["new-session", "-d", "-s", name, "-x", "110", "-y", "32", command])
         }
 
+        /// Runs tmux to the end (through swift-subprocess: see `ChildProcess`).
         @discardableResult
-        static func tmux(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            guard process.terminationStatus == 0 else { throw TestFailure("tmux \(arguments.joined(separator: " ")) failed: \(text)") }
+        static func tmux(_ arguments: [String]) async throws -> String {
+            let (status, text) = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/tmux"), arguments: arguments)
+            guard status.isSuccess else { throw TestFailure("tmux \(arguments.joined(separator: " ")) failed (\(status)): \(text)") }
             return text
         }
 
-        func keys(_ keys: String...) throws {
-            try Self.tmux(["send-keys", "-t", name] + keys)
+        func keys(_ keys: String...) async throws {
+            try await Self.tmux(["send-keys", "-t", name] + keys)
         }
 
         /// Types text literally.
-        func type(_ text: String) throws {
-            try Self.tmux(["send-keys", "-t", name, "-l", text])
+        func type(_ text: String) async throws {
+            try await Self.tmux(["send-keys", "-t", name, "-l", text])
         }
 
         var screen: String {
-            get throws { try Self.tmux(["capture-pane", "-p", "-t", name]) }
+            get async throws { try await Self.tmux(["capture-pane", "-p", "-t", name]) }
         }
 
         /// Waits until the screen contains all of `texts`.
@@ -51,15 +43,15 @@ import Testing
             let deadline = ContinuousClock.now + timeout
             var last = ""
             while ContinuousClock.now < deadline {
-                last = try screen
+                last = try await screen
                 if texts.allSatisfy({ last.contains($0) }) { return last }
                 try await Task.sleep(for: .milliseconds(50))
             }
             throw TestFailure("\(name) never showed \(texts); screen:\n\(last)")
         }
 
-        func kill() {
-            _ = try? Self.tmux(["kill-session", "-t", name])
+        func kill() async {
+            _ = try? await Self.tmux(["kill-session", "-t", name])
         }
     }
 
@@ -69,72 +61,81 @@ import Testing
             return
         }
         let directory = TestServer.makeDataDirectory()
-        let server = try await ServerProcess(dataDirectory: directory)
-        defer { server.terminate() }
+        try await ServerProcess.with(dataDirectory: directory) { server in
+            let suffix = UUID().uuidString.prefix(6)
+            let host = try await Pane("host-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana; echo HOST-EXITED; sleep 30")
+            let guest = Pane(nameOnly: "guest-\(suffix)")
+            do {
+                try await play(server: server, host: host, guest: guest)
+            } catch {
+                await host.kill()
+                await guest.kill()
+                throw error
+            }
+            await host.kill()
+            await guest.kill()
+        }
+    }
+
+    /// Host and guest at their terminals: invite, join, add, vote, skip, resize, search, quit.
+    private func play(server: ServerProcess, host: Pane, guest guestPane: Pane) async throws {
         let jam = try ServerProcess.executable.path
         let url = "http://127.0.0.1:\(server.port)"
-        let suffix = UUID().uuidString.prefix(6)
-        let host = try Pane("host-\(suffix)", command: "\(jam) host --server \(url) --name Hana; echo HOST-EXITED; sleep 30")
-        let guestName = "guest-\(suffix)"
-        defer {
-            host.kill()
-            Pane(nameOnly: guestName).kill()
-        }
         // The host starts on the invite: code, link and a QR code of the link.
         let invite = try await host.waitFor("Join code:", "/j/", "█▀▀▀▀▀█")
         let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
-        try host.keys("x")
+        try await host.keys("x")
         try await host.waitFor("Queue (0)", "Members: ● Hana (host)")
 
-        let guest = try Pane(guestName, command: "\(jam) join \(code) --server \(url) --name Gil; echo GUEST-EXITED; sleep 30")
+        let guest = try await Pane(guestPane.name, command: "\(jam) join \(code) --server \(url) --name Gil; echo GUEST-EXITED; sleep 30")
         try await guest.waitFor("Queue (0)", "Hana (host)", "● Gil")
         try await host.waitFor("● Gil")
 
         // Gil adds a song: it starts playing on both screens.
-        try guest.keys("a")
-        try guest.type("Harvest Moon - Neil Young")
-        try guest.keys("Enter")
+        try await guest.keys("a")
+        try await guest.type("Harvest Moon - Neil Young")
+        try await guest.keys("Enter")
         try await host.waitFor("▶ Harvest Moon — Neil Young", "added by Gil")
         try await guest.waitFor("▶ Harvest Moon — Neil Young")
 
         // Hana adds two more; Gil votes the second one up: it leads on both screens.
-        try host.keys("a")
-        try host.type("Second Song - Band")
-        try host.keys("Enter")
+        try await host.keys("a")
+        try await host.type("Second Song - Band")
+        try await host.keys("Enter")
         try await host.waitFor("Second Song — Band")
-        try host.keys("a")
-        try host.type("Third Song - Band")
-        try host.keys("Enter")
+        try await host.keys("a")
+        try await host.type("Third Song - Band")
+        try await host.keys("Enter")
         try await guest.waitFor("Second Song — Band", "Third Song — Band")
-        try guest.keys("Down")
-        try guest.keys("+")
+        try await guest.keys("Down")
+        try await guest.keys("+")
         let hostScreen = try await host.waitFor("1 vote")
         let queueLines = hostScreen.split(separator: "\n").filter { $0.contains("Song — Band") }
         #expect(queueLines.first?.contains("Third Song") == true, "\(hostScreen)")
         try await guest.waitFor("▲+1")
 
         // Gil asks to skip; Hana skips: the voted song plays everywhere.
-        try guest.keys("s")
+        try await guest.keys("s")
         try await host.waitFor("Skip requests 1/2")
-        try host.keys("n")
+        try await host.keys("n")
         try await host.waitFor("▶ Third Song — Band")
         try await guest.waitFor("▶ Third Song — Band")
 
         // A resized terminal is redrawn to its new width.
-        try Pane.tmux(["resize-window", "-t", host.name, "-x", "72", "-y", "30"])
+        try await Pane.tmux(["resize-window", "-t", host.name, "-x", "72", "-y", "30"])
         let narrow = try await host.waitFor(String(repeating: "─", count: 72))
         #expect(!narrow.contains(String(repeating: "─", count: 73)))
 
         // Gil searches the library and adds what he finds.
-        try guest.keys("/")
-        try guest.type("cafe")
-        try guest.keys("Enter")
+        try await guest.keys("/")
+        try await guest.type("cafe")
+        try await guest.keys("Enter")
         try await guest.waitFor("› Café au Lait — The OpenJam Demo Band")
-        try guest.keys("Enter")
+        try await guest.keys("Enter")
         try await host.waitFor("Café au Lait — The OpenJam Demo Band")
 
         // Quitting leaves the terminal as it was: the shell's line shows, not the live screen.
-        try guest.keys("q")
+        try await guest.keys("q")
         let after = try await guest.waitFor("GUEST-EXITED")
         #expect(!after.contains("Members:"))
     }

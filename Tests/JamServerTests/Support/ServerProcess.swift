@@ -2,8 +2,8 @@ import JamTestSupport
 import Foundation
 
 /// `jam serve` as a separate process, so a test can kill it with SIGKILL.
-final class ServerProcess: @unchecked Sendable {
-    let process: Process
+final class ServerProcess: Sendable {
+    let child: ChildProcess
     let port: Int
     let dataDirectory: URL
 
@@ -22,41 +22,49 @@ final class ServerProcess: @unchecked Sendable {
     init(dataDirectory: URL, extraArguments: [String] = []) async throws {
         self.dataDirectory = dataDirectory
         let output = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: output.path, contents: nil) else { throw TestFailure("cannot create \(output.path)") }
-        let handle = try FileHandle(forWritingTo: output)
-        process = Process()
-        process.executableURL = try Self.executable
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234", "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        let arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234",
+                         "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
+        child = try await ChildProcess.start(try Self.executable, arguments: arguments, logFile: output)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let digits = text[range].split(separator: ":").last.map(String.init) ?? ""
-                guard let port = Int(digits) else { break }
+            let text = try String(contentsOf: output, encoding: .utf8)
+            if let range = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+               let port = text[range].split(separator: ":").last.flatMap({ Int($0) }) {
                 self.port = port
                 return
             }
-            if !process.isRunning { throw TestFailure("jam serve exited: \(text)") }
+            if !child.isRunning { throw TestFailure("jam serve exited: \(text)") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        process.terminate()
-        throw TestFailure("jam serve did not start: \((try? String(contentsOf: output, encoding: .utf8)) ?? "")")
+        try await child.waitForExit(timeout: .zero)
+        throw TestFailure("jam serve did not start: \(try String(contentsOf: output, encoding: .utf8))")
+    }
+
+    /// Runs `body` against a fresh `jam serve`, which is stopped with SIGTERM afterwards, also when `body` throws.
+    static func with<T>(dataDirectory: URL, _ body: (ServerProcess) async throws -> T) async throws -> T {
+        let server = try await ServerProcess(dataDirectory: dataDirectory)
+        do {
+            let result = try await body(server)
+            try await server.terminate()
+            return result
+        } catch {
+            _ = try? await server.terminate()
+            throw error
+        }
     }
 
     var server: TestServer { TestServer(port: port, dataDirectory: dataDirectory) }
 
     /// SIGKILL: no chance to flush anything.
-    func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    func kill() async throws {
+        child.signal(SIGKILL)
+        try await child.waitForExit()
     }
 
-    /// SIGTERM: a graceful shutdown.
-    func terminate() {
-        process.terminate()
-        process.waitUntilExit()
+    /// SIGTERM: a graceful shutdown; returns how the server ended.
+    @discardableResult
+    func terminate() async throws -> ChildProcess.Ending {
+        child.signal(SIGTERM)
+        return ChildProcess.Ending(try await child.waitForExit())
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import class JamTestSupport.ChildProcess
 
 /// `jam serve --profile pirate-radio` as a separate process, for the length of one test.
 ///
@@ -16,7 +17,7 @@ final class PirateServer: @unchecked Sendable {
         var codeLifetimeMs: Int? = nil
     }
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let dataDirectory: URL
     let logFile: URL
@@ -26,7 +27,7 @@ final class PirateServer: @unchecked Sendable {
     var webSocketBaseURL: String { "ws://127.0.0.1:\(port)" }
     var http: PirateHTTP { PirateHTTP(baseURL: baseURL) }
 
-    private init(process: Process, port: Int, dataDirectory: URL, logFile: URL) {
+    private init(process: ChildProcess, port: Int, dataDirectory: URL, logFile: URL) {
         self.process = process
         self.port = port
         self.dataDirectory = dataDirectory
@@ -78,22 +79,13 @@ final class PirateServer: @unchecked Sendable {
         let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pirate-radio-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let logFile = dataDirectory.appendingPathComponent("serve.log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: logFile)
-
         var environment = ProcessInfo.processInfo.environment
         for key in environment.keys where key.hasPrefix("JAM_") { environment[key] = nil }
         environment["PORT"] = "0"
         environment["JWT_SECRET"] = secret
-
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments(dataDirectory: dataDirectory, options: options)
-        process.environment = environment
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        try? handle.close()
+        let process = try await ChildProcess.start(
+            try executable(), arguments: arguments(dataDirectory: dataDirectory, options: options),
+            environment: environment, logFile: logFile)
 
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
@@ -102,11 +94,12 @@ final class PirateServer: @unchecked Sendable {
                 return PirateServer(process: process, port: port, dataDirectory: dataDirectory, logFile: logFile)
             }
             if !process.isRunning {
-                throw TestFailure("jam serve exited with status \(process.terminationStatus) before listening:\n\(text)")
+                let status = try await process.waitForExit()
+                throw TestFailure("jam serve exited (\(status)) before listening:\n\(text)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        process.terminate()
+        _ = try? await process.waitForExit(timeout: .zero)
         throw TestFailure("jam serve did not print a `listening on` line within 30 s:\n\((try? String(contentsOf: logFile, encoding: .utf8)) ?? "")")
     }
 
@@ -132,14 +125,11 @@ final class PirateServer: @unchecked Sendable {
         await withTaskGroup(of: Void.self) { group in
             for socket in open { group.addTask { await socket.close() } }
         }
-        if process.isRunning { process.terminate() }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+        process.signal(SIGTERM)
+        do {
+            try await process.waitForExit(timeout: .seconds(5))
+        } catch {
+            FileHandle.standardError.write(Data("waiting for jam serve to stop failed: \(error)\n".utf8))
         }
         if removeData { try? FileManager.default.removeItem(at: dataDirectory) }
     }
