@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "JamServer",
             dependencies: [
-                "JamProtocol", "JamCore", "JamMedia",
+                "JamProtocol", "JamCore", "JamMedia", "JamQR",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -42,7 +42,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            ]
+            ],
+            resources: [.copy("Web")]
         ),
         .target(
             name: "JamClient",

@@ -50,10 +50,17 @@ public func buildApplication(
         SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
         AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
-        LibraryRoutes(library: try loadLibrary(configuration, logger: logger)).register(on: router)
+        let library = try loadLibrary(configuration, logger: logger)
+        LibraryRoutes(library: library).register(on: router)
+        AudioRoutes(library: library).register(on: router)
         RealtimeRoute(
             registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
         ).register(on: router)
+        if let root = configuration.webRoot ?? WebRoutes.bundledRoot {
+            WebRoutes(root: root).register(on: router)
+        } else {
+            logger.warning("the web client's files are missing; only the API is served")
+        }
         webSocketRouter = router
     case .pirateRadio:
         let tokens = PirateRadioTokens(secret: secret, lifetimeMs: configuration.pirateRadio.tokenLifetimeMs, clock: clock)

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var pirateRadio: PirateRadioOptions
     /// Music folders; none means the built-in demo library (synthesised into the data folder).
     public var musicFolders: [URL] = []
+    /// The web client's folder; nil serves the client bundled with the server.
+    public var webRoot: URL?
 
     /// Creates a configuration; the defaults are what `jam serve` uses.
     public init(

@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("music"), help: "A music folder; repeat for more (JAM_MUSIC, ':'-separated). Without one, a built-in demo library plays.")
     var music: [String] = []
 
+    @Option(name: .customLong("web-root"), help: "Serve the web client from this folder instead of the bundled one (JAM_WEB_ROOT; for working on the client).")
+    var webRoot: String?
+
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
 
@@ -90,6 +93,12 @@ struct Serve: AsyncParsableCommand {
             }
         }
         configuration.musicFolders = folders.map { URL(fileURLWithPath: $0) }
+        if let root = webRoot ?? environment["JAM_WEB_ROOT"] {
+            guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: root).appendingPathComponent("index.html").path) else {
+                throw ValidationError("web root \"\(root)\" has no index.html")
+            }
+            configuration.webRoot = URL(fileURLWithPath: root)
+        }
         configuration.pirateRadio.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? configuration.pirateRadio.idleTimeoutMs
         configuration.pirateRadio.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? configuration.pirateRadio.gracePeriodMs
         configuration.pirateRadio.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? configuration.pirateRadio.codeLifetimeMs

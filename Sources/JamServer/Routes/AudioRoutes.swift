@@ -1,0 +1,67 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JamMedia
+import JamProtocol
+import NIOPosix
+
+/// `GET|HEAD /api/v1/tracks/{id}/audio` (with byte ranges, so players can seek and
+/// browsers can stream).
+///
+/// It asks for no token: an `<audio>` element cannot send one, and a guest token is
+/// free to anybody who can reach the server anyway.
+struct AudioRoutes {
+    let library: MusicLibrary
+    let files = FileIO(threadPool: .singleton)
+
+    func register(on router: Router<JamRequestContext>) {
+        router.get("api/v1/tracks/:id/audio") { request, context in
+            try await audio(request, context, sendBody: true)
+        }
+        router.head("api/v1/tracks/:id/audio") { request, context in
+            try await audio(request, context, sendBody: false)
+        }
+    }
+
+    private func track(_ context: JamRequestContext) throws -> LibraryTrack {
+        let id = try context.parameters.require("id")
+        guard let track = library.track(id) else { throw JamError(.notFound, "no track \(id) in the library") }
+        return track
+    }
+
+    private func audio(_ request: Request, _ context: JamRequestContext, sendBody: Bool) async throws -> Response {
+        let track = try track(context)
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: track.file.path)
+        } catch {
+            throw JamError(.notFound, "the audio of track \(track.id) is no longer on the server")
+        }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let modified = (attributes[.modificationDate] as? Date) ?? Date(timeIntervalSince1970: 0)
+        let eTag = "\"\(String(size, radix: 16))-\(String(Int(modified.timeIntervalSince1970), radix: 16))\""
+        var headers: HTTPFields = [
+            .contentType: track.contentType, .acceptRanges: "bytes", .eTag: eTag,
+            .cacheControl: "public, max-age=3600",
+        ]
+        var range = ByteRange(header: request.headers[.range], size: size)
+        // A range is only honoured for the version of the file the client saw.
+        if let ifRange = request.headers[.ifRange], ifRange != eTag { range = .whole }
+        switch range {
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(size)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        case .whole:
+            headers[.contentLength] = String(size)
+            guard sendBody, size > 0 else { return Response(status: .ok, headers: headers) }
+            return Response(status: .ok, headers: headers, body: try await files.loadFile(path: track.file.path, context: context))
+        case .partial(let bytes):
+            headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)"
+            headers[.contentLength] = String(bytes.count)
+            guard sendBody else { return Response(status: .partialContent, headers: headers) }
+            return Response(
+                status: .partialContent, headers: headers,
+                body: try await files.loadFile(path: track.file.path, range: bytes, context: context))
+        }
+    }
+}

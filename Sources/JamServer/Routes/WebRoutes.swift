@@ -1,0 +1,70 @@
+import Foundation
+import Hummingbird
+import JamProtocol
+import JamQR
+
+/// The browser client: its files at `/`, join links `/j/{code}` (the same page, which
+/// reads the code from the address) and `GET /api/v1/qr.svg?text=` for invite codes.
+struct WebRoutes {
+    /// The folder holding `index.html` and the client's modules.
+    let root: URL
+
+    /// The client bundled with the server, or nil when the resources are missing.
+    static var bundledRoot: URL? {
+        Bundle.module.url(forResource: "Web", withExtension: nil)
+    }
+
+    func register(on router: Router<JamRequestContext>) {
+        router.add(middleware: WebPageHeaders())
+        router.add(middleware: FileMiddleware(root.path, searchForIndexHtml: true))
+        router.get("j/:code") { _, context in
+            _ = try context.parameters.require("code")
+            return try await indexPage()
+        }
+        router.get("api/v1/qr.svg") { request, _ in
+            guard let text = request.uri.queryParameters["text"].map(String.init), !text.isEmpty else {
+                throw JamError(.invalidField, "text is required: the text to encode")
+            }
+            guard text.utf8.count <= 512 else { throw JamError(.invalidField, "text must be at most 512 bytes") }
+            let code: QRCode
+            do {
+                code = try QRCode(text, correction: .medium)
+            } catch {
+                throw JamError(.invalidField, "text cannot be encoded as a QR code: \(error)")
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "public, max-age=86400"],
+                body: .init(byteBuffer: .init(string: code.svg())))
+        }
+    }
+
+    private func indexPage() async throws -> Response {
+        let page = root.appendingPathComponent("index.html")
+        let data: Data
+        do {
+            data = try Data(contentsOf: page)
+        } catch {
+            throw JamError(.notFound, "the web client is not installed on this server (\(page.path) is missing)")
+        }
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: .init(bytes: data)))
+    }
+}
+
+/// Keeps pages to the server's own scripts (the client loads nothing from elsewhere) and
+/// makes browsers revalidate them, so a new server version is picked up at once.
+struct WebPageHeaders: RouterMiddleware {
+    typealias Context = JamRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        if response.headers[.contentType]?.hasPrefix("text/html") == true {
+            response.headers[.contentSecurityPolicy] =
+                "default-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'"
+        }
+        if !request.uri.path.hasPrefix("/api/"), response.headers[.cacheControl] == nil {
+            response.headers[.cacheControl] = "no-cache"
+        }
+        return response
+    }
+}

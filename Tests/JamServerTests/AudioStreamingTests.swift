@@ -1,0 +1,118 @@
+import Foundation
+import JamMedia
+import JamProtocol
+import JamTestSupport
+import Testing
+
+@testable import JamServer
+
+/// `GET|HEAD /api/v1/tracks/{id}/audio`: content types and byte ranges as players use them.
+@Suite struct AudioStreamingTests {
+    /// A demo track's id and the bytes of its file.
+    static func demoTrack() throws -> (id: String, bytes: Data) {
+        let library = MusicLibrary.scan([try DemoFolder.shared()])
+        let track = try #require(library.tracks.first { $0.title == "Night Bus" })
+        return (track.id, try Data(contentsOf: track.file))
+    }
+
+    @Test func theWholeFileComesWithItsTypeAndLength() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            let response = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio")
+            #expect(response.status == 200)
+            #expect(response.headers["content-type"] == "audio/wav")
+            #expect(response.headers["accept-ranges"] == "bytes")
+            #expect(response.headers["content-length"] == String(bytes.count))
+            #expect(response.body == bytes)
+        }
+    }
+
+    @Test func aRangeIsAnsweredWith206AndExactlyThoseBytes() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        let size = bytes.count
+        try await TestServer.with { server in
+            let cases: [(header: String, range: ClosedRange<Int>)] = [
+                ("bytes=0-99", 0...99),
+                ("bytes=1000-1999", 1000...1999),
+                ("bytes=\(size - 10)-", (size - 10)...(size - 1)),
+                ("bytes=-256", (size - 256)...(size - 1)),
+                // A last byte past the end is cut to the end.
+                ("bytes=\(size - 5)-\(size + 1000)", (size - 5)...(size - 1)),
+            ]
+            for (header, range) in cases {
+                let response = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio", headers: ["Range": header])
+                #expect(response.status == 206, "\(header)")
+                #expect(response.headers["content-range"] == "bytes \(range.lowerBound)-\(range.upperBound)/\(size)", "\(header)")
+                #expect(response.headers["content-length"] == String(range.count), "\(header)")
+                #expect(response.body == bytes.subdata(in: range.lowerBound..<(range.upperBound + 1)), "\(header)")
+            }
+        }
+    }
+
+    @Test func aRangeOutsideTheFileIs416WithTheSize() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            for header in ["bytes=\(bytes.count)-", "bytes=\(bytes.count + 10)-\(bytes.count + 20)", "bytes=-0"] {
+                let response = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio", headers: ["Range": header])
+                #expect(response.status == 416, "\(header)")
+                #expect(response.headers["content-range"] == "bytes */\(bytes.count)", "\(header)")
+            }
+        }
+    }
+
+    @Test func rangesThatCannotBeServedAsOneGetTheWholeFile() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            for header in ["bytes=0-9,20-29", "items=0-9", "bytes=20-10", "bytes=abc"] {
+                let response = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio", headers: ["Range": header])
+                #expect(response.status == 200, "\(header)")
+                #expect(response.body.count == bytes.count, "\(header)")
+            }
+            // A range for another version of the file is not applied.
+            let stale = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio", headers: ["Range": "bytes=0-9", "If-Range": "\"other\""])
+            #expect(stale.status == 200)
+            let current = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio")
+            let fresh = try await server.api.request(
+                "GET", "/api/v1/tracks/\(id)/audio", headers: ["Range": "bytes=0-9", "If-Range": current.headers["etag"] ?? ""])
+            #expect(fresh.status == 206)
+        }
+    }
+
+    @Test func headTellsTheLengthWithoutABody() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            let response = try await server.api.request("HEAD", "/api/v1/tracks/\(id)/audio")
+            #expect(response.status == 200)
+            #expect(response.headers["content-length"] == String(bytes.count))
+            #expect(response.body.isEmpty)
+        }
+    }
+
+    @Test func anUnknownTrackIs404WithTheReason() async throws {
+        try await TestServer.with { server in
+            let response = try await server.api.request("GET", "/api/v1/tracks/lib-0000000000000000/audio")
+            #expect(response.status == 404)
+            #expect(response.errorCode == .notFound)
+            #expect(response.text.contains("lib-0000000000000000"))
+        }
+    }
+
+    @Test(arguments: [
+        ("bytes=0-0", 10, ByteRange.partial(0...0)),
+        ("bytes=5-", 10, .partial(5...9)),
+        ("bytes=-3", 10, .partial(7...9)),
+        ("bytes=-30", 10, .partial(0...9)),
+        ("bytes=2-100", 10, .partial(2...9)),
+        ("bytes=10-", 10, .unsatisfiable),
+        ("bytes=-1", 0, .unsatisfiable),
+        ("BYTES = 1-2", 10, .whole),
+        ("Bytes=1-2", 10, .partial(1...2)),
+        ("bytes=3-2", 10, .whole),
+        ("bytes=1-2,4-5", 10, .whole),
+        ("bytes=x-2", 10, .whole),
+        ("pages=1-2", 10, .whole),
+    ] as [(String, Int, ByteRange)])
+    func rangeHeadersResolveAsTheRFCSays(header: String, size: Int, expected: ByteRange) {
+        #expect(ByteRange(header: header, size: size) == expected)
+    }
+}
