@@ -47,11 +47,8 @@ extension SessionState {
         if let upNext {
             next = upNext.item
             self.upNext = nil
-        } else if let head = queueHead() {
-            queue.removeAll { $0.id == head.id }
-            next = head
         } else {
-            next = nil
+            next = takeNextItem(at: now)
         }
         if let next {
             start(next, startAt: now + leadMs(), previous: previous, at: now, into: &outcome)
@@ -90,8 +87,7 @@ extension SessionState {
             }
             return
         }
-        guard let head = queueHead() else { throw JamError(.conflict, "the queue is empty") }
-        queue.removeAll { $0.id == head.id }
+        guard let head = takeNextItem(at: now) else { throw JamError(.conflict, "the queue is empty") }
         start(head, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
         emitQueue(at: now, into: &outcome)
     }
@@ -205,8 +201,7 @@ extension SessionState {
                     self.upNext = nil
                     start(upNext.item, startAt: upNext.startAt, previous: previous, at: now, into: &outcome)
                     commit(at: now, into: &outcome)
-                } else if let head = queueHead(), now >= endsAt - timing.prepareAheadMs {
-                    queue.removeAll { $0.id == head.id }
+                } else if hasNextItem, now >= endsAt - timing.prepareAheadMs, let head = takeNextItem(at: now) {
                     upNext = UpNext(item: head, epoch: epoch + 1, startAt: endsAt)
                     emit(.playPrepare(PlayPrepare(item: itemView(head, reason: "up next"), epoch: epoch + 1, startAt: endsAt, previous: nil)), at: now, into: &outcome)
                     emitQueue(at: now, into: &outcome)
@@ -238,7 +233,7 @@ extension SessionState {
         case .playing:
             guard let endsAt = current.endsAt else { return nil }
             if let upNext { return upNext.startAt - timing.commitMarginMs }
-            if !queue.isEmpty { return endsAt - timing.prepareAheadMs }
+            if hasNextItem { return endsAt - timing.prepareAheadMs }
             return endsAt
         }
     }

@@ -48,6 +48,8 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var rules: SessionRules
     /// When the last member left a session that waits out its grace period.
     public var emptySince: Millis?
+    /// Tracks the server set aside for fallback (absent in sessions stored before fallback existed).
+    public var fallbackReserve: FallbackReserve?
 
     /// Most history entries kept.
     public static let historyLimit = 100

@@ -30,9 +30,13 @@ public func buildApplication(
     let store = try await SQLiteSessionStore.open(path: configuration.databasePath, logger: logger)
     let persistence = PersistenceService(store: store, logger: logger)
     let scheduler = TimelineScheduler(clock: clock)
+    let library: MusicLibrary? = switch configuration.profile {
+    case .openJam: try loadLibrary(configuration, logger: logger)
+    case .pirateRadio: nil
+    }
     let environment = SessionEnvironment(
         clock: clock, ids: ids, persistence: persistence, scheduler: scheduler, logger: logger,
-        replayLogLimit: configuration.replayLogLimit)
+        replayLogLimit: configuration.replayLogLimit, fallbackTracks: library?.tracks.map(\.track) ?? [])
     let defaults: SessionDefaults = switch configuration.profile {
     case .openJam: .openJam
     case .pirateRadio: .pirateRadio(configuration.pirateRadio)
@@ -50,7 +54,7 @@ public func buildApplication(
         SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
         AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
-        let library = try loadLibrary(configuration, logger: logger)
+        let library = library ?? MusicLibrary(tracks: [])
         LibraryRoutes(library: library).register(on: router)
         AudioRoutes(library: library).register(on: router)
         RealtimeRoute(

@@ -12,6 +12,8 @@ struct SessionEnvironment: Sendable {
     let scheduler: TimelineScheduler
     let logger: Logger
     let replayLogLimit: Int
+    /// The library tracks a fallback shuffle draws from (empty: no fallback).
+    var fallbackTracks: [Track] = []
 }
 
 /// One live session: owns its `SessionState`, its connections and its event log.
@@ -54,6 +56,8 @@ public actor LiveSession {
     var publishedSeq: Int64
     var replayLog: [(seq: Int64, frame: String)] = []
     var replayStart = 0
+    /// Created when the session first needs fallback tracks.
+    var fallbackShuffle: FallbackShuffle?
     private var snapshotRequested = false
     private var endAnnounced = false
     private var undeliverable: [(connection: Connection, overflowed: Bool)] = []
@@ -67,6 +71,8 @@ public actor LiveSession {
     /// Wraps `state`; `stored` says whether the store already holds it at its `seq`.
     init(state: SessionState, stored: Bool, wire: any SessionWire, environment: SessionEnvironment) {
         self.id = state.id
+        var state = state
+        Self.topUpFallback(&state, &fallbackShuffle, from: environment.fallbackTracks)
         self.state = state
         self.wire = wire
         self.environment = environment
@@ -107,6 +113,7 @@ public actor LiveSession {
             throw error
         }
         Metrics.commands.increment()
+        topUpFallback()
         enqueue(outcome.events, cause: .command(command, by: user, connection: connection, relay: relay))
         closeSockets(after: command, by: user)
         return outcome
@@ -125,6 +132,7 @@ public actor LiveSession {
     /// Moves the timeline to now (called by the scheduler).
     func tick() {
         let events = state.advance(to: environment.clock.now())
+        topUpFallback()
         enqueue(events, cause: .tick)
     }
 
