@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
-        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia"]),
+        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia"], exclude: ["Fixtures"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [

@@ -13,9 +13,13 @@ public struct LibraryTrack: Sendable, Hashable {
     public var file: URL
     /// The MIME type the audio is served with.
     public var contentType: String
+    /// Whether a cover can be had with `AudioFile.coverArt(file)`: embedded, or a picture
+    /// file beside it. The picture is read only when asked for.
+    public var hasCover: Bool
 
     /// Creates a track.
-    public init(id: String, title: String, artist: String, album: String?, durationMs: Int64, file: URL, contentType: String) {
+    public init(id: String, title: String, artist: String, album: String?, durationMs: Int64, file: URL, contentType: String,
+                hasCover: Bool = false) {
         self.id = id
         self.title = title
         self.artist = artist
@@ -23,11 +27,15 @@ public struct LibraryTrack: Sendable, Hashable {
         self.durationMs = durationMs
         self.file = file
         self.contentType = contentType
+        self.hasCover = hasCover
     }
 
     /// The wire form clients queue.
-    public var track: Track {
-        Track(id: id, name: title, artist: artist, album: album, durationMs: durationMs, artworkURL: nil, source: .library)
+    public var track: Track { track(artworkURL: nil) }
+
+    /// The wire form, pointing at the cover the server serves (pass nil when `hasCover` is false).
+    public func track(artworkURL: String?) -> Track {
+        Track(id: id, name: title, artist: artist, album: album, durationMs: durationMs, artworkURL: artworkURL, source: .library)
     }
 
     /// A stable identifier for a file at `relativePath` inside its library (FNV-1a, 64 bits).

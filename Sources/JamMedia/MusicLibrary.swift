@@ -6,42 +6,42 @@ public struct MusicLibrary: Sendable {
     public private(set) var tracks: [LibraryTrack]
     /// Files that could not be read, with the reason.
     public private(set) var problems: [(file: URL, reason: String)]
+    /// The folders this library was scanned from (none when built from tracks).
+    public private(set) var folders: [URL]
     private var byId: [String: LibraryTrack]
+    /// What each file's last reading gave, by path, so a rescan skips unchanged files.
+    var entries: [String: ScanEntry]
 
     /// A library of `tracks`.
     public init(tracks: [LibraryTrack], problems: [(file: URL, reason: String)] = []) {
+        self.init(tracks: tracks, problems: problems, folders: [], entries: [:])
+    }
+
+    init(tracks: [LibraryTrack], problems: [(file: URL, reason: String)], folders: [URL], entries: [String: ScanEntry]) {
         self.tracks = tracks
         self.problems = problems
+        self.folders = folders
+        self.entries = entries
         byId = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Scans `folders` for WAV files (more formats come with their readers); unreadable
-    /// files are reported in `problems`, never fatal.
+    /// Scans `folders` for WAV, FLAC, MP3, Ogg Vorbis/Opus, MP4/M4A and AAC files;
+    /// unreadable files are reported in `problems`, never fatal.
     public static func scan(_ folders: [URL]) -> MusicLibrary {
-        var tracks: [LibraryTrack] = []
-        var problems: [(URL, String)] = []
-        for folder in folders {
-            let root = folder.standardizedFileURL.path
-            guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey]) else {
-                problems.append((folder, "the folder cannot be read"))
-                continue
-            }
-            for case let file as URL in walker where file.pathExtension.lowercased() == "wav" {
-                let relative = String(file.standardizedFileURL.path.dropFirst(root.count))
-                do {
-                    let wav = try WAVFile.read(file)
-                    let fallbackTitle = file.deletingPathExtension().lastPathComponent
-                    tracks.append(LibraryTrack(
-                        id: LibraryTrack.stableID(relativePath: relative), title: wav.title ?? fallbackTitle,
-                        artist: wav.artist ?? "Unknown artist", album: wav.album, durationMs: wav.durationMs, file: file,
-                        contentType: "audio/wav"))
-                } catch {
-                    problems.append((file, "\(error)"))
-                }
-            }
-        }
-        tracks.sort { $0.file.path < $1.file.path }
-        return MusicLibrary(tracks: tracks, problems: problems)
+        scan(folders, progress: { _ in })
+    }
+
+    /// Scans this library's folders again: new files are added, changed ones re-read,
+    /// removed ones dropped; files whose size and modification time are unchanged are
+    /// taken over without reading. Ids stay the same for the same paths.
+    public func rescan(progress: (ScanProgress) -> Void = { _ in }) -> MusicLibrary {
+        Self.scan(folders, reusing: self, progress: progress)
+    }
+
+    /// The cover of the track with `id`: embedded, or a picture file beside it.
+    public func coverArt(_ id: String) throws(AudioFile.ReadError) -> CoverArt? {
+        guard let track = byId[id], track.hasCover else { return nil }
+        return try AudioFile.coverArt(track.file)
     }
 
     /// The track with `id`.

@@ -49,7 +49,10 @@ public struct WAVFile: Sendable, Equatable {
             case "fmt ":
                 guard body + 16 <= data.count else { throw ReadError(description: "truncated fmt chunk") }
                 let format = le16(data, body)
-                guard format == 1 || format == 0xFFFE else { throw ReadError(description: "only PCM WAV is supported (format \(format))") }
+                // PCM, IEEE float and their extensible form: what browsers play.
+                guard format == 1 || format == 3 || format == 0xFFFE else {
+                    throw ReadError(description: "only PCM WAV is supported (format \(format))")
+                }
                 info.channels = Int(le16(data, body + 2))
                 info.sampleRate = Int(le32(data, body + 4))
                 info.bitsPerSample = Int(le16(data, body + 14))

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Random access to a file through a 64 kB window, so the readers can seek to the few
+/// places they need (headers, the last Ogg page, MP4 atoms) and walk frame headers byte
+/// by byte without a system call per byte or the whole file in memory.
+final class FileReader {
+    let url: URL
+    let size: Int
+    private let handle: FileHandle
+    private var window: [UInt8] = []
+    private var windowStart = 0
+    private static let windowSize = 65_536
+
+    init(_ url: URL) throws(AudioFile.ReadError) {
+        self.url = url
+        do {
+            handle = try FileHandle(forReadingFrom: url)
+            size = Int(try handle.seekToEnd())
+        } catch {
+            throw AudioFile.ReadError("the file cannot be opened (\(Self.reason(error)))")
+        }
+    }
+
+    deinit {
+        // Only reads went through this handle, so a failing close loses nothing.
+        try? handle.close()
+    }
+
+    /// Up to `count` bytes from `offset`; fewer at the end of the file.
+    func read(at offset: Int, count: Int) throws(AudioFile.ReadError) -> [UInt8] {
+        guard offset >= 0, count > 0, offset < size else { return [] }
+        let count = min(count, size - offset)
+        if offset >= windowStart, offset + count <= windowStart + window.count {
+            return Array(window[(offset - windowStart)..<(offset - windowStart + count)])
+        }
+        if count > Self.windowSize { return try readDirect(at: offset, count: count) }
+        window = try readDirect(at: offset, count: Self.windowSize)
+        windowStart = offset
+        return Array(window.prefix(count))
+    }
+
+    /// Exactly `count` bytes from `offset`, or "truncated <what>".
+    func bytes(at offset: Int, count: Int, what: String) throws(AudioFile.ReadError) -> [UInt8] {
+        let bytes = try read(at: offset, count: count)
+        guard bytes.count == count, count >= 0 else { throw AudioFile.ReadError("truncated \(what)") }
+        return bytes
+    }
+
+    /// One byte, nil past the end (for scanning).
+    func byte(at offset: Int) throws(AudioFile.ReadError) -> UInt8? {
+        if offset >= windowStart, offset < windowStart + window.count { return window[offset - windowStart] }
+        return try read(at: offset, count: 1).first
+    }
+
+    /// Where `pattern` next starts at or after `offset` and before `limit`, if anywhere.
+    func find(_ pattern: [UInt8], from offset: Int, before limit: Int) throws(AudioFile.ReadError) -> Int? {
+        guard let first = pattern.first else { return nil }
+        var position = max(0, offset)
+        let end = min(limit, size) - pattern.count
+        while position <= end {
+            if try byte(at: position) == first, try read(at: position, count: pattern.count) == pattern { return position }
+            position += 1
+        }
+        return nil
+    }
+
+    private func readDirect(at offset: Int, count: Int) throws(AudioFile.ReadError) -> [UInt8] {
+        do {
+            try handle.seek(toOffset: UInt64(offset))
+            return [UInt8](try handle.read(upToCount: count) ?? Data())
+        } catch {
+            throw AudioFile.ReadError("the file cannot be read (\(Self.reason(error)))")
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let text = (error as NSError).localizedDescription
+        return text.isEmpty ? "\(error)" : text
+    }
+}
