@@ -5,6 +5,7 @@ import JamCore
 import JamMedia
 import Logging
 import Prometheus
+import ServiceLifecycle
 
 /// Builds the OpenJam server: the same application for `jam serve` and for the tests.
 ///
@@ -36,7 +37,7 @@ public func buildApplication(
     }
     let environment = SessionEnvironment(
         clock: clock, ids: ids, persistence: persistence, scheduler: scheduler, logger: logger,
-        replayLogLimit: configuration.replayLogLimit, fallbackTracks: library?.tracks.map(\.track) ?? [])
+        replayLogLimit: configuration.replayLogLimit, fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
     let defaults: SessionDefaults = switch configuration.profile {
     case .openJam: .openJam
     case .pirateRadio: .pirateRadio(configuration.pirateRadio)
@@ -45,6 +46,7 @@ public func buildApplication(
     try await registry.load(from: store)
     let limiter = RateLimiter(clock: clock)
 
+    var services: [any Service] = [persistence, scheduler]
     let router = Router(context: JamRequestContext.self)
     let webSocketRouter: Router<JamRequestContext>
     switch configuration.profile {
@@ -54,9 +56,13 @@ public func buildApplication(
         SystemRoutes(registry: registry, clock: clock, metrics: metrics).register(on: router)
         AuthRoutes(signer: signer, clock: clock, ids: ids, limiter: limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: registry, limiter: limiter, limits: configuration.rateLimits).register(on: router)
-        let library = library ?? MusicLibrary(tracks: [])
-        LibraryRoutes(library: library).register(on: router)
-        AudioRoutes(library: library).register(on: router)
+        let catalog = LibraryCatalog(library ?? MusicLibrary(tracks: []))
+        LibraryRoutes(catalog: catalog).register(on: router)
+        AudioRoutes(catalog: catalog).register(on: router)
+        if !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 {
+            services.append(LibraryRescanService(
+                catalog: catalog, registry: registry, interval: .seconds(configuration.libraryRescanSeconds), logger: logger))
+        }
         RealtimeRoute(
             registry: registry, clock: clock, maxFrameBytes: configuration.maxFrameBytes, outboxLimit: configuration.outboxLimit
         ).register(on: router)
@@ -90,7 +96,7 @@ public func buildApplication(
             webSocketRouter: webSocketRouter,
             configuration: .init(ws: .init(maxFrameSize: configuration.maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)), closeTimeout: .seconds(5)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
-        services: [persistence, scheduler],
+        services: services,
         onServerRunning: { channel in
             await onServerRunning(channel.localAddress?.port ?? configuration.port)
         },

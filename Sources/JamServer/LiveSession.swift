@@ -58,6 +58,8 @@ public actor LiveSession {
     var replayStart = 0
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
+    /// The library tracks the shuffle draws from.
+    var fallbackTracks: [Track]
     private var snapshotRequested = false
     private var endAnnounced = false
     private var undeliverable: [(connection: Connection, overflowed: Bool)] = []
@@ -74,6 +76,7 @@ public actor LiveSession {
         var state = state
         Self.topUpFallback(&state, &fallbackShuffle, from: environment.fallbackTracks)
         self.state = state
+        self.fallbackTracks = environment.fallbackTracks
         self.wire = wire
         self.environment = environment
         self.logger = environment.logger

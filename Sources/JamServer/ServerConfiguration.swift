@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var pirateRadio: PirateRadioOptions
     /// Music folders; none means the built-in demo library (synthesised into the data folder).
     public var musicFolders: [URL] = []
+    /// How often the music folders are rescanned while the server runs; 0 never.
+    public var libraryRescanSeconds = 300
     /// The web client's folder; nil serves the client bundled with the server.
     public var webRoot: URL?
 

@@ -10,12 +10,14 @@ public actor SessionRegistry {
     private var ended: Set<SessionID> = []
     /// When each live code was issued, for profiles whose codes expire.
     private var codeIssuedAt: [String: Millis] = [:]
-    private let environment: SessionEnvironment
+    private var environment: SessionEnvironment
+    private let ids: any IDGenerator
     private let timing: Timing
     private let defaults: SessionDefaults
 
     init(environment: SessionEnvironment, timing: Timing, defaults: SessionDefaults) {
         self.environment = environment
+        self.ids = environment.ids
         self.timing = timing
         self.defaults = defaults
     }
@@ -52,6 +54,12 @@ public actor SessionRegistry {
             await session.tick()
         }
         environment.logger.info("sessions restored", metadata: ["sessions.live": "\(restored.count)", "sessions.ended": "\(ended.count)"])
+    }
+
+    /// A rescan changed the library: new sessions and live ones shuffle the new tracks.
+    func libraryChanged(_ tracks: [Track]) async {
+        environment.fallbackTracks = tracks
+        for session in sessions.values { await session.useFallbackTracks(tracks) }
     }
 
     /// Number of live sessions.
@@ -135,7 +143,7 @@ public actor SessionRegistry {
     }
 
     /// A fresh ID for an item or a session.
-    nonisolated func newID() -> JamID { environment.ids.next() }
+    nonisolated func newID() -> JamID { ids.next() }
 
     private func uniqueCode() -> String {
         var generator = SystemRandomNumberGenerator()

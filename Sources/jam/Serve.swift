@@ -40,6 +40,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("music"), help: "A music folder; repeat for more (JAM_MUSIC, ':'-separated). Without one, a built-in demo library plays.")
     var music: [String] = []
 
+    @Option(name: .customLong("rescan-seconds"), help: "Rescan the music folders this often while running; 0 never (JAM_RESCAN_SECONDS, default 300).")
+    var rescanSeconds: Int?
+
     @Option(name: .customLong("web-root"), help: "Serve the web client from this folder instead of the bundled one (JAM_WEB_ROOT; for working on the client).")
     var webRoot: String?
 
@@ -93,6 +96,10 @@ struct Serve: AsyncParsableCommand {
             }
         }
         configuration.musicFolders = folders.map { URL(fileURLWithPath: $0) }
+        if let text = rescanSeconds.map(String.init) ?? environment["JAM_RESCAN_SECONDS"] {
+            guard let value = Int(text), value >= 0 else { throw ValidationError("the rescan interval must be a number of seconds (0 for never), got \"\(text)\"") }
+            configuration.libraryRescanSeconds = value
+        }
         if let root = webRoot ?? environment["JAM_WEB_ROOT"] {
             guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: root).appendingPathComponent("index.html").path) else {
                 throw ValidationError("web root \"\(root)\" has no index.html")

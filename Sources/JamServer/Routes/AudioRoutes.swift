@@ -11,7 +11,7 @@ import NIOPosix
 /// It asks for no token: an `<audio>` element cannot send one, and a guest token is
 /// free to anybody who can reach the server anyway.
 struct AudioRoutes {
-    let library: MusicLibrary
+    let catalog: LibraryCatalog
     let files = FileIO(threadPool: .singleton)
 
     func register(on router: Router<JamRequestContext>) {
@@ -23,14 +23,14 @@ struct AudioRoutes {
         }
     }
 
-    private func track(_ context: JamRequestContext) throws -> LibraryTrack {
+    private func track(_ context: JamRequestContext) async throws -> LibraryTrack {
         let id = try context.parameters.require("id")
-        guard let track = library.track(id) else { throw JamError(.notFound, "no track \(id) in the library") }
+        guard let track = await catalog.library.track(id) else { throw JamError(.notFound, "no track \(id) in the library") }
         return track
     }
 
     private func audio(_ request: Request, _ context: JamRequestContext, sendBody: Bool) async throws -> Response {
-        let track = try track(context)
+        let track = try await track(context)
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: track.file.path)

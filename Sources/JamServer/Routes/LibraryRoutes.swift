@@ -2,9 +2,10 @@ import Hummingbird
 import JamMedia
 import JamProtocol
 
-/// `GET /api/v1/search?q=&limit=`: the music library, searchable by anybody signed in.
+/// `GET /api/v1/search?q=&limit=`: the music library, searchable by anybody signed in;
+/// `GET /api/v1/tracks/{id}/artwork`: a library track's cover.
 struct LibraryRoutes {
-    let library: MusicLibrary
+    let catalog: LibraryCatalog
 
     func register(on router: Router<JamRequestContext>) {
         router.get("api/v1/search") { request, context in
@@ -16,7 +17,32 @@ struct LibraryRoutes {
                 guard let value = Int(text), (1...200).contains(value) else { throw JamError(.invalidField, "limit must be between 1 and 200") }
                 limit = value
             }
-            return try RouteHelpers.json(SearchResults(tracks: library.search(query, limit: limit).map(\.track)))
+            let found = await catalog.library.search(query, limit: limit)
+            return try RouteHelpers.json(SearchResults(tracks: found.map(\.wireTrack)))
         }
+        // Like the audio, the cover needs no token: an <img> element cannot send one.
+        router.get("api/v1/tracks/:id/artwork") { _, context in
+            let id = try context.parameters.require("id")
+            let library = await catalog.library
+            guard library.track(id) != nil else { throw JamError(.notFound, "no track \(id) in the library") }
+            let cover: CoverArt?
+            do {
+                cover = try library.coverArt(id)
+            } catch {
+                throw JamError(.notFound, "the cover of track \(id) cannot be read: \(error)")
+            }
+            guard let cover else { throw JamError(.notFound, "track \(id) has no cover") }
+            return Response(
+                status: .ok,
+                headers: [.contentType: cover.mimeType, .cacheControl: "public, max-age=86400", .contentLength: String(cover.data.count)],
+                body: .init(byteBuffer: .init(bytes: cover.data)))
+        }
+    }
+}
+
+extension LibraryTrack {
+    /// The wire form, with the server's artwork URL when the track has a cover.
+    var wireTrack: Track {
+        track(artworkURL: hasCover ? "/api/v1/tracks/\(id)/artwork" : nil)
     }
 }

@@ -1,0 +1,38 @@
+import JamMedia
+import Logging
+import NIOPosix
+import ServiceLifecycle
+
+/// Rescans the music folders every `interval`, so music added, changed or removed
+/// while the server runs is offered (and no longer offered) without a restart.
+/// Unchanged files are not read again, which keeps a rescan to a walk of the folders.
+struct LibraryRescanService: Service {
+    let catalog: LibraryCatalog
+    let registry: SessionRegistry
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            do {
+                // A shutdown must not wait out the interval.
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+            guard !Task.isShuttingDownGracefully else { return }
+            let previous = await catalog.library
+            // Reading files blocks: it runs on NIO's thread pool, not on the cooperative pool.
+            let rescanned = try await NIOThreadPool.singleton.runIfActive { previous.rescan() }
+            let added = Set(rescanned.tracks.map(\.id)).subtracting(previous.tracks.map(\.id)).count
+            let removed = Set(previous.tracks.map(\.id)).subtracting(rescanned.tracks.map(\.id)).count
+            guard rescanned.tracks != previous.tracks else { continue }
+            await catalog.replace(with: rescanned)
+            await registry.libraryChanged(rescanned.tracks.map(\.track))
+            logger.info("music library rescanned", metadata: [
+                "library.tracks": "\(rescanned.tracks.count)", "library.added": "\(added)", "library.removed": "\(removed)",
+                "library.problems": "\(rescanned.problems.count)",
+            ])
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// Music added to or removed from a folder while the server runs.
+@Suite struct LibraryRescanTests {
+    static func search(_ server: TestServer, _ token: String, _ query: String) async throws -> [Track] {
+        let escaped = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? query
+        return try await server.api.request("GET", "/api/v1/search?q=\(escaped)&limit=200", token: token).decode(SearchResults.self).tracks
+    }
+
+    /// Waits until `condition` holds for the search results of `query`.
+    static func eventually(_ server: TestServer, _ token: String, _ query: String, _ condition: ([Track]) -> Bool) async throws -> [Track] {
+        let deadline = ContinuousClock.now + .seconds(8)
+        var last: [Track] = []
+        while ContinuousClock.now < deadline {
+            last = try await search(server, token, query)
+            if condition(last) { return last }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("the library never showed what was expected for \"\(query)\": \(last.map(\.name))")
+    }
+
+    @Test func aRescanOffersNewMusicWithItsCoverAndDropsRemovedMusic() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-rescan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let demo = try DemoFolder.shared()
+        let first = try #require(try FileManager.default.contentsOfDirectory(at: demo, includingPropertiesForKeys: nil).first { $0.pathExtension == "wav" })
+        try FileManager.default.copyItem(at: first, to: folder.appendingPathComponent(first.lastPathComponent))
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("JamMediaTests/Fixtures")
+        let started = ContinuousClock.now
+        try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 1 }) { server in
+            let alice = try await server.api.guest("Alice")
+            let before = try await Self.search(server, alice.token, "")
+            #expect(before.count == 1)
+
+            // A FLAC with tags and a cover is dropped into the folder.
+            try FileManager.default.copyItem(at: fixtures.appendingPathComponent("tone.flac"), to: folder.appendingPathComponent("new.flac"))
+            let found = try await Self.eventually(server, alice.token, "") { $0.count == 2 }
+            let flac = try #require(found.first { $0.id != before.first?.id })
+            #expect(flac.source == .library)
+            let artwork = try #require(flac.artworkURL)
+            let cover = try await server.api.request("GET", artwork)
+            #expect(cover.status == 200)
+            #expect(cover.headers["content-type"] == "image/png")
+            let audio = try await server.api.request("GET", "/api/v1/tracks/\(flac.id)/audio", headers: ["Range": "bytes=0-3"])
+            #expect(audio.status == 206)
+            #expect(audio.headers["content-type"] == "audio/flac")
+            #expect(audio.body == Data("fLaC".utf8))
+
+            // The file goes away: so does the track, and its audio.
+            try FileManager.default.removeItem(at: folder.appendingPathComponent("new.flac"))
+            _ = try await Self.eventually(server, alice.token, "") { $0.map(\.id) == before.map(\.id) }
+            let gone = try await server.api.request("GET", "/api/v1/tracks/\(flac.id)/audio")
+            #expect(gone.status == 404)
+        }
+        // Shutting down does not wait for the next rescan.
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
+    @Test func aTrackWithoutACoverHasNoArtwork() async throws {
+        try await TestServer.with { server in
+            let alice = try await server.api.guest("Alice")
+            let track = try #require(try await Self.search(server, alice.token, "night bus").first)
+            #expect(track.artworkURL == nil)
+            let artwork = try await server.api.request("GET", "/api/v1/tracks/\(track.id)/artwork")
+            #expect(artwork.status == 404)
+            #expect(artwork.errorCode == .notFound)
+        }
+    }
+}
