@@ -28,6 +28,9 @@ swift build --build-tests
 echo "==> README walk-through against a real server"
 scripts/readme-walkthrough.sh
 
+echo "==> web client in two headless browsers"
+scripts/browser-tests.sh
+
 echo "==> Swift tests"
 # A hung test must fail the run with a diagnosis, not stall CI: after the limit the
 # run is stopped and the tests that started but never finished are named.

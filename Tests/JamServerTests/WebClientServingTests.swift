@@ -16,6 +16,9 @@ import Testing
             #expect(link.status == 200)
             #expect(link.body == root.body)
             #expect(link.headers["content-security-policy"] == root.headers["content-security-policy"])
+            let preview = try await server.api.request("HEAD", "/j/4KX9QZ")
+            #expect(preview.status == 200)
+            #expect(preview.headers["content-type"]?.hasPrefix("text/html") == true)
         }
     }
 

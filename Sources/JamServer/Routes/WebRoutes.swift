@@ -21,6 +21,12 @@ struct WebRoutes {
             _ = try context.parameters.require("code")
             return try await indexPage()
         }
+        // Link previews in chat apps ask with HEAD first.
+        router.head("j/:code") { _, context in
+            _ = try context.parameters.require("code")
+            let page = try await indexPage()
+            return Response(status: page.status, headers: page.headers)
+        }
         router.get("api/v1/qr.svg") { request, _ in
             guard let text = request.uri.queryParameters["text"].map(String.init), !text.isEmpty else {
                 throw JamError(.invalidField, "text is required: the text to encode")

@@ -1,0 +1,87 @@
+// REST calls. Every failure becomes a JamError carrying the server's code and its
+// message (which is written for people), so views can show it as it is.
+import { ErrorCode, JamError, errorCodeForStatus } from './protocol.js';
+
+export class Api {
+  /** @param {string} [token] */
+  constructor(token) {
+    this.token = token || null;
+  }
+
+  async request(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    let response;
+    try {
+      response = await fetch(path, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store',
+      });
+    } catch {
+      throw new JamError(ErrorCode.unavailable, 'cannot reach the server — check your connection');
+    }
+    if (response.status === 204) return null;
+    let payload = null;
+    const text = await response.text();
+    if (text) {
+      try {
+        payload = JSON.parse(text);
+      } catch {
+        payload = null;
+      }
+    }
+    if (!response.ok) {
+      const detail = payload && payload.error;
+      const code = detail && typeof detail.code === 'string' ? detail.code : errorCodeForStatus(response.status);
+      const message = detail && typeof detail.message === 'string' ? detail.message : `the server answered ${response.status}`;
+      const error = new JamError(code, message);
+      error.status = response.status;
+      const retryAfter = Number(response.headers.get('Retry-After'));
+      if (Number.isFinite(retryAfter) && retryAfter > 0) error.retryAfterSeconds = retryAfter;
+      throw error;
+    }
+    return payload;
+  }
+
+  /** @returns {Promise<import('./protocol.js').GuestAuthResponse>} */
+  guest(displayName) {
+    return this.request('POST', '/auth/guest', { displayName });
+  }
+
+  createSession({ name, displayName } = {}) {
+    const body = {};
+    if (name) body.name = name;
+    if (displayName) body.displayName = displayName;
+    return this.request('POST', '/api/v1/sessions', body);
+  }
+
+  joinSession(code, displayName) {
+    const body = { code };
+    if (displayName) body.displayName = displayName;
+    return this.request('POST', '/api/v1/sessions/join', body);
+  }
+
+  getSession(id) {
+    return this.request('GET', `/api/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /** Host controls over REST: settings (locked, fallback...), playback, seekMs, regenerateJoinCode. */
+  updateSession(id, patch) {
+    return this.request('PATCH', `/api/v1/sessions/${encodeURIComponent(id)}`, patch);
+  }
+
+  /** Ends the session for everybody (host only). */
+  endSession(id) {
+    return this.request('DELETE', `/api/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  leaveSession(id) {
+    return this.request('POST', `/api/v1/sessions/${encodeURIComponent(id)}/leave`);
+  }
+
+  /** @returns {Promise<{tracks: import('./protocol.js').Track[]}>} */
+  search(query, limit = 25) {
+    const params = new URLSearchParams({ q: query, limit: String(limit) });
+    return this.request('GET', `/api/v1/search?${params}`);
+  }
+}

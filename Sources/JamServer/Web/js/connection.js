@@ -1,0 +1,247 @@
+// The realtime socket: connecting, resuming with ?lastSeq after a drop, capped
+// jittered back-off, commands with ids that are answered by ack/error (and resent
+// with the same id after a reconnect, which the server answers without applying the
+// command twice), and a watchdog, because a browser only notices a dead TCP path
+// when it next writes — a phone switching networks would otherwise sit "connected".
+import {
+  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, permanentCloseFailure, realtimePath,
+} from './protocol.js';
+import { randomFraction, randomUUID } from './ids.js';
+
+/** Capped exponential back-off with full jitter (JamClient's Backoff). */
+export function backoffDelayMs(attempt, baseMs = 250, capMs = 15_000) {
+  const ceiling = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 20));
+  return randomFraction() * ceiling;
+}
+
+export const Phase = Object.freeze({
+  idle: 'idle', connecting: 'connecting', connected: 'connected', retrying: 'retrying', failed: 'failed', closed: 'closed',
+});
+
+export class Connection {
+  /**
+   * @param {object} options
+   * @param {string} options.sessionId
+   * @param {string} options.token
+   * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
+   * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events (not pong/ack/error)
+   * @param {(pong: object, receivedAt: number) => void} options.onPong
+   * @param {(phase: object) => void} options.onPhase
+   * @param {() => void} [options.onOpen] a new socket is open (clock sync restarts)
+   * @param {() => number} [options.unansweredAge] ms the oldest unanswered ping has waited
+   * @param {() => number} [options.now]
+   */
+  constructor(options) {
+    this.options = options;
+    this.now = options.now || (() => performance.now());
+    this.socket = null;
+    this.phase = { phase: Phase.idle };
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.watchdog = null;
+    this.pending = new Map(); // id -> {frame, resolve, reject, sent}
+    this.counter = 0;
+    this.stopped = false;
+    this.lastRefusal = null;
+    this.idPrefix = randomUUID().slice(0, 8);
+    this.onOnline = () => {
+      if (this.phase.phase === Phase.retrying) this.connectNow();
+    };
+    this.onVisible = () => {
+      if (document.visibilityState === 'visible' && this.phase.phase === Phase.retrying) this.connectNow();
+    };
+  }
+
+  start() {
+    this.stopped = false;
+    window.addEventListener('online', this.onOnline);
+    document.addEventListener('visibilitychange', this.onVisible);
+    this.watchdog = setInterval(() => this.checkAlive(), 2_000);
+    this.open();
+  }
+
+  /** Closes for good (leaving, or switching sessions). */
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.watchdog);
+    window.removeEventListener('online', this.onOnline);
+    document.removeEventListener('visibilitychange', this.onVisible);
+    if (this.socket) {
+      const socket = this.socket;
+      this.socket = null;
+      detach(socket);
+      socket.close(CloseCode.normal, 'leaving');
+    }
+    this.failPending(new JamError(ErrorCode.unavailable, 'the connection was closed'));
+    this.setPhase({ phase: Phase.closed });
+  }
+
+  get isOpen() {
+    return !!this.socket && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  setPhase(phase) {
+    this.phase = phase;
+    this.options.onPhase(phase);
+  }
+
+  url() {
+    const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const params = new URLSearchParams({ token: this.options.token });
+    const lastSeq = this.options.lastSeq();
+    if (lastSeq != null) params.set('lastSeq', String(lastSeq));
+    return `${scheme}//${location.host}${realtimePath(this.options.sessionId)}?${params}`;
+  }
+
+  open() {
+    if (this.stopped) return;
+    this.attempt += 1;
+    this.setPhase({ phase: Phase.connecting, attempt: this.attempt });
+    this.lastRefusal = null;
+    this.openedAt = this.now();
+    let socket;
+    try {
+      socket = new WebSocket(this.url());
+    } catch (error) {
+      this.retry(`cannot open a connection: ${error.message}`);
+      return;
+    }
+    this.socket = socket;
+    this.heardFirst = false;
+    socket.onopen = () => {
+      this.lastHeardAt = this.now();
+      // Commands that never got an answer go again with the same ids.
+      for (const entry of this.pending.values()) socket.send(entry.frame);
+      if (this.options.onOpen) this.options.onOpen();
+    };
+    socket.onmessage = (message) => {
+      const receivedAt = this.now();
+      if (this.socket !== socket) return;
+      this.lastHeardAt = receivedAt;
+      if (!this.heardFirst) {
+        this.heardFirst = true;
+        this.attempt = 0;
+        this.setPhase({ phase: Phase.connected });
+      }
+      this.received(message.data, receivedAt);
+    };
+    socket.onclose = (close) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.closed(close.code, close.reason);
+    };
+    // An error is always followed by a close, which carries what there is to know.
+    socket.onerror = () => {};
+  }
+
+  received(text, receivedAt) {
+    const envelope = decodeEnvelope(text);
+    if (!envelope) return;
+    if (!DIRECT_EVENTS.has(envelope.type)) {
+      this.options.onEnvelope(envelope, receivedAt);
+      return;
+    }
+    const data = envelope.data || {};
+    if (envelope.type === Event.pong) {
+      this.options.onPong(data, receivedAt);
+    } else if (envelope.type === Event.ack) {
+      this.settle(data.id, null, data);
+    } else if (envelope.type === Event.error) {
+      const error = new JamError(data.code || ErrorCode.internal, data.message || 'the server reported an error');
+      if (data.id) this.settle(data.id, error);
+      else this.lastRefusal = error;
+    }
+  }
+
+  closed(code, reason) {
+    if (this.stopped) return;
+    const failure = permanentCloseFailure(code, reason || (this.lastRefusal && this.lastRefusal.message));
+    if (failure) {
+      this.stopped = true;
+      clearInterval(this.watchdog);
+      this.failPending(failure);
+      this.setPhase({ phase: Phase.failed, error: failure });
+      return;
+    }
+    let why = 'connection lost';
+    if (code === CloseCode.slowReader) why = 'this device fell behind';
+    else if (reason) why = reason;
+    this.retry(why);
+  }
+
+  retry(reason) {
+    if (this.stopped) return;
+    const attempt = Math.max(1, this.attempt);
+    const delay = backoffDelayMs(attempt);
+    this.setPhase({ phase: Phase.retrying, attempt, afterMs: delay, at: this.now() + delay, reason });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** Skips the wait (the network came back, the tab became visible, the user asked). */
+  connectNow() {
+    if (this.stopped || this.phase.phase !== Phase.retrying) return;
+    clearTimeout(this.retryTimer);
+    this.open();
+  }
+
+  /** Drops the socket so it reconnects (a stuck connection, or a test). */
+  reconnect() {
+    if (!this.socket) return;
+    const socket = this.socket;
+    this.socket = null;
+    detach(socket);
+    socket.close(CloseCode.normal, 'reconnecting');
+    this.retry('reconnecting');
+  }
+
+  checkAlive() {
+    if (this.phase.phase === Phase.connecting && this.socket && this.now() - this.openedAt > 10_000) {
+      this.reconnect();
+      return;
+    }
+    if (this.phase.phase !== Phase.connected || !this.options.unansweredAge) return;
+    if (this.options.unansweredAge() > 6_000 && this.now() - this.lastHeardAt > 6_000) this.reconnect();
+  }
+
+  /** Sends a command and resolves with the server's ack; rejects with the server's JamError. */
+  send(type, data) {
+    if (this.phase.phase === Phase.failed) return Promise.reject(this.phase.error);
+    if (this.stopped) return Promise.reject(new JamError(ErrorCode.unavailable, 'not connected to the session'));
+    this.counter += 1;
+    const id = `${this.idPrefix}-${this.counter}`;
+    const frame = encodeFrame(type, data, id);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { frame, resolve, reject });
+      if (this.isOpen) this.socket.send(frame);
+    });
+  }
+
+  /** Sends a frame that gets no answer (ping, ready, syncReport, hello); false when not connected. */
+  post(type, data) {
+    if (!this.isOpen) return false;
+    this.socket.send(encodeFrame(type, data));
+    return true;
+  }
+
+  settle(id, error, ack) {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    if (error) entry.reject(error);
+    else entry.resolve(ack);
+  }
+
+  failPending(error) {
+    for (const entry of this.pending.values()) entry.reject(error);
+    this.pending.clear();
+  }
+}
+
+function detach(socket) {
+  socket.onopen = null;
+  socket.onmessage = null;
+  socket.onclose = null;
+  socket.onerror = null;
+}

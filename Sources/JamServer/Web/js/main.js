@@ -1,0 +1,163 @@
+// The page: signs in as a guest, starts or joins a session (a /j/CODE link joins
+// that session), and switches between the welcome, session and "session over"
+// screens. The session screen's wiring lives in session-page.js.
+import { Api } from './api.js';
+import { loadLastSession, rememberedName, saveLastSession } from './identity.js';
+import { ErrorCode, normaliseJoinCode } from './protocol.js';
+import { installDebugHook } from './debug.js';
+import { SessionPage } from './session-page.js';
+import { SignIn } from './sign-in.js';
+import { describeError } from './ui/errors.js';
+import { byId, h } from './ui/dom.js';
+import { HeaderView } from './ui/header.js';
+import { Notices } from './ui/notices.js';
+import { WelcomeView } from './ui/welcome.js';
+
+/** The join code in a /j/CODE address, or ''. */
+function codeFromPath() {
+  const match = /^\/j\/([^/]+)\/?$/.exec(location.pathname);
+  if (!match) return '';
+  try {
+    return normaliseJoinCode(decodeURIComponent(match[1]));
+  } catch {
+    // A garbled link: try it as it is, so the refusal says so in words.
+    return normaliseJoinCode(match[1]);
+  }
+}
+
+/** True when the error means the session is over for this member (left, removed, ended). */
+function sessionIsGone(error) {
+  return [ErrorCode.notMember, ErrorCode.notFound, ErrorCode.gone].includes(error.code);
+}
+
+/** Back to the start address, remembering no session to return to. */
+function forgetSession() {
+  saveLastSession(null);
+  history.replaceState(null, '', '/');
+}
+
+class App {
+  constructor() {
+    this.api = new Api();
+    this.signIn = new SignIn(this.api);
+    this.notices = new Notices(byId('notices'));
+    this.header = new HeaderView({
+      onInviteToggle: () => this.session.toggleInvite(),
+      onLeave: () => this.leave(),
+      onRetry: () => this.session.retryNow(),
+    });
+    this.welcome = new WelcomeView(byId('welcome'), {
+      onCreate: (o) => this.create(o),
+      onJoin: (o) => this.join(o),
+    });
+    this.session = new SessionPage({
+      api: this.api,
+      header: this.header,
+      notices: this.notices,
+      onShow: () => this.showScreen('session'),
+      onOver: (message) => this.sessionOver(message),
+    });
+    installDebugHook(this.session);
+  }
+
+  async boot() {
+    const code = codeFromPath();
+    const last = loadLastSession();
+    const identity = this.signIn.identity;
+    if (identity && last && (!code || code === last.joinCode)) {
+      try {
+        const view = await this.api.getSession(last.id);
+        this.enterSession(view);
+        return;
+      } catch (error) {
+        saveLastSession(null);
+        if (!code && !sessionIsGone(error)) {
+          this.showWelcome({ error: describeError(error, 'resume_session') });
+          return;
+        }
+      }
+    }
+    if (code && identity && identity.displayName) {
+      await this.join({ displayName: identity.displayName, code });
+      return;
+    }
+    this.showWelcome({ code });
+  }
+
+  showScreen(name) {
+    byId('loading').hidden = true;
+    byId('welcome').hidden = name !== 'welcome';
+    byId('session').hidden = name !== 'session';
+    byId('ended').hidden = name !== 'ended';
+    this.header.setInSession(name === 'session');
+  }
+
+  showWelcome({ code = '', error = '' } = {}) {
+    this.showScreen('welcome');
+    document.title = 'OpenJam';
+    this.welcome.show({ code, name: rememberedName(), error });
+  }
+
+  async create({ displayName, sessionName }) {
+    this.welcome.setBusy(true);
+    try {
+      const view = await this.signIn.withSignIn(displayName, () =>
+        this.api.createSession({ name: sessionName || undefined, displayName }));
+      this.signIn.rememberName(displayName);
+      this.enterSession(view);
+    } catch (error) {
+      this.showWelcome({ error: describeError(error, 'create') });
+    } finally {
+      this.welcome.setBusy(false);
+    }
+  }
+
+  async join({ displayName, code }) {
+    this.welcome.setBusy(true);
+    try {
+      const view = await this.signIn.withSignIn(displayName, () => this.api.joinSession(code, displayName));
+      this.signIn.rememberName(displayName);
+      this.enterSession(view);
+    } catch (error) {
+      this.showWelcome({ code, error: describeError(error, 'join') });
+    } finally {
+      this.welcome.setBusy(false);
+    }
+  }
+
+  enterSession(view) {
+    this.session.enter(view, this.signIn.identity);
+  }
+
+  /** The session is gone for this member: say so and offer the way back. */
+  sessionOver(message) {
+    forgetSession();
+    const ended = byId('ended');
+    ended.replaceChildren(
+      h('h1', { id: 'ended-heading' }, 'Session over'),
+      h('p', { role: 'alert' }, message),
+      h('button', { type: 'button', class: 'primary', onclick: () => this.showWelcome({ code: '' }) }, 'Start or join another session'));
+    this.showScreen('ended');
+    document.title = 'OpenJam';
+  }
+
+  async leave() {
+    const id = this.session.sessionId;
+    if (!id) return;
+    // Close the socket first: the server closes a leaving member's socket, which must not look like a drop.
+    this.session.close();
+    forgetSession();
+    this.showWelcome();
+    try {
+      await this.api.leaveSession(id);
+      this.notices.show('You left the session.', 'info');
+    } catch (error) {
+      if (!sessionIsGone(error)) this.notices.show(describeError(error, 'leave'));
+    }
+  }
+}
+
+const app = new App();
+app.boot().catch((error) => {
+  app.notices.show(`OpenJam could not start: ${error.message}`);
+});

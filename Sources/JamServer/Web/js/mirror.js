@@ -1,0 +1,149 @@
+// The session as the server last described it, kept current by applying events in
+// seq order (JamClient's SessionMirror): stateSync always, duplicates dropped, a
+// gap reported so the caller resumes with hello {lastSeq}, events of an older
+// epoch consumed without effect.
+import { Event, PlaybackState, Role } from './protocol.js';
+
+export const Applied = Object.freeze({
+  applied: 'applied', duplicate: 'duplicate', stale: 'stale', gap: 'gap', direct: 'direct',
+});
+
+export class SessionMirror {
+  constructor(me) {
+    this.me = me;
+    /** @type {import('./protocol.js').SessionView|null} */
+    this.view = null;
+    this.seq = null;
+    this.epoch = 0;
+    this.ended = null;
+  }
+
+  /** Starts from a REST answer (create/join/get) until the socket's stateSync arrives. */
+  seed(view) {
+    if (!this.view) this.view = structuredClone(view);
+  }
+
+  /** @returns {string} one of Applied */
+  apply(envelope) {
+    switch (envelope.type) {
+      case Event.pong:
+      case Event.ack:
+      case Event.error:
+        return Applied.direct;
+      case Event.stateSync:
+        this.view = envelope.data;
+        this.seq = envelope.seq;
+        this.epoch = envelope.epoch;
+        return Applied.applied;
+      default:
+        break;
+    }
+    if (this.seq == null || !this.view) return Applied.gap;
+    if (envelope.seq <= this.seq) return Applied.duplicate;
+    if (envelope.seq > this.seq + 1) return Applied.gap;
+    this.seq = envelope.seq;
+    if (envelope.epoch < this.epoch) return Applied.stale;
+    this.epoch = envelope.epoch;
+    this.reduce(envelope);
+    return Applied.applied;
+  }
+
+  /** Records the caller's own vote (the server broadcasts scores, not who voted). */
+  setMyVote(itemId, value) {
+    if (!this.view) return;
+    const votes = { ...this.view.myVotes };
+    if (value === 0) delete votes[itemId];
+    else votes[itemId] = value;
+    this.view = { ...this.view, myVotes: votes };
+  }
+
+  reduce(envelope) {
+    const view = { ...this.view, session: { ...this.view.session } };
+    const data = envelope.data;
+    switch (envelope.type) {
+      case Event.memberJoined:
+      case Event.memberUpdated: {
+        const members = view.members.slice();
+        const index = members.findIndex((m) => m.userId === data.userId);
+        if (index >= 0) members[index] = data;
+        else members.push(data);
+        view.members = members;
+        if (data.role === Role.host) {
+          view.session.hostId = data.userId;
+          view.session.hostDisplayName = data.displayName;
+        }
+        break;
+      }
+      case Event.memberLeft: {
+        view.members = view.members.filter((m) => m.userId !== data.userId);
+        view.session.hostId = data.hostId;
+        const host = view.members.find((m) => m.userId === data.hostId);
+        if (host) view.session.hostDisplayName = host.displayName;
+        break;
+      }
+      case Event.queueUpdate: {
+        view.queue = data.queue;
+        const ids = new Set(data.queue.map((item) => item.id));
+        view.myVotes = Object.fromEntries(Object.entries(view.myVotes || {}).filter(([id]) => ids.has(id)));
+        break;
+      }
+      case Event.votesUpdate:
+        view.queue = view.queue.map((item) => (item.id === data.itemId ? { ...item, score: data.score } : item));
+        break;
+      case Event.playPrepare: {
+        const announced = { item: data.item, epoch: data.epoch, state: PlaybackState.preparing, positionMs: 0, anchorMs: data.startAt };
+        if (envelope.epoch < data.epoch) {
+          // Announced to follow the current item without a gap.
+          view.upNext = announced;
+        } else {
+          if (data.previous) view.history = [...(view.history || []), data.previous];
+          view.nowPlaying = announced;
+          if (view.upNext && view.upNext.item.id === data.item.id) view.upNext = null;
+          view.skipRequests = { count: 0, needed: view.skipRequests.needed, mine: false };
+        }
+        break;
+      }
+      case Event.playCommit:
+        if (view.nowPlaying && view.nowPlaying.item.id === data.itemId) {
+          view.nowPlaying = { ...view.nowPlaying, state: PlaybackState.playing, positionMs: data.positionMs, anchorMs: data.startAt };
+        }
+        break;
+      case Event.pause:
+        moveTimeline(view, data, PlaybackState.paused);
+        break;
+      case Event.resume:
+        moveTimeline(view, data, PlaybackState.playing);
+        break;
+      case Event.seek:
+        moveTimeline(view, data, null);
+        break;
+      case Event.stopped:
+        if (data.previous) view.history = [...(view.history || []), data.previous];
+        view.nowPlaying = null;
+        view.upNext = null;
+        break;
+      case Event.skipRequests:
+        view.skipRequests = {
+          count: data.count, needed: data.needed, mine: data.count === 0 ? false : view.skipRequests.mine,
+        };
+        break;
+      case Event.sessionUpdated:
+        view.session.settings = data.settings;
+        view.session.name = data.name;
+        view.session.joinCode = data.joinCode;
+        break;
+      case Event.sessionEnded:
+        this.ended = data;
+        break;
+      default:
+        break;
+    }
+    this.view = view;
+  }
+}
+
+function moveTimeline(view, change, state) {
+  const now = view.nowPlaying;
+  if (!now || now.epoch !== change.epoch) return;
+  view.nowPlaying = { ...now, state: state || now.state, positionMs: change.positionMs, anchorMs: change.atMs };
+}

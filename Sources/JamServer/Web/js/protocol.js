@@ -1,0 +1,172 @@
+// The wire protocol as the browser sees it. Every shape and name here mirrors
+// Sources/JamProtocol (the one definition); nothing else in the client spells a
+// wire string, so a protocol change touches this file only.
+
+/**
+ * @typedef {'library'|'spotify'|'appleMusic'|'external'} TrackSource
+ * @typedef {{id: string, name: string, artist: string, album?: string, durationMs?: number,
+ *   artworkURL?: string, isrc?: string, source: TrackSource}} Track
+ * @typedef {'host'|'cohost'|'member'} Role
+ * @typedef {{userId: string, displayName: string, role: Role, connected: boolean}} Member
+ * @typedef {{id: string, track: Track, addedBy: Member, addedAt: number, score: number, reason: string}} QueueItem
+ * @typedef {'preparing'|'playing'|'paused'} PlaybackState
+ * @typedef {{item: QueueItem, epoch: number, state: PlaybackState, positionMs: number, anchorMs: number}} NowPlaying
+ * @typedef {{locked: boolean, skipThreshold: number, maxMembers: number, maxQueuedPerMember: number,
+ *   allowDuplicates: boolean, ordering: 'votes'|'fair', fallback: boolean}} SessionSettings
+ * @typedef {{id: string, joinCode: string, name: string, hostId: string, hostDisplayName: string,
+ *   settings: SessionSettings, createdAt: number}} SessionInfo
+ * @typedef {{count: number, needed: number, mine: boolean}} SkipRequestsView
+ * @typedef {{item: QueueItem, startedAt: number, endedAt: number, outcome: 'played'|'skipped'|'removed'}} HistoryEntry
+ * @typedef {{session: SessionInfo, members: Member[], nowPlaying: NowPlaying|null, queue: QueueItem[],
+ *   myVotes: Object<string, number>, skipRequests: SkipRequestsView, history: HistoryEntry[],
+ *   upNext?: NowPlaying|null}} SessionView
+ * @typedef {{type: string, data: any, epoch: number, seq: number, timestamp: number}} ServerEnvelope
+ * @typedef {{clientSendTime: number, serverReceiveTime: number, serverSendTime: number}} Pong
+ * @typedef {{epoch: number, positionMs: number, atMs: number}} TimelineChange
+ * @typedef {{item: QueueItem, epoch: number, startAt: number, previous?: HistoryEntry|null}} PlayPrepare
+ * @typedef {{itemId: string, epoch: number, startAt: number, positionMs: number}} PlayCommit
+ * @typedef {{userId: string, displayName: string, token: string}} GuestAuthResponse
+ */
+
+export const TrackSource = Object.freeze({
+  library: 'library', spotify: 'spotify', appleMusic: 'appleMusic', external: 'external',
+});
+
+export const Role = Object.freeze({ host: 'host', cohost: 'cohost', member: 'member' });
+
+/** Host and co-hosts hold the host controls (ServerEvent's Role.hasHostControls). */
+export function hasHostControls(role) {
+  return role === Role.host || role === Role.cohost;
+}
+
+export const PlaybackState = Object.freeze({ preparing: 'preparing', playing: 'playing', paused: 'paused' });
+
+export const QueueOrdering = Object.freeze({ votes: 'votes', fair: 'fair' });
+
+/** ServerEventType. */
+export const Event = Object.freeze({
+  stateSync: 'stateSync', memberJoined: 'memberJoined', memberLeft: 'memberLeft', memberUpdated: 'memberUpdated',
+  queueUpdate: 'queueUpdate', votesUpdate: 'votesUpdate', playPrepare: 'playPrepare', playCommit: 'playCommit',
+  pause: 'pause', resume: 'resume', seek: 'seek', stopped: 'stopped', skipRequests: 'skipRequests',
+  sessionUpdated: 'sessionUpdated', pong: 'pong', ack: 'ack', error: 'error', sessionEnded: 'sessionEnded',
+});
+
+/** Replies to one connection; they carry the current seq without advancing it. */
+export const DIRECT_EVENTS = new Set([Event.pong, Event.ack, Event.error]);
+
+/** ClientCommandType. */
+export const Command = Object.freeze({
+  hello: 'hello', ping: 'ping', addToQueue: 'addToQueue', removeFromQueue: 'removeFromQueue', vote: 'vote',
+  skip: 'skip', requestSkip: 'requestSkip', play: 'play', pause: 'pause', resume: 'resume', seek: 'seek',
+  ready: 'ready', syncReport: 'syncReport', updateSettings: 'updateSettings', promote: 'promote', kick: 'kick',
+  leave: 'leave',
+});
+
+/** ErrorCode with its HTTP status (ErrorCode.httpStatus). */
+export const ErrorCode = Object.freeze({
+  malformed: 'malformed', unknownType: 'unknownType', invalidField: 'invalidField', tooLarge: 'tooLarge',
+  unauthorized: 'unauthorized', forbidden: 'forbidden', notMember: 'notMember', locked: 'locked',
+  notFound: 'notFound', duplicate: 'duplicate', sessionFull: 'sessionFull', conflict: 'conflict', gone: 'gone',
+  queueLimit: 'queueLimit', rateLimited: 'rateLimited', internal: 'internal', unavailable: 'unavailable',
+});
+
+export const ERROR_STATUS = Object.freeze({
+  malformed: 400, unknownType: 400, invalidField: 400, tooLarge: 413, unauthorized: 401, forbidden: 403,
+  notMember: 403, locked: 403, notFound: 404, duplicate: 409, sessionFull: 409, conflict: 409, gone: 410,
+  queueLimit: 422, rateLimited: 429, internal: 500, unavailable: 503,
+});
+
+/** A typed error with a message meant for people (JamError). */
+export class JamError extends Error {
+  /** @param {string} code one of ErrorCode @param {string} message */
+  constructor(code, message) {
+    super(message);
+    this.name = 'JamError';
+    this.code = code;
+  }
+}
+
+/** The code for an HTTP status when a body carried none (a proxy answered, say). */
+export function errorCodeForStatus(status) {
+  const found = Object.entries(ERROR_STATUS).find(([, s]) => s === status);
+  if (found) return found[0];
+  return status >= 500 ? ErrorCode.internal : ErrorCode.malformed;
+}
+
+/**
+ * Realtime close codes: a refusal is 4000 + the HTTP status; those never get better
+ * by reconnecting (SessionClient.permanentFailure).
+ */
+export const CloseCode = Object.freeze({
+  normal: 1000, tooBig: 1009, badRequest: 4400, unauthorized: 4401, forbidden: 4403, notFound: 4404, gone: 4410,
+  slowReader: 4429,
+});
+
+/** @returns {JamError|null} the failure a close code means for good, or null when a retry may help. */
+export function permanentCloseFailure(code, reason) {
+  const text = reason || '';
+  switch (code) {
+    case CloseCode.badRequest: return new JamError(ErrorCode.invalidField, text || 'the server refused the connection');
+    case CloseCode.unauthorized: return new JamError(ErrorCode.unauthorized, text || 'sign in again');
+    case CloseCode.forbidden: return new JamError(ErrorCode.forbidden, text || 'not a member of this session');
+    case CloseCode.notFound: return new JamError(ErrorCode.notFound, text || 'the session does not exist');
+    case CloseCode.gone: return new JamError(ErrorCode.gone, text || 'the session has ended');
+    default: return null;
+  }
+}
+
+/** Input limits shared by every edge (Validate). */
+export const Limits = Object.freeze({
+  maxDisplayName: 64, maxSessionName: 100, maxNonce: 128, maxCommandId: 128, maxCodeLength: 32,
+});
+
+/** A client frame `{type, data?, id?}` as JSON text. */
+export function encodeFrame(type, data, id) {
+  const frame = { type };
+  if (data !== undefined) frame.data = data;
+  if (id !== undefined) frame.id = id;
+  return JSON.stringify(frame);
+}
+
+/**
+ * Parses a server frame; null when it is not an envelope this client knows
+ * (a newer server's event type is ignored, not fatal).
+ * @returns {ServerEnvelope|null}
+ */
+export function decodeEnvelope(text) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== 'object' || typeof value.type !== 'string') return null;
+  if (!Object.prototype.hasOwnProperty.call(Event, value.type)) return null;
+  if (typeof value.seq !== 'number' || typeof value.epoch !== 'number' || typeof value.timestamp !== 'number') return null;
+  return value;
+}
+
+/** Join codes as the server reads them (JoinCodes.normalise): upper case, no spaces or dashes. */
+export function normaliseJoinCode(input) {
+  return String(input || '').toUpperCase().replace(/[\s-]/g, '');
+}
+
+/** Where a track's audio is served; only library tracks have audio on this server. */
+export function audioURL(track) {
+  return `/api/v1/tracks/${encodeURIComponent(track.id)}/audio`;
+}
+
+/** True when this server can stream the track to a browser. */
+export function isPlayable(track) {
+  return !!track && track.source === TrackSource.library;
+}
+
+/** The invite link's path: the server serves the page there, which joins that session. */
+export function joinPath(code) {
+  return `/j/${encodeURIComponent(code)}`;
+}
+
+/** The realtime endpoint's path. */
+export function realtimePath(sessionId) {
+  return `/api/v1/sessions/${encodeURIComponent(sessionId)}/realtime`;
+}

@@ -1,0 +1,245 @@
+// The session screen's wiring: for the session being shown, its store (socket and
+// optimistic state), clock sync and sync engine, connected to the views, and the
+// host's REST actions. Everything the person triggers ends either in a visible
+// change or in a message in words.
+import { ClockSync } from './clock.js';
+import { Phase } from './connection.js';
+import { saveLastSession } from './identity.js';
+import { AudioPlayer } from './player.js';
+import { Command, joinPath } from './protocol.js';
+import { SessionStore } from './store.js';
+import { SyncEngine } from './sync-engine.js';
+import { initialSyncStatus } from './sync-status.js';
+import { byId } from './ui/dom.js';
+import { describeError, describeSessionFailure } from './ui/errors.js';
+import { InviteView } from './ui/invite.js';
+import { MembersView } from './ui/members.js';
+import { NowPlayingView } from './ui/now-playing.js';
+import { QueueView } from './ui/queue.js';
+import { SearchView } from './ui/search.js';
+import { SettingsView } from './ui/settings.js';
+
+const TICK_MS = 200;
+const OFF_STATUS = Object.freeze(initialSyncStatus());
+
+export class SessionPage {
+  /**
+   * @param {object} options
+   * @param {import('./api.js').Api} options.api
+   * @param {import('./ui/header.js').HeaderView} options.header
+   * @param {import('./ui/notices.js').Notices} options.notices
+   * @param {() => void} options.onShow shows the session screen
+   * @param {(message: string) => void} options.onOver the session is over for this member
+   */
+  constructor({ api, header, notices, onShow, onOver }) {
+    this.api = api;
+    this.header = header;
+    this.notices = notices;
+    this.onShow = onShow;
+    this.onOver = onOver;
+    this.player = new AudioPlayer(byId('audio-host'));
+    this.player.onError = (error) => this.playbackBlocked(error);
+    this.store = null;
+    this.clock = null;
+    this.engine = null;
+    this.inviteOpen = false;
+    this.shownRejection = null;
+    this.views = null;
+    this.ticker = null;
+    this.unsubscribe = null;
+  }
+
+  /** The id of the session shown, or null. */
+  get sessionId() {
+    return this.store ? this.store.sessionId : null;
+  }
+
+  makeViews() {
+    if (this.views) return this.views;
+    const env = {
+      serverNow: () => (this.store ? this.store.serverNow() : Date.now()),
+      syncInfo: () => this.syncInfo(),
+      search: (q) => this.api.search(q, 50),
+    };
+    this.views = {
+      invite: new InviteView(byId('invite'), { onNewCode: () => this.newJoinCode() }),
+      nowPlaying: new NowPlayingView(byId('now-playing'), {
+        onSkip: () => this.store.skip(),
+        onRequestSkip: () => this.store.requestSkip(),
+        onPause: () => this.store.perform(Command.pause, undefined, 'pause'),
+        onResume: () => this.store.perform(Command.resume, undefined, 'resume'),
+        onPlay: () => this.store.perform(Command.play, undefined, 'play'),
+        onDeviceToggle: (on) => this.setDevicePlayback(on),
+        onVolume: (v) => this.player.setVolume(v),
+      }, env),
+      queue: new QueueView(byId('queue'), {
+        onVote: (itemId, value) => this.store.vote(itemId, value),
+        onRemove: (item) => this.store.perform(Command.removeFromQueue, { itemId: item.id }, 'remove', item.track.name),
+      }),
+      search: new SearchView(byId('search'), { onAdd: (track) => this.store.add(track) }, env),
+      members: new MembersView(byId('members'), {
+        onRole: (member, role) => this.store.perform(Command.promote, { userId: member.userId, role }, 'role'),
+        onKick: (member) => this.store.perform(Command.kick, { userId: member.userId }, 'kick'),
+      }),
+      settings: new SettingsView(byId('host-settings'), {
+        onChange: (patch) => this.changeSettings(patch),
+        onEnd: () => this.endSession(),
+      }),
+    };
+    return this.views;
+  }
+
+  /**
+   * Shows the session `view` (a REST answer) and follows it live.
+   * @param {{token: string, userId: string}} identity
+   */
+  enter(view, identity) {
+    this.close();
+    const views = this.makeViews();
+    this.clock = new ClockSync();
+    this.store = new SessionStore({ sessionId: view.session.id, token: identity.token, me: identity.userId, clock: this.clock });
+    this.engine = new SyncEngine({ player: this.player, clock: this.clock, post: (type, data) => this.store.connection.post(type, data) });
+    this.engine.start();
+    this.engine.onChange(() => views.nowPlaying.tick());
+    this.store.onEnvelope((envelope) => this.engine.handle(envelope));
+    this.shownRejection = null;
+    this.inviteOpen = false;
+    byId('invite').hidden = true;
+    this.header.setInviteOpen(false);
+    views.nowPlaying.setDevice(false);
+    saveLastSession(view.session);
+    this.onShow();
+    const store = this.store;
+    this.unsubscribe = store.subscribe((snapshot) => {
+      if (store === this.store) this.render(snapshot);
+    });
+    this.store.start(view);
+    clearInterval(this.ticker);
+    this.ticker = setInterval(() => {
+      this.header.tick();
+      views.nowPlaying.tick();
+    }, TICK_MS);
+    byId('main').focus({ preventScroll: true });
+  }
+
+  render(snapshot) {
+    const views = this.views;
+    if (snapshot.session) {
+      const path = joinPath(snapshot.session.joinCode);
+      if (location.pathname !== path) {
+        // The address is the invite link, so a reload (or a new join code) keeps working.
+        history.replaceState(null, '', path);
+        saveLastSession(snapshot.session);
+      }
+      document.title = `${snapshot.session.name} — OpenJam`;
+    }
+    this.header.render(snapshot);
+    views.invite.render(snapshot);
+    views.nowPlaying.render(snapshot);
+    views.queue.render(snapshot);
+    views.search.render(snapshot);
+    views.members.render(snapshot);
+    views.settings.render(snapshot);
+    const rejection = snapshot.lastRejection;
+    if (rejection && rejection.id !== this.shownRejection) {
+      this.shownRejection = rejection.id;
+      this.notices.show(describeError(rejection, rejection.action, rejection.subject));
+    }
+    if (snapshot.ended) {
+      this.over(`The session has ended${snapshot.ended.reason ? ` (${snapshot.ended.reason})` : ''}.`);
+    } else if (snapshot.phase.phase === Phase.failed) {
+      this.over(describeSessionFailure(snapshot.phase.error));
+    }
+  }
+
+  /** The session is gone for this member: stop, and let the page say so. */
+  over(message) {
+    if (!this.store) return;
+    this.close();
+    this.onOver(message);
+  }
+
+  /** Stops everything belonging to the current session. */
+  close() {
+    if (this.unsubscribe) this.unsubscribe();
+    this.unsubscribe = null;
+    clearInterval(this.ticker);
+    this.ticker = null;
+    if (this.engine) this.engine.stop();
+    if (this.store) this.store.stop();
+    this.player.unload();
+    this.engine = null;
+    this.store = null;
+    this.clock = null;
+  }
+
+  /** Skips the reconnect wait (the header's "Retry now"). */
+  retryNow() {
+    if (this.store) this.store.connection.connectNow();
+  }
+
+  toggleInvite() {
+    this.inviteOpen = !this.inviteOpen;
+    byId('invite').hidden = !this.inviteOpen;
+    this.header.setInviteOpen(this.inviteOpen);
+    if (this.inviteOpen) byId('invite-link').focus();
+  }
+
+  async changeSettings(patch) {
+    const store = this.store;
+    try {
+      await this.api.updateSession(store.sessionId, { settings: patch });
+    } catch (error) {
+      store.reject('settings', error);
+    }
+  }
+
+  async endSession() {
+    const store = this.store;
+    try {
+      // Everybody, this page included, then gets sessionEnded and the closing screen.
+      await this.api.endSession(store.sessionId);
+    } catch (error) {
+      store.reject('end', error);
+    }
+  }
+
+  async newJoinCode() {
+    const store = this.store;
+    try {
+      await this.api.updateSession(store.sessionId, { regenerateJoinCode: true });
+      this.notices.show('New join code made: the old code and link no longer work.', 'info');
+    } catch (error) {
+      store.reject('code', error);
+    }
+  }
+
+  setDevicePlayback(on) {
+    if (!this.engine) return;
+    // Called from the click: the browser lets audio start from here on.
+    if (on) this.player.unlock();
+    this.engine.setEnabled(on);
+  }
+
+  playbackBlocked(error) {
+    if (!this.engine) return;
+    this.engine.setEnabled(false);
+    this.views.nowPlaying.setDevice(false);
+    const message = error && error.name === 'NotAllowedError'
+      ? 'The browser blocked the sound. Press “Play on this device” to allow it.'
+      : `The audio stopped: ${error && error.message ? error.message : 'unknown error'}.`;
+    this.notices.show(`Couldn't play on this device: ${message}`);
+  }
+
+  syncInfo() {
+    const engine = this.engine;
+    const now = performance.now();
+    return {
+      estimate: this.clock ? this.clock.estimate : null,
+      now,
+      status: engine ? engine.status : OFF_STATUS,
+      enabled: !!engine && engine.enabled,
+      loadError: engine ? engine.loadError : null,
+    };
+  }
+}

@@ -1,0 +1,277 @@
+// The session as the page renders it: the server's state (a SessionMirror fed by
+// the socket) plus an optimistic layer, as JamClient's SessionStore does it. A vote
+// shows at once and an older server update cannot undo it while it is in flight;
+// rapid taps collapse into one follow-up; an add shows as pending until the server
+// confirms it; a host skip hides the current item at once; a refusal rolls back and
+// keeps the server's reason for the page to show.
+import { Connection, Phase } from './connection.js';
+import { Applied, SessionMirror } from './mirror.js';
+import { Command, ErrorCode, JamError, Role } from './protocol.js';
+import { randomUUID } from './ids.js';
+
+export class SessionStore {
+  /**
+   * @param {object} options
+   * @param {string} options.sessionId
+   * @param {string} options.token
+   * @param {string} options.me the caller's user id
+   * @param {import('./clock.js').ClockSync} options.clock
+   */
+  constructor({ sessionId, token, me, clock }) {
+    this.sessionId = sessionId;
+    this.me = me;
+    this.clock = clock;
+    this.mirror = new SessionMirror(me);
+    this.phase = { phase: Phase.idle };
+    this.votes = new Map(); // itemId -> {desired, sent, baseScore, baseVote}
+    this.pendingAdds = []; // {nonce, item}
+    this.hiddenBySkip = null;
+    this.requestedSkip = false;
+    this.lastRejection = null;
+    this.helloInFlight = false;
+    this.listeners = new Set();
+    this.envelopeListeners = new Set();
+    this.publishQueued = false;
+    this.rejectionCounter = 0;
+    // Until the first pong, server time is guessed from the envelope timestamps
+    // (late by the one-way delay): enough for a progress bar, never for playback.
+    this.roughOffset = null;
+    this.connection = new Connection({
+      sessionId,
+      token,
+      lastSeq: () => this.mirror.seq,
+      onEnvelope: (envelope, receivedAt) => this.received(envelope, receivedAt),
+      onPong: (pong, receivedAt) => this.clock.record(pong, receivedAt),
+      onPhase: (phase) => {
+        this.phase = phase;
+        this.publish();
+      },
+      onOpen: () => {
+        this.helloInFlight = false;
+        if (this.clock.send) this.clock.reset();
+        else this.clock.start((ping) => this.connection.post(Command.ping, ping));
+      },
+      unansweredAge: () => this.clock.oldestUnansweredAge(),
+    });
+  }
+
+  /** Starts following the session, showing `view` (from REST) until the socket's state arrives. */
+  start(view) {
+    if (view) this.mirror.seed(view);
+    this.connection.start();
+    this.publish();
+  }
+
+  stop() {
+    this.clock.stop();
+    this.connection.stop();
+  }
+
+  /** fn(snapshot) after every change. */
+  subscribe(fn) {
+    this.listeners.add(fn);
+    fn(this.snapshot());
+    return () => this.listeners.delete(fn);
+  }
+
+  /** fn(envelope) for every session event applied, in order (the sync engine follows these). */
+  onEnvelope(fn) {
+    this.envelopeListeners.add(fn);
+    return () => this.envelopeListeners.delete(fn);
+  }
+
+  /** Server time now (Unix ms): from the clock sync, or a rough guess before it. */
+  serverNow(local = performance.now()) {
+    const synced = this.clock.serverTime(local);
+    if (synced != null) return synced;
+    return this.roughOffset == null ? Date.now() : local + this.roughOffset;
+  }
+
+  received(envelope, receivedAt) {
+    if (this.roughOffset == null) this.roughOffset = envelope.timestamp - receivedAt;
+    const result = this.mirror.apply(envelope);
+    if (result === Applied.gap) {
+      this.resume();
+      return;
+    }
+    if (result !== Applied.applied) return;
+    this.helloInFlight = false;
+    for (const fn of this.envelopeListeners) fn(envelope);
+    this.publish();
+  }
+
+  /** Frames are missing: ask for them (or a full stateSync). */
+  resume() {
+    if (this.helloInFlight) return;
+    const data = this.mirror.seq == null ? {} : { lastSeq: this.mirror.seq };
+    if (this.connection.post(Command.hello, data)) this.helloInFlight = true;
+  }
+
+  // MARK: actions
+
+  /** Votes +1, -1 or 0 (clear) on a queued item; shows at once. */
+  async vote(itemId, value) {
+    this.lastRejection = null;
+    const intent = this.votes.get(itemId);
+    if (intent) {
+      // A vote is on its way: remember the latest wish; one follow-up goes when it lands.
+      intent.desired = value;
+      this.publish();
+      return;
+    }
+    const view = this.mirror.view;
+    const item = view && view.queue.find((i) => i.id === itemId);
+    const serverVote = (view && view.myVotes && view.myVotes[itemId]) || 0;
+    this.votes.set(itemId, { desired: value, sent: value, baseScore: item ? item.score : 0, baseVote: serverVote });
+    this.publish();
+    let sending = value;
+    for (;;) {
+      try {
+        await this.connection.send(Command.vote, { itemId, value: sending });
+      } catch (error) {
+        this.votes.delete(itemId);
+        this.reject('vote', error);
+        return;
+      }
+      this.mirror.setMyVote(itemId, sending);
+      const current = this.votes.get(itemId);
+      if (!current) return;
+      if (current.desired === sending) {
+        this.votes.delete(itemId);
+        this.publish();
+        return;
+      }
+      sending = current.desired;
+      current.sent = sending;
+    }
+  }
+
+  /** Adds a track; it shows as pending until the server confirms it. Resolves to the item id or null. */
+  async add(track) {
+    this.lastRejection = null;
+    const nonce = randomUUID();
+    const meMember = this.member(this.me) || { userId: this.me, displayName: 'you', role: Role.member, connected: true };
+    const standIn = { id: `pending-${nonce}`, track, addedBy: meMember, addedAt: 0, score: 0, reason: 'adding…' };
+    this.pendingAdds.push({ nonce, item: standIn });
+    this.publish();
+    try {
+      const ack = await this.connection.send(Command.addToQueue, { track, nonce });
+      this.pendingAdds = this.pendingAdds.filter((p) => p.nonce !== nonce);
+      this.publish();
+      return ack.itemId || null;
+    } catch (error) {
+      this.pendingAdds = this.pendingAdds.filter((p) => p.nonce !== nonce);
+      this.reject('add', error, track.name);
+      return null;
+    }
+  }
+
+  /** Host skip: the current item disappears at once. */
+  async skip() {
+    this.lastRejection = null;
+    const view = this.mirror.view;
+    this.hiddenBySkip = view && view.nowPlaying ? view.nowPlaying.item.id : null;
+    this.publish();
+    try {
+      await this.connection.send(Command.skip);
+      this.hiddenBySkip = null;
+      this.publish();
+    } catch (error) {
+      this.hiddenBySkip = null;
+      this.reject('skip', error);
+    }
+  }
+
+  /** Asks to skip the current item; counts at once. */
+  async requestSkip() {
+    this.lastRejection = null;
+    this.requestedSkip = true;
+    this.publish();
+    try {
+      await this.connection.send(Command.requestSkip);
+      const view = this.mirror.view;
+      // The server broadcasts counts, not who asked: remember our own request.
+      if (view && view.nowPlaying) this.mirror.view = { ...view, skipRequests: { ...view.skipRequests, mine: true } };
+    } catch (error) {
+      this.reject('skip request', error);
+    }
+    this.requestedSkip = false;
+    this.publish();
+  }
+
+  /** Any other command (host controls, removal, roles): no optimistic step, refusals surface. */
+  async perform(type, data, action, subject) {
+    this.lastRejection = null;
+    try {
+      return await this.connection.send(type, data);
+    } catch (error) {
+      this.reject(action, error, subject);
+      return null;
+    }
+  }
+
+  /** Shows a refusal from elsewhere (a REST call the page made) like a command's. */
+  reject(action, error, subject) {
+    const typed = error instanceof JamError ? error : new JamError(ErrorCode.internal, String(error && error.message || error));
+    this.rejectionCounter += 1;
+    this.lastRejection = { id: this.rejectionCounter, action, subject, code: typed.code, message: typed.message };
+    this.publish();
+  }
+
+  member(userId) {
+    const view = this.mirror.view;
+    return view ? view.members.find((m) => m.userId === userId) || null : null;
+  }
+
+  // MARK: snapshot
+
+  publish() {
+    if (this.publishQueued) return;
+    this.publishQueued = true;
+    queueMicrotask(() => {
+      this.publishQueued = false;
+      const snapshot = this.snapshot();
+      for (const fn of this.listeners) fn(snapshot);
+    });
+  }
+
+  snapshot() {
+    const view = this.mirror.view;
+    const base = {
+      me: this.me, phase: this.phase, lastRejection: this.lastRejection, ended: this.mirror.ended,
+      seq: this.mirror.seq,
+    };
+    if (!view) {
+      return { ...base, session: null, members: [], nowPlaying: null, upNext: null, queue: [], history: [],
+        skipRequests: { count: 0, needed: 1, mine: false }, role: null };
+    }
+    const myVotes = view.myVotes || {};
+    const queue = view.queue.map((item) => {
+      const serverVote = myVotes[item.id] || 0;
+      const intent = this.votes.get(item.id);
+      if (!intent) return { item, myVote: serverVote, pending: false, voteInFlight: false };
+      // In flight: the score as it was when the vote went out, moved by the member's wish.
+      const shown = { ...item, score: intent.baseScore - intent.baseVote + intent.desired };
+      return { item: shown, myVote: intent.desired, pending: false, voteInFlight: true };
+    });
+    for (const add of this.pendingAdds) queue.push({ item: add.item, myVote: 0, pending: true, voteInFlight: false });
+    let skipRequests = view.skipRequests;
+    if (this.requestedSkip && !skipRequests.mine) skipRequests = { ...skipRequests, mine: true, count: skipRequests.count + 1 };
+    let nowPlaying = view.nowPlaying || null;
+    if (this.hiddenBySkip && nowPlaying && nowPlaying.item.id === this.hiddenBySkip) nowPlaying = null;
+    const me = view.members.find((m) => m.userId === this.me);
+    return {
+      ...base,
+      session: view.session,
+      members: view.members,
+      nowPlaying,
+      upNext: view.upNext || null,
+      queue,
+      history: view.history || [],
+      skipRequests,
+      role: me ? me.role : null,
+      skipping: !!this.hiddenBySkip,
+    };
+  }
+}
+

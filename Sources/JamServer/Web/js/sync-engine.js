@@ -1,0 +1,272 @@
+// Drives the device's player so it follows the server's timeline (JamClient's
+// SyncEngine): scheduled starts from playPrepare/playCommit, a mid-song join from a
+// stateSync, pause/resume/seek at the instants the server announces, and drift
+// correction (sync-loop.js, correction-policy.js), nothing being measured until a
+// start has landed and settled.
+//
+// Events update the last-known timeline at once (timeline-tracker.js); the player is
+// then brought to it by one driver at a time (a load takes a while; events arriving
+// meanwhile only move the target), so nothing acts on an outdated course.
+import { Command, Event, PlaybackState, isPlayable } from './protocol.js';
+import { DEFAULT_SYNC_CONFIG } from './sync-config.js';
+import { SyncPhase, initialSyncStatus } from './sync-status.js';
+import * as Timeline from './timeline.js';
+import { TimelineTracker, Tracked } from './timeline-tracker.js';
+import { SyncLoop } from './sync-loop.js';
+
+export class SyncEngine {
+  /**
+   * @param {object} options
+   * @param {import('./player.js').AudioPlayer} options.player
+   * @param {import('./clock.js').ClockSync} options.clock
+   * @param {(type: string, data: object) => boolean} options.post sends a frame that needs no answer
+   * @param {() => number} [options.now]
+   * @param {object} [options.config]
+   */
+  constructor({ player, clock, post, now = () => performance.now(), config = {} }) {
+    this.player = player;
+    this.clock = clock;
+    this.post = post;
+    this.now = now;
+    this.config = { ...DEFAULT_SYNC_CONFIG, ...config };
+    this.tracker = new TimelineTracker(this.config);
+    this.enabled = false;
+    this.generation = 0;
+    this.drivenGeneration = 0;
+    this.driving = false;
+    this.followed = null;
+    this.readySentEpoch = null;
+    this.failedLoadEpoch = null;
+    this.measureNotBefore = -Infinity;
+    this.scheduledStartLocal = null;
+    this.correctionDeadline = null;
+    this.awaitingStartMeasurement = false;
+    this.loadError = null;
+    this.status = initialSyncStatus();
+    this.listeners = new Set();
+    this.loop = null;
+    this.nextReport = -Infinity;
+  }
+
+  /** The current item's last-known timeline; null when nothing is current. */
+  get timeline() {
+    return this.tracker.timeline;
+  }
+
+  onChange(fn) {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  changed() {
+    for (const fn of this.listeners) fn(this.status);
+  }
+
+  /** Starts the correction and report loop (the timeline is followed only while enabled). */
+  start() {
+    clearInterval(this.loop);
+    this.loop = setInterval(() => this.tick(), this.config.correctionIntervalMs);
+  }
+
+  stop() {
+    clearInterval(this.loop);
+    this.loop = null;
+    this.setEnabled(false);
+  }
+
+  /** "Play on this device" on or off. */
+  setEnabled(enabled) {
+    if (this.enabled === enabled) return;
+    this.enabled = enabled;
+    this.followed = null;
+    this.resetCorrection();
+    if (!enabled) {
+      this.player.pause();
+      this.status.phase = SyncPhase.off;
+      this.status.lastErrorMs = null;
+      this.changed();
+      return;
+    }
+    // Whatever the timeline is now, join it (mid-song if need be).
+    this.tracker.startWhilePreparing = true;
+    this.failedLoadEpoch = null;
+    this.generation += 1;
+    this.drive();
+  }
+
+  // MARK: events
+
+  /** Applies one session event (in seq order, as the store applied it). */
+  handle(envelope) {
+    if (envelope.type === Event.stateSync) this.failedLoadEpoch = null; // a snapshot (after a reconnect, say) retries a failed load
+    const result = this.tracker.apply(envelope);
+    if (result === Tracked.dropped) this.status.droppedEvents += 1;
+    if (result === Tracked.changed) {
+      this.generation += 1;
+      const timeline = this.timeline;
+      this.status.epoch = timeline ? timeline.epoch : null;
+      this.status.itemId = timeline ? timeline.itemId : null;
+    }
+    this.preloadUpNext();
+    this.drive();
+  }
+
+  preloadUpNext() {
+    const next = this.tracker.upNext;
+    if (this.enabled && next && isPlayable(next.track)) this.player.preload(next.track);
+  }
+
+  // MARK: driving the player
+
+  async drive() {
+    if (this.driving) return;
+    this.driving = true;
+    try {
+      while (this.drivenGeneration !== this.generation) {
+        const target = this.generation;
+        if (!(await this.bringPlayer(target))) return; // waits for the clock; the loop retries
+        if (target === this.generation) this.drivenGeneration = target;
+      }
+    } finally {
+      this.driving = false;
+      this.changed();
+    }
+  }
+
+  /** One attempt; false when it has to wait for the first clock sync. */
+  async bringPlayer(target) {
+    if (!this.enabled) {
+      this.status.phase = SyncPhase.off;
+      return true;
+    }
+    const wanted = this.timeline;
+    if (!wanted) {
+      this.followed = null;
+      this.resetCorrection();
+      this.player.pause();
+      this.setRate(1);
+      this.status.phase = SyncPhase.stopped;
+      return true;
+    }
+    if (!isPlayable(wanted.track)) {
+      this.followed = null;
+      this.resetCorrection();
+      this.player.pause();
+      this.status.phase = SyncPhase.unplayable;
+      return true;
+    }
+    if (this.player.loadedTrackId !== wanted.track.id) {
+      if (this.failedLoadEpoch === wanted.epoch) return true;
+      this.followed = null;
+      this.resetCorrection();
+      this.status.phase = SyncPhase.loading;
+      this.changed();
+      try {
+        await this.player.load(wanted.track);
+        this.loadError = null;
+      } catch (error) {
+        // Shown by the sync indicator; a failure of a load that is no longer wanted is moot.
+        if (this.generation === target && this.timeline && this.timeline.track.id === wanted.track.id) {
+          this.failedLoadEpoch = wanted.epoch;
+          this.status.loadFailures += 1;
+          this.status.phase = SyncPhase.loadFailed;
+          this.loadError = error.message;
+          this.player.pause();
+        }
+        return true;
+      }
+      if (!this.enabled) return true;
+    }
+    const current = this.timeline;
+    if (current && current.state === PlaybackState.preparing && this.readySentEpoch !== current.epoch
+        && current.itemId === wanted.itemId) {
+      this.readySentEpoch = current.epoch;
+      this.post(Command.ready, { epoch: current.epoch });
+    }
+    if (this.generation !== target) return true;
+    const estimate = this.clock.estimate;
+    if (!estimate) {
+      this.status.phase = SyncPhase.waitingForClock;
+      return false;
+    }
+    const now = this.now();
+    switch (wanted.state) {
+      case PlaybackState.preparing:
+        if (!this.tracker.startWhilePreparing) {
+          this.status.phase = SyncPhase.ready;
+          return true;
+        }
+        this.follow(Timeline.moved(wanted, PlaybackState.playing, wanted.positionMs, wanted.anchorMs), estimate, now);
+        return true;
+      case PlaybackState.playing:
+        this.follow(wanted, estimate, now);
+        return true;
+      default: {
+        if (this.followed && Timeline.sameCourse(this.followed, wanted)) return true;
+        this.followed = wanted;
+        this.resetCorrection();
+        this.scheduledStartLocal = null;
+        this.player.pause();
+        this.setRate(1);
+        const position = this.player.position(now);
+        if (position == null || Math.abs(position - wanted.positionMs) > 0.5) await this.player.seek(wanted.positionMs);
+        this.status.phase = SyncPhase.paused;
+        return true;
+      }
+    }
+  }
+
+  follow(course, estimate, now) {
+    const serverNow = estimate.serverTime(now);
+    const end = Timeline.endsAt(course);
+    if (end != null && serverNow >= end) {
+      // Over already: nothing to play until the server moves on.
+      this.followed = course;
+      this.resetCorrection();
+      this.player.pause();
+      this.status.phase = SyncPhase.stopped;
+      return;
+    }
+    if (this.followed) {
+      if (Timeline.sameCourse(this.followed, course)) return;
+      const restatement = this.followed.state === PlaybackState.playing && this.followed.epoch === course.epoch
+        && course.anchorMs <= serverNow
+        && Math.abs((this.followed.positionMs - this.followed.anchorMs) - (course.positionMs - course.anchorMs)) < this.config.restateToleranceMs;
+      if (restatement && this.player.isPlaying) {
+        // The correction loop will absorb the difference smoothly.
+        this.followed = course;
+        return;
+      }
+    }
+    this.startCourse(course, estimate, now);
+  }
+
+  startCourse(course, estimate, now) {
+    this.resetCorrection();
+    this.setRate(1);
+    const startLocal = estimate.localTime(course.anchorMs);
+    this.player.play(course.positionMs, startLocal);
+    this.followed = course;
+    this.status.starts += 1;
+    this.scheduledStartLocal = startLocal;
+    this.measureNotBefore = Math.max(now, startLocal) + this.config.settleAfterStartMs + this.player.cueMarginMs;
+    this.awaitingStartMeasurement = true;
+    this.status.phase = startLocal > now ? SyncPhase.scheduled : SyncPhase.playing;
+  }
+
+  resetCorrection() {
+    this.correctionDeadline = null;
+    this.awaitingStartMeasurement = false;
+  }
+
+  setRate(rate) {
+    if (this.status.rate !== rate) {
+      this.status.rate = rate;
+      this.player.setRate(rate);
+    }
+  }
+}
+
+// The periodic half (measuring, correcting, reporting) lives in sync-loop.js, as
+// JamClient keeps it in SyncEngine+Correction.
+Object.assign(SyncEngine.prototype, SyncLoop);

@@ -1,0 +1,89 @@
+// The sync engine's periodic work (JamClient's SyncEngine+Correction): every
+// correctionIntervalMs it measures where the player is against the timeline and
+// corrects by the policy in correction-policy.js; every reportIntervalMs it tells the
+// server how this device's clock and playback stand. Installed on
+// SyncEngine.prototype by sync-engine.js, so `this` is the engine.
+import { correctionStep } from './correction-policy.js';
+import { Command, PlaybackState, isPlayable } from './protocol.js';
+import { SyncPhase } from './sync-status.js';
+import * as Timeline from './timeline.js';
+
+export const SyncLoop = {
+  tick() {
+    this.correct();
+    const now = this.now();
+    if (now >= this.nextReport && this.report()) this.nextReport = now + this.config.reportIntervalMs;
+  },
+
+  /** One correction step: measure player position − timeline position, then correct. */
+  correct() {
+    if (!this.enabled) return;
+    if (this.drivenGeneration !== this.generation) {
+      this.drive();
+      return;
+    }
+    if (this.driving) return;
+    const wanted = this.followed;
+    const estimate = this.clock.estimate;
+    if (!wanted || wanted.state !== PlaybackState.playing || !estimate || !isPlayable(wanted.track)) return;
+    const now = this.now();
+    const serverNow = estimate.serverTime(now);
+    if (!Timeline.isAdvancing(wanted, serverNow)) return;
+    if (this.scheduledStartLocal != null && now >= this.scheduledStartLocal) {
+      this.scheduledStartLocal = null;
+      this.status.phase = SyncPhase.playing;
+      this.changed();
+    }
+    if (now < this.measureNotBefore) return;
+    if (this.player.loadedTrackId !== wanted.track.id || !this.player.isPlaying) return;
+    const actual = this.player.position(now);
+    if (actual == null) return;
+    const error = actual - Timeline.positionAt(wanted, serverNow);
+    this.status.lastErrorMs = error;
+    this.status.lastMeasuredAt = now;
+    this.status.measurements += 1;
+    if (this.awaitingStartMeasurement) {
+      this.awaitingStartMeasurement = false;
+      this.player.learnStartError(-error);
+    }
+    const step = correctionStep(error, { rate: this.status.rate, deadline: this.correctionDeadline, now }, this.config);
+    switch (step.kind) {
+      case 'restart':
+        // Too far off for the rate to fix without being heard: start the course afresh.
+        this.status.seeks += 1;
+        this.startCourse(wanted, estimate, now);
+        break;
+      case 'inBand':
+        this.correctionDeadline = null;
+        this.setRate(1);
+        break;
+      default:
+        this.correctionDeadline = step.deadline;
+        if (step.rate != null) {
+          this.status.rateCorrections += 1;
+          this.setRate(step.rate);
+        }
+    }
+    this.changed();
+  },
+
+  /**
+   * Sends a syncReport: clock offset, half the best round trip (the server reads
+   * 2 × errorMs as this device's round trip when it sizes start leads) and the last
+   * measured playback error.
+   */
+  report() {
+    const estimate = this.clock.estimate;
+    if (!estimate) return false;
+    const now = this.now();
+    const epoch = this.tracker.epoch;
+    const sent = this.post(Command.syncReport, {
+      epoch: Math.max(0, Number.isFinite(epoch) ? epoch : 0),
+      offsetMs: estimate.offset(now),
+      errorMs: estimate.halfRoundTripBound(now),
+      driftMs: this.status.lastErrorMs ?? 0,
+    });
+    if (sent) this.status.reportsSent += 1;
+    return sent;
+  },
+};

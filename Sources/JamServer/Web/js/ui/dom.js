@@ -1,0 +1,100 @@
+// A few DOM helpers: the page is built with createElement (the CSP forbids inline
+// markup tricks anyway) and lists are updated in place by key, so a re-render never
+// steals focus from the button a keyboard user is on.
+
+/**
+ * Creates an element. props: class, text, on<event> handlers, dataset, boolean
+ * attributes (true sets, false/null omits) and plain attributes.
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value == null || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'text') el.textContent = value;
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (value === true) el.setAttribute(key, '');
+    else el.setAttribute(key, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat()) {
+    if (child == null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** The page's element with this id (the static parts of index.html). */
+export function byId(id) {
+  return document.getElementById(id);
+}
+
+/** Sets text only when it changed (keeps screen readers and selection calm). */
+export function setText(el, text) {
+  const value = text == null ? '' : String(text);
+  if (el.textContent !== value) el.textContent = value;
+}
+
+/** Sets or removes an attribute. */
+export function setAttr(el, name, value) {
+  if (value == null || value === false) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+  } else {
+    const text = value === true ? '' : String(value);
+    if (el.getAttribute(name) !== text) el.setAttribute(name, text);
+  }
+}
+
+/**
+ * Makes container's children match items, reusing elements by key:
+ * create(item) builds one, update(el, item, index) refreshes it.
+ */
+export function syncList(container, items, keyOf, create, update) {
+  const existing = new Map();
+  for (const child of container.children) existing.set(child.dataset.key, child);
+  let cursor = container.firstElementChild;
+  items.forEach((item, index) => {
+    const key = String(keyOf(item));
+    let el = existing.get(key);
+    if (el) existing.delete(key);
+    else {
+      el = create(item);
+      el.dataset.key = key;
+    }
+    update(el, item, index);
+    if (el !== cursor) container.insertBefore(el, cursor);
+    else cursor = cursor.nextElementSibling;
+  });
+  for (const el of existing.values()) el.remove();
+}
+
+/**
+ * A button that asks for a second press before a destructive action, instead of a
+ * blocking confirm() dialog.
+ */
+export function confirmButton(label, confirmLabel, action, props = {}) {
+  let armed = null;
+  const button = h('button', { type: 'button', ...props, text: label });
+  const disarm = () => {
+    clearTimeout(armed);
+    armed = null;
+    button.textContent = label;
+    button.classList.remove('armed');
+  };
+  button.addEventListener('click', () => {
+    if (armed) {
+      disarm();
+      action();
+      return;
+    }
+    button.textContent = confirmLabel;
+    button.classList.add('armed');
+    armed = setTimeout(disarm, 4_000);
+  });
+  button.addEventListener('blur', () => setTimeout(() => { if (armed && document.activeElement !== button) disarm(); }, 0));
+  return button;
+}

@@ -1,0 +1,83 @@
+// Errors in words. The server's messages are specific and safe to show ("no
+// session with code ABC123"); this adds what the person was trying to do and, for
+// the codes people meet in normal use, a plain sentence of what to do about it.
+import { ErrorCode } from '../protocol.js';
+
+const PLAIN = {
+  [ErrorCode.unauthorized]: 'Your sign-in is no longer valid. Join the session again.',
+  [ErrorCode.notMember]: 'You are not a member of this session any more.',
+  [ErrorCode.locked]: 'The queue is locked: only the host and co-hosts can add songs.',
+  [ErrorCode.duplicate]: 'That song is already in the queue or playing.',
+  [ErrorCode.sessionFull]: 'The session is full.',
+  [ErrorCode.gone]: 'The session has ended.',
+  [ErrorCode.queueLimit]: 'You already have as many songs waiting as this session allows. Wait until one has played.',
+  [ErrorCode.rateLimited]: 'Too many attempts. Wait a moment and try again.',
+  [ErrorCode.internal]: 'The server ran into a problem and nothing changed. Try again.',
+  [ErrorCode.unavailable]: 'The server cannot be reached. Check your connection.',
+  [ErrorCode.tooLarge]: 'That is too large to send.',
+};
+
+const ACTIONS = {
+  add: (subject) => (subject ? `Couldn't add “${subject}”` : "Couldn't add the song"),
+  vote: () => "Your vote didn't count",
+  skip: () => "Couldn't skip",
+  'skip request': () => "Your skip request didn't count",
+  remove: (subject) => (subject ? `Couldn't remove “${subject}”` : "Couldn't remove the song"),
+  join: () => "Couldn't join",
+  create: () => "Couldn't start a session",
+  search: () => 'Search failed',
+  settings: () => "Couldn't change the settings",
+  pause: () => "Couldn't pause",
+  resume: () => "Couldn't resume",
+  play: () => "Couldn't start playing",
+  role: () => "Couldn't change the member's role",
+  kick: () => "Couldn't remove the member",
+  code: () => "Couldn't make a new join code",
+  leave: () => "Couldn't leave the session",
+  end: () => "Couldn't end the session",
+  resume_session: () => "Couldn't reopen your session",
+};
+
+/** "no session with code X" -> "No session with code X." */
+function sentence(message) {
+  const text = String(message || '').trim();
+  if (!text) return '';
+  const first = text[0].toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
+/**
+ * @param {{code: string, message: string, retryAfterSeconds?: number}} error
+ * @param {string} [action] a key of ACTIONS
+ * @param {string} [subject] e.g. the song's title
+ */
+export function describeError(error, action, subject) {
+  const code = error && error.code;
+  const lead = ACTIONS[action] ? ACTIONS[action](subject) : 'Something went wrong';
+  let detail;
+  if (action === 'join' && code === ErrorCode.notFound) {
+    detail = `${sentence(error.message)} Check the code and try again.`;
+  } else if (action === 'join' && code === ErrorCode.invalidField) {
+    detail = `${sentence(error.message)} A join code has 6 letters and digits, like K7MPQ2.`;
+  } else if (PLAIN[code]) {
+    detail = PLAIN[code];
+    if (code === ErrorCode.rateLimited && error.retryAfterSeconds) detail = `Too many attempts. Try again in ${error.retryAfterSeconds} s.`;
+  } else if (code === ErrorCode.forbidden) {
+    detail = `Only the host can do that (${String(error.message || '').replace(/\.$/, '')}).`;
+  } else {
+    detail = sentence(error && error.message) || 'Unknown error.';
+  }
+  return `${lead}: ${detail}`;
+}
+
+/** Why the session's connection ended for good (a close code's JamError), in words. */
+export function describeSessionFailure(error) {
+  switch (error.code) {
+    case ErrorCode.forbidden:
+    case ErrorCode.notMember: return `You are no longer in this session (${error.message}).`;
+    case ErrorCode.gone: return PLAIN[ErrorCode.gone];
+    case ErrorCode.notFound: return 'This session no longer exists.';
+    case ErrorCode.unauthorized: return PLAIN[ErrorCode.unauthorized];
+    default: return `The connection to the session failed: ${error.message}.`;
+  }
+}

@@ -1,0 +1,69 @@
+// The top bar: which session, whether the connection is live (and when it retries),
+// and the invite and leave buttons.
+import { Phase } from '../connection.js';
+import { byId, setText } from './dom.js';
+
+export class HeaderView {
+  /**
+   * @param {{onInviteToggle: () => void, onLeave: () => void, onRetry: () => void}} actions
+   */
+  constructor(actions) {
+    this.session = byId('topbar-session');
+    this.name = byId('session-name');
+    this.host = byId('session-host');
+    this.connection = byId('connection');
+    this.connectionText = byId('connection-text');
+    this.retry = byId('connection-retry');
+    this.actionsBox = byId('topbar-actions');
+    this.inviteToggle = byId('invite-toggle');
+    this.leave = byId('leave-button');
+    this.inviteToggle.addEventListener('click', actions.onInviteToggle);
+    this.leave.addEventListener('click', actions.onLeave);
+    this.retry.addEventListener('click', actions.onRetry);
+    this.phase = null;
+  }
+
+  /** Shows or hides the session parts (the welcome screen has none). */
+  setInSession(inSession) {
+    this.session.hidden = !inSession;
+    this.connection.hidden = !inSession;
+    this.actionsBox.hidden = !inSession;
+  }
+
+  setInviteOpen(open) {
+    this.inviteToggle.setAttribute('aria-expanded', open ? 'true' : 'false');
+    setText(this.inviteToggle, open ? 'Close invite' : 'Invite');
+  }
+
+  render(snapshot) {
+    if (snapshot.session) {
+      setText(this.name, snapshot.session.name);
+      const mine = snapshot.session.hostId === snapshot.me;
+      setText(this.host, mine ? 'you are the host' : `host: ${snapshot.session.hostDisplayName}`);
+    }
+    this.phase = snapshot.phase;
+    this.tick();
+  }
+
+  /** The retry countdown moves every tick. */
+  tick() {
+    const phase = this.phase || { phase: Phase.idle };
+    let text;
+    let state = phase.phase;
+    switch (phase.phase) {
+      case Phase.connected: text = 'Live'; break;
+      case Phase.connecting: text = phase.attempt > 1 ? 'Reconnecting…' : 'Connecting…'; break;
+      case Phase.retrying: {
+        const seconds = Math.max(0, Math.ceil((phase.at - performance.now()) / 1000));
+        text = `Offline (${phase.reason}) — retrying in ${seconds} s`;
+        break;
+      }
+      case Phase.failed: text = 'Disconnected'; break;
+      case Phase.closed: text = 'Left'; break;
+      default: text = 'Not connected'; state = 'idle';
+    }
+    this.connection.dataset.state = state;
+    setText(this.connectionText, text);
+    this.retry.hidden = phase.phase !== Phase.retrying;
+  }
+}

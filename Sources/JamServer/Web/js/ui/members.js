@@ -1,0 +1,73 @@
+// Who is here: names, roles, who is connected. The host can make members co-hosts
+// (who then get the host controls), hand the session over, or remove someone.
+import { Role } from '../protocol.js';
+import { confirmButton, h, setAttr, setText, syncList } from './dom.js';
+
+const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
+
+export class MembersView {
+  /**
+   * @param {HTMLElement} root
+   * @param {{onRole: (member: object, role: string) => void, onKick: (member: object) => void}} actions
+   */
+  constructor(root, actions) {
+    this.root = root;
+    this.actions = actions;
+    this.count = h('span', { class: 'count', id: 'members-count' });
+    this.list = h('ul', { class: 'members-list', id: 'members-list' });
+    root.replaceChildren(h('h2', { id: 'members-heading' }, 'People ', this.count), this.list);
+    this.snapshot = null;
+  }
+
+  render(snapshot) {
+    this.snapshot = snapshot;
+    const order = { [Role.host]: 0, [Role.cohost]: 1, [Role.member]: 2 };
+    const members = snapshot.members.slice().sort((a, b) =>
+      (order[a.role] - order[b.role]) || (Number(b.connected) - Number(a.connected)) || a.displayName.localeCompare(b.displayName));
+    const online = members.filter((m) => m.connected).length;
+    setText(this.count, `(${online} of ${members.length} here)`);
+    syncList(this.list, members, (m) => m.userId, (m) => this.create(m), (li, m) => this.update(li, m));
+  }
+
+  create() {
+    const parts = {
+      dot: h('span', { class: 'presence', 'aria-hidden': 'true' }),
+      name: h('span', { class: 'member-name' }),
+      role: h('span', { class: 'badge' }),
+      status: h('span', { class: 'visually-hidden' }),
+      promote: h('button', { type: 'button', class: 'quiet small' }),
+    };
+    parts.handOver = confirmButton('Make host', 'Hand over?', () => this.actions.onRole(parts.member, Role.host), { class: 'quiet small' });
+    parts.kick = confirmButton('Remove', 'Really remove?', () => this.actions.onKick(parts.member), { class: 'quiet small danger' });
+    parts.promote.addEventListener('click', () => {
+      this.actions.onRole(parts.member, parts.member.role === Role.cohost ? Role.member : Role.cohost);
+    });
+    const li = h('li', { class: 'member' },
+      parts.dot, parts.name, parts.role, parts.status,
+      h('span', { class: 'member-actions' }, parts.promote, parts.handOver, parts.kick));
+    li.parts = parts;
+    return li;
+  }
+
+  update(li, member) {
+    const { parts } = li;
+    parts.member = member;
+    const snapshot = this.snapshot;
+    const isMe = member.userId === snapshot.me;
+    setText(parts.name, isMe ? `${member.displayName} (you)` : member.displayName);
+    setText(parts.role, ROLE_NAMES[member.role] || '');
+    parts.role.hidden = !ROLE_NAMES[member.role];
+    setText(parts.status, member.connected ? ', connected' : ', away');
+    li.classList.toggle('away', !member.connected);
+    li.dataset.role = member.role;
+    const canManage = snapshot.role === Role.host && !isMe;
+    parts.promote.hidden = !canManage || member.role === Role.host;
+    setText(parts.promote, member.role === Role.cohost ? 'Make member' : 'Make co-host');
+    setAttr(parts.promote, 'aria-label', member.role === Role.cohost
+      ? `Take host controls away from ${member.displayName}` : `Give ${member.displayName} host controls`);
+    parts.handOver.hidden = !canManage || member.role === Role.host;
+    setAttr(parts.handOver, 'aria-label', `Hand the session over to ${member.displayName}`);
+    parts.kick.hidden = !canManage;
+    setAttr(parts.kick, 'aria-label', `Remove ${member.displayName} from the session`);
+  }
+}

@@ -1,0 +1,27 @@
+// Messages for the person: errors in words (with a dismiss button) and short
+// confirmations. Errors stay until dismissed or replaced; confirmations fade.
+import { h } from './dom.js';
+
+const MAX_NOTICES = 3;
+
+export class Notices {
+  constructor(root) {
+    this.root = root;
+  }
+
+  /** @param {string} message @param {'error'|'info'} [kind] */
+  show(message, kind = 'error') {
+    for (const existing of this.root.children) {
+      if (existing.dataset.message === message) existing.remove();
+    }
+    const close = h('button', { type: 'button', class: 'notice-close', 'aria-label': 'Dismiss' }, '×');
+    const notice = h('div', { class: `notice notice-${kind}`, role: kind === 'error' ? 'alert' : 'status', dataset: { message } },
+      h('p', {}, message), close);
+    close.addEventListener('click', () => notice.remove());
+    // column-reverse: the newest shows at the bottom, nearest the thumb.
+    this.root.prepend(notice);
+    while (this.root.children.length > MAX_NOTICES) this.root.lastElementChild.remove();
+    if (kind !== 'error') setTimeout(() => notice.remove(), 5_000);
+    return notice;
+  }
+}

@@ -1,0 +1,150 @@
+// Now playing: cover, title, who added it, a progress bar that follows the server's
+// timeline (mapped through the clock offset, so it is right even when this device
+// does not play), skip requests, the host's playback controls, and "play on this
+// device" with its sync indicator.
+import { PlaybackState, hasHostControls, isPlayable } from '../protocol.js';
+import { fromNowPlaying, positionAt } from '../timeline.js';
+import { h, setAttr, setText } from './dom.js';
+import { makeCover, updateCover } from './cover.js';
+import { formatTime } from './format.js';
+import { SyncIndicator } from './sync-indicator.js';
+
+export class NowPlayingView {
+  /**
+   * @param {HTMLElement} root
+   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onDeviceToggle(on), onVolume(v)
+   * @param {object} env serverNow(), syncInfo()
+   */
+  constructor(root, actions, env) {
+    this.root = root;
+    this.actions = actions;
+    this.env = env;
+    this.cover = makeCover('large');
+    this.title = h('p', { class: 'np-title', id: 'np-title' });
+    this.artist = h('p', { class: 'np-artist', id: 'np-artist' });
+    this.addedBy = h('p', { class: 'np-added', id: 'np-added' });
+    this.state = h('p', { class: 'np-state', id: 'np-state' });
+    this.progress = h('progress', { class: 'np-progress', id: 'np-progress', max: 1, value: 0, 'aria-label': 'Song progress' });
+    this.elapsed = h('span', { id: 'np-elapsed' }, '0:00');
+    this.total = h('span', { id: 'np-total' }, '–:––');
+    this.unplayable = h('p', { class: 'np-note', id: 'np-unplayable', hidden: true },
+      'This song is not from the server\'s library, so it is not playable on this device; the progress bar still follows the session.');
+    this.skipRequest = h('button', { type: 'button', id: 'skip-request', onclick: () => actions.onRequestSkip() }, 'Vote to skip');
+    this.skip = h('button', { type: 'button', id: 'host-skip', onclick: () => actions.onSkip() }, 'Skip');
+    this.pauseResume = h('button', { type: 'button', id: 'host-pause', onclick: () => this.togglePause() }, 'Pause');
+    this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => actions.onPlay() }, 'Play the queue');
+    this.hostControls = h('div', { class: 'host-controls', role: 'group', 'aria-label': 'Host controls' }, this.skip, this.pauseResume);
+    this.device = h('button', {
+      type: 'button', id: 'device-toggle', class: 'device-toggle', 'aria-pressed': 'false', onclick: () => this.toggleDevice(),
+    }, 'Play on this device');
+    this.volume = h('input', {
+      type: 'range', id: 'device-volume', min: 0, max: 1, step: 0.05, value: 1, 'aria-label': 'Volume on this device',
+      oninput: () => actions.onVolume(Number(this.volume.value)),
+    });
+    this.sync = new SyncIndicator();
+    this.body = h('div', { class: 'np-body' },
+      this.cover,
+      h('div', { class: 'np-text' }, this.title, this.artist, this.addedBy, this.state));
+    this.empty = h('p', { class: 'empty', id: 'np-empty', hidden: true }, 'Nothing is playing. Add a song: the first one starts at once.');
+    root.replaceChildren(
+      h('h2', { id: 'now-playing-heading' }, 'Now playing'),
+      this.empty,
+      this.body,
+      h('div', { class: 'np-progress-row' }, this.elapsed, this.progress, this.total),
+      this.unplayable,
+      h('div', { class: 'np-controls' }, this.skipRequest, this.hostControls, this.play),
+      h('div', { class: 'device-row' }, this.device, h('label', { class: 'volume' }, h('span', { class: 'visually-hidden' }, 'Volume'), this.volume)),
+      this.sync.root);
+    this.snapshot = null;
+    this.deviceOn = false;
+  }
+
+  togglePause() {
+    const now = this.snapshot && this.snapshot.nowPlaying;
+    if (!now) return;
+    if (now.state === PlaybackState.paused) this.actions.onResume();
+    else this.actions.onPause();
+  }
+
+  toggleDevice() {
+    this.setDevice(!this.deviceOn);
+    this.actions.onDeviceToggle(this.deviceOn);
+  }
+
+  setDevice(on) {
+    this.deviceOn = on;
+    setAttr(this.device, 'aria-pressed', on ? 'true' : 'false');
+    setText(this.device, on ? 'Stop playing here' : 'Play on this device');
+    this.volume.hidden = !on;
+  }
+
+  render(snapshot) {
+    this.snapshot = snapshot;
+    const now = snapshot.nowPlaying;
+    const host = hasHostControls(snapshot.role);
+    this.empty.hidden = !!now;
+    this.body.hidden = !now;
+    this.root.classList.toggle('idle', !now);
+    if (now) {
+      const track = now.item.track;
+      updateCover(this.cover, track);
+      setText(this.title, track.name);
+      setText(this.artist, [track.artist, track.album].filter(Boolean).join(' — '));
+      setText(this.addedBy, `Added by ${now.item.addedBy.userId === snapshot.me ? 'you' : now.item.addedBy.displayName}`);
+      this.root.dataset.itemId = now.item.id;
+      this.root.dataset.epoch = String(now.epoch);
+    } else {
+      delete this.root.dataset.itemId;
+      delete this.root.dataset.epoch;
+    }
+    this.unplayable.hidden = !now || isPlayable(now.item.track);
+    const requests = snapshot.skipRequests;
+    this.skipRequest.hidden = !now;
+    this.skipRequest.disabled = !now || requests.mine;
+    setText(this.skipRequest, requests.mine
+      ? `Skip requested (${requests.count} of ${requests.needed})`
+      : `Vote to skip (${requests.count} of ${requests.needed})`);
+    this.hostControls.hidden = !host || !now;
+    if (now) {
+      setText(this.pauseResume, now.state === PlaybackState.paused ? 'Resume' : 'Pause');
+      setAttr(this.pauseResume, 'aria-label', now.state === PlaybackState.paused ? 'Resume for everybody' : 'Pause for everybody');
+      setAttr(this.skip, 'aria-label', 'Skip this song for everybody');
+    }
+    this.play.hidden = !host || !!now || !snapshot.queue.some((entry) => !entry.pending);
+    this.tick();
+  }
+
+  /** Progress and sync numbers move with time, not with events. */
+  tick() {
+    const snapshot = this.snapshot;
+    const now = snapshot && snapshot.nowPlaying;
+    const info = this.env.syncInfo();
+    this.sync.update(info);
+    if (!now) {
+      this.progress.value = 0;
+      setText(this.elapsed, '0:00');
+      setText(this.total, '–:––');
+      setText(this.state, '');
+      return;
+    }
+    const serverNow = this.env.serverNow();
+    const duration = now.item.track.durationMs;
+    const position = positionAt(fromNowPlaying(now), serverNow);
+    if (duration) {
+      this.progress.max = duration;
+      this.progress.value = Math.min(duration, position);
+    } else {
+      this.progress.removeAttribute('value');
+    }
+    setAttr(this.progress, 'aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
+    setText(this.elapsed, formatTime(position));
+    setText(this.total, formatTime(duration));
+    let state;
+    if (now.state === PlaybackState.paused) state = 'Paused';
+    else if (serverNow < now.anchorMs) state = `Starting in ${Math.max(0.1, (now.anchorMs - serverNow) / 1000).toFixed(1)} s`;
+    else if (duration && position >= duration) state = 'Finishing…';
+    else state = 'Playing';
+    setText(this.state, state);
+    this.root.dataset.state = now.state;
+  }
+}

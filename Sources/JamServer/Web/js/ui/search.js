@@ -1,0 +1,116 @@
+// Search the server's library and add songs. Typing searches as you go (debounced,
+// and an older answer never overwrites a newer one); an empty search lists the
+// library. Songs already queued or playing say so instead of offering "Add".
+import { hasHostControls } from '../protocol.js';
+import { h, setAttr, setText, syncList } from './dom.js';
+import { makeCover, updateCover } from './cover.js';
+import { formatTime } from './format.js';
+import { describeError } from './errors.js';
+
+/** The key that tells tracks apart: the same id may come from two sources. */
+function trackKey(track) {
+  return `${track.source}:${track.id}`;
+}
+
+/** True when the queue is locked and this member may not add. */
+function lockedOut(snapshot) {
+  return !!(snapshot.session && snapshot.session.settings.locked && !hasHostControls(snapshot.role));
+}
+
+export class SearchView {
+  /**
+   * @param {HTMLElement} root
+   * @param {{onAdd: (track: object) => void}} actions
+   * @param {{search: (q: string) => Promise<{tracks: object[]}>}} env
+   */
+  constructor(root, actions, env) {
+    this.root = root;
+    this.actions = actions;
+    this.env = env;
+    this.input = h('input', {
+      type: 'search', id: 'search-input', autocomplete: 'off', placeholder: 'Title, artist or album', 'aria-controls': 'search-results',
+      enterkeyhint: 'search',
+    });
+    this.status = h('p', { class: 'hint', id: 'search-status', role: 'status' });
+    this.locked = h('p', { class: 'note', id: 'search-locked', hidden: true }, 'The host has locked the queue: only the host and co-hosts can add songs.');
+    this.results = h('ul', { class: 'results', id: 'search-results' });
+    const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); this.run(true); } },
+      h('label', { for: 'search-input', class: 'visually-hidden' }, 'Search the library'),
+      h('div', { class: 'row' }, this.input, h('button', { type: 'submit' }, 'Search')));
+    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.status, this.results);
+    this.input.addEventListener('input', () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.run(false), 200);
+    });
+    this.request = 0;
+    this.tracks = [];
+    this.snapshot = null;
+    this.started = false;
+  }
+
+  render(snapshot) {
+    this.snapshot = snapshot;
+    this.locked.hidden = !lockedOut(snapshot);
+    if (!this.started && snapshot.session) {
+      this.started = true;
+      this.run(false);
+    }
+    this.renderResults();
+  }
+
+  async run(force) {
+    const query = this.input.value.trim();
+    if (!force && query === this.lastQuery) return;
+    this.lastQuery = query;
+    const request = ++this.request;
+    setText(this.status, 'Searching…');
+    try {
+      const answer = await this.env.search(query);
+      if (request !== this.request) return;
+      this.tracks = answer.tracks || [];
+      setText(this.status, this.tracks.length ? '' : query ? `Nothing in the library matches “${query}”.` : 'The library is empty.');
+    } catch (error) {
+      if (request !== this.request) return;
+      this.tracks = [];
+      setText(this.status, describeError(error, 'search'));
+    }
+    this.renderResults();
+  }
+
+  renderResults() {
+    const snapshot = this.snapshot;
+    if (!snapshot) return;
+    const taken = new Set();
+    const allowDuplicates = snapshot.session && snapshot.session.settings.allowDuplicates;
+    if (!allowDuplicates) {
+      for (const entry of snapshot.queue) taken.add(trackKey(entry.item.track));
+      if (snapshot.nowPlaying) taken.add(trackKey(snapshot.nowPlaying.item.track));
+      if (snapshot.upNext) taken.add(trackKey(snapshot.upNext.item.track));
+    }
+    const locked = lockedOut(snapshot);
+    syncList(this.results, this.tracks, trackKey, (track) => this.create(track), (li, track) => {
+      li.track = track;
+      updateCover(li.parts.cover, track);
+      setText(li.parts.title, track.name);
+      setText(li.parts.meta, [track.artist, track.album, track.durationMs ? formatTime(track.durationMs) : null].filter(Boolean).join(' · '));
+      const queued = taken.has(trackKey(track));
+      li.parts.add.disabled = queued || locked;
+      setText(li.parts.add, queued ? 'Queued' : 'Add');
+      setAttr(li.parts.add, 'aria-label', queued ? `${track.name} is already queued` : `Add ${track.name} to the queue`);
+    });
+  }
+
+  create(track) {
+    const parts = {
+      cover: makeCover('small'),
+      title: h('span', { class: 'item-title' }),
+      meta: h('span', { class: 'item-meta' }),
+      add: h('button', { type: 'button', class: 'add' }, 'Add'),
+    };
+    const li = h('li', { class: 'result' }, parts.cover, h('span', { class: 'item-text' }, parts.title, parts.meta), parts.add);
+    li.parts = parts;
+    li.track = track;
+    parts.add.addEventListener('click', () => this.actions.onAdd(li.track));
+    return li;
+  }
+}

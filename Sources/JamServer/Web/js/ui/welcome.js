@@ -1,0 +1,116 @@
+// The first screen: start a session or join one by code (a /j/CODE link fills the
+// code in). Validation happens here, in words, before anything is sent.
+import { Limits, normaliseJoinCode } from '../protocol.js';
+import { h, setText } from './dom.js';
+
+export class WelcomeView {
+  /**
+   * @param {HTMLElement} root
+   * @param {{onCreate: (o: {displayName: string, sessionName: string}) => void,
+   *          onJoin: (o: {displayName: string, code: string}) => void}} actions
+   */
+  constructor(root, actions) {
+    this.root = root;
+    this.actions = actions;
+    this.heading = h('h1', { id: 'welcome-heading' }, 'Listen together');
+    this.lead = h('p', { class: 'lead' }, 'One shared queue, everybody votes, and every phone plays the same song at the same moment.');
+    this.nameInput = h('input', {
+      id: 'display-name', name: 'displayName', type: 'text', autocomplete: 'nickname', maxlength: Limits.maxDisplayName,
+      required: true, placeholder: 'e.g. Alice',
+    });
+    this.error = h('p', { class: 'form-error', id: 'welcome-error', role: 'alert' });
+    this.codeInput = h('input', {
+      id: 'join-code', name: 'code', type: 'text', autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
+      maxlength: Limits.maxCodeLength, placeholder: 'K7MPQ2', 'aria-describedby': 'join-hint',
+    });
+    this.joinButton = h('button', { type: 'submit', class: 'primary', id: 'join-button' }, 'Join');
+    this.sessionNameInput = h('input', {
+      id: 'session-name-input', name: 'sessionName', type: 'text', maxlength: Limits.maxSessionName,
+      placeholder: 'Optional, e.g. Friday night',
+    });
+    this.createButton = h('button', { type: 'submit', class: 'primary', id: 'create-button' }, 'Start a session');
+
+    this.joinForm = h('form', { class: 'card join-card', onsubmit: (e) => this.submitJoin(e), novalidate: true },
+      h('h2', {}, 'Join a session'),
+      h('label', { for: 'join-code' }, 'Join code'),
+      h('div', { class: 'row' }, this.codeInput, this.joinButton),
+      h('p', { class: 'hint', id: 'join-hint' }, 'Ask the host for the code, or open their invite link.'));
+    this.createForm = h('form', { class: 'card create-card', onsubmit: (e) => this.submitCreate(e), novalidate: true },
+      h('h2', {}, 'Start a session'),
+      h('label', { for: 'session-name-input' }, 'Session name'),
+      this.sessionNameInput,
+      h('p', { class: 'hint' }, 'You will be the host: you can skip, pause, lock the queue and invite others.'),
+      this.createButton);
+    root.replaceChildren(
+      this.heading, this.lead,
+      h('div', { class: 'card name-card' },
+        h('label', { for: 'display-name' }, 'Your name'),
+        this.nameInput,
+        h('p', { class: 'hint' }, 'Others see it next to the songs you add.')),
+      this.error,
+      h('div', { class: 'welcome-forms' }, this.joinForm, this.createForm));
+  }
+
+  /** @param {{code?: string, name?: string, error?: string, busy?: boolean}} state */
+  show({ code = '', name = '', error = '', busy = false } = {}) {
+    if (name && !this.nameInput.value) this.nameInput.value = name;
+    if (code) {
+      this.codeInput.value = code;
+      setText(this.heading, `You're invited to session ${code}`);
+      setText(this.lead, 'Enter your name and join: you can add songs, vote, and play along on this device.');
+      this.joinForm.classList.add('invited');
+    }
+    this.setError(error);
+    this.setBusy(busy);
+    const focus = !this.nameInput.value ? this.nameInput : code ? this.joinButton : this.codeInput;
+    focus.focus({ preventScroll: true });
+  }
+
+  setBusy(busy) {
+    this.joinButton.disabled = busy;
+    this.createButton.disabled = busy;
+    this.root.setAttribute('aria-busy', busy ? 'true' : 'false');
+  }
+
+  setError(message) {
+    setText(this.error, message || '');
+    this.error.hidden = !message;
+  }
+
+  name() {
+    const name = this.nameInput.value.trim();
+    if (!name) {
+      this.setError('Enter your name first, so others know who added what.');
+      this.nameInput.focus();
+      return null;
+    }
+    if (name.length > Limits.maxDisplayName) {
+      this.setError(`Your name can have at most ${Limits.maxDisplayName} characters.`);
+      this.nameInput.focus();
+      return null;
+    }
+    return name;
+  }
+
+  submitJoin(event) {
+    event.preventDefault();
+    const displayName = this.name();
+    if (!displayName) return;
+    const code = normaliseJoinCode(this.codeInput.value);
+    if (!code) {
+      this.setError('Enter the join code the host gave you.');
+      this.codeInput.focus();
+      return;
+    }
+    this.setError('');
+    this.actions.onJoin({ displayName, code });
+  }
+
+  submitCreate(event) {
+    event.preventDefault();
+    const displayName = this.name();
+    if (!displayName) return;
+    this.setError('');
+    this.actions.onCreate({ displayName, sessionName: this.sessionNameInput.value.trim() });
+  }
+}

@@ -1,0 +1,152 @@
+"""Fixtures for the browser tests: a real `jam serve` on 127.0.0.1 and headless
+Chromium instances driven by Selenium, each with its own profile directory (so two
+of them are two independent people).
+
+scripts/browser-tests.sh starts the server and passes its address in
+JAM_BASE_URL; without it the fixture starts one itself (JAM_BIN or
+.build/debug/jam), which makes `pytest Tests/Browser` work on its own too.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+REPO = Path(__file__).resolve().parents[2]
+WEB_ROOT = REPO / "Sources" / "JamServer" / "Web"
+
+
+def _find(env, candidates):
+    if os.environ.get(env):
+        return os.environ[env]
+    for name in candidates:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+CHROME = _find("CHROME_BIN", ["chromium", "chromium-browser", "google-chrome"])
+CHROMEDRIVER = _find("CHROMEDRIVER", ["chromedriver"])
+
+
+def pytest_collection_modifyitems(config, items):
+    if CHROME and CHROMEDRIVER:
+        return
+    reason = "chromium and chromedriver are needed (apt-get install chromium chromium-driver)"
+    if os.environ.get("JAM_REQUIRE_ALL") == "1":
+        raise pytest.UsageError(reason)
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _wait_healthy(base, seconds=30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"the server at {base} did not become healthy within {seconds} s")
+
+
+@pytest.fixture(scope="session")
+def base_url():
+    given = os.environ.get("JAM_BASE_URL")
+    if given:
+        _wait_healthy(given)
+        yield given.rstrip("/")
+        return
+    binary = os.environ.get("JAM_BIN") or str(REPO / ".build" / "debug" / "jam")
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"no jam binary at {binary}: build it (swift build) or set JAM_BIN")
+    data = tempfile.mkdtemp(prefix="openjam-browser-")
+    log = open(os.path.join(data, "server.log"), "w+")
+    server = subprocess.Popen(
+        [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data, "--web-root", str(WEB_ROOT)],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = None
+        deadline = time.monotonic() + 60
+        while base is None and time.monotonic() < deadline:
+            if server.poll() is not None:
+                break
+            log.seek(0)
+            match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", log.read())
+            if match:
+                base = match.group(1)
+            else:
+                time.sleep(0.1)
+        if base is None:
+            log.seek(0)
+            pytest.fail("jam serve did not start:\n" + log.read()[-2000:])
+        _wait_healthy(base)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+class Browsers:
+    """Starts headless Chromium instances, each with its own profile, and quits them."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.drivers = []
+
+    def open(self, name, width=1200, height=900, phone=False):
+        profile = self.tmp / f"profile-{name}"
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROME
+        for flag in [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--disable-gpu",
+            "--autoplay-policy=no-user-gesture-required",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            "--no-first-run",
+        ]:
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+        driver.set_script_timeout(30)
+        if phone:
+            # A real phone viewport (headless windows have a minimum width above 390).
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 3, "mobile": True,
+            })
+        driver.openjam_name = name
+        self.drivers.append(driver)
+        return driver
+
+    def close_all(self):
+        for driver in self.drivers:
+            try:
+                driver.quit()
+            except Exception:  # noqa: BLE001 - a crashed browser must not hide the test's own failure
+                pass
+        self.drivers = []
+
+
+@pytest.fixture
+def browsers(tmp_path):
+    pool = Browsers(tmp_path)
+    yield pool
+    pool.close_all()

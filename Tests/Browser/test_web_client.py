@@ -1,0 +1,354 @@
+"""The web client in real browsers: two independent headless Chromium instances
+(separate profiles) against a real `jam serve` on 127.0.0.1.
+
+Figures (propagation times, playback skew) are printed; run pytest with -s to see
+them (scripts/browser-tests.sh does).
+"""
+
+import re
+import statistics
+import time
+
+from selenium.webdriver.common.by import By
+
+from jam_page import (
+    add_track, click, click_at, create_session, debug, el, join_by_code, join_by_link, now_playing_title,
+    queue_item, queue_titles, search_results, severe_logs, visible, wait_connected, wait_for, watch, watched_instant,
+)
+
+
+def assert_clean_console(*drivers, allow=()):
+    for driver in drivers:
+        errors = severe_logs(driver, allow)
+        assert not errors, f"console errors in {driver.openjam_name}: {errors}"
+
+
+def test_add_and_vote_reach_the_other_browser_within_a_second(base_url, browsers):
+    alice = browsers.open("alice")
+    bob = browsers.open("bob")
+    code = create_session(alice, base_url, "Alice")
+    join_by_link(bob, base_url, code, "Bob")
+    wait_for(alice, lambda d: "Bob" in el(d, "members-list").text, message="Alice never saw Bob join")
+
+    first = add_track(alice, 0)  # the first add plays at once
+    wait_for(bob, lambda d: now_playing_title(d) == first, 2, "Bob never saw the first song start")
+
+    # Propagation is timed inside the pages: the click's instant in one browser against
+    # the instant the change appears in the other (both read the same machine's clock).
+    wait_for(alice, lambda d: len(search_results(d)) > 1)
+    result = search_results(alice)[1]
+    second = result.find_element(By.CSS_SELECTOR, ".item-title").text
+    watch(bob, "#queue-list .item-title", second)
+    clicked = click_at(alice, result.find_element(By.CSS_SELECTOR, "button.add"))
+    seen = wait_for(bob, lambda d: watched_instant(d), 1.0, f"Bob did not see '{second}' within 1 s", poll=0.01)
+    add_ms = seen - clicked
+
+    watch(alice, "#queue-list li.queue-item[data-score='1'] .item-title", second)
+    watch_own = """
+        window.__own = {hit: null};
+        const title = arguments[0];
+        const check = () => {
+          const item = [...document.querySelectorAll('#queue-list li.queue-item')]
+            .find(li => li.querySelector('.item-title').textContent === title);
+          if (item && item.dataset.score === '1' && window.__own.hit === null) {
+            window.__own.hit = performance.timeOrigin + performance.now();
+          }
+        };
+        new MutationObserver(check).observe(document.body, {subtree: true, childList: true, attributes: true});"""
+    bob.execute_script(watch_own, second)
+    clicked = click_at(bob, queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
+    own = wait_for(bob, lambda d: d.execute_script("return window.__own.hit"), 0.5, "Bob's vote did not show at once", poll=0.01)
+    seen = wait_for(alice, lambda d: watched_instant(d), 1.0, "Alice did not see Bob's vote within 1 s", poll=0.01)
+    vote_ms = seen - clicked
+    local_ms = own - clicked
+    assert queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true"
+
+    # Taking the vote back travels the same way.
+    watch(alice, "#queue-list li.queue-item[data-score='0'] .item-title", second)
+    clicked = click_at(bob, queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
+    seen = wait_for(alice, lambda d: watched_instant(d), 1.0, "Alice did not see the vote taken back", poll=0.01)
+    unvote_ms = seen - clicked
+
+    print(f"\npropagation (click in one browser -> shown in the other, timed in the pages): "
+          f"add {add_ms:.1f} ms, vote {vote_ms:.1f} ms (own page, optimistic: {local_ms:.1f} ms), "
+          f"vote taken back {unvote_ms:.1f} ms")
+    assert max(add_ms, vote_ms, unvote_ms) < 1000
+
+    # A refused add rolls back and says why: the host allows one waiting song per member.
+    status = alice.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const session = JSON.parse(localStorage.getItem('openjam.session'));
+        const token = JSON.parse(localStorage.getItem('openjam.identity')).token;
+        fetch('/api/v1/sessions/' + session.id, {method: 'PATCH',
+          headers: {'Content-Type': 'application/json', Authorization: 'Bearer ' + token},
+          body: JSON.stringify({settings: {maxQueuedPerMember: 1}})}).then(r => done(r.status));""")
+    assert status == 200
+    mine = add_track(bob, 5)
+    wait_for(alice, lambda d: mine in queue_titles(d))
+    refused = add_track(bob, 6)
+    notice = wait_for(bob, lambda d: next((n.text for n in d.find_elements(By.CSS_SELECTOR, "#notices .notice-error")), None),
+                      message="the refused add was not explained")
+    assert f"Couldn't add “{refused}”" in notice and "as many songs waiting" in notice, notice
+    wait_for(bob, lambda d: refused not in queue_titles(d), message="the refused add did not roll back")
+    assert refused not in queue_titles(alice)
+    assert_clean_console(alice, bob)
+
+
+def test_bad_join_code_is_explained_in_words(base_url, browsers):
+    carol = browsers.open("carol")
+    carol.get(base_url + "/")
+    wait_for(carol, lambda d: visible(d, "display-name"))
+
+    click(carol, el(carol, "join-button"))
+    message = wait_for(carol, lambda d: visible(d, "welcome-error") and el(d, "welcome-error").text)
+    assert "Enter your name" in message
+
+    el(carol, "display-name").send_keys("Carol")
+    el(carol, "join-code").send_keys("zz-zz zz")
+    click(carol, el(carol, "join-button"))
+    message = wait_for(carol, lambda d: visible(d, "welcome-error") and "ZZZZZZ" in el(d, "welcome-error").text and
+                       el(d, "welcome-error").text)
+    assert message.startswith("Couldn't join:"), message
+    assert "no session with code zzzzzz" in message.lower(), message
+    assert "Check the code" in message, message
+
+    # A dead invite link says the same (Carol's name is remembered, so it tries at once).
+    carol.get(base_url + "/j/QQQQQQ")
+    message = wait_for(carol, lambda d: visible(d, "welcome-error") and "QQQQQQ" in el(d, "welcome-error").text and
+                       el(d, "welcome-error").text)
+    assert "Check the code" in message
+    assert el(carol, "join-code").get_attribute("value") == "QQQQQQ"
+    # The refused joins are 404 answers, which Chromium logs; nothing else may be.
+    assert_clean_console(carol, allow=("/api/v1/sessions/join - Failed to load resource",))
+
+
+def test_host_controls(base_url, browsers):
+    host = browsers.open("host")
+    guest = browsers.open("guest")
+    code = create_session(host, base_url, "Hana", session_name="Friday night")
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    assert "Friday night" in el(guest, "session-name").text
+    assert "host: Hana" in el(guest, "session-host").text
+
+    first = add_track(host, 2)
+    wait_for(host, lambda d: now_playing_title(d) == first)
+    second = add_track(host, 3)
+    third = add_track(host, 4)
+    wait_for(guest, lambda d: queue_titles(d) == [second, third], message="the guest's queue is not the host's")
+
+    # Host controls are for hosts only.
+    assert visible(host, "host-skip") and visible(host, "host-pause") and visible(host, "host-settings")
+    assert not visible(guest, "host-skip") and not visible(guest, "host-pause") and not visible(guest, "host-settings")
+    remove = queue_item(guest, second).find_element(By.CSS_SELECTOR, "button.remove")
+    assert not remove.is_displayed(), "a member may not remove the host's songs"
+
+    # A member's skip request counts, and both see the count.
+    click(guest, el(guest, "skip-request"))
+    wait_for(guest, lambda d: "Skip requested (1 of 2)" in el(d, "skip-request").text)
+    wait_for(host, lambda d: "(1 of 2)" in el(d, "skip-request").text)
+
+    # Pause and resume reach the other browser.
+    wait_for(guest, lambda d: el(d, "np-state").text == "Playing", message="the song never started")
+    click(host, el(host, "host-pause"))
+    wait_for(guest, lambda d: el(d, "np-state").text == "Paused", message="the pause did not reach the guest")
+    wait_for(host, lambda d: el(d, "host-pause").text == "Resume")
+    click(host, el(host, "host-pause"))
+    wait_for(guest, lambda d: el(d, "np-state").text == "Playing", message="the resume did not reach the guest")
+
+    # Skip: the next song plays everywhere, and skip requests start over.
+    click(host, el(host, "host-skip"))
+    wait_for(guest, lambda d: now_playing_title(d) == second, message="the skip did not reach the guest")
+    wait_for(guest, lambda d: "Vote to skip (0 of 2)" in el(d, "skip-request").text)
+    assert queue_titles(host) == [third]
+
+    # Lock: the guest can no longer add.
+    click(host, el(host, "setting-locked"))
+    wait_for(guest, lambda d: visible(d, "search-locked"), message="the lock did not reach the guest")
+    wait_for(guest, lambda d: all(not r.find_element(By.CSS_SELECTOR, "button.add").is_enabled() for r in search_results(d)))
+
+    # Remove (asks for a second press), seen by the guest.
+    remove = queue_item(host, third).find_element(By.CSS_SELECTOR, "button.remove")
+    click(host, remove)
+    assert "Really remove?" in remove.text
+    click(host, remove)
+    wait_for(guest, lambda d: third not in queue_titles(d), message="the removal did not reach the guest")
+
+    # Promote: the guest gets the host controls (and may add despite the lock).
+    gus = next(m for m in host.find_elements(By.CSS_SELECTOR, "#members-list li.member") if "Gus" in m.text)
+    click(host, gus.find_element(By.XPATH, ".//button[text()='Make co-host']"))
+    wait_for(guest, lambda d: visible(d, "host-skip") and visible(d, "host-settings"), message="promotion did not arrive")
+    wait_for(guest, lambda d: not visible(d, "search-locked"))
+    wait_for(host, lambda d: "co-host" in next(m for m in d.find_elements(By.CSS_SELECTOR, "#members-list li.member")
+                                             if "Gus" in m.text).text)
+
+    # Every button a person can reach has a name (text or aria-label).
+    for driver in (host, guest):
+        unnamed = driver.execute_script("""
+            return [...document.querySelectorAll('button')]
+              .filter(b => b.offsetParent !== null)
+              .filter(b => !(b.getAttribute('aria-label') || b.textContent).trim())
+              .map(b => b.outerHTML);""")
+        assert not unnamed, f"buttons without a name: {unnamed}"
+
+    # Remove the guest from the session: their page says so in words.
+    gus = next(m for m in host.find_elements(By.CSS_SELECTOR, "#members-list li.member") if "Gus" in m.text)
+    kick = gus.find_element(By.XPATH, ".//button[text()='Remove']")
+    click(host, kick)
+    click(host, kick)
+    wait_for(guest, lambda d: visible(d, "ended"), message="the removed guest was not told")
+    assert "no longer in this session" in el(guest, "ended").text
+    wait_for(host, lambda d: "Gus" not in el(d, "members-list").text)
+
+    # Ending the session (asks for a second press) closes it on the host's page too.
+    end = el(host, "end-session")
+    click(host, end)
+    click(host, end)
+    wait_for(host, lambda d: visible(d, "ended"), message="ending the session showed nothing")
+    assert "The session has ended" in el(host, "ended").text
+    assert host.current_url.rstrip("/") == base_url
+    assert_clean_console(host, guest)
+
+
+def test_two_browsers_play_in_sync(base_url, browsers):
+    alice = browsers.open("alice")
+    bob = browsers.open("bob")
+    code = create_session(alice, base_url, "Alice")
+    join_by_link(bob, base_url, code, "Bob")
+
+    click(alice, el(alice, "device-toggle"))
+    add_track(alice, 3)
+    playing = wait_for(alice, lambda d: (lambda s: s if s["playing"] and s["phase"] == "playing" else None)(debug(d)),
+                       10, "Alice's browser never started playing")
+    item = playing["itemId"]
+    # Bob switches on while the song plays: a mid-song join.
+    wait_for(alice, lambda d: debug(d)["expectedPositionMs"] > 3000, 10)
+    click(bob, el(bob, "device-toggle"))
+    wait_for(bob, lambda d: (lambda s: s["playing"] and s["itemId"] == item)(debug(d)), 10,
+             "Bob's browser never joined the song")
+
+    # Both have measured themselves against the timeline since their start, and settled.
+    def settled(d):
+        s = debug(d)
+        return s["playing"] and s["measurements"] >= 8 and s["lastErrorMs"] is not None and abs(s["lastErrorMs"]) < 5
+
+    wait_for(alice, settled, 12, "Alice's playback did not settle on the timeline")
+    wait_for(bob, settled, 12, "Bob's playback did not settle on the timeline")
+
+    skews, errors_a, errors_b = [], [], []
+    end = time.monotonic() + 4
+    while time.monotonic() < end:
+        a = debug(alice)
+        b = debug(bob)
+        if not (a["playing"] and b["playing"] and a["itemId"] == item and b["itemId"] == item):
+            continue
+        # Position minus server time is constant while playing: comparing it compares
+        # the two positions at the same server instant, each read against its own clock sync.
+        skews.append((a["positionMs"] - a["serverNowMs"]) - (b["positionMs"] - b["serverNowMs"]))
+        errors_a.append(a["positionMs"] - a["expectedPositionMs"])
+        errors_b.append(b["positionMs"] - b["expectedPositionMs"])
+        time.sleep(0.03)  # pacing the samples, not waiting for anything
+
+    assert len(skews) >= 30, f"only {len(skews)} samples had both browsers playing the same song"
+
+    def summary(values):
+        magnitudes = sorted(abs(v) for v in values)
+        p95 = magnitudes[min(len(magnitudes) - 1, int(round(0.95 * (len(magnitudes) - 1))))]
+        return statistics.median(magnitudes), p95, magnitudes[-1]
+
+    skew = summary(skews)
+    err_a = summary(errors_a)
+    err_b = summary(errors_b)
+    sa, sb = debug(alice), debug(bob)
+    print(f"\nbrowser skew: median {skew[0]:.2f} ms, p95 {skew[1]:.2f} ms, max {skew[2]:.2f} ms ({len(skews)} samples)")
+    print(f"alice vs server timeline: median {err_a[0]:.2f} ms, p95 {err_a[1]:.2f} ms, max {err_a[2]:.2f} ms; "
+          f"clock offset {sa['offsetMs']:+.2f} ms ± {sa['errorMs']:.2f} ms, start latency learned {sa['startLatencyMs']:.1f} ms")
+    print(f"bob (joined mid-song) vs server timeline: median {err_b[0]:.2f} ms, p95 {err_b[1]:.2f} ms, max {err_b[2]:.2f} ms; "
+          f"clock offset {sb['offsetMs']:+.2f} ms ± {sb['errorMs']:.2f} ms, start latency learned {sb['startLatencyMs']:.1f} ms")
+    assert skew[0] <= 30, f"median skew {skew[0]:.2f} ms"
+    assert err_a[0] <= 30 and err_b[0] <= 30
+
+    # The sync indicator shows the numbers: offset ± error, drift, and the audio's error.
+    for driver in (alice, bob):
+        assert re.fullmatch(r"[+−±]\d+\.\d\d ms", el(driver, "sync-offset").text), el(driver, "sync-offset").text
+        assert re.fullmatch(r"\d+\.\d\d ms", el(driver, "sync-error").text), el(driver, "sync-error").text
+        assert re.fullmatch(r"[+−±]\d+\.\d ppm", el(driver, "sync-drift").text), el(driver, "sync-drift").text
+        assert re.fullmatch(r"[+−±]\d+\.\d ms", el(driver, "sync-playback").text), el(driver, "sync-playback").text
+        assert el(driver, "sync-state").text in ("In sync",) or el(driver, "sync-state").text.startswith("Catching up")
+    assert_clean_console(alice, bob)
+
+
+def test_phone_sized_window_has_no_sideways_scrolling(base_url, browsers):
+    phone = browsers.open("phone", width=390, height=844, phone=True)
+
+    def overflow(d):
+        return d.execute_script("""
+            const width = document.documentElement.clientWidth;
+            const wide = [...document.querySelectorAll('body *')]
+              .filter(e => e.offsetParent !== null || e === document.body)
+              .filter(e => e.getBoundingClientRect().right > width + 0.5)
+              .map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className);
+            return {width, innerWidth: window.innerWidth, scroll: document.documentElement.scrollWidth, wide};""")
+
+    phone.get(base_url + "/")
+    wait_for(phone, lambda d: visible(d, "display-name"))
+    state = overflow(phone)
+    assert state["innerWidth"] == 390, state
+    assert state["scroll"] <= state["width"] and not state["wide"], state
+
+    create_session(phone, base_url, "Pat with a rather long display name for a phone", session_name="A session name that is long enough to wrap")
+    add_track(phone, 5)
+    add_track(phone, 6)
+    add_track(phone, 7)
+    wait_for(phone, lambda d: len(queue_titles(d)) == 2)
+    click(phone, el(phone, "invite-toggle"))
+    wait_for(phone, lambda d: visible(d, "invite-qr") and d.execute_script(
+        "return document.getElementById('invite-qr').naturalWidth > 0"), message="the QR code did not load")
+    click(phone, el(phone, "device-toggle"))
+    wait_for(phone, lambda d: debug(d)["playing"])
+    state = overflow(phone)
+    assert state["scroll"] <= state["width"] and not state["wide"], state
+    assert el(phone, "invite-link").get_attribute("value").endswith("/j/" + el(phone, "invite-code").text)
+
+    # A reload comes back to the same session (the address is the invite link).
+    code = el(phone, "invite-code").text
+    phone.refresh()
+    wait_for(phone, lambda d: visible(d, "now-playing") and len(queue_titles(d)) == 2, message="the reload lost the session")
+    wait_connected(phone)
+    assert phone.current_url.endswith("/j/" + code)
+    assert_clean_console(phone)
+
+
+def block_audio(driver, blocked):
+    """Makes the page's audio requests fail (DevTools request blocking), or lets them through again."""
+    driver.execute_cdp_cmd("Network.enable", {})
+    patterns = ["*/api/v1/tracks/*/audio*"] if blocked else []
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": patterns})
+
+
+def test_a_song_that_failed_to_load_is_fetched_again(base_url, browsers):
+    dana = browsers.open("dana")
+    create_session(dana, base_url, "Dana")
+    click(dana, el(dana, "device-toggle"))
+
+    # The song's first audio request fails (blocked in the browser, as a dropped network would).
+    block_audio(dana, True)
+    add_track(dana, 1)
+    wait_for(dana, lambda d: debug(d)["phase"] == "loadFailed", 10, "the blocked song did not fail to load")
+    wait_for(dana, lambda d: el(d, "sync-state").text.startswith("Couldn't load the song"),
+             message="the failed load was not shown")
+    item = debug(dana)["itemId"]
+
+    # The network is back. Switching the device off and on retries the load (as a snapshot
+    # after a reconnect does): the song must really be fetched anew, not the failed load reused.
+    block_audio(dana, False)
+    click(dana, el(dana, "device-toggle"))
+    wait_for(dana, lambda d: debug(d)["phase"] == "off")
+    click(dana, el(dana, "device-toggle"))
+    state = wait_for(dana, lambda d: (lambda s: s if s["playing"] or s["phase"] == "loadFailed" else None)(debug(d)),
+                     10, "the retried song neither played nor failed")
+    assert state["phase"] != "loadFailed", "the retry got the old failure instead of loading the song again"
+    assert state["itemId"] == item and state["loadedTrackId"] is not None
+    wait_for(dana, lambda d: debug(d)["phase"] == "playing", 10, "the retried song did not play")
+    # The blocked request is logged by Chromium; nothing else may be.
+    assert_clean_console(dana, allow=("/audio - Failed to load resource",))

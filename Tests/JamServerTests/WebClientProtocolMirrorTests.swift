@@ -1,0 +1,48 @@
+import Foundation
+import JamProtocol
+import Testing
+
+/// The browser client mirrors JamProtocol in one module, `js/protocol.js`; this keeps the two from drifting apart.
+@Suite struct WebClientProtocolMirrorTests {
+    static func protocolModule() throws -> String {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/JamServer/Web/js/protocol.js")
+        return try String(contentsOf: file, encoding: .utf8)
+    }
+
+    /// The `key: value` pairs of `export const <name> = Object.freeze({ … })`.
+    static func frozenObject(_ name: String, in source: String) throws -> [String: String] {
+        guard let start = source.range(of: "export const \(name) = Object.freeze({") else {
+            throw JSONMirrorError("protocol.js has no frozen object \(name)")
+        }
+        guard let end = source[start.upperBound...].range(of: "})") else { throw JSONMirrorError("\(name) is not closed") }
+        var pairs: [String: String] = [:]
+        for entry in source[start.upperBound..<end.lowerBound].split(separator: ",") {
+            let parts = entry.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard parts.count == 2 else { continue }
+            pairs[parts[0]] = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+        }
+        return pairs
+    }
+
+    struct JSONMirrorError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    @Test func eventCommandErrorAndEnumNamesAreTheSameAsInJamProtocol() throws {
+        let source = try Self.protocolModule()
+        let events = try Self.frozenObject("Event", in: source)
+        #expect(Set(events.values) == Set(ServerEventType.allCases.map(\.rawValue)))
+        let commands = try Self.frozenObject("Command", in: source)
+        #expect(Set(commands.values) == Set(ClientCommandType.allCases.map(\.rawValue)))
+        let codes = try Self.frozenObject("ErrorCode", in: source)
+        #expect(Set(codes.values) == Set(ErrorCode.allCases.map(\.rawValue)))
+        let statuses = try Self.frozenObject("ERROR_STATUS", in: source)
+        for code in ErrorCode.allCases {
+            #expect(statuses[code.rawValue] == String(code.httpStatus), "\(code)")
+        }
+        #expect(Set(try Self.frozenObject("TrackSource", in: source).values) == Set(TrackSource.allCases.map(\.rawValue)))
+        #expect(Set(try Self.frozenObject("Role", in: source).values) == Set(Role.allCases.map(\.rawValue)))
+    }
+}
