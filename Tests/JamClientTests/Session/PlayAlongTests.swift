@@ -44,12 +44,14 @@ import Testing
             if let now = await host.store.current.nowPlaying, now.state == .playing, await device.player.isPlaying,
                let first = await device.error(against: now) {
                 var latest = first
+                var bound = await device.participant.clockSync.errorBoundMs ?? .infinity
+                // Settled means within what the callers accept: the clock's bound plus 3 ms for the player.
                 let settleBy = ContinuousClock.now + .seconds(3)
-                while abs(latest) >= 5 && ContinuousClock.now < settleBy {
+                while abs(latest) > bound + 3 && ContinuousClock.now < settleBy {
                     try await Task.sleep(for: .milliseconds(100))
                     latest = await device.error(against: now) ?? latest
+                    bound = await device.participant.clockSync.errorBoundMs ?? .infinity
                 }
-                let bound = await device.participant.clockSync.errorBoundMs ?? .infinity
                 return (first, latest, bound)
             }
             try await Task.sleep(for: .milliseconds(10))
