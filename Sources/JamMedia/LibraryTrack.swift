@@ -40,12 +40,17 @@ public struct LibraryTrack: Sendable, Hashable {
 
     /// A stable identifier for a file at `relativePath` inside its library (FNV-1a, 64 bits).
     public static func stableID(relativePath: String) -> String {
+        "lib-" + String(fnv1a64(relativePath), radix: 16).leftPadded(to: 16)
+    }
+
+    /// FNV-1a over the UTF-8 bytes of `text`: the same on every platform and run, unlike `Hasher`.
+    public static func fnv1a64(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in relativePath.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01B3
         }
-        return "lib-" + String(hash, radix: 16).leftPadded(to: 16)
+        return hash
     }
 }
 

@@ -1,3 +1,4 @@
+import JamMedia
 import JamProtocol
 
 /// One session's shuffle of the music library for fallback.
@@ -69,13 +70,6 @@ struct ShuffleRandom {
         return z ^ (z >> 31)
     }
 
-    /// A seed from text (FNV-1a), e.g. a session id.
-    static func seed(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
+    /// A seed from text, e.g. a session id.
+    static func seed(_ text: String) -> UInt64 { LibraryTrack.fnv1a64(text) }
 }
