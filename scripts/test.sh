@@ -28,6 +28,12 @@ swift build --build-tests
 echo "==> README walk-through against a real server"
 scripts/readme-walkthrough.sh
 
+echo "==> benchmark smoke runs (debug build: they check the benchmarks work, not the figures)"
+for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol pirate-radio" "durable" "prepare" "idle"; do
+  # shellcheck disable=SC2086
+  timeout 180 .build/debug/jam-bench $bench --smoke --jam .build/debug/jam
+done
+
 echo "==> web client in two headless browsers"
 scripts/browser-tests.sh
 

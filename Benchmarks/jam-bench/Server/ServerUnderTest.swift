@@ -1,0 +1,123 @@
+import Foundation
+
+/// Which protocol the server under test speaks.
+enum WireProtocol: String, Sendable, CaseIterable {
+    case openjam
+    case pirateRadio = "pirate-radio"
+}
+
+/// A server under test: `jam serve` started by the benchmark on loopback, or one already
+/// running at a URL (then CPU and memory come from `--server-pid` if given).
+struct ServerUnderTest: Sendable {
+    let host: String
+    let port: Int
+    /// The process to sample, when known.
+    let pid: pid_t?
+    /// The child, when the benchmark started it.
+    let child: ChildProcess?
+    /// Its data folder (removed at the end unless kept).
+    let dataDirectory: URL?
+    /// How long from start until it printed that it listens, seconds.
+    let startupSeconds: Double?
+
+    /// `http://host:port`.
+    var baseURL: String { "http://\(host):\(port)" }
+
+    /// The token secret the benchmark gives servers it starts.
+    static let secret = "jam-bench-secret-0123456789abcdef0123456789"
+
+    /// Failure to start.
+    struct StartFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Starts `jam serve` with a fresh data folder on the ext4 disk (so fsync is real) and
+    /// waits for its listening line. OpenJam: `--port 0 --secret`; PirateRadio: `--profile
+    /// pirate-radio` with `PORT=0` and `JWT_SECRET` in the environment, as its own server reads them.
+    static func start(
+        _ jam: JamExecutable, protocol wire: WireProtocol, music: URL? = nil, extraArguments: [String] = [], timeout: Duration = .seconds(120)
+    ) async throws -> ServerUnderTest {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("jam-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        var arguments = ["serve", "--host", "127.0.0.1", "--data-dir", data.path, "--log-level", "warning"]
+        var environment: [String: String] = [:]
+        switch wire {
+        case .openjam:
+            arguments += ["--port", "0", "--secret", secret]
+            // An empty folder: no demo library to synthesise unless a benchmark wants music.
+            let folder: URL
+            if let music {
+                folder = music
+            } else {
+                folder = data.appendingPathComponent("no-music")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            arguments += ["--music", folder.path]
+        case .pirateRadio:
+            arguments += ["--profile", "pirate-radio"]
+            environment = ["PORT": "0", "JWT_SECRET": secret]
+        }
+        arguments += extraArguments
+        let started = MonoTime.seconds()
+        let child = try ChildProcess.start(jam.path, arguments, environment: environment, logPath: data.appendingPathComponent("serve.log").path)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let log = child.log()
+            if let range = log.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+               let port = log[range].split(separator: ":").last.flatMap({ Int($0) }) {
+                return ServerUnderTest(
+                    host: "127.0.0.1", port: port, pid: child.pid, child: child, dataDirectory: data,
+                    startupSeconds: MonoTime.seconds() - started)
+            }
+            guard child.isRunning() else { throw StartFailure(description: "jam serve exited before listening:\n\(log)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await child.stop()
+        throw StartFailure(description: "jam serve did not listen within \(timeout):\n\(child.log())")
+    }
+
+    /// A server somebody else runs, e.g. another PirateRadio implementation.
+    static func external(url: String, pid: pid_t?) throws -> ServerUnderTest {
+        guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
+            throw StartFailure(description: "--server-url must look like http://127.0.0.1:3000, got \(url)")
+        }
+        guard host.hasPrefix("127.") || host == "localhost" else {
+            throw StartFailure(description: "benchmarks only talk to loopback (127.0.0.0/8), not \(host)")
+        }
+        return ServerUnderTest(host: host == "localhost" ? "127.0.0.1" : host, port: port, pid: pid, child: nil, dataDirectory: nil, startupSeconds: nil)
+    }
+
+    /// CPU and memory now, when the process is known.
+    func sample() -> ProcessSample? {
+        guard let pid else { return nil }
+        do {
+            return try ProcFile.sample(pid: pid)
+        } catch {
+            Console.line("warning: \(error)")
+            return nil
+        }
+    }
+
+    /// The failure to report when a server the benchmark started died during the run (a
+    /// crash under load is a finding), with the end of its log; nil while it runs.
+    func deathNotice() -> String? {
+        guard let child, !child.isRunning() else { return nil }
+        return "jam serve died during the run:\n\(child.log().suffix(4000))"
+    }
+
+    /// Stops a server the benchmark started (SIGTERM, bounded) and removes its data unless `keep`.
+    func stop(keepData: Bool) async {
+        guard let child else { return }
+        await child.stop()
+        guard let dataDirectory else { return }
+        if keepData {
+            Console.line("server data kept in \(dataDirectory.path)")
+            return
+        }
+        do {
+            try FileManager.default.removeItem(at: dataDirectory)
+        } catch {
+            Console.line("warning: could not remove \(dataDirectory.path): \(error.localizedDescription)")
+        }
+    }
+}
