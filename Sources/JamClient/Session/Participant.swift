@@ -19,18 +19,20 @@ public struct Participant: Sendable {
     public let preparer: QueuePreparer?
     private let clock: any MonotonicClock
     private let sleeper: any Sleeper
+    private let firstBurst: Int
 
     /// Puts the pieces together for a member with a token in `api`; with a `player` the
     /// device plays in sync.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, player: (any Player)? = nil,
         trackPreparer: (any TrackPreparer)? = nil, clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper(),
-        backoff: Backoff = Backoff()
+        backoff: Backoff = Backoff(), clockConfiguration: ClockSync.Configuration = ClockSync.Configuration()
     ) {
         self.clock = clock
         self.sleeper = sleeper
+        self.firstBurst = clockConfiguration.burstSize
         let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock)
-        let clockSync = ClockSync(clock: clock)
+        let clockSync = ClockSync(clock: clock, configuration: clockConfiguration)
         self.client = client
         self.clockSync = clockSync
         store = SessionStore(client: client)
@@ -68,10 +70,23 @@ public struct Participant: Sendable {
                 }
             }
             if let engine {
+                let clock = self.clock, firstBurst = self.firstBurst
                 group.addTask { try await engine.run(sleeper: sleeper) }
                 group.addTask {
+                    var waitedForClock = false
                     for await update in await client.subscribe() {
-                        if case .envelope(let envelope) = update { await engine.handle(envelope) }
+                        guard case .envelope(let envelope) = update else { continue }
+                        if !waitedForClock {
+                            // The first timeline waits for the first burst of pings (bounded): a
+                            // device joining mid-song otherwise starts on its first, roughest
+                            // sample and lands ~20 ms off (docs/PERFORMANCE.md).
+                            let deadline = clock.now() + 2_000
+                            while await clockSync.acceptedSamples < firstBurst, clock.now() < deadline {
+                                try await sleeper.sleep(ms: 10)
+                            }
+                            waitedForClock = true
+                        }
+                        await engine.handle(envelope)
                     }
                 }
             }

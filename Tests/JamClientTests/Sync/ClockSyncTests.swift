@@ -18,9 +18,10 @@ struct ClockSyncTests {
             let clock = ManualClock(1_000_000 + Double(seed) * 7.3)
             let sync = ClockSync(clock: clock, configuration: configuration)
             let network = VirtualNetwork(clock: clock, sync: sync, path: path, seed: seed)
+            let burstMs = Double(configuration.burstSize - 1) * configuration.burstSpacingMs + 500
             for index in 0..<bursts {
-                if index > 0 { await network.advance(by: 15_000 - 675) }
-                await network.burst()
+                if index > 0 { await network.advance(by: 15_000 - burstMs) }
+                await network.burst(count: configuration.burstSize, spacing: configuration.burstSpacingMs)
             }
             let now = clock.now()
             guard let estimate = await sync.estimate else {
@@ -44,27 +45,27 @@ struct ClockSyncTests {
         }
     }
 
-    @Test("one burst over a 40 ± 20 ms symmetric path puts the offset within 8.5 ms at p99 (2000 seeds)")
+    @Test("one burst over a 40 ± 20 ms symmetric path puts the offset within 3.5 ms at p99 (2000 seeds)")
     func symmetricJitterOneBurst() async {
         let (errors, contained) = await Self.offsetErrors(path: PathModel(), seeds: 0..<2_000, bursts: 1)
         let p50 = percentile(errors, 50), p99 = percentile(errors, 99), worst = errors.last ?? .nan
-        print("[figures] 40±20 ms symmetric, 1 burst of 8, 2000 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
+        print("[figures] 40±20 ms symmetric, 1 burst of 24, 2000 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
         #expect(errors.count == 2_000)
         #expect(contained)
-        #expect(p50 <= 2)
-        #expect(p99 <= 8.5)
-        #expect(worst <= 14)
+        #expect(p50 <= 1)
+        #expect(p99 <= 3.5)
+        #expect(worst <= 6)
     }
 
-    @Test("three bursts over a 40 ± 20 ms symmetric path put the offset within 4.5 ms at p99 (500 seeds)")
+    @Test("three bursts over a 40 ± 20 ms symmetric path put the offset within 2 ms at p99 (500 seeds)")
     func symmetricJitterThreeBursts() async {
         let (errors, contained) = await Self.offsetErrors(path: PathModel(), seeds: 0..<500, bursts: 3)
         let p50 = percentile(errors, 50), p99 = percentile(errors, 99), worst = errors.last ?? .nan
         print("[figures] 40±20 ms symmetric, 3 bursts (30 s), 500 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
         #expect(errors.count == 500)
         #expect(contained)
-        #expect(p50 <= 1.2)
-        #expect(p99 <= 4.5)
+        #expect(p50 <= 1)
+        #expect(p99 <= 2)
     }
 
     @Test("one burst over a 40 ± 2 ms path puts the offset within 1 ms at p99 (1000 seeds)")
@@ -72,7 +73,7 @@ struct ClockSyncTests {
         let path = PathModel(upJitterMs: 2, downJitterMs: 2)
         let (errors, contained) = await Self.offsetErrors(path: path, seeds: 0..<1_000, bursts: 1)
         let p50 = percentile(errors, 50), p99 = percentile(errors, 99), worst = errors.last ?? .nan
-        print("[figures] 40±2 ms symmetric, 1 burst of 8, 1000 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
+        print("[figures] 40±2 ms symmetric, 1 burst of 24, 1000 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
         #expect(contained)
         #expect(p99 <= 1)
     }
@@ -120,7 +121,7 @@ struct ClockSyncTests {
         #expect(errorsPpm.last! <= 15)
     }
 
-    @Test("run sends a burst of 8 pings 25 ms apart, then one every 15 s; unanswered, it retries every second")
+    @Test("run sends a burst of 24 pings 25 ms apart, then one every 15 s; unanswered, it retries every second")
     func runSchedule() async {
         let clock = ManualClock(0)
         let sync = ClockSync(clock: clock)
@@ -132,16 +133,17 @@ struct ClockSyncTests {
         }
         // Nobody answers: a burst at 0 s, then one every second.
         let times = sent.times
-        #expect(times.prefix(8) == [0, 25, 50, 75, 100, 125, 150, 175])
-        #expect(times.count == 8 * 31)
-        #expect(times[8] == 1_000)
+        #expect(Array(times.prefix(24)) == (0..<24).map { Double($0 * 25) })
+        // Bursts at 0, 1, …, 30 s; the run ends at 30.5 s, 21 pings into the last one.
+        #expect(times.count == 24 * 30 + 21)
+        #expect(times[24] == 1_000)
 
         // Answered: bursts at 0 s, 15 s, 30 s.
         let clock2 = ManualClock(0)
         let sync2 = ClockSync(clock: clock2)
         let network = VirtualNetwork(clock: clock2, sync: sync2, path: PathModel(), seed: 1)
         await Self.runLoop(sync2, network: network, clock: clock2, durationMs: 31_000)
-        #expect(await network.pingsSent == 24)
+        #expect(await network.pingsSent == 3 * 24)
         #expect(await sync2.burstCount == 3)
     }
 
