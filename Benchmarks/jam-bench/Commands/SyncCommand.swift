@@ -49,14 +49,11 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "Devices joining mid-song in each round.")
     var joiners: Int?
 
-    @Option(name: .customLong("burst-size"), help: "What-if (OpenJam): pings per burst instead of ClockSync's default 8; devices are then wired like Participant but with this knob.")
+    @Option(name: .customLong("burst-size"), help: "What-if (OpenJam): pings per burst instead of ClockSync's default 24.")
     var burstSize: Int?
 
     @Option(name: .customLong("filter-bursts"), help: "What-if (OpenJam): bursts whose samples give the offset instead of the default 3.")
     var filterBursts: Int?
-
-    @Flag(name: .customLong("wait-full-burst"), help: "What-if (OpenJam): hold the first timeline until a whole ping burst is answered (the engine otherwise starts on the first pong).")
-    var waitFullBurst = false
 
     /// Validates the options, runs the devices and prints the report.
     func run() async throws {
@@ -101,7 +98,7 @@ struct SyncCommand: AsyncParsableCommand {
         let driver: any SyncDriver = switch wire {
         case .openjam:
             try await OpenJamSyncDriver.make(
-                rest: OpenJamREST(http: http), server: server, group: group, capacity: deviceCount + rounds * joinerCount + 2, tuned: tuning(&report))
+                rest: OpenJamREST(http: http), server: server, group: group, capacity: deviceCount + rounds * joinerCount + 2, clockConfiguration: tuning(&report))
         case .pirateRadio:
             try await PirateRadioSyncDriver.make(rest: PirateRadioREST(http: http), server: server, group: group)
         }
@@ -175,15 +172,14 @@ struct SyncCommand: AsyncParsableCommand {
         try await summarise(measurements, devices: devices, seconds: MonoTime.seconds() - started, into: &report)
     }
 
-    /// The what-if wiring the options ask for, noted in the report; nil for Participant as shipped.
-    private func tuning(_ report: inout Report) -> TunedSync? {
-        guard burstSize != nil || filterBursts != nil || waitFullBurst else { return nil }
+    /// The what-if clock-sync knobs the options ask for, noted in the report; nil for Participant's defaults.
+    private func tuning(_ report: inout Report) -> ClockSync.Configuration? {
+        guard burstSize != nil || filterBursts != nil else { return nil }
         var configuration = ClockSync.Configuration()
         if let burstSize { configuration.burstSize = max(1, min(burstSize, 64)) }
         if let filterBursts { configuration.filterBursts = max(1, min(filterBursts, 16)) }
-        report.set("what-if", "burst \(configuration.burstSize) pings, filter \(configuration.filterBursts) bursts\(waitFullBurst ? ", first start after a full burst" : "")")
-        report.note("what-if wiring: devices are SessionClient + ClockSync(configuration) + SyncEngine wired as Participant wires them, not Participant itself")
-        return TunedSync(configuration: configuration, waitForFullBurst: waitFullBurst)
+        report.set("what-if", "burst \(configuration.burstSize) pings, filter \(configuration.filterBursts) bursts")
+        return configuration
     }
 
     /// Turns the measurements into figures, with the targets where the project set them.

@@ -13,19 +13,19 @@ struct OpenJamSyncDriver: SyncDriver {
     let group: any EventLoopGroup
     let code: String
     let host: SessionClient
-    /// Devices wired with other clock-sync knobs than Participant's (nil: Participant itself).
-    var tuned: TunedSync?
+    /// What-if clock-sync knobs for the devices' `Participant` (nil: its defaults).
+    var clockConfiguration: ClockSync.Configuration?
 
     /// Signs the host in and opens a session that admits `capacity` members.
     static func make(
-        rest: OpenJamREST, server: ServerUnderTest, group: any EventLoopGroup, capacity: Int, tuned: TunedSync? = nil
+        rest: OpenJamREST, server: ServerUnderTest, group: any EventLoopGroup, capacity: Int, clockConfiguration: ClockSync.Configuration? = nil
     ) async throws -> OpenJamSyncDriver {
         let identity = try await rest.guest("bench host")
         let view = try await rest.create(identity.token, settings: SettingsPatch(maxMembers: min(1000, capacity), allowDuplicates: true))
         guard let url = URL(string: server.baseURL) else { throw ScenarioFailure(description: "bad server URL") }
         let client = SessionClient(
             api: JamAPI(server: url, token: identity.token), sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport())
-        return OpenJamSyncDriver(rest: rest, server: server, group: group, code: view.session.joinCode, host: client, tuned: tuned)
+        return OpenJamSyncDriver(rest: rest, server: server, group: group, code: view.session.joinCode, host: client, clockConfiguration: clockConfiguration)
     }
 
     /// Runs the host's SessionClient.
@@ -70,12 +70,9 @@ struct OpenJamSyncDriver: SyncDriver {
 
     /// A new member device joined by code.
     func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, seed: UInt64) async throws -> SimulatedDevice {
-        if let tuned {
-            return try await tuned.make(
-                name: name, rest: rest, server: server, code: code, group: group, shape: shape, clockOffsetMs: clockOffsetMs, seed: seed)
-        }
-        return try await OpenJamDevice.make(
-            name: name, rest: rest, server: server, code: code, group: group, shape: shape, clockOffsetMs: clockOffsetMs, seed: seed)
+        try await OpenJamDevice.make(
+            name: name, rest: rest, server: server, code: code, group: group, shape: shape, clockOffsetMs: clockOffsetMs, seed: seed,
+            clockConfiguration: clockConfiguration ?? ClockSync.Configuration())
     }
 
     /// The committed timeline of the item `matches` picks, once the host's mirror has it.
