@@ -30,13 +30,20 @@ public struct TestServer: Sendable {
         return url
     }
 
-    /// Runs `body` against a server, then shuts the server down gracefully.
+    /// Runs `body` against a server, then shuts the server down gracefully. Without a
+    /// `dataDirectory` the server gets a fresh one, removed afterwards (a test that restarts
+    /// a server passes its own and keeps it).
     public static func with<T: Sendable>(
-        dataDirectory: URL = makeDataDirectory(),
+        dataDirectory: URL? = nil,
         port: Int = 0,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
+        guard let dataDirectory else {
+            let fresh = makeDataDirectory()
+            defer { try? FileManager.default.removeItem(at: fresh) }
+            return try await with(dataDirectory: fresh, port: port, configure: configure, body)
+        }
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
         configuration.musicFolders = [try DemoFolder.shared()]
         configure(&configuration)
