@@ -20,7 +20,7 @@ struct FanoutCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     @Option(name: .customLong("protocol"), help: "openjam or pirate-radio.")
-    var wire: String = WireProtocol.openjam.rawValue
+    var wire: WireProtocol = .openjam
 
     @Option(help: "Sessions in the load phase.")
     var sessions: Int = 100
@@ -54,7 +54,7 @@ struct FanoutCommand: AsyncParsableCommand {
 
     /// Runs the echo check and the phases, and prints the report.
     func run() async throws {
-        guard let wire = WireProtocol(rawValue: self.wire) else { throw ValidationError("--protocol must be openjam or pirate-radio") }
+        let wire = self.wire
         let smoke = common.smoke
         let memberCount = max(1, min(smoke ? 3 : members, wire == .pirateRadio ? 10 : 1000))
         let sessionCount = max(1, min(smoke ? 2 : sessions, 2_000))

@@ -20,7 +20,7 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     @Option(name: .customLong("protocol"), help: "openjam or pirate-radio.")
-    var wire: String = WireProtocol.openjam.rawValue
+    var wire: WireProtocol = .openjam
 
     @Option(help: "Simulated devices (PirateRadio sessions hold 10 members, the DJ included).")
     var devices: Int = 20
@@ -57,7 +57,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     /// Validates the options, runs the devices and prints the report.
     func run() async throws {
-        guard let wire = WireProtocol(rawValue: self.wire) else { throw ValidationError("--protocol must be openjam or pirate-radio") }
+        let wire = self.wire
         guard (1...200).contains(devices) else { throw ValidationError("--devices must be 1…200") }
         guard delay >= 0, jitter >= 0, jitter <= 1_000, delay <= 2_000 else { throw ValidationError("--delay and --jitter must be 0…2000 ms") }
         var deviceCount = common.smoke ? min(devices, 3) : devices

@@ -1,7 +1,8 @@
+import ArgumentParser
 import Foundation
 
 /// Which protocol the server under test speaks.
-enum WireProtocol: String, Sendable, CaseIterable {
+enum WireProtocol: String, Sendable, CaseIterable, ExpressibleByArgument {
     case openjam
     case pirateRadio = "pirate-radio"
 }
