@@ -19,14 +19,9 @@ public struct ServerEnvelope: Hashable, Sendable {
         self.timestamp = timestamp
     }
 
-    /// Encodes the envelope as JSON text.
+    /// Encodes the envelope as JSON text (the same bytes as `WireCoding.encoder` gives).
     public func jsonString() -> String {
-        do {
-            return String(decoding: try WireCoding.encoder.encode(self), as: UTF8.self)
-        } catch {
-            // Every payload is plain Codable data; encoding can only fail on a programming error.
-            preconditionFailure("server envelope failed to encode: \(error)")
-        }
+        String(decoding: jsonBytes(), as: UTF8.self)
     }
 
     /// Decodes a server frame, mapping every failure to a typed error.
