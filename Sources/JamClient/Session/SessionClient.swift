@@ -115,15 +115,7 @@ public actor SessionClient {
 
     /// Close codes that mean "do not come back": 4000 + the HTTP status of the refusal.
     static func permanentFailure(_ close: RealtimeClose) -> JamError? {
-        let reason = close.reason ?? ""
-        switch close.code {
-        case 4400: return JamError(.invalidField, reason.isEmpty ? "the server refused the connection" : reason)
-        case 4401: return JamError(.unauthorized, reason.isEmpty ? "sign in again" : reason)
-        case 4403: return JamError(.forbidden, reason.isEmpty ? "not a member of this session" : reason)
-        case 4404: return JamError(.notFound, reason.isEmpty ? "the session does not exist" : reason)
-        case 4410: return JamError(.gone, reason.isEmpty ? "the session has ended" : reason)
-        default: return nil
-        }
+        CloseCode.permanentFailure(close.code, reason: close.reason)
     }
 
     private func attached(_ socket: any RealtimeSocket) async {

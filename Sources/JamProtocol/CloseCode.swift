@@ -1,0 +1,47 @@
+/// Why the server closed a realtime socket.
+///
+/// A refusal is 4000 + the HTTP status of the error (`4404` for an unknown session); a
+/// refusal never gets better by reconnecting, the other codes may.
+public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt16
+
+    /// Creates a close code from its number.
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// The member left, or the server stopped.
+    public static let normal = CloseCode(rawValue: 1000)
+    /// A frame was larger than the server accepts.
+    public static let tooBig = CloseCode(rawValue: 1009)
+    /// The connection request was malformed (a bad session id or `lastSeq`).
+    public static let badRequest = CloseCode(rawValue: 4400)
+    /// No valid token.
+    public static let unauthorized = CloseCode(rawValue: 4401)
+    /// Not a member, or removed by the host.
+    public static let forbidden = CloseCode(rawValue: 4403)
+    /// No such session.
+    public static let notFound = CloseCode(rawValue: 4404)
+    /// The session has ended.
+    public static let gone = CloseCode(rawValue: 4410)
+    /// The client stopped reading and fell too far behind; reconnecting resumes it.
+    public static let slowReader = CloseCode(rawValue: 4429)
+
+    /// The code that refuses a socket for `error`: 4000 + its HTTP status.
+    public init(refusing error: ErrorCode) {
+        rawValue = 4000 + UInt16(min(error.httpStatus, 999))
+    }
+
+    /// The failure a close code means for good, or nil when reconnecting may help.
+    public static func permanentFailure(_ code: UInt16?, reason: String?) -> JamError? {
+        let reason = reason ?? ""
+        switch code.map(CloseCode.init(rawValue:)) {
+        case .badRequest?: return JamError(.invalidField, reason.isEmpty ? "the server refused the connection" : reason)
+        case .unauthorized?: return JamError(.unauthorized, reason.isEmpty ? "sign in again" : reason)
+        case .forbidden?: return JamError(.forbidden, reason.isEmpty ? "not a member of this session" : reason)
+        case .notFound?: return JamError(.notFound, reason.isEmpty ? "the session does not exist" : reason)
+        case .gone?: return JamError(.gone, reason.isEmpty ? "the session has ended" : reason)
+        default: return nil
+        }
+    }
+
+    public var description: String { "\(rawValue)" }
+}
