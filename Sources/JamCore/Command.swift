@@ -1,7 +1,7 @@
 import JamProtocol
 
 /// Everything that can change a session, already authenticated as coming from one user.
-public enum Command: Hashable, Sendable {
+public enum Command: Hashable, Sendable, Codable {
     /// Become a member (or update the display name when already one).
     case join(displayName: String)
     /// Stop being a member.

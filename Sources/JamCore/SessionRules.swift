@@ -32,7 +32,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
 }
 
 /// A timeline change the DJ's device decided, with the server instant it refers to.
-public enum DJTimeline: Hashable, Sendable {
+public enum DJTimeline: Hashable, Sendable, Codable {
     /// The prepared item plays from `positionMs` at `at`.
     case commit(positionMs: Int64, at: Millis)
     /// Held at `positionMs` from `at`.

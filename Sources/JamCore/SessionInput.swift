@@ -1,0 +1,64 @@
+import JamProtocol
+
+/// Everything that changes a session, in the form the session log keeps it.
+///
+/// A session's state is its first snapshot plus its inputs in order: applying the same
+/// inputs at the same instants to the same state gives the same state and the same events
+/// (`SessionState.apply(_:)`), which is how the server recovers a session after a restart.
+/// The encoded form is stored: renaming a case or a label of this type, of `Command` or of
+/// `DJTimeline` needs a store migration.
+public enum SessionInput: Codable, Hashable, Sendable {
+    /// A member's command.
+    case command(Command, by: UserID)
+    /// Time passed: commit deadlines, gapless hand-overs, auto-advance, grace periods.
+    case advance
+    /// The server set library tracks aside for when the queue runs dry.
+    case supplyFallback([Track])
+    /// A library rescan kept only these tracks: reserved tracks not among them go.
+    case keepFallback(Set<String>)
+    /// The server started again: no connection is open, and the profile's timing applies.
+    case restart(Timing)
+}
+
+/// One input with the server instant it was applied at.
+public struct TimedInput: Codable, Hashable, Sendable {
+    /// Server time, Unix milliseconds.
+    public var at: Millis
+    /// What changed the session.
+    public var input: SessionInput
+
+    /// Creates a timed input.
+    public init(at: Millis, _ input: SessionInput) {
+        self.at = at
+        self.input = input
+    }
+}
+
+extension SessionState {
+    /// Applies one input: the single entry point for every change, live or replayed.
+    ///
+    /// A refused command throws and changes nothing; the other inputs cannot fail.
+    public mutating func apply(_ timed: TimedInput) throws(JamError) -> Outcome {
+        switch timed.input {
+        case .command(let command, let user):
+            return try apply(command, by: user, at: timed.at)
+        case .advance:
+            var outcome = Outcome()
+            outcome.events = advance(to: timed.at)
+            return outcome
+        case .supplyFallback(let tracks):
+            supplyFallback(tracks)
+            return Outcome()
+        case .keepFallback(let present):
+            if var reserve = fallbackReserve {
+                reserve.tracks.removeAll { !present.contains($0.id) }
+                fallbackReserve = reserve
+            }
+            return Outcome()
+        case .restart(let timing):
+            resetConnections()
+            self.timing = timing
+            return Outcome()
+        }
+    }
+}
