@@ -51,7 +51,7 @@ public enum WireCoding {
     }
 
     /// A readable, specific message for a decoding failure.
-    static func describe(_ error: DecodingError) -> JamError {
+    package static func describe(_ error: DecodingError) -> JamError {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
             let keys = codingPath + (last.map { [$0] } ?? [])
             let text = keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }

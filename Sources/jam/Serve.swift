@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JamPirateRadio
 import JamServer
 import Logging
 import Metrics
@@ -58,12 +59,11 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var configuration = ServerConfiguration()
-        let profileName = profile ?? environment["JAM_PROFILE"] ?? ServerProfile.openJam.rawValue
-        guard let chosen = ServerProfile(rawValue: profileName) else {
+        let profileName = profile ?? environment["JAM_PROFILE"] ?? "openjam"
+        guard profileName == "openjam" || profileName == "pirate-radio" else {
             throw ValidationError("unknown profile \"\(profileName)\"; use openjam or pirate-radio")
         }
-        configuration.profile = chosen
-        let pirate = chosen == .pirateRadio
+        let pirate = profileName == "pirate-radio"
         if pirate {
             // Like PirateRadio's own server: every interface, port 3000 unless PORT says otherwise.
             configuration.host = "0.0.0.0"
@@ -106,9 +106,13 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.webRoot = URL(fileURLWithPath: root)
         }
-        configuration.pirateRadio.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? configuration.pirateRadio.idleTimeoutMs
-        configuration.pirateRadio.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? configuration.pirateRadio.gracePeriodMs
-        configuration.pirateRadio.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? configuration.pirateRadio.codeLifetimeMs
+        if pirate {
+            var options = PirateRadioOptions()
+            options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? options.idleTimeoutMs
+            options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? options.gracePeriodMs
+            options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
+            configuration.profile = PirateRadioProfile(options: options)
+        }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -120,7 +124,7 @@ struct Serve: AsyncParsableCommand {
 
         let host = configuration.host
         let dataDirectory = configuration.dataDirectory.path
-        let shownProfile = configuration.profile.rawValue
+        let shownProfile = configuration.profile.name
         let app = try await buildApplication(configuration, metrics: registry) { port in
             // Unbuffered, so scripts waiting for this line see it at once.
             let line = "OpenJam listening on http://\(host):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"

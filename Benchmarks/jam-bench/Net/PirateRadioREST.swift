@@ -1,3 +1,4 @@
+import JamPirateRadio
 import Foundation
 import JamProtocol
 

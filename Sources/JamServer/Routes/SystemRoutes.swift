@@ -4,14 +4,20 @@ import NIOCore
 import Prometheus
 
 /// Health, server time and metrics.
-struct SystemRoutes {
+package struct SystemRoutes {
     let registry: SessionRegistry
     let clock: any ServerClock
     let metrics: PrometheusCollectorRegistry?
 
-    func register(on router: Router<JamRequestContext>) {
+    package init(registry: SessionRegistry, clock: any ServerClock, metrics: PrometheusCollectorRegistry?) {
+        self.registry = registry
+        self.clock = clock
+        self.metrics = metrics
+    }
+
+    package func register(on router: Router<JamRequestContext>) {
         router.get("healthz") { _, _ in
-            try RouteHelpers.json(Health(status: "ok", sessions: await registry.liveCount))
+            try RouteHelpers.json(Health(status: "ok", sessions: registry.liveCount))
         }
         router.get("api/v1/time") { _, _ in
             try RouteHelpers.json(ServerTime(serverTime: clock.now()))

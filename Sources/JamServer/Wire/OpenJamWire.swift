@@ -1,31 +1,62 @@
 import JamCore
 import JamProtocol
+import NIOCore
 
-/// OpenJam's own protocol: every domain event is broadcast as it is.
+extension ClientFrame: DecodedMessage {}
+
+/// OpenJam's own protocol: every domain event is broadcast as it is, encoded once for all.
 struct OpenJamWire: SessionWire {
     var socketsAreMembership: Bool { false }
+    var replacedSocketClose: (code: UInt16, reason: String)? { nil }
 
     func frames(for events: [ServerEnvelope], cause: WireCause, state: SessionState, now: Millis) -> [WireFrame] {
-        events.map { WireFrame(seq: $0.seq, frame: $0.jsonString(), audience: .everyone, logged: true) }
+        events.map { WireFrame(seq: $0.seq, bytes: ByteBuffer(bytes: $0.jsonBytes()), audience: .everyone, logged: true) }
     }
 
-    func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> String {
+    func request(for message: any DecodedMessage, from user: UserID, state: SessionState, ids: any IDGenerator, now: Millis) -> SessionRequest {
+        guard let frame = message as? ClientFrame else {
+            return .refuse(JamError(.internal, "the server could not read the message"), replyId: nil)
+        }
+        let command: Command
+        switch frame.command {
+        case .hello(let hello): return .hello(lastSeq: hello.lastSeq, replyId: frame.id)
+        case .ping(let ping): return .ping(clientSendTime: ping.clientSendTime)
+        case .addToQueue(let add): command = .add(track: add.track, nonce: add.nonce, itemId: ids.next())
+        case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
+        case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
+        case .skip: command = .skip
+        case .requestSkip: command = .requestSkip
+        case .play: command = .play
+        case .pause: command = .pause
+        case .resume: command = .resume
+        case .seek(let seek): command = .seek(positionMs: seek.positionMs)
+        case .ready(let ready): command = .ready(epoch: ready.epoch)
+        case .syncReport(let report): command = .syncReport(report)
+        case .updateSettings(let patch): command = .updateSettings(patch)
+        case .promote(let promote): command = .setRole(userId: promote.userId, role: promote.role ?? .cohost)
+        case .kick(let ref): command = .kick(userId: ref.userId)
+        case .leave: command = .leave
+        }
+        return .command(command, replyId: frame.id, relay: nil)
+    }
+
+    func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
         envelope(.stateSync(state.view(for: user)), state: state, now: now)
     }
 
-    func ack(_ ack: Ack, state: SessionState, now: Millis) -> String? {
+    func ack(_ ack: Ack, state: SessionState, now: Millis) -> ByteBuffer? {
         envelope(.ack(ack), state: state, now: now)
     }
 
-    func error(_ error: JamError, id: String?, state: SessionState, now: Millis) -> String {
+    func error(_ error: JamError, id: String?, state: SessionState, now: Millis) -> ByteBuffer {
         envelope(.error(ErrorEvent(id: id, code: error.code, message: error.message)), state: state, now: now)
     }
 
-    func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> String {
+    func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {
         envelope(.pong(Pong(clientSendTime: clientSendTime, serverReceiveTime: receivedAt, serverSendTime: sentAt)), state: state, now: now)
     }
 
-    private func envelope(_ event: ServerEvent, state: SessionState, now: Millis) -> String {
-        ServerEnvelope(event: event, epoch: state.epoch, seq: state.seq, timestamp: now).jsonString()
+    private func envelope(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer {
+        ByteBuffer(bytes: ServerEnvelope(event: event, epoch: state.epoch, seq: state.seq, timestamp: now).jsonBytes())
     }
 }

@@ -1,0 +1,103 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import ServiceLifecycle
+import JamCore
+import JamProtocol
+import JamServer
+import NIOCore
+import NIOHTTP1
+
+/// Limits and timings of the PirateRadio profile; the defaults are its server's.
+public struct PirateRadioOptions: Sendable {
+    /// A socket that sends nothing for this long is closed with 4008.
+    public var idleTimeoutMs: Int64 = 120_000
+    /// How long a session with a track or a queue outlives its last socket.
+    public var gracePeriodMs: Int64 = 300_000
+    /// How long a join code admits people.
+    public var codeLifetimeMs: Int64 = 3_600_000
+    /// How long a token from `/auth` is valid.
+    public var tokenLifetimeMs: Int64 = 24 * 3_600_000
+    /// Members per session.
+    public var maxMembers = 10
+    /// Tracks in the queue.
+    public var maxQueue = 100
+    /// Sessions one user may create per window.
+    public var createLimit: (count: Int, window: Int) = (5, 3600)
+    /// Join attempts per client address per window.
+    public var joinLimit: (count: Int, window: Int) = (10, 60)
+
+    /// Creates the defaults.
+    public init() {}
+}
+
+/// The PirateRadio app's protocol (docs/PIRATE_RADIO.md): its REST surface, its socket on any
+/// path with `?token=&sessionId=`, its messages, frames and close codes, over OpenJam's
+/// sessions. Its `/auth` trusts the user id a client sends, so it is never on by default.
+package struct PirateRadioProfile: WireProfile {
+    let options: PirateRadioOptions
+
+    package init(options: PirateRadioOptions = PirateRadioOptions()) {
+        self.options = options
+    }
+
+    package var name: String { "pirate-radio" }
+    package var usesLibrary: Bool { false }
+
+    package var idleTimeout: IdleTimeout? {
+        IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "idle for \(options.idleTimeoutMs / 1000) s")
+    }
+
+    /// DJ-driven sessions of 10 members with 100 queued tracks and 4-digit codes.
+    package var defaults: SessionDefaults {
+        SessionDefaults(
+            rules: SessionRules(startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs),
+            settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
+            codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
+            makeWire: { epoch in PirateRadioWire(epoch: epoch) })
+    }
+
+    private func tokens(_ context: ProfileContext) -> PirateRadioTokens {
+        PirateRadioTokens(secret: context.secret, lifetimeMs: options.tokenLifetimeMs, clock: context.clock)
+    }
+
+    package func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service] {
+        router.add(middleware: ErrorMiddleware(body: { Data((try? WireCoding.encode(PirateRadio.ErrorBody(error: $0.message))) ?? Data()) }))
+        SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
+        PirateRadioRoutes(
+            registry: context.registry, tokens: tokens(context), clock: context.clock, limiter: context.limiter, options: options,
+            rateLimited: context.configuration.rateLimits != nil
+        ).register(on: router)
+        return []
+    }
+
+    /// Its socket answers on any path.
+    package func isRealtimeRequest(_ head: HTTPRequestHead) -> Bool { true }
+
+    package func openRealtime(_ head: HTTPRequestHead, context: ProfileContext) async throws(JamError) -> RealtimeTicket {
+        let query = URI(head.uri).queryParameters
+        guard let token = query["token"], !token.isEmpty else { throw JamError(.unauthorized, "missing token") }
+        let identity = try tokens(context).verify(String(token))
+        guard let raw = query["sessionId"], let id = JamID.uuid(String(raw)) else { throw JamError(.notFound, "unknown session") }
+        let session = try await context.registry.session(id)
+        return RealtimeTicket(session: session, user: identity.userId, displayName: identity.displayName, lastSeq: nil)
+    }
+
+    package func refusal(for error: JamError, clock: any ServerClock) -> (frame: ByteBuffer?, code: UInt16) {
+        let code: UInt16 = switch error.code {
+        case .unauthorized: PirateRadio.CloseCode.unauthorized
+        case .sessionFull: PirateRadio.CloseCode.full
+        case .notFound, .gone, .notMember: PirateRadio.CloseCode.unknownSession
+        default: CloseCode(refusing: error.code).rawValue
+        }
+        return (nil, code)
+    }
+
+    package func decode(_ text: ByteBuffer) -> Result<any DecodedMessage, DecodeFailure> {
+        do {
+            return .success(try PirateRadio.ClientMessage.decode(String(buffer: text)))
+        } catch {
+            return .failure(DecodeFailure(error: error, id: nil))
+        }
+    }
+}

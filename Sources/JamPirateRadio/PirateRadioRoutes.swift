@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import JamCore
+import JamProtocol
+import JamServer
+import NIOCore
+
+/// The PirateRadio REST surface: `/health`, `/auth`, `/sessions`, `/sessions/join`, `/sessions/{id}`.
+struct PirateRadioRoutes {
+    let registry: SessionRegistry
+    let tokens: PirateRadioTokens
+    let clock: any ServerClock
+    let limiter: RateLimiter
+    let options: PirateRadioOptions
+    let rateLimited: Bool
+
+    func register(on router: Router<JamRequestContext>) {
+        router.get("health") { _, _ in
+            try RouteHelpers.json(PirateRadio.Health(status: "ok", sessions: registry.liveCount))
+        }
+
+        router.post("auth") { request, context in
+            let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
+            let object: Any
+            do {
+                object = try JSONSerialization.jsonObject(with: Data(buffer: buffer))
+            } catch {
+                throw JamError(.malformed, "the body must be JSON with a spotifyUserId")
+            }
+            guard let body = object as? [String: Any] else { throw JamError(.malformed, "the body must be a JSON object") }
+            guard let userId = body["spotifyUserId"] as? String else { throw JamError(.invalidField, "spotifyUserId is required and must be a string") }
+            let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { throw JamError(.invalidField, "spotifyUserId must not be empty") }
+            guard trimmed.utf8.count <= JamID.maxLength else { throw JamError(.invalidField, "spotifyUserId is too long") }
+            var name = trimmed
+            if let given = body["displayName"] as? String, !given.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                name = try Validate.displayName(given)
+            }
+            let token = tokens.sign(userId: trimmed, name: name)
+            return try RouteHelpers.json(PirateRadio.AuthResponse(token: token))
+        }
+
+        router.post("sessions") { request, context in
+            let identity = try tokens.verify(header: request.headers[.authorization])
+            if rateLimited { try await limiter.check("pr-create:\(identity.userId)", limit: options.createLimit) }
+            let (session, _) = try await registry.create(by: identity, CreateSessionRequest())
+            let state = await session.snapshot
+            let body = PirateRadio.CreateResponse(id: state.id.rawValue, joinCode: state.joinCode, creatorId: state.creatorId.rawValue, djUserId: state.hostId.rawValue)
+            return try RouteHelpers.json(body, status: .created)
+        }
+
+        router.post("sessions/join") { request, context in
+            let identity = try tokens.verify(header: request.headers[.authorization])
+            if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
+            let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
+            var object: [String: Any] = [:]
+            if buffer.readableBytes > 0 {
+                do {
+                    object = try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] ?? [:]
+                } catch {
+                    throw JamError(.malformed, "the body must be JSON with a code")
+                }
+            }
+            guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
+            let session = try await registry.session(code: code)
+            try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
+            let state = await session.snapshot
+            let body = PirateRadio.JoinResponse(
+                id: state.id.rawValue, joinCode: state.joinCode, djUserId: state.hostId.rawValue,
+                djDisplayName: state.member(state.hostId)?.displayName ?? state.hostId.rawValue, memberCount: state.members.count)
+            return try RouteHelpers.json(body)
+        }
+
+        router.get("sessions/:id") { request, context in
+            _ = try tokens.verify(header: request.headers[.authorization])
+            let raw = try context.parameters.require("id")
+            guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "no session \(raw.prefix(64))") }
+            let session: LiveSession
+            do throws(JamError) {
+                session = try await registry.session(id)
+            } catch {
+                // PirateRadio knows no "ended": a session is there or it is not.
+                throw JamError(.notFound, error.message)
+            }
+            let snapshot = await session.inspect { state, wire in
+                let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
+                return pirate.snapshot(state, sequence: pirate.currentSequence(epoch: state.epoch))
+            }
+            return try RouteHelpers.json(snapshot)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import JamCore
+import JamMedia
+import Logging
+import NIOCore
+import NIOPosix
+import Prometheus
+import ServiceLifecycle
+
+/// Builds the OpenJam server: the same application for `jam serve` and for the tests.
+///
+/// - Parameters:
+///   - configuration: addresses, data folder, profile, limits and timing.
+///   - clock: server time (tests inject their own).
+///   - ids: identifier minting (tests inject a deterministic one).
+///   - metrics: the registry `/metrics` exports, when the process bootstrapped one.
+///   - store: where sessions are kept; the SQLite file in the data folder when nil.
+///   - onServerRunning: called with the bound port once the server accepts connections.
+public func buildApplication(
+    _ configuration: ServerConfiguration,
+    clock: any ServerClock = SystemClock(),
+    ids: any IDGenerator = RandomIDGenerator(),
+    metrics: PrometheusCollectorRegistry? = nil,
+    store: (any SessionStore)? = nil,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    var logger = Logger(label: "openjam")
+    logger.logLevel = configuration.logLevel
+    let profile = configuration.profile
+
+    try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+    let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
+    let signer = TokenSigner(secret: secret)
+    let store = try store ?? SQLiteSessionStore.open(
+        path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval)
+    let pipeline = CommitPipeline(store: store, logger: logger)
+    let library = profile.usesLibrary ? try loadLibrary(configuration, logger: logger) : nil
+    let loops = MultiThreadedEventLoopGroup.singleton
+    let environment = SessionEnvironment(
+        clock: clock, ids: ids, pipeline: pipeline, logger: logger,
+        outbox: SessionOutbox.Configuration(
+            replayLimit: configuration.replayLogLimit, backlogLimit: configuration.outboxLimit, stallTimeoutMs: configuration.stallTimeoutMs),
+        snapshotEvery: configuration.snapshotEvery, timing: configuration.timing,
+        fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
+    let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
+    try await registry.loadIndex()
+
+    let context = ProfileContext(
+        registry: registry, clock: clock, ids: ids, signer: signer, secret: secret, limiter: RateLimiter(clock: clock),
+        configuration: configuration, metrics: metrics, library: library, logger: logger)
+    let router = Router(context: JamRequestContext.self)
+    let routeServices = profile.registerRoutes(on: router, context: context)
+    // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
+    // registry (snapshots), the store's own work, and the commit pipeline last of all.
+    let services: [any Service] = [pipeline] + store.services + [registry] + routeServices
+    let timing = RealtimeHandler.Timing()
+    return Application(
+        router: router,
+        server: HTTPServerBuilder { responder in
+            RealtimeServerChannel(responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing)
+        },
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
+        services: services,
+        onServerRunning: { channel in
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
+        eventLoopGroupProvider: .shared(loops),
+        logger: logger
+    )
+}
+
+/// The music folders, or the demo library when there are none.
+func loadLibrary(_ configuration: ServerConfiguration, logger: Logger) throws -> MusicLibrary {
+    var folders = configuration.musicFolders
+    if folders.isEmpty {
+        let demo = configuration.dataDirectory.appendingPathComponent("demo-library")
+        try DemoLibrary.install(into: demo)
+        folders = [demo]
+    }
+    let library = MusicLibrary.scan(folders)
+    for problem in library.problems {
+        logger.warning("a music file could not be read", metadata: ["file": "\(problem.file.path)", "reason": "\(problem.reason)"])
+    }
+    logger.info("music library ready", metadata: ["library.tracks": "\(library.tracks.count)"])
+    return library
+}

@@ -1,0 +1,94 @@
+import Foundation
+import JamCore
+import Logging
+
+/// Everything `jam serve` and the tests can set about a server.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind.
+    public var host: String
+    /// Port to bind; 0 picks a free one.
+    public var port: Int
+    /// Folder for the SQLite file and the generated secret.
+    public var dataDirectory: URL
+    /// Token signing secret; generated and stored in the data folder when absent.
+    public var secret: String?
+    /// Log level of the server's logger.
+    public var logLevel: Logger.Level
+    /// Start lead, prepare-ahead and commit margin of every session.
+    public var timing: Timing
+    /// Largest REST body accepted, in bytes.
+    public var maxBodyBytes: Int
+    /// Largest realtime frame accepted, in bytes.
+    public var maxFrameBytes: Int
+    /// Frames a connection may be sent while its socket does not drain before it counts as
+    /// stalled and is closed (4429).
+    public var outboxLimit: Int
+    /// Broadcast events kept per session for `hello {lastSeq}` resume.
+    public var replayLogLimit: Int
+    /// Rate limits; `nil` disables them (benchmarks).
+    public var rateLimits: RateLimits?
+    /// Which protocol the server speaks (OpenJam's own unless a foreign profile is chosen).
+    package var profile: any WireProfile = OpenJamProfile()
+    /// A session's snapshot is written after this many log records (and at shutdown).
+    public var snapshotEvery = 256
+    /// How long a socket that does not drain may hold on before it is closed (4429).
+    public var stallTimeoutMs: Int64 = 30_000
+    /// How often the store moves its write-ahead log into the database.
+    public var checkpointInterval: Duration = .milliseconds(500)
+    /// Music folders; none means the built-in demo library (synthesised into the data folder).
+    public var musicFolders: [URL] = []
+    /// How often the music folders are rescanned while the server runs; 0 never.
+    public var libraryRescanSeconds = 300
+    /// The web client's folder; nil serves the client bundled with the server.
+    public var webRoot: URL?
+
+    /// Creates a configuration; the defaults are what `jam serve` uses.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL = ServerConfiguration.defaultDataDirectory,
+        secret: String? = nil, logLevel: Logger.Level = .info, timing: Timing = Timing(),
+        maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int = 64 * 1024, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
+        rateLimits: RateLimits? = RateLimits()
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.secret = secret
+        self.logLevel = logLevel
+        self.timing = timing
+        self.maxBodyBytes = maxBodyBytes
+        self.maxFrameBytes = maxFrameBytes
+        self.outboxLimit = outboxLimit
+        self.replayLogLimit = replayLogLimit
+        self.rateLimits = rateLimits
+    }
+
+    /// `$XDG_DATA_HOME/openjam`, else `~/.local/share/openjam`.
+    public static var defaultDataDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("openjam")
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".local/share/openjam")
+    }
+
+    /// The SQLite file inside the data folder.
+    public var databasePath: String { dataDirectory.appendingPathComponent("openjam.sqlite").path }
+}
+
+/// Request limits per caller, each as "at most `count` per `window` seconds".
+public struct RateLimits: Sendable {
+    /// Guest tokens per client address.
+    public var guestAuth: (count: Int, window: Int)
+    /// Sessions created per user.
+    public var createSession: (count: Int, window: Int)
+    /// Join attempts per client address (guessing codes).
+    public var join: (count: Int, window: Int)
+
+    /// Creates limits; the defaults suit a party, not a brute-force attempt.
+    public init(guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), join: (Int, Int) = (30, 60)) {
+        self.guestAuth = guestAuth
+        self.createSession = createSession
+        self.join = join
+    }
+}

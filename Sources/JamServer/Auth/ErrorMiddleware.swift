@@ -1,0 +1,58 @@
+import Hummingbird
+import JamProtocol
+import Logging
+import NIOCore
+
+/// Turns every failure into the JSON error body `{"error": {"code", "message"}}` with
+/// the right status, so no route can answer an error without saying why.
+package struct ErrorMiddleware: RouterMiddleware {
+    package typealias Context = JamRequestContext
+
+    /// The profile's error body for an error (OpenJam's `{"error": {"code", "message"}}`).
+    let body: @Sendable (JamError) -> Data
+
+    package init(body: @escaping @Sendable (JamError) -> Data) {
+        self.body = body
+    }
+
+    package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as JamError {
+            return response(error)
+        } catch let error as RateLimitedError {
+            var limited = response(JamError(.rateLimited, "too many requests; retry in \(error.retryAfter) s"))
+            limited.headers[.retryAfter] = "\(error.retryAfter)"
+            return limited
+        } catch is NIOTooManyBytesError {
+            return response(JamError(.tooLarge, "the body is larger than \(context.maxBodyBytes) bytes"))
+        } catch let error as HTTPError {
+            let code: ErrorCode
+            switch error.status.code {
+            case 404: code = .notFound
+            case 401: code = .unauthorized
+            case 403: code = .forbidden
+            case 405: return response(JamError(.notFound, "\(request.method) is not supported on \(request.uri.path)"), status: .methodNotAllowed)
+            case 413: code = .tooLarge
+            case 429: code = .rateLimited
+            case 400..<500: code = .malformed
+            default: code = .internal
+            }
+            let message = error.body ?? (code == .notFound ? "no route \(request.method) \(request.uri.path)" : "\(error.status.reasonPhrase)")
+            return response(JamError(code, message), status: error.status)
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(error)", "http.path": "\(request.uri.path)"])
+            return response(JamError(.internal, "the server failed to handle the request"))
+        }
+    }
+
+    func response(_ error: JamError, status: HTTPResponse.Status? = nil) -> Response {
+        let body = self.body(error)
+        return Response(
+            status: status ?? HTTPResponse.Status(code: error.code.httpStatus),
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+import Foundation

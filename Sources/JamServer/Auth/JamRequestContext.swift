@@ -1,0 +1,76 @@
+import Hummingbird
+import JamProtocol
+import NIOCore
+
+/// What the caller's credentials say, decided once per request by `AuthMiddleware`.
+public enum Authentication: Sendable {
+    /// No token was presented.
+    case anonymous
+    /// A valid token.
+    case user(Identity)
+    /// A token was presented but is not acceptable.
+    case invalid(JamError)
+}
+
+/// The request context of every OpenJam route, REST and realtime alike.
+public struct JamRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Set by `AuthMiddleware`.
+    public var authentication: Authentication = .anonymous
+    /// Largest body the routes read.
+    public var maxBodyBytes: Int = 64 * 1024
+    /// The peer, for per-address rate limits.
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    public var maxUploadSize: Int { maxBodyBytes }
+
+    /// The caller, or 401 with the reason.
+    public func requireIdentity() throws(JamError) -> Identity {
+        switch authentication {
+        case .user(let identity): return identity
+        case .anonymous: throw JamError(.unauthorized, "sign in first: send a token as 'Authorization: Bearer <token>'")
+        case .invalid(let error): throw error
+        }
+    }
+}
+
+/// Reads `Authorization: Bearer <token>` (or `?token=` for sockets) into the context.
+struct AuthMiddleware: RouterMiddleware {
+    let signer: TokenSigner
+    let clock: any ServerClock
+    let maxBodyBytes: Int
+
+    func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.maxBodyBytes = maxBodyBytes
+        context.authentication = authenticate(request)
+        return try await next(request, context)
+    }
+
+    func authenticate(_ request: Request) -> Authentication {
+        let token: String
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                return .invalid(JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'"))
+            }
+            token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        } else if let query = request.uri.queryParameters["token"] {
+            token = String(query)
+        } else {
+            return .anonymous
+        }
+        do {
+            return .user(try signer.verify(token, now: clock.now()))
+        } catch {
+            return .invalid(error)
+        }
+    }
+}
+
+import Foundation

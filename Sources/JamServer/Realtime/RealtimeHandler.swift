@@ -1,0 +1,296 @@
+import JamProtocol
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// The last handler of a realtime socket's pipeline, after the WebSocket codec: it decodes
+/// client messages on the socket's own loop and hands them to the session, and writes the
+/// session's frames straight to the channel with one flush per batch.
+///
+/// It also keeps the socket healthy: it answers pings, pings an idle peer and closes a
+/// dead one, closes after the profile's idle timeout, reports writability to the session
+/// (stalled readers are the session outbox's decision) and tells the session when the
+/// socket is gone.
+final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    /// Timings of one socket.
+    struct Timing: Sendable {
+        /// Some WebSocket clients (NIO-based ones among them) drop a frame that arrives in the
+        /// same read as the `101 Switching Protocols` response, so nothing goes out until the
+        /// socket is this old.
+        var firstFrameDelay: TimeAmount = .milliseconds(100)
+        /// A ping goes out after this much silence; no answer by the next one closes the socket.
+        var pingInterval: TimeAmount = .seconds(30)
+        /// How long a close frame may wait for the peer's before the socket is dropped anyway.
+        var closeGrace: TimeAmount = .seconds(5)
+        /// Messages held while the session is being found.
+        var openingBacklog = 64
+    }
+
+    private enum State {
+        /// Upgraded; the session is being found. Messages wait.
+        case opening(held: [(any DecodedMessage, Double)])
+        case attached(session: LiveSession, connection: RealtimeConnection)
+        case closing
+        case closed
+    }
+
+    private let profile: any WireProfile
+    private let clock: any ServerClock
+    private let timing: Timing
+    private let logger: Logger
+    private var state: State = .opening(held: [])
+    private var context: ChannelHandlerContext?
+    /// Frames written before the first-frame delay passed.
+    private var early: [WebSocketFrame]? = []
+    private var lastHeard = NIODeadline.now()
+    private var lastMessage = NIODeadline.now()
+    private var awaitingPong = false
+    private var timers: [Scheduled<Void>] = []
+
+    init(profile: any WireProfile, clock: any ServerClock, timing: Timing, logger: Logger) {
+        self.profile = profile
+        self.clock = clock
+        self.timing = timing
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        timers.append(loop.scheduleTask(in: timing.firstFrameDelay) { bound.value.releaseEarlyFrames() })
+        schedulePing(bound)
+        if let idle = profile.idleTimeout {
+            scheduleIdleCheck(bound, after: .milliseconds(idle.milliseconds), idle: idle)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        for timer in timers { timer.cancel() }
+        timers.removeAll()
+        self.context = nil
+    }
+
+    // MARK: Session
+
+    /// The session accepted the socket: held messages go to it now.
+    func attached(to session: LiveSession, as connection: RealtimeConnection) {
+        guard case .opening(let held) = state else {
+            // The socket went away while the session was being found.
+            session.dispatch { $0.detach(connection.id) }
+            return
+        }
+        state = .attached(session: session, connection: connection)
+        for (message, receivedAt) in held { forward(message, receivedAt: receivedAt) }
+    }
+
+    /// The socket was refused: the profile's refusal frame (if any), then its close code.
+    func refuse(frame: ByteBuffer?, code: UInt16, reason: String) {
+        if let frame { send([frame]) }
+        close(code: code, reason: reason)
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        lastHeard = .now()
+        awaitingPong = false
+        switch frame.opcode {
+        case .text:
+            lastMessage = lastHeard
+            let receivedAt = clock.nowPrecise()
+            received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
+        case .binary:
+            lastMessage = lastHeard
+            received(.failure(DecodeFailure(error: JamError(.malformed, "binary frames are not supported; send JSON text"), id: nil)), receivedAt: clock.nowPrecise())
+        case .ping:
+            var data = frame.unmaskedData
+            let payload = data.readSlice(length: data.readableBytes) ?? ByteBuffer()
+            write(WebSocketFrame(fin: true, opcode: .pong, data: payload), flush: true)
+        case .pong:
+            break
+        case .connectionClose:
+            receivedClose(frame)
+        default:
+            break
+        }
+    }
+
+    private func received(_ result: Result<any DecodedMessage, DecodeFailure>, receivedAt: Double) {
+        switch result {
+        case .success(let message):
+            forward(message, receivedAt: receivedAt)
+        case .failure(let failure):
+            logger.info("rejected a realtime message", metadata: ["error.code": "\(failure.error.code.rawValue)", "error": "\(failure.error.message)"])
+            forward(RejectedMessage(error: failure.error, id: failure.id), receivedAt: receivedAt)
+        }
+    }
+
+    private func forward(_ message: any DecodedMessage, receivedAt: Double) {
+        switch state {
+        case .opening(var held):
+            guard held.count < timing.openingBacklog else {
+                close(code: CloseCode(refusing: .rateLimited).rawValue, reason: "too many messages before the session was ready")
+                return
+            }
+            held.append((message, receivedAt))
+            state = .opening(held: held)
+        case .attached(let session, let connection):
+            session.dispatch { $0.receive(message, from: connection.id, receivedAt: receivedAt) }
+        case .closing, .closed:
+            break
+        }
+    }
+
+    private func receivedClose(_ frame: WebSocketFrame) {
+        switch state {
+        case .closing:
+            // Our close was answered.
+            context?.close(promise: nil)
+        default:
+            // The peer closes: answer with its code, then drop the connection.
+            var data = frame.unmaskedData
+            let code = data.readInteger(as: UInt16.self) ?? 1000
+            let channel = context?.channel
+            sendClose(code: code, reason: "")?.whenComplete { _ in channel?.close(promise: nil) }
+            detachFromSession()
+            state = .closing
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        guard case .attached(let session, let connection) = state else { return }
+        let writable = context.channel.isWritable
+        session.dispatch { $0.writabilityChanged(connection.id, writable: writable) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        detachFromSession()
+        state = .closed
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("realtime socket error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func detachFromSession() {
+        if case .attached(let session, let connection) = state {
+            session.dispatch { $0.detach(connection.id) }
+        }
+    }
+
+    // MARK: Outbound
+
+    /// Writes text frames and flushes once.
+    func send(_ frames: [ByteBuffer]) {
+        guard let context, context.channel.isActive else { return }
+        switch state {
+        case .closing, .closed: return
+        case .opening, .attached: break
+        }
+        for bytes in frames {
+            write(WebSocketFrame(fin: true, opcode: .text, data: bytes), flush: false)
+        }
+        if early == nil { context.flush() }
+    }
+
+    /// Sends a close frame behind what is queued; the socket closes when the peer answers,
+    /// or after `closeGrace` (a stalled reader may never read it).
+    func close(code: UInt16, reason: String) {
+        switch state {
+        case .closing, .closed: return
+        case .opening, .attached: break
+        }
+        detachFromSession()
+        state = .closing
+        _ = sendClose(code: code, reason: reason)
+        if let context {
+            let channel = context.channel
+            timers.append(context.eventLoop.scheduleTask(in: timing.closeGrace) { channel.close(promise: nil) })
+        }
+    }
+
+    @discardableResult
+    private func sendClose(code: UInt16, reason: String) -> EventLoopFuture<Void>? {
+        guard let context else { return nil }
+        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.writeInteger(code)
+        // A close reason may hold at most 123 bytes.
+        data.writeString(String(decoding: reason.utf8.prefix(123), as: UTF8.self))
+        let frame = WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
+        releaseEarlyFrames()
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+        return promise.futureResult
+    }
+
+    private func write(_ frame: WebSocketFrame, flush: Bool) {
+        guard let context else { return }
+        if early != nil {
+            early?.append(frame)
+            return
+        }
+        if flush {
+            context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(frame), promise: nil)
+        }
+    }
+
+    private func releaseEarlyFrames() {
+        guard let frames = early else { return }
+        early = nil
+        guard let context, !frames.isEmpty else { return }
+        for frame in frames { context.write(wrapOutboundOut(frame), promise: nil) }
+        context.flush()
+    }
+
+    // MARK: Timers
+
+    private func schedulePing(_ bound: NIOLoopBound<RealtimeHandler>) {
+        guard let loop = context?.eventLoop else { return }
+        timers.append(loop.scheduleTask(in: timing.pingInterval) { bound.value.pingTick(bound) })
+    }
+
+    private func pingTick(_ bound: NIOLoopBound<RealtimeHandler>) {
+        guard let context, context.channel.isActive else { return }
+        if awaitingPong {
+            // No answer to the last ping and nothing else heard since: the peer is gone.
+            context.close(promise: nil)
+            return
+        }
+        if NIODeadline.now() - lastHeard >= timing.pingInterval {
+            awaitingPong = true
+            write(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0)), flush: true)
+        }
+        schedulePing(bound)
+    }
+
+    private func scheduleIdleCheck(_ bound: NIOLoopBound<RealtimeHandler>, after delay: TimeAmount, idle: IdleTimeout) {
+        guard let loop = context?.eventLoop else { return }
+        timers.append(loop.scheduleTask(in: delay) { bound.value.idleCheck(bound, idle: idle) })
+    }
+
+    private func idleCheck(_ bound: NIOLoopBound<RealtimeHandler>, idle: IdleTimeout) {
+        let limit = TimeAmount.milliseconds(idle.milliseconds)
+        let silent = NIODeadline.now() - lastMessage
+        if silent >= limit {
+            close(code: idle.code, reason: idle.reason)
+        } else {
+            scheduleIdleCheck(bound, after: limit - silent, idle: idle)
+        }
+    }
+}
+
+/// A message that did not decode: the session answers it with the profile's error.
+struct RejectedMessage: DecodedMessage {
+    let error: JamError
+    let id: String?
+}

@@ -1,0 +1,125 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import JamProtocol
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+import ServiceLifecycle
+
+/// The server's connections: HTTP/1.1 for the REST API and the browser client, upgraded to a
+/// WebSocket for the profile's realtime sockets.
+///
+/// A realtime socket leaves Hummingbird's asynchronous WebSocket API behind on purpose: after
+/// the upgrade its pipeline ends in `RealtimeHandler`, which decodes messages on the socket's
+/// loop and writes frames straight to the channel. Everything else is Hummingbird's own HTTP
+/// handling (this type is modelled on its `HTTP1WebSocketUpgradeChannel`).
+struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
+    enum UpgradeResult: Sendable {
+        case realtime(NIOLoopBound<RealtimeHandler>, HTTPRequestHead, any Channel)
+        case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        case failedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgradeResult: EventLoopFuture<UpgradeResult>
+        let channel: any Channel
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    let profile: any WireProfile
+    let context: ProfileContext
+    let maxFrameBytes: Int
+    let timing: RealtimeHandler.Timing
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
+                maxFrameSize: maxFrameBytes,
+                shouldUpgrade: { channel, head in
+                    channel.eventLoop.makeSucceededFuture(profile.isRealtimeRequest(head) ? HTTPHeaders() : nil)
+                },
+                upgradePipelineHandler: { channel, head in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = RealtimeHandler(profile: profile, clock: context.clock, timing: timing, logger: logger)
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maxFrameBytes))
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        return .realtime(NIOLoopBound(handler, eventLoop: channel.eventLoop), head, channel)
+                    }
+                })
+            let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+            let serverUpgrade = NIOTypedHTTPServerUpgradeConfiguration(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        return upgradeAttempted.value ? .failedUpgrade(asyncChannel) : .notUpgraded(asyncChannel)
+                    }
+                })
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(upgradeConfiguration: serverUpgrade)
+            configuration.enablePipelining = false
+            configuration.enableErrorHandling = false
+            configuration.enableResponseHeaderValidation = false
+            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            return Value(upgradeResult: result, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgradeResult.get() {
+            case .notUpgraded(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            case .failedUpgrade(let http):
+                await refuseFailedUpgrade(http)
+            case .realtime(let handler, let head, let channel):
+                await runRealtime(handler, head: head, channel: channel, logger: logger)
+            }
+        } catch {
+            logger.debug("a connection ended before it was set up", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Finds the socket's session (which may be brought back from the store first), attaches
+    /// the socket, and stays until it closes; a graceful shutdown closes it normally.
+    private func runRealtime(_ handler: NIOLoopBound<RealtimeHandler>, head: HTTPRequestHead, channel: any Channel, logger: Logger) async {
+        let loop = channel.eventLoop
+        do {
+            let ticket = try await profile.openRealtime(head, context: context)
+            let connection = try await loop.submit {
+                RealtimeConnection(user: ticket.user, displayName: ticket.displayName, handler: handler.value, eventLoop: loop)
+            }.get()
+            try await ticket.session.attach(connection, lastSeq: ticket.lastSeq)
+            loop.execute { handler.value.attached(to: ticket.session, as: connection) }
+        } catch let error as JamError {
+            let refusal = profile.refusal(for: error, clock: context.clock)
+            loop.execute { handler.value.refuse(frame: refusal.frame, code: refusal.code, reason: String(error.message.utf8.prefix(120)) ?? "refused") }
+        } catch {
+            logger.debug("a realtime socket closed while opening", metadata: ["error": "\(error)"])
+        }
+        await withGracefulShutdownHandler {
+            try? await channel.closeFuture.get()
+        } onGracefulShutdown: {
+            loop.execute { handler.value.close(code: CloseCode.normal.rawValue, reason: "the server is stopping") }
+        }
+    }
+
+    private func refuseFailedUpgrade(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>) async {
+        do {
+            try await http.executeThenClose { _, outbound in
+                try await outbound.write(contentsOf: [
+                    .head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"])), .end(nil),
+                ])
+            }
+        } catch {
+            // The client is gone already.
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import JamCore
+import JamProtocol
+import Logging
+import NIOCore
+
+extension LiveSession {
+    /// A new session; its first snapshot and index row go to the store at once, before
+    /// anything else can reach it.
+    static func create(state: SessionState, wire: any SessionWire, environment: SessionEnvironment, eventLoop: any EventLoop) -> LiveSession {
+        var state = state
+        var shuffle: FallbackShuffle?
+        if let supply = fallbackSupply(for: state, shuffle: &shuffle, tracks: environment.fallbackTracks) {
+            // The reserve a new session starts with is part of its first snapshot.
+            applyInfallible(TimedInput(at: environment.clock.now(), .supplyFallback(supply)), to: &state)
+        }
+        let session = LiveSession(state: state, storedLsn: -1, wire: wire, environment: environment, eventLoop: eventLoop, fallbackShuffle: shuffle)
+        environment.pipeline.submit(session.creationWrites, receipt: (session, 0))
+        session.dispatch { $0.rescheduleTimer() }
+        return session
+    }
+
+    /// Brings a stored session back: its snapshot, then its log replayed, then what the
+    /// restart itself changes (nobody is connected any more) and what should have happened
+    /// meanwhile (the timeline catches up), both logged like any turn.
+    ///
+    /// A last record that does not read (written only in part when the process died) is
+    /// ignored, and the next record takes its number. One that does not read before others
+    /// that do makes the session unreadable: it stays in the store untouched.
+    static func recover(
+        _ stored: StoredSession, id: SessionID, entry: StoredSessionEntry, wire makeWire: (Int64) -> any SessionWire,
+        environment: SessionEnvironment, eventLoop: any EventLoop
+    ) throws(JamError) -> LiveSession {
+        var logger = environment.logger
+        logger[metadataKey: "session.id"] = "\(id)"
+        var state: SessionState
+        do {
+            state = try LogCoding.decodeState(stored.snapshot.state)
+        } catch {
+            logger.error("a stored session's snapshot does not read; it stays in the store untouched", metadata: ["error": "\(error)"])
+            throw JamError(.internal, "the session \(id) could not be read from the store")
+        }
+        var answers = AnswerCache()
+        for answer in stored.snapshot.answers { answers.remember(ByteBuffer(string: answer.frame), for: answer.key) }
+        var lastLsn = stored.snapshot.lsn
+        var ring: [(seq: Int64, bytes: ByteBuffer)] = []
+        let tail = stored.records.filter { $0.lsn > stored.snapshot.lsn }
+        for record in stored.records {
+            if let frames = record.frames { ring += LogCoding.splitFrames(frames) }
+            guard record.lsn > stored.snapshot.lsn else { continue }
+            let inputs: [TimedInput]
+            do {
+                inputs = try LogCoding.decodeInputs(record.inputs)
+            } catch {
+                if record.lsn == tail.last?.lsn {
+                    logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                    ring.removeAll { $0.seq > state.seq }
+                    break
+                }
+                logger.error("a record in the middle of a session's log does not read; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                throw JamError(.internal, "the session \(id) could not be read from the store")
+            }
+            do {
+                for input in inputs { _ = try state.apply(input) }
+            } catch {
+                logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                throw JamError(.internal, "the session \(id) could not be replayed from the store")
+            }
+            lastLsn = record.lsn
+            if let answer = record.answer { answers.remember(ByteBuffer(string: answer.frame), for: answer.key) }
+        }
+        let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(state.epoch), environment: environment, eventLoop: eventLoop)
+        session.assumeIsolated { session in
+            session.answers = answers
+            session.indexed = entry
+            session.outbox.restoreRing(ring.filter { $0.seq <= state.seq })
+            session.resume()
+        }
+        return session
+    }
+
+    /// What a restart changes, as logged turns: connections reset, the profile's timing, a
+    /// fallback reserve for the current library, and the timeline caught up to now.
+    private func resume() {
+        do {
+            try take(.restart(environment.timing), cause: .tick)
+            try take(.advance, cause: .tick)
+        } catch {
+            logger.error("resuming a stored session failed", metadata: ["error": "\(error)"])
+        }
+        rescheduleTimer()
+    }
+
+    /// Where sockets are membership, members without one leave (after a restart none has one).
+    func releaseMembersWithoutSockets() {
+        guard wire.socketsAreMembership else { return }
+        for member in state.members where !connections.values.contains(where: { $0.user == member.userId }) {
+            do {
+                try take(.command(.leave, by: member.userId), cause: .command(.leave, by: member.userId, connection: nil, relay: nil))
+            } catch {
+                logger.debug("leave not applied", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
+
+extension LiveSession {
+    /// The server is stopping: sockets close normally, timers stop, and a snapshot goes to the
+    /// store so the next start replays nothing.
+    func shutdown() {
+        stopTimers()
+        var deliveries: [RealtimeConnection.Delivery] = []
+        for (key, connection) in connections {
+            outbox.detach(key)
+            deliveries.append(.init(connection: connection, frames: [], close: (.normal, "the server is stopping")))
+        }
+        connections.removeAll()
+        RealtimeConnection.deliver(deliveries)
+        writeFinalSnapshot()
+    }
+}

@@ -1,0 +1,131 @@
+import JamCore
+import JamProtocol
+import NIOCore
+
+/// Sockets: attaching, detaching, and what their messages ask.
+extension LiveSession {
+    /// Attaches a socket. OpenJam: the member counts as connected and receives either the
+    /// frames after `lastSeq` or the whole state. Socket-membership profiles: the user joins
+    /// (when not a member yet), an older socket of theirs is replaced, and the state follows.
+    func attach(_ connection: RealtimeConnection, lastSeq: Int64?) throws(JamError) {
+        let user = connection.user
+        let now = environment.clock.now()
+        if wire.socketsAreMembership {
+            if state.member(user) == nil {
+                let command = Command.join(displayName: connection.displayName)
+                try take(.command(command, by: user), cause: .command(command, by: user, connection: connection.id, relay: nil))
+            }
+            if let replaced = wire.replacedSocketClose {
+                for (key, other) in connections where other.user == user {
+                    connections[key] = nil
+                    outbox.detach(key)
+                    Metrics.connections.decrement()
+                    RealtimeConnection.deliver([.init(connection: other, frames: [], close: (CloseCode(rawValue: replaced.code), replaced.reason))])
+                }
+            }
+        } else {
+            try take(.command(.connect, by: user), cause: .command(.connect, by: user, connection: connection.id, relay: nil))
+        }
+        Metrics.connections.increment()
+        connections[connection.id] = connection
+        outbox.attach(connection.id, user: user, syncedSeq: state.seq)
+        if let lastSeq, let actions = outbox.replay(to: connection.id, after: lastSeq, now: now) {
+            execute(actions)
+            return
+        }
+        sendStateSync(to: connection.id)
+    }
+
+    /// Queues the whole state for one connection, behind everything applied so far.
+    func sendStateSync(to connection: ConnectionID) {
+        guard let target = connections[connection] else { return }
+        let now = environment.clock.now()
+        outbox.resync(connection, at: state.seq)
+        execute(outbox.enqueue(.direct(connection, wire.stateSync(state, for: target.user, now: now)), after: nextLsn - 1, now: now))
+    }
+
+    /// Queues a frame for one connection, behind everything applied so far.
+    func reply(to connection: ConnectionID, _ frame: ByteBuffer?) {
+        guard let frame else { return }
+        execute(outbox.enqueue(.direct(connection, frame), after: nextLsn - 1, now: environment.clock.now()))
+    }
+
+    /// A socket closed.
+    func detach(_ connection: ConnectionID) {
+        guard let gone = connections.removeValue(forKey: connection) else { return }
+        outbox.detach(connection)
+        Metrics.connections.decrement()
+        socketGone(gone.user)
+    }
+
+    /// A socket of `user` is gone: the member disconnects (or, where sockets are membership,
+    /// leaves once their last socket is gone).
+    func socketGone(_ user: UserID) {
+        guard !state.hasEnded, state.member(user) != nil else { return }
+        let command: Command
+        if wire.socketsAreMembership {
+            guard !connections.values.contains(where: { $0.user == user }) else { return }
+            command = .leave
+        } else {
+            command = .disconnect
+        }
+        do {
+            try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
+        } catch {
+            logger.debug("a socket's close was not applied", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The socket of `connection` stopped or resumed draining.
+    func writabilityChanged(_ connection: ConnectionID, writable: Bool) {
+        execute(outbox.writabilityChanged(connection, writable: writable, now: environment.clock.now()))
+    }
+
+    /// Handles one decoded message from a socket.
+    func receive(_ message: any DecodedMessage, from connectionID: ConnectionID, receivedAt: Double) {
+        guard let connection = connections[connectionID] else { return }
+        let user = connection.user
+        let now = environment.clock.now()
+        let request: SessionRequest
+        if let rejected = message as? RejectedMessage {
+            request = .refuse(rejected.error, replyId: rejected.id)
+        } else {
+            request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
+        }
+        switch request {
+        case .command(let command, let replyId, let relay):
+            if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
+                reply(to: connectionID, answer)
+                return
+            }
+            do {
+                try take(
+                    .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
+                    reply: replyId.map { (connectionID, user, $0) })
+            } catch {
+                let answer = wire.error(error, id: replyId, state: state, now: now)
+                if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId)) }
+                reply(to: connectionID, answer)
+            }
+        case .hello(let lastSeq, let replyId):
+            if let lastSeq, let actions = outbox.replay(to: connectionID, after: lastSeq, now: now) {
+                execute(actions)
+            } else {
+                sendStateSync(to: connectionID)
+            }
+            if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
+        case .ping(let clientSendTime):
+            // Clock sync wants the answer at once, not behind frames waiting for the disk.
+            let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
+            RealtimeConnection.deliver([.init(connection: connection, frames: [pong], close: nil)])
+        case .toHost(let frame):
+            let hosts = connections.values.filter { $0.user == state.hostId && $0.id != connectionID }
+            RealtimeConnection.deliver(hosts.map { .init(connection: $0, frames: [frame], close: nil) })
+        case .refuse(let error, let replyId):
+            Metrics.commandErrors.increment()
+            reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
+        case .ignore:
+            break
+        }
+    }
+}

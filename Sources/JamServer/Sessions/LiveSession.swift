@@ -1,0 +1,390 @@
+import Foundation
+import JamCore
+import JamProtocol
+import Logging
+import NIOCore
+import Synchronization
+
+/// Services a live session needs.
+struct SessionEnvironment: Sendable {
+    let clock: any ServerClock
+    let ids: any IDGenerator
+    let pipeline: CommitPipeline
+    let logger: Logger
+    let outbox: SessionOutbox.Configuration
+    /// A snapshot is written after this many records.
+    let snapshotEvery: Int
+    /// The profile's timing, which a session brought back from the store takes on.
+    let timing: Timing
+    /// The library tracks a fallback shuffle draws from (empty: no fallback).
+    var fallbackTracks: [Track] = []
+}
+
+/// One live session, run on one event loop: it owns its state, its sockets and its place in
+/// the log.
+///
+/// Every change is a turn: the input is applied in memory, logged as one record, and its
+/// frames, acknowledgement and waiting REST callers are released by the outbox only when the
+/// store holds that record. Sockets on the session's own loop are written directly; the
+/// others get one hop per loop per batch. The session never waits for a client.
+public actor LiveSession: CommitReceiver {
+    /// The session's ID.
+    public nonisolated let id: SessionID
+    /// The loop the session runs on: its executor.
+    nonisolated let eventLoop: any EventLoop
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { eventLoop.executor.asUnownedSerialExecutor() }
+
+    var state: SessionState
+    var wire: any SessionWire
+    let environment: SessionEnvironment
+    var logger: Logger
+    var outbox: SessionOutbox
+    var connections: [ConnectionID: RealtimeConnection] = [:]
+    var answers = AnswerCache()
+    /// The number the next record gets.
+    var nextLsn: Int64
+    private var recordsSinceSnapshot = 0
+    /// The index row as last written, to write it again only when it changes.
+    var indexed: StoredSessionEntry?
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+    private var timer: (deadline: Millis, task: Scheduled<Void>)?
+    private var stallTimer: Scheduled<Void>?
+    /// Created when the session first needs fallback tracks.
+    var fallbackShuffle: FallbackShuffle?
+    /// The library tracks the shuffle draws from.
+    var fallbackTracks: [Track]
+    private let endedFlag = Atomic<Bool>(false)
+
+    /// What a new session's creation writes: its index row and its first snapshot (record 0).
+    nonisolated let creationWrites: [StoreWrite]
+
+    /// Wraps `state` whose store holds every record up to `storedLsn` (-1: nothing yet: a new
+    /// session, whose first snapshot is `creationWrites`).
+    init(
+        state: SessionState, storedLsn: Int64, wire: any SessionWire, environment: SessionEnvironment, eventLoop: any EventLoop,
+        fallbackShuffle: FallbackShuffle? = nil
+    ) {
+        self.id = state.id
+        self.eventLoop = eventLoop
+        self.state = state
+        self.wire = wire
+        self.environment = environment
+        self.fallbackTracks = environment.fallbackTracks
+        self.fallbackShuffle = fallbackShuffle
+        self.logger = environment.logger
+        self.logger[metadataKey: "session.id"] = "\(state.id)"
+        self.outbox = SessionOutbox(configuration: environment.outbox, storedLsn: storedLsn, publishedSeq: state.seq)
+        if storedLsn < 0 {
+            let entry = StoredSessionEntry(id: state.id, joinCode: state.joinCode, codeIssuedAt: state.createdAt, ended: false, wakeAt: nil)
+            let snapshot = SessionSnapshot(lsn: 0, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: [])
+            creationWrites = [.index(entry), .snapshot(state.id, snapshot, keepFramesAfterSeq: -1)]
+            indexed = entry
+            nextLsn = 1
+        } else {
+            creationWrites = []
+            nextLsn = storedLsn + 1
+        }
+    }
+
+    /// True once the session's end is stored and announced; the registry then lets it go.
+    nonisolated var hasEnded: Bool { endedFlag.load(ordering: .acquiring) }
+
+    /// Runs `body` on the session's loop, after whatever runs there now (never inline, so a
+    /// socket handler calling in while the session writes to it cannot re-enter the session).
+    nonisolated func dispatch(_ body: @escaping @Sendable (isolated LiveSession) -> Void) {
+        eventLoop.execute { self.assumeIsolated { body($0) } }
+    }
+
+    // MARK: Reading
+
+    /// The session as `user` sees it.
+    package func view(for user: UserID) throws(JamError) -> SessionView {
+        guard state.member(user) != nil else { throw JamError(.notMember, "you are not a member of this session") }
+        return state.view(for: user)
+    }
+
+    /// The current state (for profile views built at the edge).
+    package var snapshot: SessionState { state }
+
+    /// Reads the state together with the session's wire (for a profile's own views).
+    package func inspect<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) -> T {
+        body(state, wire)
+    }
+
+    // MARK: Changing
+
+    /// Applies `command` and returns once it is stored and its frames are out.
+    @discardableResult
+    package func perform(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
+        let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
+        await waitUntilStored()
+        return outcome
+    }
+
+    /// Returns once everything applied so far is stored and sent.
+    func waitUntilStored() async {
+        let id = nextWaiter
+        nextWaiter += 1
+        await withCheckedContinuation { continuation in
+            waiters[id] = continuation
+            execute(outbox.enqueue(.waiter(id), after: nextLsn - 1, now: environment.clock.now()))
+        }
+    }
+
+    /// One turn: applies `input` (and the fallback top-up it calls for), logs it as one record,
+    /// and queues its frames behind that record. Throws, changing nothing, when refused.
+    ///
+    /// - Parameter reply: the connection and command id the turn answers, if any.
+    /// - Returns: the outcome and the record number its frames wait for.
+    @discardableResult
+    func take(_ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil) throws(JamError) -> (Outcome, lsn: Int64) {
+        let now = environment.clock.now()
+        let firstSeq = state.seq
+        var inputs = [TimedInput(at: now, input)]
+        let before = Self.needsComparison(input) ? state : nil
+        var outcome: Outcome
+        do {
+            outcome = try state.apply(inputs[0])
+        } catch {
+            Metrics.commandErrors.increment()
+            throw error
+        }
+        if case .command = input { Metrics.commands.increment() }
+        if let supply = fallbackSupply() {
+            let topUp = TimedInput(at: now, .supplyFallback(supply))
+            Self.applyInfallible(topUp, to: &state)
+            inputs.append(topUp)
+        }
+        let frames = wire.frames(for: outcome.events, cause: cause, state: state, now: now)
+        var ack: ByteBuffer?
+        var answer: StoredAnswer?
+        if let reply, let frame = wire.ack(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), state: state, now: now) {
+            ack = frame
+            answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: frame))
+        }
+        // A turn that changed nothing (a repeated `ready`, a vote for the same value) needs no record.
+        let changed = !outcome.events.isEmpty || inputs.count > 1 || before.map { $0 != state } ?? true
+        let lsn: Int64
+        if changed {
+            lsn = nextLsn
+            nextLsn += 1
+            log(inputs: inputs, firstSeq: firstSeq, frames: frames, answer: answer, lsn: lsn)
+        } else {
+            lsn = nextLsn - 1
+        }
+        var actions = SessionOutbox.Actions()
+        for frame in frames { actions.merge(outbox.enqueue(.broadcast(frame), after: lsn, now: now)) }
+        if let reply, let ack {
+            answers.remember(ack, for: Self.answerKey(reply.user, reply.id))
+            actions.merge(outbox.enqueue(.direct(reply.connection, ack), after: lsn, now: now))
+        }
+        actions.merge(closes(after: input, lsn: lsn, now: now))
+        Metrics.broadcasts.increment(by: outcome.events.count)
+        execute(actions)
+        rescheduleTimer()
+        return (outcome, lsn)
+    }
+
+    /// Inputs whose effect is only known by comparing states (they may change nothing).
+    private static func needsComparison(_ input: SessionInput) -> Bool {
+        switch input {
+        case .command(let command, _):
+            switch command {
+            case .ready, .syncReport, .add, .vote, .connect, .disconnect, .join: true
+            default: false
+            }
+        case .advance, .restart, .keepFallback: true
+        case .supplyFallback: false
+        }
+    }
+
+    static func applyInfallible(_ input: TimedInput, to state: inout SessionState) {
+        do {
+            _ = try state.apply(input)
+        } catch {
+            preconditionFailure("an input that cannot be refused was refused: \(error)")
+        }
+    }
+
+    static func answerKey(_ user: UserID, _ id: String) -> String { "\(user.rawValue) \(id)" }
+
+    /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
+    private func log(inputs: [TimedInput], firstSeq: Int64, frames: [WireFrame], answer: StoredAnswer?, lsn: Int64) {
+        let logged = frames.filter(\.logged)
+        let record = LogRecord(
+            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs),
+            answer: answer, frames: logged.isEmpty ? nil : LogCoding.joinFrames(logged.map { ($0.seq, $0.bytes) }))
+        var writes: [StoreWrite] = []
+        let entry = indexEntry()
+        if entry != indexed {
+            writes.append(.index(entry))
+            indexed = entry
+        }
+        writes.append(.record(id, record))
+        recordsSinceSnapshot += 1
+        if recordsSinceSnapshot >= environment.snapshotEvery || state.hasEnded {
+            writes.append(snapshotWrite(lsn: lsn))
+        }
+        environment.pipeline.submit(writes, receipt: (self, lsn))
+    }
+
+    /// The index row as the session stands.
+    func indexEntry() -> StoredSessionEntry {
+        StoredSessionEntry(
+            id: id, joinCode: state.joinCode, codeIssuedAt: indexed?.joinCode == state.joinCode ? indexed?.codeIssuedAt ?? state.createdAt : environment.clock.now(),
+            ended: state.hasEnded, wakeAt: nil)
+    }
+
+    /// A snapshot of the state after record `lsn`.
+    func snapshotWrite(lsn: Int64) -> StoreWrite {
+        recordsSinceSnapshot = 0
+        let snapshot = SessionSnapshot(
+            lsn: lsn, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: answers.stored)
+        return .snapshot(id, snapshot, keepFramesAfterSeq: state.seq - Int64(environment.outbox.replayLimit))
+    }
+
+    /// Writes a snapshot of the session as it stands (at shutdown), so a restart replays nothing.
+    func writeFinalSnapshot() {
+        guard recordsSinceSnapshot > 0 else { return }
+        environment.pipeline.submit([snapshotWrite(lsn: nextLsn - 1)], receipt: nil)
+    }
+
+    /// The sockets a command ends, closed once what came before them is out.
+    private func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
+        var actions = SessionOutbox.Actions()
+        if case .command(let command, let user) = input {
+            switch command {
+            case .leave:
+                actions.merge(outbox.enqueue(.close(.user(user), .normal, "left the session"), after: lsn, now: now))
+            case .kick(let target):
+                actions.merge(outbox.enqueue(.close(.user(target), .forbidden, "removed by the host"), after: lsn, now: now))
+            default:
+                break
+            }
+        }
+        if state.hasEnded && !endAnnounced {
+            endAnnounced = true
+            actions.merge(outbox.enqueue(.close(.everyone, .gone, "the session has ended"), after: lsn, now: now))
+            actions.merge(outbox.enqueue(.ended, after: lsn, now: now))
+        }
+        return actions
+    }
+
+    private var endAnnounced = false
+
+    // MARK: Durability
+
+    /// The store holds every record up to `lsn` (the pipeline calls this on `eventLoop`).
+    nonisolated func stored(through lsn: Int64) {
+        assumeIsolated { session in
+            session.execute(session.outbox.stored(through: lsn, now: session.environment.clock.now()))
+        }
+    }
+
+    /// Carries out what the outbox decided.
+    func execute(_ actions: SessionOutbox.Actions) {
+        guard !actions.isEmpty else { return }
+        var deliveries: [RealtimeConnection.Delivery] = []
+        var index: [ConnectionID: Int] = [:]
+        var delivered = 0
+        for (connection, frames) in actions.writes {
+            guard let target = connections[connection] else { continue }
+            index[connection] = deliveries.count
+            deliveries.append(RealtimeConnection.Delivery(connection: target, frames: frames, close: nil))
+            delivered += frames.count
+        }
+        for close in actions.closes {
+            guard let target = connections.removeValue(forKey: close.connection) else { continue }
+            Metrics.connections.decrement()
+            if let position = index[close.connection] {
+                deliveries[position].close = (close.code, close.reason)
+            } else {
+                deliveries.append(RealtimeConnection.Delivery(connection: target, frames: [], close: (close.code, close.reason)))
+            }
+        }
+        RealtimeConnection.deliver(deliveries)
+        Metrics.deliveries.increment(by: delivered)
+        for id in actions.resumed { waiters.removeValue(forKey: id)?.resume() }
+        for (connection, user) in actions.evicted {
+            logger.warning("closed a connection that stopped reading", metadata: ["member.id": "\(user)", "connection.id": "\(connection)"])
+            Metrics.slowConsumers.increment()
+            socketGone(user)
+        }
+        if actions.ended {
+            endedFlag.store(true, ordering: .releasing)
+            timer?.task.cancel()
+            timer = nil
+        }
+        scheduleStallCheck()
+    }
+
+    // MARK: Timers
+
+    /// Keeps one timer at the session's next deadline.
+    func rescheduleTimer() {
+        let deadline = state.hasEnded ? nil : state.nextDeadline()
+        guard deadline != timer?.deadline else { return }
+        timer?.task.cancel()
+        timer = nil
+        guard let deadline else { return }
+        let delay = max(0, deadline - environment.clock.now())
+        let task = eventLoop.scheduleTask(in: .milliseconds(delay)) { [self] in
+            self.assumeIsolated { $0.timerFired(deadline) }
+        }
+        timer = (deadline, task)
+    }
+
+    private func timerFired(_ deadline: Millis) {
+        guard timer?.deadline == deadline else { return }
+        timer = nil
+        if environment.clock.now() < deadline {
+            // The injected clock runs behind the loop's: look again when it gets there.
+            rescheduleTimer()
+            return
+        }
+        tick()
+    }
+
+    /// Moves the timeline to now.
+    func tick() {
+        do {
+            try take(.advance, cause: .tick)
+        } catch {
+            logger.error("advancing the timeline failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Checks stalled sockets once a second while there are any.
+    private func scheduleStallCheck() {
+        guard stallTimer == nil, outbox.hasStalledConnections else { return }
+        stallTimer = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
+            self.assumeIsolated { session in
+                session.stallTimer = nil
+                session.execute(session.outbox.tick(now: session.environment.clock.now()))
+            }
+        }
+    }
+
+    /// Stops the session's timers (the server is stopping).
+    func stopTimers() {
+        timer?.task.cancel()
+        timer = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+    }
+}
+
+extension SessionOutbox.Actions {
+    /// Appends `other`'s actions after these.
+    mutating func merge(_ other: SessionOutbox.Actions) {
+        guard !other.isEmpty else { return }
+        for (connection, frames) in other.writes {
+            for frame in frames { write(frame, to: connection) }
+        }
+        closes += other.closes
+        evicted += other.evicted
+        resumed += other.resumed
+        ended = ended || other.ended
+    }
+}

@@ -1,0 +1,340 @@
+import Foundation
+import JamCore
+import JamProtocol
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Every session the server knows, by ID and by join code.
+///
+/// At start only the store's index is read: a stored session comes back (snapshot plus log)
+/// the first time somebody asks for it, or when its next deadline comes, so a server with
+/// thousands of stored sessions serves within moments of starting. Live sessions are spread
+/// over the event loops; each stays on its loop for life.
+public final class SessionRegistry: Service, Sendable {
+    private enum Entry {
+        case stored(StoredSessionEntry)
+        case loading(EventLoopFuture<LiveSession>, StoredSessionEntry)
+        case live(LiveSession)
+        case ended
+        case unreadable(JamError)
+    }
+
+    private struct Index {
+        var entries: [SessionID: Entry] = [:]
+        var codes: [String: SessionID] = [:]
+        /// When each live code was issued, for profiles whose codes expire.
+        var codeIssuedAt: [String: Millis] = [:]
+        /// Stored sessions to bring back at their deadline, soonest first.
+        var wakeUps: [(at: Millis, id: SessionID)] = []
+        var fallbackTracks: [Track] = []
+    }
+
+    private let index = Mutex(Index())
+    private let store: any SessionStore
+    private let baseEnvironment: SessionEnvironment
+    private let defaults: SessionDefaults
+    private let loops: any EventLoopGroup
+    private let logger: Logger
+    private let clock: any ServerClock
+
+    init(store: any SessionStore, environment: SessionEnvironment, defaults: SessionDefaults, loops: any EventLoopGroup) {
+        self.store = store
+        self.baseEnvironment = environment
+        self.defaults = defaults
+        self.loops = loops
+        self.logger = environment.logger
+        self.clock = environment.clock
+        index.withLock { $0.fallbackTracks = environment.fallbackTracks }
+    }
+
+    private var environment: SessionEnvironment {
+        var environment = baseEnvironment
+        environment.fallbackTracks = index.withLock { $0.fallbackTracks }
+        return environment
+    }
+
+    /// Reads the store's index: every stored session becomes findable; none is loaded yet.
+    func loadIndex() async throws {
+        let stored = try await store.loadIndex()
+        let now = clock.now()
+        // Where sockets are membership, every member of a stored session has left by now.
+        let everyoneWakes = defaults.makeWire(0).socketsAreMembership
+        var live = 0
+        index.withLock { index in
+            for entry in stored {
+                if entry.ended {
+                    index.entries[entry.id] = .ended
+                    continue
+                }
+                live += 1
+                index.entries[entry.id] = .stored(entry)
+                index.codes[entry.joinCode] = entry.id
+                index.codeIssuedAt[entry.joinCode] = entry.codeIssuedAt
+                if everyoneWakes {
+                    index.wakeUps.append((now, entry.id))
+                } else if let wake = entry.wakeAt {
+                    index.wakeUps.append((wake, entry.id))
+                }
+            }
+            index.wakeUps.sort { $0.at < $1.at }
+        }
+        Metrics.liveSessions.record(live)
+        logger.info("session index read", metadata: ["sessions.stored": "\(live)", "sessions.ended": "\(stored.count - live)"])
+    }
+
+    /// Brings stored sessions back at their deadlines; at shutdown, snapshots every live one.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await wakeStoredSessions()
+        } onGracefulShutdown: {}
+        await shutdownSessions()
+    }
+
+    private func wakeStoredSessions() async {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let now = clock.now()
+            let (due, next) = index.withLock { index -> ([SessionID], Millis?) in
+                let split = index.wakeUps.firstIndex { $0.at > now } ?? index.wakeUps.count
+                let due = index.wakeUps[..<split].map(\.id)
+                index.wakeUps.removeFirst(split)
+                return (due, index.wakeUps.first?.at)
+            }
+            // A few at a time: a restart with many due sessions must not starve the requests.
+            await withTaskGroup(of: Void.self) { group in
+                var pending = due[...]
+                for _ in 0..<min(8, pending.count) {
+                    let id = pending.removeFirst()
+                    group.addTask { await self.wake(id) }
+                }
+                while await group.next() != nil, let id = pending.popFirst() {
+                    group.addTask { await self.wake(id) }
+                }
+            }
+            let wait = next.map { max(1, min($0 - clock.now(), 1_000)) } ?? 1_000
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(wait)) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func wake(_ id: SessionID) async {
+        do {
+            _ = try await session(id)
+        } catch {
+            logger.debug("a stored session was not brought back at its deadline", metadata: ["session.id": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    private func shutdownSessions() async {
+        let live = index.withLock { index in
+            index.entries.values.compactMap { entry -> LiveSession? in
+                if case .live(let session) = entry { return session }
+                return nil
+            }
+        }
+        for session in live { await session.shutdown() }
+        logger.info("sessions stored for the restart", metadata: ["sessions.live": "\(live.count)"])
+    }
+
+    // MARK: Finding sessions
+
+    /// The session `id`: 404 when unknown, 410 when it has ended. A stored session is brought
+    /// back first.
+    package func session(_ id: SessionID) async throws(JamError) -> LiveSession {
+        enum Step {
+            case found(LiveSession)
+            case wait(EventLoopFuture<LiveSession>)
+            case load(StoredSessionEntry, EventLoopPromise<LiveSession>)
+        }
+        let step = try index.withLock { index throws(JamError) -> Step in
+            switch index.entries[id] {
+            case .live(let session)?:
+                guard session.hasEnded else { return .found(session) }
+                Self.forget(id, in: &index)
+                throw JamError(.gone, "the session has ended")
+            case .loading(let future, _)?:
+                return .wait(future)
+            case .stored(let entry)?:
+                let promise = loops.next().makePromise(of: LiveSession.self)
+                index.entries[id] = .loading(promise.futureResult, entry)
+                return .load(entry, promise)
+            case .ended?:
+                throw JamError(.gone, "the session has ended")
+            case .unreadable(let error)?:
+                throw error
+            case nil:
+                throw JamError(.notFound, "no session \(id)")
+            }
+        }
+        switch step {
+        case .found(let session):
+            return session
+        case .wait(let future):
+            return try await Self.await(future)
+        case .load(let entry, let promise):
+            do {
+                let session = try await bringBack(entry, on: promise.futureResult.eventLoop)
+                index.withLock { $0.entries[id] = .live(session) }
+                promise.succeed(session)
+                return session
+            } catch {
+                index.withLock { $0.entries[id] = .unreadable(error) }
+                promise.fail(error)
+                throw error
+            }
+        }
+    }
+
+    private static func await(_ future: EventLoopFuture<LiveSession>) async throws(JamError) -> LiveSession {
+        do {
+            return try await future.get()
+        } catch let error as JamError {
+            throw error
+        } catch {
+            throw JamError(.internal, "the session could not be loaded: \(error)")
+        }
+    }
+
+    private func bringBack(_ entry: StoredSessionEntry, on loop: any EventLoop) async throws(JamError) -> LiveSession {
+        let stored: StoredSession?
+        do {
+            stored = try await store.loadSession(entry.id, framesAfterSeq: 0)
+        } catch {
+            logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
+            throw JamError(.unavailable, "the session could not be read from the store; try again")
+        }
+        guard let stored else { throw JamError(.notFound, "no session \(entry.id)") }
+        let environment = self.environment
+        let defaults = self.defaults
+        // Replaying touches only the new session, but it runs on its loop like everything else it does.
+        let future = loop.submit { () throws -> LiveSession in
+            try LiveSession.recover(stored, id: entry.id, entry: entry, wire: defaults.makeWire, environment: environment, eventLoop: loop)
+        }
+        return try await Self.await(future)
+    }
+
+    /// The live session whose join code is `code`.
+    package func session(code input: String) async throws(JamError) -> LiveSession {
+        let code = JoinCodes.normalise(input)
+        guard !code.isEmpty else { throw JamError(.invalidField, "code must not be empty") }
+        guard code.count <= 32 else { throw JamError(.invalidField, "code is too long") }
+        let (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
+        guard let id else { throw JamError(.notFound, "no session with code \(code)") }
+        if let lifetime = defaults.codeLifetimeMs, let issued, clock.now() - issued > lifetime {
+            throw JamError(.gone, "the join code \(code) has expired")
+        }
+        return try await session(id)
+    }
+
+    /// Number of sessions that have not ended (live or stored).
+    package var liveCount: Int {
+        index.withLock { index in
+            for (id, entry) in index.entries {
+                if case .live(let session) = entry, session.hasEnded { Self.forget(id, in: &index) }
+            }
+            return index.entries.values.reduce(0) { count, entry in
+                switch entry {
+                case .ended, .unreadable: count
+                case .live, .stored, .loading: count + 1
+                }
+            }
+        }
+    }
+
+    // MARK: Changing sessions
+
+    /// Creates a session hosted by `identity`; returns once it is stored.
+    package func create(by identity: Identity, _ request: CreateSessionRequest) async throws(JamError) -> (LiveSession, SessionView) {
+        let displayName = try Validate.displayName(request.displayName ?? identity.displayName)
+        let name = try request.name.map { (value) throws(JamError) in
+            let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+            try Validate.text(trimmed, field: "name", max: Validate.maxSessionName)
+            return trimmed
+        } ?? "\(displayName)'s session"
+        var settings = defaults.settings
+        if let patch = request.settings {
+            try patch.validate()
+            settings = patch.applied(to: settings)
+        }
+        let now = clock.now()
+        let environment = self.environment
+        let id = environment.ids.next()
+        let session = index.withLock { index -> LiveSession in
+            let code = Self.uniqueCode(defaults.codes, in: index)
+            let state = SessionState(
+                id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
+                timing: environment.timing, rules: defaults.rules, now: now)
+            let session = LiveSession.create(state: state, wire: defaults.makeWire(state.epoch), environment: environment, eventLoop: loops.next())
+            index.entries[id] = .live(session)
+            index.codes[code] = id
+            index.codeIssuedAt[code] = now
+            return session
+        }
+        Metrics.liveSessions.record(liveCount)
+        await session.waitUntilStored()
+        return (session, try await session.view(for: identity.userId))
+    }
+
+    /// Applies `commands` together, with a fresh join code when `newCode` is set.
+    func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) {
+        var steps = commands
+        var code: String?
+        if newCode {
+            let fresh = index.withLock { index -> String in
+                let fresh = Self.uniqueCode(defaults.codes, in: index)
+                index.codes[fresh] = session.id
+                index.codeIssuedAt[fresh] = clock.now()
+                return fresh
+            }
+            steps.append(.setJoinCode(fresh))
+            code = fresh
+        }
+        guard !steps.isEmpty else { return }
+        do {
+            try await session.perform(.all(steps), by: user)
+        } catch {
+            if let code { index.withLock { $0.codes[code] = nil } }
+            throw error
+        }
+        if let code {
+            index.withLock { index in
+                for (old, owner) in index.codes where owner == session.id && old != code {
+                    index.codes[old] = nil
+                    index.codeIssuedAt[old] = nil
+                }
+            }
+        }
+    }
+
+    /// A rescan changed the library: new sessions and live ones shuffle the new tracks.
+    func libraryChanged(_ tracks: [Track]) async {
+        let live = index.withLock { index -> [LiveSession] in
+            index.fallbackTracks = tracks
+            return index.entries.values.compactMap { if case .live(let session) = $0 { session } else { nil } }
+        }
+        for session in live { await session.useFallbackTracks(tracks) }
+    }
+
+    /// A fresh ID for an item or a session.
+    package func newID() -> JamID { baseEnvironment.ids.next() }
+
+    private static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String {
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let code = codes.make(using: &generator)
+            if index.codes[code] == nil { return code }
+        }
+    }
+
+    private static func forget(_ id: SessionID, in index: inout Index) {
+        index.entries[id] = .ended
+        for (code, owner) in index.codes where owner == id {
+            index.codes[code] = nil
+            index.codeIssuedAt[code] = nil
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// A session whose records the pipeline stores, told which of them are durable.
+protocol CommitReceiver: AnyObject, Sendable {
+    /// The loop `stored(through:)` runs on.
+    var eventLoop: any EventLoop { get }
+    /// The store holds every record up to `lsn`; called on `eventLoop`.
+    func stored(through lsn: Int64)
+}
+
+/// Group commit on a thread of its own.
+///
+/// Sessions submit writes as they happen (a lock and, for the first write of a batch, one
+/// wake-up of the store's thread). The thread takes everything submitted so far, writes it
+/// as one transaction, tells each session's event loop which records are durable (one hop
+/// per loop, not per session), and takes the next batch at once: whatever arrived during a
+/// slow fsync forms the next batch, so one slow flush never stops batches from forming.
+public final class CommitPipeline: Service, Sendable {
+    private struct Queue {
+        var writes: [StoreWrite] = []
+        var receipts: [(receiver: any CommitReceiver, lsn: Int64)] = []
+        /// A drain is scheduled or a batch is being written.
+        var busy = false
+        var failures = 0
+    }
+
+    private let store: any SessionStore
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    /// The store's thread.
+    let loop: any EventLoop
+    private let queue = Mutex(Queue())
+    private let idle = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+    /// Creates the pipeline and its thread around `store`.
+    public init(store: any SessionStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        loop = group.next()
+    }
+
+    /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
+    func submit(_ writes: [StoreWrite], receipt: (any CommitReceiver, Int64)?) {
+        let wake = queue.withLock { queue -> Bool in
+            queue.writes += writes
+            if let receipt { queue.receipts.append(receipt) }
+            guard !queue.busy else { return false }
+            queue.busy = true
+            return true
+        }
+        if wake { loop.execute { self.drain() } }
+    }
+
+    /// Writes what is queued, then looks again; on the store's loop.
+    private func drain() {
+        let (writes, receipts) = queue.withLock { queue -> ([StoreWrite], [(receiver: any CommitReceiver, lsn: Int64)]) in
+            let taken = (queue.writes, queue.receipts)
+            queue.writes.removeAll(keepingCapacity: true)
+            queue.receipts.removeAll(keepingCapacity: true)
+            if taken.0.isEmpty { queue.busy = false }
+            return taken
+        }
+        guard !writes.isEmpty else {
+            resumeIdleWaiters()
+            return
+        }
+        store.commit(writes, on: loop).whenComplete { result in
+            switch result {
+            case .success:
+                Metrics.persistedBatches.increment()
+                Metrics.persistedRows.increment(by: writes.count)
+                self.queue.withLock { $0.failures = 0 }
+                self.notify(receipts)
+                // A completed future runs this inline: go round the loop rather than recurse.
+                self.loop.execute { self.drain() }
+            case .failure(let error):
+                let failures = self.queue.withLock { queue -> Int in
+                    // Put the batch back in front of what came since, in order.
+                    queue.writes = writes + queue.writes
+                    queue.receipts = receipts + queue.receipts
+                    queue.failures += 1
+                    return queue.failures
+                }
+                let backoff = min(2_000, 50 << min(failures - 1, 6))
+                self.logger.error("storing a batch failed; retrying", metadata: ["error": "\(error)", "batch.writes": "\(writes.count)", "retry.ms": "\(backoff)"])
+                self.loop.scheduleTask(in: .milliseconds(Int64(backoff))) { self.drain() }
+            }
+        }
+    }
+
+    /// Tells each session's loop, once per loop, which records are durable.
+    private func notify(_ receipts: [(receiver: any CommitReceiver, lsn: Int64)]) {
+        var byLoop: [ObjectIdentifier: (loop: any EventLoop, receipts: [ObjectIdentifier: (receiver: any CommitReceiver, lsn: Int64)])] = [:]
+        for receipt in receipts {
+            let loopKey = ObjectIdentifier(receipt.receiver.eventLoop)
+            let receiverKey = ObjectIdentifier(receipt.receiver)
+            var entry = byLoop[loopKey] ?? (receipt.receiver.eventLoop, [:])
+            if let known = entry.receipts[receiverKey], known.lsn >= receipt.lsn { continue }
+            entry.receipts[receiverKey] = receipt
+            byLoop[loopKey] = entry
+        }
+        for (_, entry) in byLoop {
+            let receipts = Array(entry.receipts.values)
+            entry.loop.execute {
+                for receipt in receipts { receipt.receiver.stored(through: receipt.lsn) }
+            }
+        }
+    }
+
+    /// Returns once everything submitted so far is written (or given up on at shutdown).
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            idle.withLock { $0.append(continuation) }
+            loop.execute {
+                if !self.queue.withLock({ $0.busy }) { self.resumeIdleWaiters() }
+            }
+        }
+    }
+
+    private func resumeIdleWaiters() {
+        let waiters = idle.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    public func run() async throws {
+        // Commits go on until everything else has stopped: this service is shut down last.
+        try? await gracefulShutdown()
+        await flush()
+        do {
+            try await store.close()
+        } catch {
+            logger.error("closing the store failed", metadata: ["error": "\(error)"])
+        }
+        try await group.shutdownGracefully()
+    }
+}

@@ -1,0 +1,80 @@
+import JamProtocol
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// A store that keeps everything in memory, with the same semantics as the SQLite store:
+/// for tests and for throwaway servers. Nothing survives the process.
+public final class InMemorySessionStore: SessionStore, Sendable {
+    private struct Contents {
+        var index: [SessionID: StoredSessionEntry] = [:]
+        var snapshots: [SessionID: SessionSnapshot] = [:]
+        var logs: [SessionID: [Int64: LogRecord]] = [:]
+        var commits = 0
+    }
+
+    private let contents = Mutex(Contents())
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// Group commits so far.
+    public var commitCount: Int { contents.withLock { $0.commits } }
+
+    public var services: [any Service] { [] }
+
+    public func loadIndex() async throws -> [StoredSessionEntry] {
+        contents.withLock { contents in
+            contents.index.values.map { entry in
+                var entry = entry
+                let lastRecord = contents.logs[entry.id]?.values.max { $0.lsn < $1.lsn }
+                let snapshot = contents.snapshots[entry.id]
+                if let lastRecord, lastRecord.lsn > snapshot?.lsn ?? -1 {
+                    entry.wakeAt = lastRecord.wakeAt
+                } else {
+                    entry.wakeAt = snapshot?.wakeAt
+                }
+                return entry
+            }
+        }
+    }
+
+    public func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession? {
+        contents.withLock { contents in
+            guard let snapshot = contents.snapshots[id] else { return nil }
+            let records = (contents.logs[id] ?? [:]).values
+                .filter { $0.lsn > snapshot.lsn || $0.lastSeq > framesAfterSeq }
+                .sorted { $0.lsn < $1.lsn }
+            return StoredSession(snapshot: snapshot, records: records)
+        }
+    }
+
+    public func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+        contents.withLock { contents in
+            contents.commits += 1
+            for write in writes {
+                switch write {
+                case .index(let entry):
+                    contents.index[entry.id] = entry
+                case .record(let id, let record):
+                    contents.logs[id, default: [:]][record.lsn] = record
+                case .snapshot(let id, let snapshot, let keepFramesAfterSeq):
+                    contents.snapshots[id] = snapshot
+                    contents.logs[id] = contents.logs[id]?.filter { $0.value.lsn > snapshot.lsn || $0.value.lastSeq > keepFramesAfterSeq }
+                }
+            }
+        }
+        return loop.makeSucceededVoidFuture()
+    }
+
+    /// Replaces the stored inputs of one record, as a torn write would have left them (tests).
+    public func damageRecord(_ id: SessionID, lsn: Int64, keepingBytes count: Int) {
+        contents.withLock { contents in
+            guard var record = contents.logs[id]?[lsn] else { return }
+            record.inputs = Array(record.inputs.prefix(count))
+            contents.logs[id]?[lsn] = record
+        }
+    }
+
+    public func close() async throws {}
+}

@@ -1,0 +1,212 @@
+import Foundation
+import JamProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import VaporCSQLite
+
+/// The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a committed
+/// batch survives a killed process and a power cut.
+///
+/// Group commits run on the commit pipeline's own thread through one connection with
+/// prepared statements: one transaction, one fsync per batch. SQLite's automatic checkpoint
+/// is off (it would run inside whichever commit crossed the threshold); `SQLiteCheckpointer`
+/// moves the log into the database from another connection beside the commits instead.
+/// Reads (the index, a session being brought back) use a third connection on a thread pool.
+public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
+    // Thread confinement instead of locks: `writer` is used only by `commit`, which the
+    // pipeline calls on its loop one batch at a time; `reader` only under its mutex.
+    private let writer: SQLiteDatabase
+    private let reader: Mutex<SQLiteDatabase?>
+    private let checkpointer: SQLiteCheckpointer
+    private let logger: Logger
+    /// The database file.
+    public let path: String
+
+    private init(path: String, writer: SQLiteDatabase, reader: SQLiteDatabase, logger: Logger, checkpointInterval: Duration) {
+        self.path = path
+        self.writer = writer
+        self.reader = Mutex(reader)
+        self.logger = logger
+        checkpointer = SQLiteCheckpointer(path: path, interval: checkpointInterval, logger: logger)
+    }
+
+    /// Opens (creating when needed) the database at `path` and brings its schema up to date.
+    public static func open(path: String, logger: Logger, checkpointInterval: Duration = .milliseconds(500)) throws -> SQLiteSessionStore {
+        let writer = try SQLiteDatabase(path: path)
+        try writer.execute("PRAGMA journal_mode=WAL")
+        try writer.execute("PRAGMA synchronous=FULL")
+        try writer.execute("PRAGMA busy_timeout=5000")
+        // Checkpoints run beside the commits (SQLiteCheckpointer), never inside one.
+        try writer.execute("PRAGMA wal_autocheckpoint=0")
+        // After a burst the log is cut back to 64 MiB; below that it is reused in place, which
+        // keeps its fsyncs free of file-size changes.
+        try writer.execute("PRAGMA journal_size_limit=67108864")
+        try SQLiteMigrations.migrate(writer, logger: logger)
+        let reader = try SQLiteDatabase(path: path, create: false)
+        try reader.execute("PRAGMA busy_timeout=5000")
+        return SQLiteSessionStore(path: path, writer: writer, reader: reader, logger: logger, checkpointInterval: checkpointInterval)
+    }
+
+    public var services: [any Service] { [checkpointer] }
+
+    // MARK: Reads
+
+    public func loadIndex() async throws -> [StoredSessionEntry] {
+        try await read { database in
+            try database.query(
+                """
+                SELECT s.id, s.join_code, s.code_issued_at, s.ended, p.lsn, p.wake_at,
+                    (SELECT l.lsn FROM session_log l WHERE l.session_id = s.id ORDER BY l.lsn DESC LIMIT 1),
+                    (SELECT l.wake_at FROM session_log l WHERE l.session_id = s.id ORDER BY l.lsn DESC LIMIT 1)
+                FROM sessions s LEFT JOIN session_snapshots p ON p.session_id = s.id
+                """
+            ) { row in
+                // The newest of snapshot and log says when the session next needs waking.
+                let snapshotLsn = row.optionalInteger(4) ?? -1
+                let logLsn = row.optionalInteger(6) ?? -1
+                let wakeAt = logLsn > snapshotLsn ? row.optionalInteger(7) : row.optionalInteger(5)
+                return StoredSessionEntry(
+                    id: JamID(row.text(0)), joinCode: row.text(1), codeIssuedAt: row.integer(2), ended: row.integer(3) != 0, wakeAt: wakeAt)
+            }
+        }
+    }
+
+    public func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession? {
+        try await read { database in
+            let snapshots = try database.query(
+                "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = ?1", [.text(id.rawValue)]
+            ) { row in
+                SessionSnapshot(
+                    lsn: row.integer(0), seq: row.integer(1), wakeAt: row.optionalInteger(2), state: row.blob(3),
+                    answers: try LogCoding.decodeAnswers(row.blob(4)))
+            }
+            guard let snapshot = snapshots.first else { return nil }
+            let records = try database.query(
+                """
+                SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer, frames FROM session_log
+                WHERE session_id = ?1 AND (lsn > ?2 OR last_seq > ?3) ORDER BY lsn
+                """,
+                [.text(id.rawValue), .integer(snapshot.lsn), .integer(framesAfterSeq)]
+            ) { row in
+                let answer = row.optionalText(5).map { StoredAnswer(key: $0, frame: row.optionalText(6) ?? "") }
+                return LogRecord(
+                    lsn: row.integer(0), firstSeq: row.integer(1), lastSeq: row.integer(2), wakeAt: row.optionalInteger(3),
+                    inputs: row.blob(4), answer: answer, frames: row.optionalBlob(7))
+            }
+            return StoredSession(snapshot: snapshot, records: records)
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive {
+            try self.reader.withLock { database in
+                guard let database else { throw SQLiteFailure(status: SQLITE_MISUSE, message: "the store is closed", sql: nil) }
+                return try body(database)
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    public func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+        do {
+            try writer.transaction {
+                for write in writes { try apply(write) }
+            }
+            return loop.makeSucceededVoidFuture()
+        } catch {
+            return loop.makeFailedFuture(error)
+        }
+    }
+
+    private func apply(_ write: StoreWrite) throws {
+        switch write {
+        case .index(let entry):
+            try writer.run(
+                """
+                INSERT INTO sessions (id, join_code, code_issued_at, ended) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(id) DO UPDATE SET join_code = excluded.join_code, code_issued_at = excluded.code_issued_at, ended = excluded.ended
+                """,
+                [.text(entry.id.rawValue), .text(entry.joinCode), .integer(entry.codeIssuedAt), .integer(entry.ended ? 1 : 0)])
+        case .record(let id, let record):
+            // A replacement happens only for a record that was torn and ignored at recovery.
+            try writer.run(
+                """
+                INSERT OR REPLACE INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer, frames)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                """,
+                [.text(id.rawValue), .integer(record.lsn), .integer(record.firstSeq), .integer(record.lastSeq),
+                 record.wakeAt.map { .integer($0) } ?? .null, .blob(record.inputs),
+                 record.answer.map { .text($0.key) } ?? .null, record.answer.map { .text($0.frame) } ?? .null,
+                 record.frames.map { .blob($0) } ?? .null])
+        case .snapshot(let id, let snapshot, let keepFramesAfterSeq):
+            try writer.run(
+                """
+                INSERT OR REPLACE INTO session_snapshots (session_id, lsn, seq, wake_at, state, answers, written_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """,
+                [.text(id.rawValue), .integer(snapshot.lsn), .integer(snapshot.seq), snapshot.wakeAt.map { .integer($0) } ?? .null,
+                 .blob(snapshot.state), .blob(LogCoding.encode(snapshot.answers)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+            try writer.run(
+                "DELETE FROM session_log WHERE session_id = ?1 AND lsn <= ?2 AND last_seq <= ?3",
+                [.text(id.rawValue), .integer(snapshot.lsn), .integer(keepFramesAfterSeq)])
+        }
+    }
+
+    public func close() async throws {
+        await checkpointer.stop()
+        reader.withLock { database in
+            database?.close()
+            database = nil
+        }
+        // The last connection to close moves the log into the database and removes it.
+        writer.close()
+    }
+}
+
+/// Moves the write-ahead log into the database file from its own connection, beside the
+/// commits (a passive checkpoint never blocks a writer), so no commit pays for it.
+final class SQLiteCheckpointer: Service, Sendable {
+    private let path: String
+    private let interval: Duration
+    private let logger: Logger
+    private let connection = Mutex<SQLiteDatabase?>(nil)
+
+    init(path: String, interval: Duration, logger: Logger) {
+        self.path = path
+        self.interval = interval
+        self.logger = logger
+    }
+
+    func run() async throws {
+        let database = try SQLiteDatabase(path: path, create: false)
+        try database.execute("PRAGMA busy_timeout=100")
+        connection.withLock { $0 = database }
+        while !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
+            } catch {
+                break
+            }
+            do {
+                _ = try await NIOThreadPool.singleton.runIfActive {
+                    try self.connection.withLock { database in try database?.checkpoint() }
+                }
+            } catch {
+                logger.warning("a checkpoint of the store failed; the next one retries", metadata: ["error": "\(error)"])
+            }
+        }
+        await stop()
+    }
+
+    /// Closes the checkpoint connection (idempotent).
+    func stop() async {
+        connection.withLock { database in
+            database?.close()
+            database = nil
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import JamCore
+import JamProtocol
+import NIOCore
+import ServiceLifecycle
+
+/// A session as the store's index lists it: enough to find it by id or join code, and to
+/// know when it must be brought back without anybody asking for it.
+public struct StoredSessionEntry: Sendable, Equatable {
+    /// The session.
+    public var id: SessionID
+    /// Its current join code.
+    public var joinCode: String
+    /// When that code was issued (for profiles whose codes expire).
+    public var codeIssuedAt: Millis
+    /// True once the session's end is stored.
+    public var ended: Bool
+    /// The session's next timeline deadline as of its last record, if any.
+    public var wakeAt: Millis?
+
+    /// Creates an entry.
+    public init(id: SessionID, joinCode: String, codeIssuedAt: Millis, ended: Bool, wakeAt: Millis?) {
+        self.id = id
+        self.joinCode = joinCode
+        self.codeIssuedAt = codeIssuedAt
+        self.ended = ended
+        self.wakeAt = wakeAt
+    }
+}
+
+/// A command id answered by a logged turn, and the frame that answered it.
+public struct StoredAnswer: Codable, Sendable, Equatable {
+    /// "user id" of the command.
+    public var key: String
+    /// The answer as sent (an `ack` frame).
+    public var frame: String
+
+    /// Creates an answer.
+    public init(key: String, frame: String) {
+        self.key = key
+        self.frame = frame
+    }
+}
+
+/// One entry of a session's log: what one turn of the session applied (its inputs, encoded),
+/// the events it produced (their frames, for `hello {lastSeq}` across restarts), and the
+/// command id it answered.
+public struct LogRecord: Sendable, Equatable {
+    /// Record number within the session: 1, 2, 3…
+    public var lsn: Int64
+    /// The session's `seq` before the record; its events are `firstSeq + 1 … lastSeq`.
+    public var firstSeq: Int64
+    /// The session's `seq` after the record.
+    public var lastSeq: Int64
+    /// The session's next deadline after the record.
+    public var wakeAt: Millis?
+    /// `[TimedInput]`, encoded (`LogCoding`).
+    public var inputs: [UInt8]
+    /// The command id this turn answered, with its answer.
+    public var answer: StoredAnswer?
+    /// The events' frames, one per line, when the wire profile keeps them for resumes.
+    public var frames: [UInt8]?
+
+    /// Creates a record.
+    public init(lsn: Int64, firstSeq: Int64, lastSeq: Int64, wakeAt: Millis?, inputs: [UInt8], answer: StoredAnswer? = nil, frames: [UInt8]? = nil) {
+        self.lsn = lsn
+        self.firstSeq = firstSeq
+        self.lastSeq = lastSeq
+        self.wakeAt = wakeAt
+        self.inputs = inputs
+        self.answer = answer
+        self.frames = frames
+    }
+}
+
+/// A session's state as of one record: recovery starts here and replays the log after it.
+public struct SessionSnapshot: Sendable, Equatable {
+    /// The last record the snapshot includes (0: none yet).
+    public var lsn: Int64
+    /// The session's `seq` at the snapshot.
+    public var seq: Int64
+    /// The session's next deadline at the snapshot.
+    public var wakeAt: Millis?
+    /// The encoded `SessionState`.
+    public var state: [UInt8]
+    /// Recently answered command ids, oldest first.
+    public var answers: [StoredAnswer]
+
+    /// Creates a snapshot.
+    public init(lsn: Int64, seq: Int64, wakeAt: Millis?, state: [UInt8], answers: [StoredAnswer]) {
+        self.lsn = lsn
+        self.seq = seq
+        self.wakeAt = wakeAt
+        self.state = state
+        self.answers = answers
+    }
+}
+
+/// What the store has of one session: its latest snapshot, the records after it, and the
+/// older records still kept for their frames.
+public struct StoredSession: Sendable {
+    /// Where recovery starts.
+    public var snapshot: SessionSnapshot
+    /// Every kept record in order: those after `snapshot.lsn` are replayed, the others only
+    /// give their frames to the replay ring.
+    public var records: [LogRecord]
+
+    /// Creates the stored form.
+    public init(snapshot: SessionSnapshot, records: [LogRecord]) {
+        self.snapshot = snapshot
+        self.records = records
+    }
+}
+
+/// One write of a group commit; a batch is applied in order, in one transaction.
+public enum StoreWrite: Sendable, Equatable {
+    /// A new session, or its new join code or end: the index row.
+    case index(StoredSessionEntry)
+    /// A record appended to a session's log.
+    case record(SessionID, LogRecord)
+    /// A new snapshot; records it includes whose events are older than `keepFramesAfterSeq`
+    /// are no longer needed and go.
+    case snapshot(SessionID, SessionSnapshot, keepFramesAfterSeq: Int64)
+}
+
+/// Where sessions live between restarts: an index of sessions, and per session a log of
+/// records with snapshots. Writes come as group commits from one pipeline, in order.
+///
+/// `commit` is called on the commit pipeline's event loop, one batch at a time, and its
+/// future completes once the batch is durable. An embedded store does the work right there
+/// (the loop is the store's own thread); a networked one returns when the server confirms.
+public protocol SessionStore: Sendable {
+    /// Every session the store knows.
+    func loadIndex() async throws -> [StoredSessionEntry]
+    /// One session's snapshot and log, or nil when the store does not have it.
+    func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession?
+    /// Writes one batch in one transaction; the future succeeds once it is durable.
+    func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void>
+    /// The store's own long-lived work (an embedded store's checkpoints), run beside the server.
+    var services: [any Service] { get }
+    /// Releases the store; called once nothing commits any more.
+    func close() async throws
+}

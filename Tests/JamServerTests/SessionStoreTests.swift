@@ -1,0 +1,151 @@
+import Foundation
+import JamCore
+import JamProtocol
+import JamTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import JamServer
+
+/// The store protocol's promises, checked against every implementation alike.
+@Suite struct SessionStoreTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, memory
+        var testDescription: String { rawValue }
+    }
+
+    /// A store of `kind`, and a way to open the same store again (for "after a restart").
+    struct Subject {
+        let store: any SessionStore
+        let reopen: () async throws -> any SessionStore
+    }
+
+    static func subject(_ kind: Kind) throws -> Subject {
+        switch kind {
+        case .sqlite:
+            let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
+            let open = { try SQLiteSessionStore.open(path: path, logger: Logger(label: "test")) as any SessionStore }
+            return Subject(store: try open(), reopen: open)
+        case .memory:
+            let store = InMemorySessionStore()
+            return Subject(store: store, reopen: { store })
+        }
+    }
+
+    static let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    static func id(_ n: Int) -> SessionID { JamID(String(format: "00000000-0000-0000-0003-%012d", n)) }
+
+    static func record(_ lsn: Int64, seq: Int64, wakeAt: Millis? = nil, answer: StoredAnswer? = nil, frames: Bool = true) -> LogRecord {
+        LogRecord(
+            lsn: lsn, firstSeq: seq - 1, lastSeq: seq, wakeAt: wakeAt, inputs: Array("[\(lsn)]".utf8), answer: answer,
+            frames: frames ? LogCoding.joinFrames([(seq, ByteBuffer(string: "{\"seq\":\(seq)}"))]) : nil)
+    }
+
+    static func snapshot(_ lsn: Int64, seq: Int64, wakeAt: Millis? = nil) -> SessionSnapshot {
+        SessionSnapshot(lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array("{\"at\":\(lsn)}".utf8), answers: [StoredAnswer(key: "u c\(lsn)", frame: "{}")])
+    }
+
+    func commit(_ store: any SessionStore, _ writes: [StoreWrite]) async throws {
+        try await store.commit(writes, on: Self.loop).get()
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aSessionComesBackAsItsSnapshotAndTheRecordsAfterIt(_ kind: Kind) async throws {
+        let subject = try Self.subject(kind)
+        let id = Self.id(1)
+        try await commit(subject.store, [
+            .index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)),
+            .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: -1000),
+        ])
+        try await commit(subject.store, (1...5).map { .record(id, Self.record($0, seq: $0 * 2, answer: $0 == 3 ? StoredAnswer(key: "u c", frame: "{\"ack\":3}") : nil)) })
+        try await subject.store.close()
+
+        let store = try await subject.reopen()
+        let index = try await store.loadIndex()
+        #expect(index == [StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)])
+        let stored = try #require(try await store.loadSession(id, framesAfterSeq: 0))
+        #expect(stored.snapshot == Self.snapshot(0, seq: 0))
+        #expect(stored.records == (1...5).map { Self.record($0, seq: $0 * 2, answer: $0 == 3 ? StoredAnswer(key: "u c", frame: "{\"ack\":3}") : nil) })
+        #expect(try await store.loadSession(Self.id(2), framesAfterSeq: 0) == nil)
+        try await store.close()
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aSnapshotDropsTheRecordsItCoversOnceTheirFramesAreTooOldToResumeFrom(_ kind: Kind) async throws {
+        let subject = try Self.subject(kind)
+        let id = Self.id(1)
+        try await commit(subject.store, [.index(StoredSessionEntry(id: id, joinCode: "X", codeIssuedAt: 0, ended: false, wakeAt: nil)), .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0)])
+        try await commit(subject.store, (1...10).map { .record(id, Self.record($0, seq: $0)) })
+        // Records 1…8 are in the snapshot; frames after seq 6 are kept for resumes.
+        try await commit(subject.store, [.snapshot(id, Self.snapshot(8, seq: 8), keepFramesAfterSeq: 6)])
+        let stored = try #require(try await subject.store.loadSession(id, framesAfterSeq: 6))
+        #expect(stored.snapshot.lsn == 8)
+        #expect(stored.records.map(\.lsn) == [7, 8, 9, 10])
+        try await subject.store.close()
+    }
+
+    @Test(arguments: Kind.allCases)
+    func theIndexSaysWhenEachSessionNextWakesAndWhichHaveEnded(_ kind: Kind) async throws {
+        let subject = try Self.subject(kind)
+        let (a, b, c) = (Self.id(1), Self.id(2), Self.id(3))
+        try await commit(subject.store, [
+            .index(StoredSessionEntry(id: a, joinCode: "A", codeIssuedAt: 1, ended: false, wakeAt: nil)),
+            .snapshot(a, Self.snapshot(0, seq: 0, wakeAt: 100), keepFramesAfterSeq: 0),
+            .index(StoredSessionEntry(id: b, joinCode: "B", codeIssuedAt: 2, ended: false, wakeAt: nil)),
+            .snapshot(b, Self.snapshot(0, seq: 0, wakeAt: 100), keepFramesAfterSeq: 0),
+            .record(b, Self.record(1, seq: 1, wakeAt: 250)),
+            .record(b, Self.record(2, seq: 2, wakeAt: nil)),
+            .index(StoredSessionEntry(id: c, joinCode: "C", codeIssuedAt: 3, ended: false, wakeAt: nil)),
+            .snapshot(c, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0),
+        ])
+        try await commit(subject.store, [.index(StoredSessionEntry(id: c, joinCode: "C2", codeIssuedAt: 9, ended: true, wakeAt: nil))])
+        let index = Dictionary(uniqueKeysWithValues: try await subject.store.loadIndex().map { ($0.id, $0) })
+        #expect(index[a]?.wakeAt == 100, "the snapshot's deadline when no record follows it")
+        #expect(index[b]?.wakeAt == nil, "the newest record's: nothing to wake for")
+        #expect(index[c] == StoredSessionEntry(id: c, joinCode: "C2", codeIssuedAt: 9, ended: true, wakeAt: nil))
+        try await subject.store.close()
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aBatchOfThousandsOfWritesIsOneCommit(_ kind: Kind) async throws {
+        let subject = try Self.subject(kind)
+        var writes: [StoreWrite] = []
+        for n in 0..<2_000 {
+            let id = Self.id(n)
+            writes += [.index(StoredSessionEntry(id: id, joinCode: "C\(n)", codeIssuedAt: 0, ended: false, wakeAt: nil)),
+                       .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0), .record(id, Self.record(1, seq: 1))]
+        }
+        try await commit(subject.store, writes)
+        #expect(try await subject.store.loadIndex().count == 2_000)
+        #expect(try await subject.store.loadSession(Self.id(1_999), framesAfterSeq: 0)?.records.map(\.lsn) == [1])
+        try await subject.store.close()
+    }
+
+    @Test func aDataFolderOfTheReleaseBeforeTheLogOpensWithEverySessionAsItsFirstSnapshot() async throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/release-2026-11")
+        let copy = TestServer.makeDataDirectory().appendingPathComponent("openjam.sqlite")
+        try FileManager.default.copyItem(at: fixture.appendingPathComponent("openjam.sqlite"), to: copy)
+        let store = try SQLiteSessionStore.open(path: copy.path, logger: Logger(label: "test"))
+        let index = try await store.loadIndex()
+        #expect(index.count == 4)
+        #expect(index.filter(\.ended).count == 1)
+        for entry in index where !entry.ended {
+            let stored = try #require(try await store.loadSession(entry.id, framesAfterSeq: 0))
+            let state = try LogCoding.decodeState(stored.snapshot.state)
+            #expect(state.id == entry.id)
+            #expect(state.joinCode == entry.joinCode)
+            #expect(entry.codeIssuedAt == state.createdAt)
+            #expect(stored.snapshot.seq == state.seq)
+            #expect(entry.wakeAt == state.nextDeadline())
+            #expect(stored.records.isEmpty)
+        }
+        try await store.close()
+        // Opening it again applies nothing twice.
+        let again = try SQLiteSessionStore.open(path: copy.path, logger: Logger(label: "test"))
+        #expect(try await again.loadIndex().count == 4)
+        try await again.close()
+    }
+}
