@@ -12,7 +12,23 @@ public enum QueueRanking {
     /// longest, then to the earliest added. Only an item's own votes move it, so an
     /// unrelated change never swaps equal-scored neighbours.
     public static func byVotes(_ items: [ItemRecord]) -> [ItemRecord] {
-        items.sorted(by: votesOrder)
+        votesPermutation(items).map { items[$0] }
+    }
+
+    /// The indices of `items` in `votes` order. Scores are summed once per item and the sort
+    /// moves small keys, not whole items (a vote ranks the queue three times).
+    static func votesPermutation(_ items: [ItemRecord]) -> [Int] {
+        var keys: [(score: Int, since: Millis, order: Int64, index: Int)] = []
+        keys.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            keys.append((item.score, item.scoreSince, item.addOrder, index))
+        }
+        keys.sort { a, b in
+            if a.score != b.score { return a.score > b.score }
+            if a.since != b.since { return a.since < b.since }
+            return a.order < b.order
+        }
+        return keys.map(\.index)
     }
 
     static func votesOrder(_ a: ItemRecord, _ b: ItemRecord) -> Bool {
@@ -88,6 +104,9 @@ extension SessionState {
 
     /// Item IDs in play order.
     public func queueOrder() -> [ItemID] {
-        rankedQueue().map(\.item.id)
+        switch settings.ordering {
+        case .votes: QueueRanking.votesPermutation(queue).map { queue[$0].id }
+        case .fair: rankedQueue().map(\.item.id)
+        }
     }
 }

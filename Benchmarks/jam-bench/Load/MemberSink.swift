@@ -162,11 +162,11 @@ final class MemberSink: FrameSink, @unchecked Sendable {
 
     private var pirateSeq: Int64 = -1
 
-    /// PirateRadio counts broadcast frames per epoch; the load never changes the epoch.
+    /// PirateRadio counts broadcast frames per epoch (the load never changes the epoch), and a
+    /// frame for "everyone but the sender" (a join, a relay) still counts for the one left out,
+    /// so a jump is no loss: losses are judged by the queue updates, one per DJ command.
     private func checkPirateSeq(_ seq: Int64) {
-        if pirateSeq >= 0 {
-            if seq <= pirateSeq { data.duplicates += 1 } else if seq > pirateSeq + 1 { data.gaps += Int(seq - pirateSeq - 1) }
-        }
+        if pirateSeq >= 0, seq <= pirateSeq { data.duplicates += 1 }
         pirateSeq = max(pirateSeq, seq)
     }
 

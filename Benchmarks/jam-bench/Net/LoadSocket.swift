@@ -62,7 +62,11 @@ struct LoadSocket: Sendable {
                             channel.close(promise: nil)
                             return channel.eventLoop.makeSucceededFuture(.refused)
                         })
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: .init(upgradeConfiguration: configuration))
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // A server may send its first frame in the same read as the 101 response
+                    // (PirateRadio's Node server does): those bytes are the WebSocket's, not noise.
+                    pipeline.leftOverBytesStrategy = .forwardBytes
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                 }
             }
         } catch {

@@ -3,9 +3,10 @@ import Logging
 import NIOCore
 import NIOWebSocket
 
-/// The last handler of a realtime socket's pipeline, after the WebSocket codec: it decodes
+/// The last handler of a realtime socket's pipeline, after the WebSocket decoder: it decodes
 /// client messages on the socket's own loop and hands them to the session, and writes the
-/// session's frames straight to the channel with one flush per batch.
+/// session's frames, encoded once for every member, straight to the socket (`RawFrameSink`)
+/// with one flush per batch.
 ///
 /// It also keeps the socket healthy: it answers pings, pings an idle peer and closes a
 /// dead one, closes after the profile's idle timeout, reports writability to the session
@@ -38,20 +39,22 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private let profile: any WireProfile
+    private let sink: RawFrameSink
     private let clock: any ServerClock
     private let timing: Timing
     private let logger: Logger
     private var state: State = .opening(held: [])
     private var context: ChannelHandlerContext?
     /// Frames written before the first-frame delay passed.
-    private var early: [WebSocketFrame]? = []
+    private var early: [ByteBuffer]? = []
     private var lastHeard = NIODeadline.now()
     private var lastMessage = NIODeadline.now()
     private var awaitingPong = false
     private var timers: [Scheduled<Void>] = []
 
-    init(profile: any WireProfile, clock: any ServerClock, timing: Timing, logger: Logger) {
+    init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
         self.profile = profile
+        self.sink = sink
         self.clock = clock
         self.timing = timing
         self.logger = logger
@@ -108,9 +111,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             lastMessage = lastHeard
             received(.failure(DecodeFailure(error: JamError(.malformed, "binary frames are not supported; send JSON text"), id: nil)), receivedAt: clock.nowPrecise())
         case .ping:
-            var data = frame.unmaskedData
-            let payload = data.readSlice(length: data.readableBytes) ?? ByteBuffer()
-            write(WebSocketFrame(fin: true, opcode: .pong, data: payload), flush: true)
+            write(WebSocketText.control(opcode: 0xA, payload: frame.unmaskedData), flush: true)
         case .pong:
             break
         case .connectionClose:
@@ -188,17 +189,15 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Outbound
 
-    /// Writes text frames and flushes once.
+    /// Writes encoded frames and flushes once.
     func send(_ frames: [ByteBuffer]) {
         guard let context, context.channel.isActive else { return }
         switch state {
         case .closing, .closed: return
         case .opening, .attached: break
         }
-        for bytes in frames {
-            write(WebSocketFrame(fin: true, opcode: .text, data: bytes), flush: false)
-        }
-        if early == nil { context.flush() }
+        for bytes in frames { write(bytes, flush: false) }
+        if early == nil { sink.flush() }
     }
 
     /// Sends a close frame behind what is queued; the socket closes when the peer answers,
@@ -224,32 +223,28 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         data.writeInteger(code)
         // A close reason may hold at most 123 bytes.
         data.writeString(String(decoding: reason.utf8.prefix(123), as: UTF8.self))
-        let frame = WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
         releaseEarlyFrames()
         let promise = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+        sink.write(WebSocketText.control(opcode: 0x8, payload: data), promise: promise)
+        sink.flush()
         return promise.futureResult
     }
 
-    private func write(_ frame: WebSocketFrame, flush: Bool) {
-        guard let context else { return }
+    private func write(_ bytes: ByteBuffer, flush: Bool) {
         if early != nil {
-            early?.append(frame)
+            early?.append(bytes)
             return
         }
-        if flush {
-            context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(frame), promise: nil)
-        }
+        sink.write(bytes)
+        if flush { sink.flush() }
     }
 
     private func releaseEarlyFrames() {
         guard let frames = early else { return }
         early = nil
-        guard let context, !frames.isEmpty else { return }
-        for frame in frames { context.write(wrapOutboundOut(frame), promise: nil) }
-        context.flush()
+        guard !frames.isEmpty else { return }
+        for bytes in frames { sink.write(bytes) }
+        sink.flush()
     }
 
     // MARK: Timers
@@ -268,7 +263,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         if NIODeadline.now() - lastHeard >= timing.pingInterval {
             awaitingPong = true
-            write(WebSocketFrame(fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0)), flush: true)
+            write(WebSocketText.control(opcode: 0x9, payload: ByteBuffer()), flush: true)
         }
         schedulePing(bound)
     }

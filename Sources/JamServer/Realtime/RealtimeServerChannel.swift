@@ -44,7 +44,9 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
-                        let handler = RealtimeHandler(profile: profile, clock: context.clock, timing: timing, logger: logger)
+                        let sink = RawFrameSink()
+                        try channel.pipeline.syncOperations.addHandler(sink, position: .first)
+                        let handler = RealtimeHandler(profile: profile, sink: sink, clock: context.clock, timing: timing, logger: logger)
                         try channel.pipeline.syncOperations.addHandler(
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maxFrameBytes))
                         try channel.pipeline.syncOperations.addHandler(handler)
@@ -100,7 +102,8 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             loop.execute { handler.value.attached(to: ticket.session, as: connection) }
         } catch let error as JamError {
             let refusal = profile.refusal(for: error, clock: context.clock)
-            loop.execute { handler.value.refuse(frame: refusal.frame, code: refusal.code, reason: String(error.message.utf8.prefix(120)) ?? "refused") }
+            let frame = refusal.frame.map(WebSocketText.frame)
+            loop.execute { handler.value.refuse(frame: frame, code: refusal.code, reason: String(error.message.utf8.prefix(120)) ?? "refused") }
         } catch {
             logger.debug("a realtime socket closed while opening", metadata: ["error": "\(error)"])
         }

@@ -28,6 +28,6 @@ struct AnswerCache {
 
     /// The kept answers, oldest first (a snapshot stores them).
     var stored: [StoredAnswer] {
-        order[head...].compactMap { key in answers[key].map { StoredAnswer(key: key, frame: String(buffer: $0)) } }
+        order[head...].compactMap { key in answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0))) } }
     }
 }

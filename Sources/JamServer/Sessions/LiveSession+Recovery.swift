@@ -40,7 +40,7 @@ extension LiveSession {
             throw JamError(.internal, "the session \(id) could not be read from the store")
         }
         var answers = AnswerCache()
-        for answer in stored.snapshot.answers { answers.remember(ByteBuffer(string: answer.frame), for: answer.key) }
+        for answer in stored.snapshot.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         var lastLsn = stored.snapshot.lsn
         var ring: [(seq: Int64, bytes: ByteBuffer)] = []
         let tail = stored.records.filter { $0.lsn > stored.snapshot.lsn }
@@ -66,13 +66,13 @@ extension LiveSession {
                 throw JamError(.internal, "the session \(id) could not be replayed from the store")
             }
             lastLsn = record.lsn
-            if let answer = record.answer { answers.remember(ByteBuffer(string: answer.frame), for: answer.key) }
+            if let answer = record.answer { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         }
         let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(state.epoch), environment: environment, eventLoop: eventLoop)
         session.assumeIsolated { session in
             session.answers = answers
             session.indexed = entry
-            session.outbox.restoreRing(ring.filter { $0.seq <= state.seq })
+            session.outbox.restoreRing(ring.filter { $0.seq <= state.seq }.map { ($0.seq, WebSocketText.frame($0.bytes)) })
             session.resume()
         }
         return session

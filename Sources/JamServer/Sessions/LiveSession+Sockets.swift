@@ -41,12 +41,17 @@ extension LiveSession {
         guard let target = connections[connection] else { return }
         let now = environment.clock.now()
         outbox.resync(connection, at: state.seq)
-        execute(outbox.enqueue(.direct(connection, wire.stateSync(state, for: target.user, now: now)), after: nextLsn - 1, now: now))
+        execute(outbox.enqueue(.direct(connection, WebSocketText.frame(wire.stateSync(state, for: target.user, now: now))), after: nextLsn - 1, now: now))
     }
 
-    /// Queues a frame for one connection, behind everything applied so far.
-    func reply(to connection: ConnectionID, _ frame: ByteBuffer?) {
-        guard let frame else { return }
+    /// Queues a message (JSON) for one connection, behind everything applied so far.
+    func reply(to connection: ConnectionID, _ json: ByteBuffer?) {
+        guard let json else { return }
+        replyFramed(to: connection, WebSocketText.frame(json))
+    }
+
+    /// Queues an encoded frame for one connection, behind everything applied so far.
+    func replyFramed(to connection: ConnectionID, _ frame: ByteBuffer) {
         execute(outbox.enqueue(.direct(connection, frame), after: nextLsn - 1, now: environment.clock.now()))
     }
 
@@ -95,7 +100,7 @@ extension LiveSession {
         switch request {
         case .command(let command, let replyId, let relay):
             if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
-                reply(to: connectionID, answer)
+                replyFramed(to: connectionID, answer)
                 return
             }
             do {
@@ -103,9 +108,9 @@ extension LiveSession {
                     .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
                     reply: replyId.map { (connectionID, user, $0) })
             } catch {
-                let answer = wire.error(error, id: replyId, state: state, now: now)
+                let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: now))
                 if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId)) }
-                reply(to: connectionID, answer)
+                replyFramed(to: connectionID, answer)
             }
         case .hello(let lastSeq, let replyId):
             if let lastSeq, let actions = outbox.replay(to: connectionID, after: lastSeq, now: now) {
@@ -117,10 +122,11 @@ extension LiveSession {
         case .ping(let clientSendTime):
             // Clock sync wants the answer at once, not behind frames waiting for the disk.
             let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
-            RealtimeConnection.deliver([.init(connection: connection, frames: [pong], close: nil)])
+            RealtimeConnection.deliver([.init(connection: connection, frames: [WebSocketText.frame(pong)], close: nil)])
         case .toHost(let frame):
             let hosts = connections.values.filter { $0.user == state.hostId && $0.id != connectionID }
-            RealtimeConnection.deliver(hosts.map { .init(connection: $0, frames: [frame], close: nil) })
+            let framed = WebSocketText.frame(frame)
+            RealtimeConnection.deliver(hosts.map { .init(connection: $0, frames: [framed], close: nil) })
         case .refuse(let error, let replyId):
             Metrics.commandErrors.increment()
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))

@@ -159,9 +159,9 @@ public actor LiveSession: CommitReceiver {
         let frames = wire.frames(for: outcome.events, cause: cause, state: state, now: now)
         var ack: ByteBuffer?
         var answer: StoredAnswer?
-        if let reply, let frame = wire.ack(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), state: state, now: now) {
-            ack = frame
-            answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: frame))
+        if let reply, let json = wire.ack(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), state: state, now: now) {
+            ack = WebSocketText.frame(json)
+            answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: json))
         }
         // A turn that changed nothing (a repeated `ready`, a vote for the same value) needs no record.
         let changed = !outcome.events.isEmpty || inputs.count > 1 || before.map { $0 != state } ?? true
@@ -174,7 +174,11 @@ public actor LiveSession: CommitReceiver {
             lsn = nextLsn - 1
         }
         var actions = SessionOutbox.Actions()
-        for frame in frames { actions.merge(outbox.enqueue(.broadcast(frame), after: lsn, now: now)) }
+        for var frame in frames {
+            // Encoded once, WebSocket header included, for every member.
+            frame.bytes = WebSocketText.frame(frame.bytes)
+            actions.merge(outbox.enqueue(.broadcast(frame), after: lsn, now: now))
+        }
         if let reply, let ack {
             answers.remember(ack, for: Self.answerKey(reply.user, reply.id))
             actions.merge(outbox.enqueue(.direct(reply.connection, ack), after: lsn, now: now))
