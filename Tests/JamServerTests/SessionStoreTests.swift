@@ -38,10 +38,8 @@ import Testing
 
     static func id(_ n: Int) -> SessionID { JamID(String(format: "00000000-0000-0000-0003-%012d", n)) }
 
-    static func record(_ lsn: Int64, seq: Int64, wakeAt: Millis? = nil, answer: StoredAnswer? = nil, frames: Bool = true) -> LogRecord {
-        LogRecord(
-            lsn: lsn, firstSeq: seq - 1, lastSeq: seq, wakeAt: wakeAt, inputs: Array("[\(lsn)]".utf8), answer: answer,
-            frames: frames ? LogCoding.joinFrames([(seq, ByteBuffer(string: "{\"seq\":\(seq)}"))]) : nil)
+    static func record(_ lsn: Int64, seq: Int64, wakeAt: Millis? = nil, answer: StoredAnswer? = nil) -> LogRecord {
+        LogRecord(lsn: lsn, firstSeq: seq - 1, lastSeq: seq, wakeAt: wakeAt, inputs: Array("[\(lsn)]".utf8), answer: answer)
     }
 
     static func snapshot(_ lsn: Int64, seq: Int64, wakeAt: Millis? = nil) -> SessionSnapshot {
@@ -58,7 +56,7 @@ import Testing
         let id = Self.id(1)
         try await commit(subject.store, [
             .index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)),
-            .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: -1000),
+            .snapshot(id, Self.snapshot(0, seq: 0)),
         ])
         try await commit(subject.store, (1...5).map { .record(id, Self.record($0, seq: $0 * 2, answer: $0 == 3 ? StoredAnswer(key: "u c", frame: "{\"ack\":3}") : nil)) })
         try await subject.store.close()
@@ -66,24 +64,28 @@ import Testing
         let store = try await subject.reopen()
         let index = try await store.loadIndex()
         #expect(index == [StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)])
-        let stored = try #require(try await store.loadSession(id, framesAfterSeq: 0))
-        #expect(stored.snapshot == Self.snapshot(0, seq: 0))
+        let stored = try #require(try await store.loadSession(id))
+        #expect(stored.snapshots == [Self.snapshot(0, seq: 0)])
         #expect(stored.records == (1...5).map { Self.record($0, seq: $0 * 2, answer: $0 == 3 ? StoredAnswer(key: "u c", frame: "{\"ack\":3}") : nil) })
-        #expect(try await store.loadSession(Self.id(2), framesAfterSeq: 0) == nil)
+        #expect(try await store.loadSession(Self.id(2)) == nil)
         try await store.close()
     }
 
     @Test(arguments: Kind.allCases)
-    func aSnapshotDropsTheRecordsItCoversOnceTheirFramesAreTooOldToResumeFrom(_ kind: Kind) async throws {
+    func theStoreKeepsTheTwoNewestSnapshotsAndTheRecordsAfterTheOlder(_ kind: Kind) async throws {
         let subject = try Self.subject(kind)
         let id = Self.id(1)
-        try await commit(subject.store, [.index(StoredSessionEntry(id: id, joinCode: "X", codeIssuedAt: 0, ended: false, wakeAt: nil)), .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0)])
+        try await commit(subject.store, [.index(StoredSessionEntry(id: id, joinCode: "X", codeIssuedAt: 0, ended: false, wakeAt: nil)), .snapshot(id, Self.snapshot(0, seq: 0))])
         try await commit(subject.store, (1...10).map { .record(id, Self.record($0, seq: $0)) })
-        // Records 1…8 are in the snapshot; frames after seq 6 are kept for resumes.
-        try await commit(subject.store, [.snapshot(id, Self.snapshot(8, seq: 8), keepFramesAfterSeq: 6)])
-        let stored = try #require(try await subject.store.loadSession(id, framesAfterSeq: 6))
-        #expect(stored.snapshot.lsn == 8)
-        #expect(stored.records.map(\.lsn) == [7, 8, 9, 10])
+        try await commit(subject.store, [.snapshot(id, Self.snapshot(4, seq: 4))])
+        var stored = try #require(try await subject.store.loadSession(id))
+        #expect(stored.snapshots.map(\.lsn) == [0, 4])
+        #expect(stored.records.map(\.lsn) == Array(1...10))
+        // A third snapshot: the first and the records it included go.
+        try await commit(subject.store, [.snapshot(id, Self.snapshot(8, seq: 8)), .record(id, Self.record(11, seq: 11))])
+        stored = try #require(try await subject.store.loadSession(id))
+        #expect(stored.snapshots.map(\.lsn) == [4, 8])
+        #expect(stored.records.map(\.lsn) == Array(5...11))
         try await subject.store.close()
     }
 
@@ -93,13 +95,13 @@ import Testing
         let (a, b, c) = (Self.id(1), Self.id(2), Self.id(3))
         try await commit(subject.store, [
             .index(StoredSessionEntry(id: a, joinCode: "A", codeIssuedAt: 1, ended: false, wakeAt: nil)),
-            .snapshot(a, Self.snapshot(0, seq: 0, wakeAt: 100), keepFramesAfterSeq: 0),
+            .snapshot(a, Self.snapshot(0, seq: 0, wakeAt: 100)),
             .index(StoredSessionEntry(id: b, joinCode: "B", codeIssuedAt: 2, ended: false, wakeAt: nil)),
-            .snapshot(b, Self.snapshot(0, seq: 0, wakeAt: 100), keepFramesAfterSeq: 0),
+            .snapshot(b, Self.snapshot(0, seq: 0, wakeAt: 100)),
             .record(b, Self.record(1, seq: 1, wakeAt: 250)),
             .record(b, Self.record(2, seq: 2, wakeAt: nil)),
             .index(StoredSessionEntry(id: c, joinCode: "C", codeIssuedAt: 3, ended: false, wakeAt: nil)),
-            .snapshot(c, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0),
+            .snapshot(c, Self.snapshot(0, seq: 0)),
         ])
         try await commit(subject.store, [.index(StoredSessionEntry(id: c, joinCode: "C2", codeIssuedAt: 9, ended: true, wakeAt: nil))])
         let index = Dictionary(uniqueKeysWithValues: try await subject.store.loadIndex().map { ($0.id, $0) })
@@ -116,11 +118,11 @@ import Testing
         for n in 0..<2_000 {
             let id = Self.id(n)
             writes += [.index(StoredSessionEntry(id: id, joinCode: "C\(n)", codeIssuedAt: 0, ended: false, wakeAt: nil)),
-                       .snapshot(id, Self.snapshot(0, seq: 0), keepFramesAfterSeq: 0), .record(id, Self.record(1, seq: 1))]
+                       .snapshot(id, Self.snapshot(0, seq: 0)), .record(id, Self.record(1, seq: 1))]
         }
         try await commit(subject.store, writes)
         #expect(try await subject.store.loadIndex().count == 2_000)
-        #expect(try await subject.store.loadSession(Self.id(1_999), framesAfterSeq: 0)?.records.map(\.lsn) == [1])
+        #expect(try await subject.store.loadSession(Self.id(1_999))?.records.map(\.lsn) == [1])
         try await subject.store.close()
     }
 
@@ -133,12 +135,14 @@ import Testing
         #expect(index.count == 4)
         #expect(index.filter(\.ended).count == 1)
         for entry in index where !entry.ended {
-            let stored = try #require(try await store.loadSession(entry.id, framesAfterSeq: 0))
-            let state = try LogCoding.decodeState(stored.snapshot.state)
+            let stored = try #require(try await store.loadSession(entry.id))
+            #expect(stored.snapshots.count == 1)
+            let snapshot = try #require(stored.snapshots.first)
+            let state = try LogCoding.decodeState(snapshot.state)
             #expect(state.id == entry.id)
             #expect(state.joinCode == entry.joinCode)
             #expect(entry.codeIssuedAt == state.createdAt)
-            #expect(stored.snapshot.seq == state.seq)
+            #expect(snapshot.seq == state.seq)
             #expect(entry.wakeAt == state.nextDeadline())
             #expect(stored.records.isEmpty)
         }

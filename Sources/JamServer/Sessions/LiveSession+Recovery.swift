@@ -19,9 +19,10 @@ extension LiveSession {
         return session
     }
 
-    /// Brings a stored session back: its snapshot, then its log replayed, then what the
-    /// restart itself changes (nobody is connected any more) and what should have happened
-    /// meanwhile (the timeline catches up), both logged like any turn.
+    /// Brings a stored session back: its older kept snapshot, then its log replayed (which
+    /// regenerates the frames a resuming client may ask for), then what the restart itself
+    /// changes (nobody is connected any more) and what should have happened meanwhile (the
+    /// timeline catches up), both logged like any turn.
     ///
     /// A last record that does not read (written only in part when the process died) is
     /// ignored, and the next record takes its number. One that does not read before others
@@ -32,35 +33,39 @@ extension LiveSession {
     ) throws(JamError) -> LiveSession {
         var logger = environment.logger
         logger[metadataKey: "session.id"] = "\(id)"
+        guard let start = stored.snapshots.first else { throw JamError(.internal, "the session \(id) has no snapshot in the store") }
         var state: SessionState
         do {
-            state = try LogCoding.decodeState(stored.snapshot.state)
+            state = try LogCoding.decodeState(start.state)
         } catch {
             logger.error("a stored session's snapshot does not read; it stays in the store untouched", metadata: ["error": "\(error)"])
             throw JamError(.internal, "the session \(id) could not be read from the store")
         }
         var answers = AnswerCache()
-        for answer in stored.snapshot.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
-        var lastLsn = stored.snapshot.lsn
+        for answer in start.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
+        var lastLsn = start.lsn
         var ring: [(seq: Int64, bytes: ByteBuffer)] = []
-        let tail = stored.records.filter { $0.lsn > stored.snapshot.lsn }
-        for record in stored.records {
-            if let frames = record.frames { ring += LogCoding.splitFrames(frames) }
-            guard record.lsn > stored.snapshot.lsn else { continue }
+        var replayWire = makeWire(state.epoch)
+        for record in stored.records where record.lsn > start.lsn {
             let inputs: [TimedInput]
             do {
                 inputs = try LogCoding.decodeInputs(record.inputs)
             } catch {
-                if record.lsn == tail.last?.lsn {
+                if record.lsn == stored.records.last?.lsn {
                     logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
-                    ring.removeAll { $0.seq > state.seq }
                     break
                 }
                 logger.error("a record in the middle of a session's log does not read; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
                 throw JamError(.internal, "the session \(id) could not be read from the store")
             }
             do {
-                for input in inputs { _ = try state.apply(input) }
+                for input in inputs {
+                    let events = try state.apply(input).events
+                    for frame in replayWire.frames(for: events, cause: .tick, state: state, now: input.at) where frame.logged {
+                        ring.append((frame.seq, WebSocketText.frame(frame.bytes)))
+                    }
+                    if ring.count > 2 * environment.outbox.replayLimit { ring.removeFirst(ring.count - environment.outbox.replayLimit) }
+                }
             } catch {
                 logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
                 throw JamError(.internal, "the session \(id) could not be replayed from the store")
@@ -72,7 +77,7 @@ extension LiveSession {
         session.assumeIsolated { session in
             session.answers = answers
             session.indexed = entry
-            session.outbox.restoreRing(ring.filter { $0.seq <= state.seq }.map { ($0.seq, WebSocketText.frame($0.bytes)) })
+            session.outbox.restoreRing(ring)
             session.resume()
         }
         return session
@@ -84,6 +89,7 @@ extension LiveSession {
         do {
             try take(.restart(environment.timing), cause: .tick)
             try take(.advance, cause: .tick)
+            releaseMembersWithoutSockets()
         } catch {
             logger.error("resuming a stored session failed", metadata: ["error": "\(error)"])
         }

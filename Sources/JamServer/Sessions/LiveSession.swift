@@ -12,7 +12,8 @@ struct SessionEnvironment: Sendable {
     let pipeline: CommitPipeline
     let logger: Logger
     let outbox: SessionOutbox.Configuration
-    /// A snapshot is written after this many records.
+    /// A snapshot is written after this many records at most (and after `outbox.replayLimit`
+    /// events: snapshots that far apart let a recovery regenerate the whole replay ring).
     let snapshotEvery: Int
     /// The profile's timing, which a session brought back from the store takes on.
     let timing: Timing
@@ -44,6 +45,7 @@ public actor LiveSession: CommitReceiver {
     /// The number the next record gets.
     var nextLsn: Int64
     private var recordsSinceSnapshot = 0
+    private var eventsSinceSnapshot = 0
     /// The index row as last written, to write it again only when it changes.
     var indexed: StoredSessionEntry?
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -78,7 +80,7 @@ public actor LiveSession: CommitReceiver {
         if storedLsn < 0 {
             let entry = StoredSessionEntry(id: state.id, joinCode: state.joinCode, codeIssuedAt: state.createdAt, ended: false, wakeAt: nil)
             let snapshot = SessionSnapshot(lsn: 0, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: [])
-            creationWrites = [.index(entry), .snapshot(state.id, snapshot, keepFramesAfterSeq: -1)]
+            creationWrites = [.index(entry), .snapshot(state.id, snapshot)]
             indexed = entry
             nextLsn = 1
         } else {
@@ -169,7 +171,7 @@ public actor LiveSession: CommitReceiver {
         if changed {
             lsn = nextLsn
             nextLsn += 1
-            log(inputs: inputs, firstSeq: firstSeq, frames: frames, answer: answer, lsn: lsn)
+            log(inputs: inputs, firstSeq: firstSeq, answer: answer, lsn: lsn)
         } else {
             lsn = nextLsn - 1
         }
@@ -214,11 +216,9 @@ public actor LiveSession: CommitReceiver {
     static func answerKey(_ user: UserID, _ id: String) -> String { "\(user.rawValue) \(id)" }
 
     /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
-    private func log(inputs: [TimedInput], firstSeq: Int64, frames: [WireFrame], answer: StoredAnswer?, lsn: Int64) {
-        let logged = frames.filter(\.logged)
+    private func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64) {
         let record = LogRecord(
-            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs),
-            answer: answer, frames: logged.isEmpty ? nil : LogCoding.joinFrames(logged.map { ($0.seq, $0.bytes) }))
+            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs), answer: answer)
         var writes: [StoreWrite] = []
         let entry = indexEntry()
         if entry != indexed {
@@ -227,7 +227,8 @@ public actor LiveSession: CommitReceiver {
         }
         writes.append(.record(id, record))
         recordsSinceSnapshot += 1
-        if recordsSinceSnapshot >= environment.snapshotEvery || state.hasEnded {
+        eventsSinceSnapshot += Int(state.seq - firstSeq)
+        if recordsSinceSnapshot >= environment.snapshotEvery || eventsSinceSnapshot >= environment.outbox.replayLimit || state.hasEnded {
             writes.append(snapshotWrite(lsn: lsn))
         }
         environment.pipeline.submit(writes, receipt: (self, lsn))
@@ -243,9 +244,10 @@ public actor LiveSession: CommitReceiver {
     /// A snapshot of the state after record `lsn`.
     func snapshotWrite(lsn: Int64) -> StoreWrite {
         recordsSinceSnapshot = 0
+        eventsSinceSnapshot = 0
         let snapshot = SessionSnapshot(
             lsn: lsn, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: answers.stored)
-        return .snapshot(id, snapshot, keepFramesAfterSeq: state.seq - Int64(environment.outbox.replayLimit))
+        return .snapshot(id, snapshot)
     }
 
     /// Writes a snapshot of the session as it stands (at shutdown), so a restart replays nothing.

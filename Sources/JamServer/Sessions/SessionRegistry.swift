@@ -202,7 +202,7 @@ public final class SessionRegistry: Service, Sendable {
     private func bringBack(_ entry: StoredSessionEntry, on loop: any EventLoop) async throws(JamError) -> LiveSession {
         let stored: StoredSession?
         do {
-            stored = try await store.loadSession(entry.id, framesAfterSeq: 0)
+            stored = try await store.loadSession(entry.id)
         } catch {
             logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
             throw JamError(.unavailable, "the session could not be read from the store; try again")

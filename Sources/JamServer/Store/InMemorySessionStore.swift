@@ -8,7 +8,8 @@ import Synchronization
 public final class InMemorySessionStore: SessionStore, Sendable {
     private struct Contents {
         var index: [SessionID: StoredSessionEntry] = [:]
-        var snapshots: [SessionID: SessionSnapshot] = [:]
+        /// Oldest first, at most two.
+        var snapshots: [SessionID: [SessionSnapshot]] = [:]
         var logs: [SessionID: [Int64: LogRecord]] = [:]
         var commits = 0
     }
@@ -28,7 +29,7 @@ public final class InMemorySessionStore: SessionStore, Sendable {
             contents.index.values.map { entry in
                 var entry = entry
                 let lastRecord = contents.logs[entry.id]?.values.max { $0.lsn < $1.lsn }
-                let snapshot = contents.snapshots[entry.id]
+                let snapshot = contents.snapshots[entry.id]?.last
                 if let lastRecord, lastRecord.lsn > snapshot?.lsn ?? -1 {
                     entry.wakeAt = lastRecord.wakeAt
                 } else {
@@ -39,13 +40,11 @@ public final class InMemorySessionStore: SessionStore, Sendable {
         }
     }
 
-    public func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession? {
+    public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         contents.withLock { contents in
-            guard let snapshot = contents.snapshots[id] else { return nil }
-            let records = (contents.logs[id] ?? [:]).values
-                .filter { $0.lsn > snapshot.lsn || $0.lastSeq > framesAfterSeq }
-                .sorted { $0.lsn < $1.lsn }
-            return StoredSession(snapshot: snapshot, records: records)
+            guard let snapshots = contents.snapshots[id], let oldest = snapshots.first else { return nil }
+            let records = (contents.logs[id] ?? [:]).values.filter { $0.lsn > oldest.lsn }.sorted { $0.lsn < $1.lsn }
+            return StoredSession(snapshots: snapshots, records: records)
         }
     }
 
@@ -58,9 +57,12 @@ public final class InMemorySessionStore: SessionStore, Sendable {
                     contents.index[entry.id] = entry
                 case .record(let id, let record):
                     contents.logs[id, default: [:]][record.lsn] = record
-                case .snapshot(let id, let snapshot, let keepFramesAfterSeq):
-                    contents.snapshots[id] = snapshot
-                    contents.logs[id] = contents.logs[id]?.filter { $0.value.lsn > snapshot.lsn || $0.value.lastSeq > keepFramesAfterSeq }
+                case .snapshot(let id, let snapshot):
+                    var kept = (contents.snapshots[id] ?? []).filter { $0.lsn != snapshot.lsn } + [snapshot]
+                    kept.sort { $0.lsn < $1.lsn }
+                    kept = Array(kept.suffix(2))
+                    contents.snapshots[id] = kept
+                    if let oldest = kept.first { contents.logs[id] = contents.logs[id]?.filter { $0.value.lsn > oldest.lsn } }
                 }
             }
         }

@@ -50,8 +50,8 @@ enum SQLiteMigrations {
             """)
     }
 
-    /// The session log: an index of sessions, a snapshot per session and an append-only log of
-    /// records after it. Each old row becomes its session's first snapshot.
+    /// The session log: an index of sessions, the two newest snapshots per session and an
+    /// append-only log of records. Each old row becomes its session's first snapshot.
     private static func sessionLog(_ database: SQLiteDatabase, _ logger: Logger) throws {
         try database.execute(
             """
@@ -61,11 +61,12 @@ enum SQLiteMigrations {
                 id TEXT PRIMARY KEY, join_code TEXT NOT NULL, code_issued_at INTEGER NOT NULL,
                 ended INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
             CREATE TABLE session_snapshots (
-                session_id TEXT PRIMARY KEY, lsn INTEGER NOT NULL, seq INTEGER NOT NULL, wake_at INTEGER,
-                state BLOB NOT NULL, answers BLOB NOT NULL, written_at INTEGER NOT NULL) WITHOUT ROWID;
+                session_id TEXT NOT NULL, lsn INTEGER NOT NULL, seq INTEGER NOT NULL, wake_at INTEGER,
+                state BLOB NOT NULL, answers BLOB NOT NULL, written_at INTEGER NOT NULL);
+            CREATE UNIQUE INDEX session_snapshots_key ON session_snapshots(session_id, lsn);
             CREATE TABLE session_log (
                 session_id TEXT NOT NULL, lsn INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
-                wake_at INTEGER, inputs BLOB NOT NULL, answer_key TEXT, answer TEXT, frames BLOB);
+                wake_at INTEGER, inputs BLOB NOT NULL, answer_key TEXT, answer TEXT);
             CREATE UNIQUE INDEX session_log_key ON session_log(session_id, lsn);
             """)
         struct Row {

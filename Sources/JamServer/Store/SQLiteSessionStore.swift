@@ -58,10 +58,12 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         try await read { database in
             try database.query(
                 """
-                SELECT s.id, s.join_code, s.code_issued_at, s.ended, p.lsn, p.wake_at,
+                SELECT s.id, s.join_code, s.code_issued_at, s.ended,
+                    (SELECT p.lsn FROM session_snapshots p WHERE p.session_id = s.id ORDER BY p.lsn DESC LIMIT 1),
+                    (SELECT p.wake_at FROM session_snapshots p WHERE p.session_id = s.id ORDER BY p.lsn DESC LIMIT 1),
                     (SELECT l.lsn FROM session_log l WHERE l.session_id = s.id ORDER BY l.lsn DESC LIMIT 1),
                     (SELECT l.wake_at FROM session_log l WHERE l.session_id = s.id ORDER BY l.lsn DESC LIMIT 1)
-                FROM sessions s LEFT JOIN session_snapshots p ON p.session_id = s.id
+                FROM sessions s
                 """
             ) { row in
                 // The newest of snapshot and log says when the session next needs waking.
@@ -74,29 +76,26 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         }
     }
 
-    public func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession? {
+    public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         try await read { database in
             let snapshots = try database.query(
-                "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = ?1", [.text(id.rawValue)]
+                "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = ?1 ORDER BY lsn", [.text(id.rawValue)]
             ) { row in
                 SessionSnapshot(
                     lsn: row.integer(0), seq: row.integer(1), wakeAt: row.optionalInteger(2), state: row.blob(3),
                     answers: try LogCoding.decodeAnswers(row.blob(4)))
             }
-            guard let snapshot = snapshots.first else { return nil }
+            guard let oldest = snapshots.first else { return nil }
             let records = try database.query(
-                """
-                SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer, frames FROM session_log
-                WHERE session_id = ?1 AND (lsn > ?2 OR last_seq > ?3) ORDER BY lsn
-                """,
-                [.text(id.rawValue), .integer(snapshot.lsn), .integer(framesAfterSeq)]
+                "SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer FROM session_log WHERE session_id = ?1 AND lsn > ?2 ORDER BY lsn",
+                [.text(id.rawValue), .integer(oldest.lsn)]
             ) { row in
                 let answer = row.optionalText(5).map { StoredAnswer(key: $0, frame: row.optionalText(6) ?? "") }
                 return LogRecord(
                     lsn: row.integer(0), firstSeq: row.integer(1), lastSeq: row.integer(2), wakeAt: row.optionalInteger(3),
-                    inputs: row.blob(4), answer: answer, frames: row.optionalBlob(7))
+                    inputs: row.blob(4), answer: answer)
             }
-            return StoredSession(snapshot: snapshot, records: records)
+            return StoredSession(snapshots: snapshots, records: records)
         }
     }
 
@@ -135,14 +134,13 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
             // A replacement happens only for a record that was torn and ignored at recovery.
             try writer.run(
                 """
-                INSERT OR REPLACE INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer, frames)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                INSERT OR REPLACE INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                 """,
                 [.text(id.rawValue), .integer(record.lsn), .integer(record.firstSeq), .integer(record.lastSeq),
                  record.wakeAt.map { .integer($0) } ?? .null, .blob(record.inputs),
-                 record.answer.map { .text($0.key) } ?? .null, record.answer.map { .text($0.frame) } ?? .null,
-                 record.frames.map { .blob($0) } ?? .null])
-        case .snapshot(let id, let snapshot, let keepFramesAfterSeq):
+                 record.answer.map { .text($0.key) } ?? .null, record.answer.map { .text($0.frame) } ?? .null])
+        case .snapshot(let id, let snapshot):
             try writer.run(
                 """
                 INSERT OR REPLACE INTO session_snapshots (session_id, lsn, seq, wake_at, state, answers, written_at)
@@ -150,9 +148,15 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                 """,
                 [.text(id.rawValue), .integer(snapshot.lsn), .integer(snapshot.seq), snapshot.wakeAt.map { .integer($0) } ?? .null,
                  .blob(snapshot.state), .blob(LogCoding.encode(snapshot.answers)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
-            try writer.run(
-                "DELETE FROM session_log WHERE session_id = ?1 AND lsn <= ?2 AND last_seq <= ?3",
-                [.text(id.rawValue), .integer(snapshot.lsn), .integer(keepFramesAfterSeq)])
+            // The one before this snapshot is now the oldest kept: older ones, and the records
+            // it includes, go.
+            let kept = try writer.query(
+                "SELECT lsn FROM session_snapshots WHERE session_id = ?1 ORDER BY lsn DESC LIMIT 1 OFFSET 1", [.text(id.rawValue)]
+            ) { $0.integer(0) }
+            if let oldest = kept.first {
+                try writer.run("DELETE FROM session_snapshots WHERE session_id = ?1 AND lsn < ?2", [.text(id.rawValue), .integer(oldest)])
+                try writer.run("DELETE FROM session_log WHERE session_id = ?1 AND lsn <= ?2", [.text(id.rawValue), .integer(oldest)])
+            }
         }
     }
 

@@ -41,9 +41,9 @@ public struct StoredAnswer: Codable, Sendable, Equatable {
     }
 }
 
-/// One entry of a session's log: what one turn of the session applied (its inputs, encoded),
-/// the events it produced (their frames, for `hello {lastSeq}` across restarts), and the
-/// command id it answered.
+/// One entry of a session's log: what one turn of the session applied (its inputs, encoded)
+/// and the command id it answered. The turn's events are not stored: replaying the inputs
+/// gives them back, frames for `hello {lastSeq}` included.
 public struct LogRecord: Sendable, Equatable {
     /// Record number within the session: 1, 2, 3…
     public var lsn: Int64
@@ -57,18 +57,15 @@ public struct LogRecord: Sendable, Equatable {
     public var inputs: [UInt8]
     /// The command id this turn answered, with its answer.
     public var answer: StoredAnswer?
-    /// The events' frames, one per line, when the wire profile keeps them for resumes.
-    public var frames: [UInt8]?
 
     /// Creates a record.
-    public init(lsn: Int64, firstSeq: Int64, lastSeq: Int64, wakeAt: Millis?, inputs: [UInt8], answer: StoredAnswer? = nil, frames: [UInt8]? = nil) {
+    public init(lsn: Int64, firstSeq: Int64, lastSeq: Int64, wakeAt: Millis?, inputs: [UInt8], answer: StoredAnswer? = nil) {
         self.lsn = lsn
         self.firstSeq = firstSeq
         self.lastSeq = lastSeq
         self.wakeAt = wakeAt
         self.inputs = inputs
         self.answer = answer
-        self.frames = frames
     }
 }
 
@@ -95,18 +92,21 @@ public struct SessionSnapshot: Sendable, Equatable {
     }
 }
 
-/// What the store has of one session: its latest snapshot, the records after it, and the
-/// older records still kept for their frames.
+/// What the store has of one session: its two newest snapshots and every record after the
+/// older one.
+///
+/// Recovery starts from the older snapshot so that replaying the records regenerates at
+/// least the last `replayLimit` events' frames (snapshots are taken that many events
+/// apart), which is what a client resuming across a restart asks for.
 public struct StoredSession: Sendable {
-    /// Where recovery starts.
-    public var snapshot: SessionSnapshot
-    /// Every kept record in order: those after `snapshot.lsn` are replayed, the others only
-    /// give their frames to the replay ring.
+    /// Oldest first; one or two.
+    public var snapshots: [SessionSnapshot]
+    /// The records after the oldest snapshot, in order.
     public var records: [LogRecord]
 
     /// Creates the stored form.
-    public init(snapshot: SessionSnapshot, records: [LogRecord]) {
-        self.snapshot = snapshot
+    public init(snapshots: [SessionSnapshot], records: [LogRecord]) {
+        self.snapshots = snapshots
         self.records = records
     }
 }
@@ -117,9 +117,9 @@ public enum StoreWrite: Sendable, Equatable {
     case index(StoredSessionEntry)
     /// A record appended to a session's log.
     case record(SessionID, LogRecord)
-    /// A new snapshot; records it includes whose events are older than `keepFramesAfterSeq`
-    /// are no longer needed and go.
-    case snapshot(SessionID, SessionSnapshot, keepFramesAfterSeq: Int64)
+    /// A new snapshot; the store keeps it and the one before, and drops older snapshots and
+    /// the records they include.
+    case snapshot(SessionID, SessionSnapshot)
 }
 
 /// Where sessions live between restarts: an index of sessions, and per session a log of
@@ -131,8 +131,8 @@ public enum StoreWrite: Sendable, Equatable {
 public protocol SessionStore: Sendable {
     /// Every session the store knows.
     func loadIndex() async throws -> [StoredSessionEntry]
-    /// One session's snapshot and log, or nil when the store does not have it.
-    func loadSession(_ id: SessionID, framesAfterSeq: Int64) async throws -> StoredSession?
+    /// One session's snapshots and log, or nil when the store does not have it.
+    func loadSession(_ id: SessionID) async throws -> StoredSession?
     /// Writes one batch in one transaction; the future succeeds once it is durable.
     func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void>
     /// The store's own long-lived work (an embedded store's checkpoints), run beside the server.
