@@ -113,6 +113,11 @@ struct Serve: AsyncParsableCommand {
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
             configuration.profile = PirateRadioProfile(options: options)
         }
+        if let text = environment["JAM_COMMIT_LINGER_US"] {
+            // A tuning knob for measuring, not an option people need.
+            guard let value = Int64(text), value >= 0 else { throw ValidationError("JAM_COMMIT_LINGER_US must be a number of microseconds, got \"\(text)\"") }
+            configuration.commitTiming.linger = .microseconds(value)
+        }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -126,6 +126,26 @@ import Testing
         try await subject.store.close()
     }
 
+    @Test func checkpointsMoveTheWriteAheadLogIntoTheDatabaseBesideTheCommits() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let store = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
+        let id = Self.id(1)
+        try await commit(store, [.index(StoredSessionEntry(id: id, joinCode: "X", codeIssuedAt: 0, ended: false, wakeAt: nil)), .snapshot(id, Self.snapshot(0, seq: 0))])
+        for lsn in 1...200 { try await commit(store, [.record(id, Self.record(Int64(lsn), seq: Int64(lsn)))]) }
+        let sizeBefore = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        let result = try store.checkpointNow()
+        #expect(result.walPages > 0)
+        #expect(result.checkpointed == result.walPages, "a passive checkpoint with no reader in the way takes the whole log")
+        let sizeAfter = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        #expect(sizeAfter > sizeBefore)
+        // The log starts over after a complete checkpoint: the next commit writes at its start.
+        try await commit(store, [.record(id, Self.record(201, seq: 201))])
+        #expect(try store.checkpointNow().walPages <= 4)
+        #expect(try await store.loadSession(id)?.records.count == 201)
+        try await store.close()
+    }
+
     @Test func aDataFolderOfTheReleaseBeforeTheLogOpensWithEverySessionAsItsFirstSnapshot() async throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/release-2026-11")
         let copy = TestServer.makeDataDirectory().appendingPathComponent("openjam.sqlite")

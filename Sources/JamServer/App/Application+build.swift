@@ -35,7 +35,7 @@ public func buildApplication(
     let signer = TokenSigner(secret: secret)
     let store = try store ?? SQLiteSessionStore.open(
         path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval)
-    let pipeline = CommitPipeline(store: store, logger: logger)
+    let pipeline = CommitPipeline(store: store, logger: logger, timing: configuration.commitTiming)
     let library = profile.usesLibrary ? try loadLibrary(configuration, logger: logger) : nil
     let loops = MultiThreadedEventLoopGroup.singleton
     let environment = SessionEnvironment(

@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeoutMs: Int64 = 30_000
     /// How often the store moves its write-ahead log into the database.
     public var checkpointInterval: Duration = .milliseconds(500)
+    /// How group commits wait for company under load.
+    public var commitTiming = CommitPipeline.Timing()
     /// Music folders; none means the built-in demo library (synthesised into the data folder).
     public var musicFolders: [URL] = []
     /// How often the music folders are rescanned while the server runs; 0 never.

@@ -19,17 +19,43 @@ protocol CommitReceiver: AnyObject, Sendable {
 /// as one transaction, tells each session's event loop which records are durable (one hop
 /// per loop, not per session), and takes the next batch at once: whatever arrived during a
 /// slow fsync forms the next batch, so one slow flush never stops batches from forming.
+///
+/// Under load a small batch lingers (`Timing.linger`) before it is written, so more writes
+/// share its fsync (which costs the machine ~0.1 ms of CPU each); a quiet server writes at
+/// once, as the first write after a pause never lingers.
 public final class CommitPipeline: Service, Sendable {
+    /// When a batch waits for company.
+    public struct Timing: Sendable {
+        /// How long a small batch may wait for more writes while commits follow each other.
+        public var linger: TimeAmount
+        /// A batch this big never waits.
+        public var batchTarget: Int
+        /// Commits less than this apart count as "under load".
+        public var busyWindow: TimeAmount
+
+        /// Creates the timing; `linger` 0 writes every batch at once.
+        public init(linger: TimeAmount = .microseconds(600), batchTarget: Int = 32, busyWindow: TimeAmount = .milliseconds(2)) {
+            self.linger = linger
+            self.batchTarget = batchTarget
+            self.busyWindow = busyWindow
+        }
+    }
+
     private struct Queue {
         var writes: [StoreWrite] = []
         var receipts: [(receiver: any CommitReceiver, lsn: Int64)] = []
         /// A drain is scheduled or a batch is being written.
         var busy = false
         var failures = 0
+        /// When the last batch was written.
+        var lastCommit = NIODeadline.distantPast
+        /// The batch now forming has waited for company already.
+        var lingered = false
     }
 
     private let store: any SessionStore
     private let logger: Logger
+    private let timing: Timing
     private let group: MultiThreadedEventLoopGroup
     /// The store's thread.
     let loop: any EventLoop
@@ -37,9 +63,10 @@ public final class CommitPipeline: Service, Sendable {
     private let idle = Mutex<[CheckedContinuation<Void, Never>]>([])
 
     /// Creates the pipeline and its thread around `store`.
-    public init(store: any SessionStore, logger: Logger) {
+    public init(store: any SessionStore, logger: Logger, timing: Timing = Timing()) {
         self.store = store
         self.logger = logger
+        self.timing = timing
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
     }
@@ -58,12 +85,23 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Writes what is queued, then looks again; on the store's loop.
     private func drain() {
-        let (writes, receipts) = queue.withLock { queue -> ([StoreWrite], [(receiver: any CommitReceiver, lsn: Int64)]) in
+        let now = NIODeadline.now()
+        let (writes, receipts, linger) = queue.withLock { queue -> ([StoreWrite], [(receiver: any CommitReceiver, lsn: Int64)], Bool) in
+            let busy = now - queue.lastCommit < timing.busyWindow
+            if busy, !queue.lingered, timing.linger > .zero, !queue.writes.isEmpty, queue.writes.count < timing.batchTarget {
+                queue.lingered = true
+                return ([], [], true)
+            }
             let taken = (queue.writes, queue.receipts)
             queue.writes.removeAll(keepingCapacity: true)
             queue.receipts.removeAll(keepingCapacity: true)
+            queue.lingered = false
             if taken.0.isEmpty { queue.busy = false }
-            return taken
+            return (taken.0, taken.1, false)
+        }
+        if linger {
+            loop.scheduleTask(in: timing.linger) { self.drain() }
+            return
         }
         guard !writes.isEmpty else {
             resumeIdleWaiters()
@@ -74,7 +112,10 @@ public final class CommitPipeline: Service, Sendable {
             case .success:
                 Metrics.persistedBatches.increment()
                 Metrics.persistedRows.increment(by: writes.count)
-                self.queue.withLock { $0.failures = 0 }
+                self.queue.withLock {
+                    $0.failures = 0
+                    $0.lastCommit = .now()
+                }
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
                 self.loop.execute { self.drain() }

@@ -66,8 +66,8 @@ enum SQLiteMigrations {
             CREATE UNIQUE INDEX session_snapshots_key ON session_snapshots(session_id, lsn);
             CREATE TABLE session_log (
                 session_id TEXT NOT NULL, lsn INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
-                wake_at INTEGER, inputs BLOB NOT NULL, answer_key TEXT, answer TEXT);
-            CREATE UNIQUE INDEX session_log_key ON session_log(session_id, lsn);
+                wake_at INTEGER, inputs BLOB NOT NULL, answer_key TEXT, answer TEXT,
+                PRIMARY KEY (session_id, lsn)) WITHOUT ROWID;
             """)
         struct Row {
             let id: String, joinCode: String, seq: Int64, ended: Bool, state: [UInt8], updatedAt: Int64

@@ -52,6 +52,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
 
     public var services: [any Service] { [checkpointer] }
 
+    /// Runs one checkpoint now (tests).
+    func checkpointNow() throws -> (walPages: Int32, checkpointed: Int32) { try checkpointer.checkpoint() }
+
     // MARK: Reads
 
     public func loadIndex() async throws -> [StoredSessionEntry] {
@@ -186,9 +189,6 @@ final class SQLiteCheckpointer: Service, Sendable {
     }
 
     func run() async throws {
-        let database = try SQLiteDatabase(path: path, create: false)
-        try database.execute("PRAGMA busy_timeout=100")
-        connection.withLock { $0 = database }
         while !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
@@ -196,14 +196,28 @@ final class SQLiteCheckpointer: Service, Sendable {
                 break
             }
             do {
-                _ = try await NIOThreadPool.singleton.runIfActive {
-                    try self.connection.withLock { database in try database?.checkpoint() }
-                }
+                _ = try await NIOThreadPool.singleton.runIfActive { try self.checkpoint() }
             } catch {
                 logger.warning("a checkpoint of the store failed; the next one retries", metadata: ["error": "\(error)"])
             }
         }
         await stop()
+    }
+
+    /// One passive checkpoint: the log's frames, and how many of them are now in the database.
+    @discardableResult
+    func checkpoint() throws -> (walPages: Int32, checkpointed: Int32) {
+        try connection.withLock { connection in
+            if connection == nil {
+                let database = try SQLiteDatabase(path: path, create: false)
+                try database.execute("PRAGMA busy_timeout=100")
+                // A connection learns the database is in WAL mode only once it reads it; until
+                // then a checkpoint is silently a no-op.
+                try database.execute("PRAGMA journal_mode=WAL")
+                connection = database
+            }
+            return try connection!.checkpoint()
+        }
     }
 
     /// Closes the checkpoint connection (idempotent).
