@@ -169,6 +169,79 @@ import Testing
         }
     }
 
+    @Test func killedServerKeepsEveryCommandItAcknowledgedOnASocket() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let api = first.server.api
+        let host = try await api.guest("Host")
+        let view = try await api.create(host.token, CreateSessionRequest(settings: SettingsPatch(maxQueuedPerMember: 500)))
+        let id = view.session.id
+        _ = try await api.add(host.token, id, Track(id: "opener", name: "Opener", artist: "A", durationMs: 3_600_000))
+        var guests: [(auth: GuestAuthResponse, socket: TestSocket)] = []
+        for n in 0..<4 {
+            let guest = try await api.guest("Guest \(n)")
+            _ = try await api.join(guest.token, code: view.session.joinCode)
+            let socket = TestSocket(server: first.server, session: id, token: guest.token)
+            try await socket.next(.stateSync)
+            guests.append((guest, socket))
+        }
+        // Each guest keeps one command in flight (an add, then a vote for it), so group commits
+        // are forming and flushing when the server dies.
+        let stop = ContinuousClock.now + .milliseconds(600)
+        struct Acknowledged: Sendable {
+            var adds: [ItemID: String] = [:]
+            var votes: [ItemID: Int] = [:]
+        }
+        let results = try await withThrowingTaskGroup(of: (UserID, Acknowledged).self) { group in
+            for (index, guest) in guests.enumerated() {
+                group.addTask {
+                    var acknowledged = Acknowledged()
+                    var n = 0
+                    while ContinuousClock.now < stop {
+                        n += 1
+                        let track = "g\(index)-\(n)"
+                        let addId = "add-\(n)", voteId = "vote-\(n)", value = n % 2 == 0 ? 1 : -1
+                        guest.socket.send(.addToQueue(AddToQueue(track: Track(id: track, name: track, artist: "A", durationMs: 200_000), nonce: track)), id: addId)
+                        guard let ack = try? await guest.socket.next("ack \(addId)", timeout: .seconds(2), where: { $0.ack?.id == addId }),
+                              let item = ack.ack?.itemId else { break }
+                        acknowledged.adds[item] = track
+                        guest.socket.send(.vote(Vote(itemId: item, value: value)), id: voteId)
+                        guard (try? await guest.socket.next("ack \(voteId)", timeout: .seconds(2), where: { $0.ack?.id == voteId })) != nil else { break }
+                        acknowledged.votes[item] = value
+                    }
+                    return (guest.auth.userId, acknowledged)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(until: stop)
+                try await first.kill()
+                return (JamID("killer"), Acknowledged())
+            }
+            var all: [UserID: Acknowledged] = [:]
+            for try await (user, acknowledged) in group { all[user] = acknowledged }
+            return all
+        }
+        for guest in guests { await guest.socket.close() }
+        let addCount = results.values.reduce(0) { $0 + $1.adds.count }
+        let voteCount = results.values.reduce(0) { $0 + $1.votes.count }
+        #expect(addCount > 20, "too few acknowledged commands to mean anything")
+        print("durability (sockets): killed after \(addCount) acknowledged adds and \(voteCount) acknowledged votes")
+
+        try await ServerProcess.with(dataDirectory: directory) { second in
+            for guest in guests {
+                let acknowledged = try #require(results[guest.auth.userId])
+                let restored = try await second.server.api.view(guest.auth.token, id)
+                let byId = Dictionary(uniqueKeysWithValues: restored.queue.map { ($0.id, $0) })
+                for (item, track) in acknowledged.adds {
+                    #expect(byId[item]?.track.id == track, "acknowledged add \(track) is missing")
+                }
+                for (item, value) in acknowledged.votes {
+                    #expect(restored.myVotes[item.rawValue] == value, "acknowledged vote on \(item) is missing")
+                }
+            }
+        }
+    }
+
     @Test func sigtermClosesSocketsAndKeepsState() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)

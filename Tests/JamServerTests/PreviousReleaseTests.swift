@@ -1,0 +1,79 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Testing
+
+@testable import JamServer
+
+/// A data folder written by the release before the session log (`Fixtures/release-2026-11`,
+/// made by its `make_fixture.sh`) opens with today's server, every session intact.
+@Suite struct PreviousReleaseTests {
+    struct Expected: Decodable {
+        struct User: Decodable {
+            let userId: UserID
+            let displayName: String
+        }
+
+        struct Seen: Decodable {
+            let user: UserID
+            let view: SessionView
+        }
+
+        let secret: String
+        let users: [User]
+        let endedSession: SessionID
+        let views: [Seen]
+    }
+
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/release-2026-11")
+
+    @Test func everySessionQueueVoteAndTimelineOfThePreviousReleaseComesBack() async throws {
+        let expected = try JSONDecoder().decode(Expected.self, from: Data(contentsOf: Self.fixture.appendingPathComponent("expected.json")))
+        let directory = TestServer.makeDataDirectory()
+        try FileManager.default.copyItem(at: Self.fixture.appendingPathComponent("openjam.sqlite"), to: directory.appendingPathComponent("openjam.sqlite"))
+        try await TestServer.with(dataDirectory: directory, configure: { $0.secret = expected.secret }) { server in
+            let signer = TokenSigner(secret: expected.secret)
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            func token(_ user: UserID) throws -> String {
+                let name = try #require(expected.users.first { $0.userId == user }?.displayName)
+                return signer.token(for: Identity(userId: user, displayName: name), now: now)
+            }
+            for seen in expected.views {
+                let was = seen.view
+                let view = try await server.api.view(try token(seen.user), was.session.id)
+                #expect(view.session == was.session)
+                #expect(view.members == was.members.map { Member(userId: $0.userId, displayName: $0.displayName, role: $0.role, connected: false) })
+                #expect(view.myVotes == was.myVotes)
+                #expect(view.skipRequests == was.skipRequests)
+                let playing = try #require(was.nowPlaying)
+                if playing.state != .playing || playing.item.track.durationMs.map({ playing.anchorMs + $0 - playing.positionMs > now }) == true {
+                    // Paused, or still within the track: the same timeline, the same queue.
+                    #expect(view.nowPlaying == playing)
+                    #expect(view.queue == was.queue)
+                    #expect(view.history == was.history)
+                } else {
+                    // Tracks ended while the data folder lay on disk: each went into the history,
+                    // and the next started exactly where the one before it ended.
+                    let upcoming = [playing.item] + was.queue
+                    var ends: [Int64] = []
+                    var end = playing.anchorMs - playing.positionMs
+                    for item in upcoming {
+                        end += item.track.durationMs ?? 0
+                        ends.append(end)
+                    }
+                    let played = ends.filter { $0 <= now }.count
+                    let added = Array(view.history.dropFirst(was.history.count))
+                    #expect(view.history.prefix(was.history.count) == was.history[...])
+                    #expect(added.map(\.item.id) == upcoming.prefix(played).map(\.id))
+                    #expect(added.map(\.endedAt) == Array(ends.prefix(played)))
+                    #expect(added.allSatisfy { $0.outcome == .played })
+                    #expect(view.nowPlaying?.item.id == upcoming.dropFirst(played).first?.id)
+                    #expect(view.queue.map(\.id) == upcoming.dropFirst(played + 1).map(\.id))
+                }
+            }
+            let host = try #require(expected.users.first)
+            let ended = try await server.api.request("GET", "/api/v1/sessions/\(expected.endedSession)", token: try token(host.userId))
+            #expect(ended.status == 410)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Testing
+
+@testable import JamServer
+
+/// What a restart, graceful or not, must keep: resumable frames, answered command ids, and
+/// everything acknowledged, also when the last write was torn.
+@Suite(.serialized) struct RestartTests {
+    /// Broadcast events (the ones a resume replays) among `envelopes`, after `seq`.
+    static func broadcasts(_ envelopes: [ServerEnvelope], after seq: Int64) -> [ServerEnvelope] {
+        envelopes.filter { envelope in
+            switch envelope.event {
+            case .stateSync, .ack, .error, .pong: false
+            default: envelope.seq > seq
+            }
+        }
+    }
+
+    /// Before the restart: the guest reads up to some seq and leaves; the host goes on, and
+    /// records what the guest missed.
+    struct Missed: Sendable {
+        let id: SessionID
+        let guestToken: String
+        let lastSeq: Int64
+        let missed: [ServerEnvelope]
+    }
+
+    static func missSomeEvents(_ server: TestServer) async throws -> Missed {
+        let party = try await Party.start(server, guests: ["Gil"])
+        for n in 1...3 { _ = try await server.api.add(party.host.token, party.id, testTrack(n, durationMs: 3_600_000)) }
+        let guest = party.guests[0]
+        try await guest.socket.next("the third add") { $0.queueUpdate?.count == 2 }
+        let lastSeq = try #require(Self.broadcasts(await guest.socket.received, after: 0).last?.seq)
+        await guest.socket.close()
+        for n in 4...6 { _ = try await server.api.add(party.host.token, party.id, testTrack(n)) }
+        let queued = try await server.api.view(party.host.token, party.id).queue
+        try await party.host.socket.next("the sixth add") { $0.queueUpdate?.count == queued.count && queued.count == 5 }
+        let missed = Self.broadcasts(await party.host.socket.received, after: lastSeq)
+        #expect(missed.count >= 4, "the guest's own disconnect and three adds' queue updates")
+        await party.close()
+        return Missed(id: party.id, guestToken: guest.token, lastSeq: lastSeq, missed: missed)
+    }
+
+    /// After the restart: the guest resumes from its last seq and must get exactly what it missed.
+    static func expectResume(_ server: TestServer, _ before: Missed) async throws {
+        let socket = TestSocket(server: server, session: before.id, token: before.guestToken, lastSeq: before.lastSeq)
+        let last = try #require(before.missed.last?.seq)
+        try await socket.next("the last missed event") { $0.seq == last && $0.event.type != .stateSync }
+        let received = await socket.received
+        #expect(!received.contains { $0.event.type == .stateSync }, "a resume, not the whole state")
+        let replayed = Self.broadcasts(received, after: before.lastSeq).filter { $0.seq <= last }
+        #expect(replayed == before.missed, "exactly the missed events, as they were sent")
+        await socket.close()
+    }
+
+    @Test func aResumeAfterAGracefulRestartReplaysExactlyTheMissedSeqs() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let before = try await TestServer.with(dataDirectory: directory) { server in try await Self.missSomeEvents(server) }
+        try await TestServer.with(dataDirectory: directory) { server in try await Self.expectResume(server, before) }
+    }
+
+    @Test func aResumeAfterAKilledServerReplaysExactlyTheMissedSeqs() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let before = try await Self.missSomeEvents(first.server)
+        try await first.kill()
+        try await ServerProcess.with(dataDirectory: directory) { second in try await Self.expectResume(second.server, before) }
+    }
+
+    @Test func aCommandIdRetriedAfterARestartIsAnsweredAndAppliedOnlyOnce() async throws {
+        // The server dies right after the skip is sent: stored or not, the retry must skip once.
+        for attempt in 0..<3 {
+            let directory = TestServer.makeDataDirectory()
+            let first = try await ServerProcess(dataDirectory: directory)
+            let host = try await first.server.api.guest("Host")
+            let id = try await first.server.api.create(host.token).session.id
+            for n in 1...4 { _ = try await first.server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            let socket = TestSocket(server: first.server, session: id, token: host.token)
+            try await socket.next(.stateSync)
+            socket.send(.skip, id: "skip-once")
+            if attempt == 0 {
+                // Once with the ack in hand: the answer must come from the store.
+                let ack = try await socket.next("the ack") { $0.ack?.id == "skip-once" }
+                #expect(ack.ack?.id == "skip-once")
+            } else {
+                try await Task.sleep(for: .milliseconds(attempt * 3))
+            }
+            try await first.kill()
+            await socket.close()
+
+            try await ServerProcess.with(dataDirectory: directory) { second in
+                let again = TestSocket(server: second.server, session: id, token: host.token)
+                try await again.next(.stateSync)
+                again.send(.skip, id: "skip-once")
+                let answer = try await again.next("the retried skip's answer") { $0.ack?.id == "skip-once" || $0.error?.id == "skip-once" }
+                #expect(answer.ack?.id == "skip-once", "attempt \(attempt): \(answer.event)")
+                let view = try await second.server.api.view(host.token, id)
+                #expect(view.history.filter { $0.outcome == .skipped }.map(\.item.track.id) == ["track-1"], "attempt \(attempt): skipped once")
+                #expect(view.nowPlaying?.item.track.id == "track-2", "attempt \(attempt)")
+                await again.close()
+            }
+        }
+    }
+
+    @Test func aTornLastRecordIsIgnoredAndTheSessionCarriesOn() async throws {
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        struct Before: Sendable {
+            let id: SessionID
+            let token: String
+            let lastLsn: Int64
+        }
+        let before = try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            for n in 1...5 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            let stored = try #require(try await store.loadSession(id))
+            return Before(id: id, token: host.token, lastLsn: try #require(stored.records.last?.lsn))
+        }
+        // The add of track 5 was the last record; as if the process had died writing it.
+        let inputs = try #require(try await store.loadSession(before.id)?.records.last?.inputs)
+        store.damageRecord(before.id, lsn: before.lastLsn, keepingBytes: inputs.count / 2)
+
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.view(before.token, before.id)
+            let tracks = [view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id)
+            #expect(tracks == ["track-1", "track-2", "track-3", "track-4"])
+            // The session carries on: the next record takes the torn one's number.
+            _ = try await server.api.add(before.token, before.id, testTrack(9))
+            let after = try await server.api.view(before.token, before.id)
+            #expect(after.queue.map(\.track.id) == ["track-2", "track-3", "track-4", "track-9"])
+        }
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.view(before.token, before.id)
+            #expect(view.queue.map(\.track.id) == ["track-2", "track-3", "track-4", "track-9"], "and it is all there after the next restart")
+        }
+    }
+
+    @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let host = try await first.server.api.guest("Host")
+        let id = try await first.server.api.create(host.token).session.id
+        for n in 1...6 { _ = try await first.server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+        try await first.kill()
+        // A commit the process was writing when it died: half a frame at the end of the log.
+        let wal = directory.appendingPathComponent("openjam.sqlite-wal")
+        let handle = try FileHandle(forWritingTo: wal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data((0..<2_500).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        try handle.close()
+
+        try await ServerProcess.with(dataDirectory: directory) { second in
+            let view = try await second.server.api.view(host.token, id)
+            let tracks = [view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id)
+            #expect(tracks == (1...6).map { "track-\($0)" })
+        }
+    }
+}
