@@ -36,9 +36,10 @@ struct ServerUnderTest: Sendable {
     /// waits for its listening line. OpenJam: `--port 0 --secret`; PirateRadio: `--profile
     /// pirate-radio` with `PORT=0` and `JWT_SECRET` in the environment, as its own server reads them.
     static func start(
-        _ jam: JamExecutable, protocol wire: WireProtocol, music: URL? = nil, extraArguments: [String] = [], timeout: Duration = .seconds(120)
+        _ jam: JamExecutable, protocol wire: WireProtocol, music: URL? = nil, extraArguments: [String] = [], dataDirectory: URL? = nil,
+        timeout: Duration = .seconds(120)
     ) async throws -> ServerUnderTest {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("jam-bench-\(UUID().uuidString.prefix(8))")
+        let data = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("jam-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         var arguments = ["serve", "--host", "127.0.0.1", "--data-dir", data.path, "--log-level", "warning"]
         var environment: [String: String] = [:]
@@ -60,7 +61,7 @@ struct ServerUnderTest: Sendable {
         }
         arguments += extraArguments
         let started = MonoTime.seconds()
-        let child = try ChildProcess.start(jam.path, arguments, environment: environment, logPath: data.appendingPathComponent("serve.log").path)
+        let child = try ChildProcess.start(jam.path, arguments, environment: environment, logPath: data.appendingPathComponent("serve-\(UUID().uuidString.prefix(6)).log").path)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let log = child.log()

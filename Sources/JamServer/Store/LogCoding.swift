@@ -12,7 +12,9 @@ enum LogCoding {
     }()
 
     static func encode(_ inputs: [TimedInput]) -> [UInt8] {
-        encodeOrCrash(inputs)
+        var writer = JSONWriter(capacity: 256)
+        writer.array(inputs)
+        return writer.bytes
     }
 
     static func decodeInputs(_ bytes: [UInt8]) throws -> [TimedInput] {

@@ -96,7 +96,21 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 
-    /// Pages in the write-ahead log after the last commit (the WAL hook's count), or nil without WAL.
+    /// Frames in the write-ahead log after this connection's last commit (once `trackLogSize()` ran).
+    private(set) var logFrames: Int32 = 0
+
+    /// Keeps `logFrames` up to date through SQLite's WAL hook (which also turns off its
+    /// automatic checkpoint, the hook's default user).
+    func trackLogSize() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        sqlite_nio_sqlite3_wal_hook(handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteDatabase>.fromOpaque(context).takeUnretainedValue().logFrames = frames
+            return SQLITE_OK
+        }, context)
+    }
+
+    /// One checkpoint: the log's frames, and how many of them are now in the database.
     func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws(SQLiteFailure) -> (walPages: Int32, checkpointed: Int32) {
         var log: Int32 = 0
         var done: Int32 = 0

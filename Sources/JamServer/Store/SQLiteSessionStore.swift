@@ -12,9 +12,14 @@ import VaporCSQLite
 ///
 /// Group commits run on the commit pipeline's own thread through one connection with
 /// prepared statements: one transaction, one fsync per batch. SQLite's automatic checkpoint
-/// is off (it would run inside whichever commit crossed the threshold); `SQLiteCheckpointer`
-/// moves the log into the database from another connection beside the commits instead.
-/// Reads (the index, a session being brought back) use a third connection on a thread pool.
+/// is off (it would run inside whichever commit crossed the threshold and copy the whole
+/// log); `SQLiteCheckpointer` moves the log into the database from another connection beside
+/// the commits instead. Under sustained writes that alone never lets the log start over (a
+/// reset needs every frame copied when a write begins), so once the log passes
+/// `resetFrames` the writer copies the few frames the checkpointer has not reached yet
+/// between two batches: the log then starts over, and its writes reuse the same blocks
+/// rather than growing the file. Reads (the index, a session being brought back) use a
+/// third connection on a thread pool.
 public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
     // Thread confinement instead of locks: `writer` is used only by `commit`, which the
     // pipeline calls on its loop one batch at a time; `reader` only under its mutex.
@@ -24,6 +29,8 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
     private let logger: Logger
     /// The database file.
     public let path: String
+    /// Log size (frames) from which the writer helps the log start over.
+    static let resetFrames: Int32 = 2_048
 
     private init(path: String, writer: SQLiteDatabase, reader: SQLiteDatabase, logger: Logger, checkpointInterval: Duration) {
         self.path = path
@@ -44,6 +51,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         // After a burst the log is cut back to 64 MiB; below that it is reused in place, which
         // keeps its fsyncs free of file-size changes.
         try writer.execute("PRAGMA journal_size_limit=67108864")
+        writer.trackLogSize()
         try SQLiteMigrations.migrate(writer, logger: logger)
         let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("PRAGMA busy_timeout=5000")
@@ -117,6 +125,14 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         do {
             try writer.transaction {
                 for write in writes { try apply(write) }
+            }
+            if writer.logFrames >= Self.resetFrames {
+                do {
+                    // Busy when the checkpointer is at it: the next batch tries again.
+                    _ = try writer.checkpoint()
+                } catch {
+                    logger.debug("the writer's checkpoint failed", metadata: ["error": "\(error)"])
+                }
             }
             return loop.makeSucceededVoidFuture()
         } catch {
