@@ -5,6 +5,16 @@ import Testing
 
 @testable import JamServer
 
+/// Polls `condition` every 20 ms for up to 5 s.
+func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure("timed out waiting for \(what)")
+}
+
 /// What a restart, graceful or not, must keep: resumable frames, answered command ids, and
 /// everything acknowledged, also when the last write was torn.
 @Suite(.serialized) struct RestartTests {
@@ -112,16 +122,25 @@ import Testing
             let token: String
             let lastLsn: Int64
         }
-        let before = try await TestServer.with(dataDirectory: directory, store: store) { server in
+        let (id, token) = try await TestServer.with(dataDirectory: directory, store: store) { server in
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
-            for n in 1...5 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
-            let stored = try #require(try await store.loadSession(id))
-            return Before(id: id, token: host.token, lastLsn: try #require(stored.records.last?.lsn))
+            _ = try await server.api.add(host.token, id, testTrack(1, durationMs: 3_600_000))
+            // Once track 1 plays, nothing else happens on its own for an hour.
+            try await waitFor("track 1 playing") { try await server.api.view(host.token, id).nowPlaying?.state == .playing }
+            for n in 2...5 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            return (id, host.token)
         }
         // The add of track 5 was the last record; as if the process had died writing it.
-        let inputs = try #require(try await store.loadSession(before.id)?.records.last?.inputs)
-        store.damageRecord(before.id, lsn: before.lastLsn, keepingBytes: inputs.count / 2)
+        let last = try #require(try await store.loadSession(id)?.records.last)
+        let inputs = try LogCoding.decodeInputs(last.inputs)
+        guard case .command(.add(let added, _, _), _) = inputs.first?.input else {
+            Issue.record("the last record is not the add of track 5: \(inputs)")
+            return
+        }
+        #expect(added.id == "track-5")
+        store.damageRecord(id, lsn: last.lsn, keepingBytes: last.inputs.count / 2)
+        let before = Before(id: id, token: token, lastLsn: last.lsn)
 
         try await TestServer.with(dataDirectory: directory, store: store) { server in
             let view = try await server.api.view(before.token, before.id)

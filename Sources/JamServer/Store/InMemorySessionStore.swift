@@ -69,12 +69,15 @@ public final class InMemorySessionStore: SessionStore, Sendable {
         return loop.makeSucceededVoidFuture()
     }
 
-    /// Replaces the stored inputs of one record, as a torn write would have left them (tests).
+    /// Cuts the stored inputs of one record short, as a write torn when the process died would
+    /// have left them (tests). Snapshots that include the record go too: they could only have
+    /// been written after it.
     public func damageRecord(_ id: SessionID, lsn: Int64, keepingBytes count: Int) {
         contents.withLock { contents in
             guard var record = contents.logs[id]?[lsn] else { return }
             record.inputs = Array(record.inputs.prefix(count))
             contents.logs[id]?[lsn] = record
+            contents.snapshots[id]?.removeAll { $0.lsn >= lsn }
         }
     }
 
