@@ -114,6 +114,7 @@ let package = Package(
             path: "Tests/JamTestSupport"
         ),
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
+        .testTarget(name: "JamPirateRadioTests", dependencies: ["JamPirateRadio", "JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
         .testTarget(name: "JamMediaTests", dependencies: ["JamMedia"], exclude: ["Fixtures"]),

@@ -73,6 +73,19 @@ public struct JSONWriter: Sendable {
         array(values)
     }
 
+    /// Writes a member whose absent value is written as `null` (an `encode` of an optional,
+    /// not `encodeIfPresent`).
+    public mutating func field(_ name: StaticString, orNull value: (some JSONWritable)?) {
+        key(name)
+        if let value {
+            value.write(to: &self)
+        } else {
+            separate()
+            bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+            needsComma = true
+        }
+    }
+
     /// Writes a dictionary member with its keys sorted, as the sorted-keys encoder does.
     public mutating func field(_ name: StaticString, _ dictionary: [String: Int]) {
         key(name)

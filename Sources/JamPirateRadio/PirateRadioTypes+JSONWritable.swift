@@ -1,0 +1,125 @@
+import JamProtocol
+
+// The frames PirateRadio members receive most (queue updates, snapshots) write themselves
+// with `JSONWriter`, keys sorted: the same bytes as `WireCoding.encoder`
+// (`PirateRadioJSONTests` compares them).
+
+extension PirateRadio.Track: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("albumArtURL", ifPresent: albumArtURL)
+            $0.field("albumName", ifPresent: albumName)
+            $0.field("artist", artist)
+            $0.field("durationMs", ifPresent: durationMs)
+            $0.field("id", id)
+            $0.field("name", name)
+        }
+    }
+}
+
+extension PirateRadio.Member: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("displayName", displayName)
+            $0.field("userId", userId)
+        }
+    }
+}
+
+extension PirateRadio.Snapshot: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("creatorId", creatorId)
+            $0.field("currentTrack", orNull: currentTrack)
+            $0.field("djUserId", djUserId)
+            $0.field("epoch", epoch)
+            $0.field("id", id)
+            $0.field("isPlaying", isPlaying)
+            $0.field("joinCode", joinCode)
+            $0.field("members", array: members)
+            $0.field("positionMs", positionMs)
+            $0.field("positionTimestamp", positionTimestamp)
+            $0.field("queue", array: queue)
+            $0.field("sequence", sequence)
+        }
+    }
+}
+
+extension PirateRadio.Pong: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("clientSendTime", clientSendTime)
+            $0.field("serverTime", serverTime)
+        }
+    }
+}
+
+extension PirateRadio.MemberEvent: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("displayName", ifPresent: displayName)
+            $0.field("userId", userId)
+        }
+    }
+}
+
+extension PirateRadio.QueueUpdate: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { $0.field("queue", array: queue) }
+    }
+}
+
+extension PirateRadio.ErrorMessage: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { $0.field("message", message) }
+    }
+}
+
+extension PirateRadio {
+    /// A payload as JSON text for `frame(type:data:...)`, written without `JSONEncoder`.
+    public static func json(_ value: some JSONWritable) -> String {
+        String(decoding: JSONWriter.encode(value), as: UTF8.self)
+    }
+}
+
+// What a PirateRadio client sends (the benchmark's devices speak it too).
+
+extension PirateRadio.Ping: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { $0.field("clientSendTime", clientSendTime) }
+    }
+}
+
+extension PirateRadio.PlayPrepare: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("track", track)
+            $0.field("trackId", trackId)
+        }
+    }
+}
+
+extension PirateRadio.TimelineData: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("executionTime", ifPresent: executionTime)
+            $0.field("ntpTimestamp", ifPresent: ntpTimestamp)
+            $0.field("positionMs", positionMs)
+        }
+    }
+}
+
+extension PirateRadio.AddToQueue: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("nonce", nonce)
+            $0.field("track", track)
+        }
+    }
+}
+
+extension PirateRadio.RemoveFromQueue: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { $0.field("trackId", trackId) }
+    }
+}

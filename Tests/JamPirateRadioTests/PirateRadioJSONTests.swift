@@ -1,0 +1,43 @@
+import Foundation
+import JamPirateRadio
+import JamProtocol
+import Testing
+
+/// PirateRadio frames are written with `JSONWriter`; these prove every payload type comes out
+/// byte for byte as its `Codable` form does through `WireCoding.encoder`.
+struct PirateRadioJSONTests {
+    static let full = PirateRadio.Track(id: "spotify:track:1", name: "Ünïcödé \"quoted\" / slash", artist: "A\nB", albumName: "Al", albumArtURL: "https://a/b.jpg", durationMs: 183_000)
+    static let bare = PirateRadio.Track(id: "t", name: "Bare", artist: "")
+
+    static func expectSame<T: Encodable & JSONWritable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let expected = String(decoding: try WireCoding.encoder.encode(value), as: UTF8.self)
+        #expect(PirateRadio.json(value) == expected, sourceLocation: sourceLocation)
+    }
+
+    @Test func serverPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
+        try Self.expectSame(Self.full)
+        try Self.expectSame(Self.bare)
+        try Self.expectSame(PirateRadio.QueueUpdate(queue: [Self.full, Self.bare]))
+        try Self.expectSame(PirateRadio.QueueUpdate(queue: []))
+        try Self.expectSame(PirateRadio.MemberEvent(userId: "u1", displayName: "Ü"))
+        try Self.expectSame(PirateRadio.MemberEvent(userId: "u1"))
+        try Self.expectSame(PirateRadio.Pong(clientSendTime: 1_700_000_000_000.125, serverTime: 1_700_000_000_001))
+        try Self.expectSame(PirateRadio.ErrorMessage(message: "only the DJ may remove tracks"))
+        for current in [Self.full, nil] {
+            try Self.expectSame(PirateRadio.Snapshot(
+                id: "00000000-0000-0000-0000-000000000001", joinCode: "1234", creatorId: "dj", djUserId: "dj",
+                members: [PirateRadio.Member(userId: "dj", displayName: "DJ"), PirateRadio.Member(userId: "m", displayName: "M/\\")],
+                epoch: 3, sequence: 7, currentTrack: current, isPlaying: current != nil, positionMs: 1_234, positionTimestamp: 1_700_000_000_000,
+                queue: [Self.bare]))
+        }
+    }
+
+    @Test func clientPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
+        try Self.expectSame(PirateRadio.Ping(clientSendTime: 12.5))
+        try Self.expectSame(PirateRadio.PlayPrepare(trackId: Self.full.id, track: Self.full))
+        try Self.expectSame(PirateRadio.TimelineData(positionMs: 0, ntpTimestamp: 1_700_000_000_000, executionTime: 1_700_000_000_250))
+        try Self.expectSame(PirateRadio.TimelineData(positionMs: 1.5))
+        try Self.expectSame(PirateRadio.AddToQueue(track: Self.bare, nonce: "n-1"))
+        try Self.expectSame(PirateRadio.RemoveFromQueue(trackId: "t"))
+    }
+}
