@@ -11,10 +11,35 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
 
     /// Wraps `raw`, lowercasing it when it is a UUID.
     public init(_ raw: String) {
-        if UUID(uuidString: raw) != nil {
-            rawValue = raw.lowercased()
+        if let lowercase = Self.lowercaseUUID(raw) {
+            rawValue = lowercase
         } else {
             rawValue = raw
+        }
+    }
+
+    /// `text` in lowercase when it is a UUID (8-4-4-4-12 hexadecimal digits), else nil.
+    /// Every ID on the wire goes through here, so it reads the bytes itself rather than
+    /// have Foundation's `UUID(uuidString:)` scan them.
+    static func lowercaseUUID(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            guard bytes.count == 36 else { return nil }
+            var lowered = false
+            for (index, byte) in bytes.enumerated() {
+                switch index {
+                case 8, 13, 18, 23:
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                default:
+                    switch byte {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+                    case UInt8(ascii: "A")...UInt8(ascii: "F"): lowered = true
+                    default: return nil
+                    }
+                }
+            }
+            guard lowered else { return String(decoding: bytes, as: UTF8.self) }
+            return String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") ? $0 + 32 : $0 }, as: UTF8.self)
         }
     }
 
@@ -30,12 +55,12 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
 
     /// Parses an identifier that OpenJam minted: it must be a UUID.
     public static func uuid(_ raw: String) -> JamID? {
-        guard UUID(uuidString: raw) != nil else { return nil }
+        guard lowercaseUUID(raw) != nil else { return nil }
         return JamID(raw)
     }
 
     /// True when the identifier is a UUID (every ID OpenJam mints is one).
-    public var isUUID: Bool { UUID(uuidString: rawValue) != nil }
+    public var isUUID: Bool { Self.lowercaseUUID(rawValue) != nil }
 
     public var description: String { rawValue }
 

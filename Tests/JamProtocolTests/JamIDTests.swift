@@ -51,6 +51,30 @@ struct JamIDTests {
         #expect(JamID.uuid("") == nil)
     }
 
+    @Test func onlyTheCanonicalUUIDFormCountsAsAUUID() {
+        var random = SplitMix(seed: 7)
+        let alphabet = Array("0123456789abcdefABCDEFgG-xz {}")
+        var samples = [Self.upper, Self.lower, "", "creator1", Self.lower + "0", String(Self.lower.dropLast()), "{\(Self.lower)}",
+                       Self.lower.replacingOccurrences(of: "-", with: ""), Self.lower.replacingOccurrences(of: "-", with: "_")]
+        for _ in 0..<2_000 {
+            // Mutate one or two characters of a real UUID, so most samples are near misses.
+            var characters = Array(random.next() % 2 == 0 ? Self.lower : Self.upper)
+            for _ in 0..<Int(random.next() % 3) {
+                characters[Int(random.next() % UInt64(characters.count))] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+            }
+            samples.append(String(characters))
+        }
+        let canonical = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
+        for sample in samples {
+            // Exactly the canonical form; Foundation on Linux also takes some malformed ones
+            // (a space or a hyphen among the digits), which OpenJam refuses.
+            #expect((JamID.uuid(sample) != nil) == (sample.wholeMatch(of: canonical) != nil), "\(sample)")
+            if let id = JamID.uuid(sample) {
+                #expect(UUID(uuidString: sample).map(JamID.init) == id, "\(sample)")
+            }
+        }
+    }
+
     @Test func stringLiteralNormalisesToo() {
         let id: JamID = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"
         #expect(id.rawValue == Self.lower)

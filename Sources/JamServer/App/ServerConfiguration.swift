@@ -29,8 +29,11 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits?
     /// Which protocol the server speaks (OpenJam's own unless a foreign profile is chosen).
     package var profile: any WireProfile = OpenJamProfile()
-    /// A session's snapshot is written after this many log records (and at shutdown).
-    public var snapshotEvery = 256
+    /// A session's snapshot is written after `replayLogLimit` events, or after this many log
+    /// records when its records carry few events (and at shutdown). Snapshots that far apart
+    /// let a recovery regenerate the whole replay ring; each costs a write of the whole state
+    /// and the pruning of the records before the one before it.
+    public var snapshotEvery = 4_096
     /// How long a socket that does not drain may hold on before it is closed (4429).
     public var stallTimeoutMs: Int64 = 30_000
     /// How often the store moves its write-ahead log into the database.

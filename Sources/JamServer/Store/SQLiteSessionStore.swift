@@ -51,6 +51,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         // After a burst the log is cut back to 64 MiB; below that it is reused in place, which
         // keeps its fsyncs free of file-size changes.
         try writer.execute("PRAGMA journal_size_limit=67108864")
+        // sqlite-nio builds SQLite to overwrite deleted rows with zeros; pruning a session's
+        // old records would then rewrite every page they were on.
+        try writer.execute("PRAGMA secure_delete=OFF")
         writer.trackLogSize()
         try SQLiteMigrations.migrate(writer, logger: logger)
         let reader = try SQLiteDatabase(path: path, create: false)
