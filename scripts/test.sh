@@ -29,7 +29,7 @@ echo "==> README walk-through against a real server"
 scripts/readme-walkthrough.sh
 
 echo "==> benchmark smoke runs (debug build: they check the benchmarks work, not the figures)"
-for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol pirate-radio" "durable" "prepare" "idle"; do
+for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol pirate-radio" "durable" "prepare" "idle" "restart"; do
   # shellcheck disable=SC2086
   timeout 180 .build/debug/jam-bench $bench --smoke --jam .build/debug/jam
 done

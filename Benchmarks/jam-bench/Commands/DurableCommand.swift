@@ -39,7 +39,7 @@ struct DurableCommand: AsyncParsableCommand {
         report.set("phase", "\(Report.number(phaseSeconds)) s each, one vote in flight per client")
 
         let fsync = try DiskProbe.fsyncLatency(directory: FileManager.default.temporaryDirectory, seconds: smoke ? 0.3 : 2)
-        report.add(.distribution("disk_fsync_ms", "disk: write 4 KiB + fsync (the floor of one commit)", fsync))
+        report.addDisk(fsync)
 
         let (server, jam) = try await common.startServer(.openjam)
         report.describe(server: server, jam: jam, wire: .openjam)
@@ -62,7 +62,7 @@ struct DurableCommand: AsyncParsableCommand {
                 let phase = run.phase
                 report.add(.value(
                     "\(plan.key)_commands_per_s", "\(plan.label): acknowledged commands/s", phase.answeredRate, unit: "/s",
-                    target: plan.target ? .atLeast(5_000, .value, "≥ 5,000/s") : nil))
+                    target: plan.key == "own_sessions" ? .atLeast(20_000, .value, "≥ 20,000/s") : nil))
                 report.add(.distribution("\(plan.key)_ack_ms", "\(plan.label): command → ack", phase.ack))
                 report.add(.value("\(plan.key)_commits_per_s", "\(plan.label): commits/s", run.batchesPerSecond, unit: "/s"), optional: true)
                 report.add(.value("\(plan.key)_commands_per_commit", "\(plan.label): commands per commit", run.perBatch, unit: "commands"), optional: true)
@@ -121,5 +121,14 @@ enum DiskProbe {
             latency.record(Double(MonoTime.nanos() - start) / 1_000_000)
         }
         return latency
+    }
+}
+
+extension Report {
+    /// The disk's own write + fsync latency, its tail included: the floor of every commit and
+    /// the source of its stalls, reported beside the server's figures.
+    mutating func addDisk(_ fsync: Distribution) {
+        add(.distribution("disk_fsync_ms", "disk: write 4 KiB + fsync (the floor of one commit)", fsync))
+        add(.value("disk_fsync_p999_ms", "disk: write 4 KiB + fsync, p99.9", fsync.p999, unit: "ms"))
     }
 }

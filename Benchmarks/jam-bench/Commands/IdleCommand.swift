@@ -67,7 +67,7 @@ struct IdleCommand: AsyncParsableCommand {
             if let empty { report.add(.value("server_rss_sessions_mib", "server RSS with the sessions and members, no sockets", empty.rssMiB, unit: "MiB")) }
             if let held {
                 report.add(.value("server_rss_mib", "server RSS with \(total) idle sockets", held.rssMiB, unit: "MiB",
-                    target: total >= 10_000 ? .atMost(1024, .value, "< 1 GB with 10,000") : nil))
+                    target: total >= 10_000 ? .atMost(300, .value, "≤ 300 MiB with 10,000") : nil))
                 report.add(.value("server_peak_rss_mib", "server peak RSS", held.peakRSSMiB, unit: "MiB"))
                 report.add(.value("server_threads", "server threads", Double(held.threads), unit: "threads"))
                 if let empty { report.add(.value("rss_per_socket_kib", "RSS per open socket", (held.rssMiB - empty.rssMiB) * 1024 / Double(total), unit: "KiB")) }

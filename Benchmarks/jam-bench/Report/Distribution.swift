@@ -42,6 +42,8 @@ struct Distribution: Sendable {
     var median: Double { percentile(50) }
     /// The 99th percentile of the magnitudes, in ms.
     var p99: Double { percentile(99) }
+    /// The 99.9th percentile of the magnitudes, in ms.
+    var p999: Double { percentile(99.9) }
     /// The largest magnitude, in ms.
     var max: Double { count == 0 ? .nan : Double(histogram.max) / 1000 }
     /// The mean of the signed values, in ms (a bias).
