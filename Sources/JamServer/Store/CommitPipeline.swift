@@ -22,7 +22,9 @@ protocol CommitReceiver: AnyObject, Sendable {
 ///
 /// Under load a small batch lingers (`Timing.linger`) before it is written, so more writes
 /// share its fsync (which costs the machine ~0.1 ms of CPU each); a quiet server writes at
-/// once, as the first write after a pause never lingers.
+/// once, as the first write after a pause never lingers, and so does a lone busy client: a
+/// batch holding one session's turn right after a batch of that same single turn does not
+/// wait, nobody else is writing (PostgreSQL's `commit_siblings`, in effect).
 public final class CommitPipeline: Service, Sendable {
     /// When a batch waits for company.
     public struct Timing: Sendable {
@@ -39,6 +41,15 @@ public final class CommitPipeline: Service, Sendable {
             self.batchTarget = batchTarget
             self.busyWindow = busyWindow
         }
+
+        /// Whether a forming batch of `pending` writes waits for company: only while commits
+        /// follow each other, once per batch, when the batch is small, and not when `alone`
+        /// (the batch is one turn of the session whose single turn was the last batch): a lone
+        /// client waiting for its own commit would only be slowed down.
+        func shouldLinger(pending: Int, alreadyLingered: Bool, sinceLastCommit: TimeAmount, alone: Bool) -> Bool {
+            linger > .zero && pending > 0 && pending < batchTarget && !alreadyLingered
+                && sinceLastCommit < busyWindow && !alone
+        }
     }
 
     private struct Queue {
@@ -51,6 +62,14 @@ public final class CommitPipeline: Service, Sendable {
         var lastCommit = NIODeadline.distantPast
         /// The batch now forming has waited for company already.
         var lingered = false
+        /// The session whose single turn was the whole last batch, if it was.
+        var lastLoneWriter: ObjectIdentifier?
+
+        /// The forming batch is one turn of the same session as the last batch's single turn.
+        var alone: Bool {
+            guard let last = lastLoneWriter, receipts.count == 1 else { return false }
+            return ObjectIdentifier(receipts[0].receiver) == last
+        }
     }
 
     private let store: any SessionStore
@@ -87,12 +106,15 @@ public final class CommitPipeline: Service, Sendable {
     private func drain() {
         let now = NIODeadline.now()
         let (writes, receipts, linger) = queue.withLock { queue -> ([StoreWrite], [(receiver: any CommitReceiver, lsn: Int64)], Bool) in
-            let busy = now - queue.lastCommit < timing.busyWindow
-            if busy, !queue.lingered, timing.linger > .zero, !queue.writes.isEmpty, queue.writes.count < timing.batchTarget {
+            if timing.shouldLinger(
+                pending: queue.writes.count, alreadyLingered: queue.lingered, sinceLastCommit: now - queue.lastCommit,
+                alone: queue.alone)
+            {
                 queue.lingered = true
                 return ([], [], true)
             }
             let taken = (queue.writes, queue.receipts)
+            if !taken.0.isEmpty { queue.lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil }
             queue.writes.removeAll(keepingCapacity: true)
             queue.receipts.removeAll(keepingCapacity: true)
             queue.lingered = false
