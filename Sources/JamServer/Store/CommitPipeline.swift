@@ -80,6 +80,9 @@ public final class CommitPipeline: Service, Sendable {
     let loop: any EventLoop
     private let queue = Mutex(Queue())
     private let idle = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let lingers = Atomic<Int>(0)
+    /// How many batches have waited for company so far.
+    var lingeredBatches: Int { lingers.load(ordering: .relaxed) }
 
     /// Creates the pipeline and its thread around `store`.
     public init(store: any SessionStore, logger: Logger, timing: Timing = Timing()) {
@@ -122,6 +125,7 @@ public final class CommitPipeline: Service, Sendable {
             return (taken.0, taken.1, false)
         }
         if linger {
+            lingers.add(1, ordering: .relaxed)
             loop.scheduleTask(in: timing.linger) { self.drain() }
             return
         }
