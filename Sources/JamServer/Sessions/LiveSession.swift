@@ -5,22 +5,6 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// Services a live session needs.
-struct SessionEnvironment: Sendable {
-    let clock: any ServerClock
-    let ids: any IDGenerator
-    let pipeline: CommitPipeline
-    let logger: Logger
-    let outbox: SessionOutbox.Configuration
-    /// A snapshot is written after this many records at most (and after `outbox.replayLimit`
-    /// events: snapshots that far apart let a recovery regenerate the whole replay ring).
-    let snapshotEvery: Int
-    /// The profile's timing, which a session brought back from the store takes on.
-    let timing: Timing
-    /// The library tracks a fallback shuffle draws from (empty: no fallback).
-    var fallbackTracks: [Track] = []
-}
-
 /// One live session, run on one event loop: it owns its state, its sockets and its place in
 /// the log.
 ///
@@ -44,19 +28,20 @@ public actor LiveSession: CommitReceiver {
     var answers = AnswerCache()
     /// The number the next record gets.
     var nextLsn: Int64
-    private var recordsSinceSnapshot = 0
-    private var eventsSinceSnapshot = 0
+    var recordsSinceSnapshot = 0
+    var eventsSinceSnapshot = 0
     /// The index row as last written, to write it again only when it changes.
     var indexed: StoredSessionEntry?
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter = 0
-    private var timer: (deadline: Millis, task: Scheduled<Void>)?
-    private var stallTimer: Scheduled<Void>?
+    var timer: (deadline: Millis, task: Scheduled<Void>)?
+    var stallTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
     /// The library tracks the shuffle draws from.
     var fallbackTracks: [Track]
     private let endedFlag = Atomic<Bool>(false)
+    private var endAnnounced = false
 
     /// What a new session's creation writes: its index row and its first snapshot (record 0).
     nonisolated let creationWrites: [StoreWrite]
@@ -215,47 +200,6 @@ public actor LiveSession: CommitReceiver {
 
     static func answerKey(_ user: UserID, _ id: String) -> String { "\(user.rawValue) \(id)" }
 
-    /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
-    private func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64) {
-        let record = LogRecord(
-            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs), answer: answer)
-        var writes: [StoreWrite] = []
-        let entry = indexEntry()
-        if entry != indexed {
-            writes.append(.index(entry))
-            indexed = entry
-        }
-        writes.append(.record(id, record))
-        recordsSinceSnapshot += 1
-        eventsSinceSnapshot += Int(state.seq - firstSeq)
-        if recordsSinceSnapshot >= environment.snapshotEvery || eventsSinceSnapshot >= environment.outbox.replayLimit || state.hasEnded {
-            writes.append(snapshotWrite(lsn: lsn))
-        }
-        environment.pipeline.submit(writes, receipt: (self, lsn))
-    }
-
-    /// The index row as the session stands.
-    func indexEntry() -> StoredSessionEntry {
-        StoredSessionEntry(
-            id: id, joinCode: state.joinCode, codeIssuedAt: indexed?.joinCode == state.joinCode ? indexed?.codeIssuedAt ?? state.createdAt : environment.clock.now(),
-            ended: state.hasEnded, wakeAt: nil)
-    }
-
-    /// A snapshot of the state after record `lsn`.
-    func snapshotWrite(lsn: Int64) -> StoreWrite {
-        recordsSinceSnapshot = 0
-        eventsSinceSnapshot = 0
-        let snapshot = SessionSnapshot(
-            lsn: lsn, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: answers.stored)
-        return .snapshot(id, snapshot)
-    }
-
-    /// Writes a snapshot of the session as it stands (at shutdown), so a restart replays nothing.
-    func writeFinalSnapshot() {
-        guard recordsSinceSnapshot > 0 else { return }
-        environment.pipeline.submit([snapshotWrite(lsn: nextLsn - 1)], receipt: nil)
-    }
-
     /// The sockets a command ends, closed once what came before them is out.
     private func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
         var actions = SessionOutbox.Actions()
@@ -277,7 +221,6 @@ public actor LiveSession: CommitReceiver {
         return actions
     }
 
-    private var endAnnounced = false
 
     // MARK: Durability
 
@@ -323,74 +266,5 @@ public actor LiveSession: CommitReceiver {
             timer = nil
         }
         scheduleStallCheck()
-    }
-
-    // MARK: Timers
-
-    /// Keeps one timer at the session's next deadline.
-    func rescheduleTimer() {
-        let deadline = state.hasEnded ? nil : state.nextDeadline()
-        guard deadline != timer?.deadline else { return }
-        timer?.task.cancel()
-        timer = nil
-        guard let deadline else { return }
-        let delay = max(0, deadline - environment.clock.now())
-        let task = eventLoop.scheduleTask(in: .milliseconds(delay)) { [self] in
-            self.assumeIsolated { $0.timerFired(deadline) }
-        }
-        timer = (deadline, task)
-    }
-
-    private func timerFired(_ deadline: Millis) {
-        guard timer?.deadline == deadline else { return }
-        timer = nil
-        if environment.clock.now() < deadline {
-            // The injected clock runs behind the loop's: look again when it gets there.
-            rescheduleTimer()
-            return
-        }
-        tick()
-    }
-
-    /// Moves the timeline to now.
-    func tick() {
-        do {
-            try take(.advance, cause: .tick)
-        } catch {
-            logger.error("advancing the timeline failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Checks stalled sockets once a second while there are any.
-    private func scheduleStallCheck() {
-        guard stallTimer == nil, outbox.hasStalledConnections else { return }
-        stallTimer = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
-            self.assumeIsolated { session in
-                session.stallTimer = nil
-                session.execute(session.outbox.tick(now: session.environment.clock.now()))
-            }
-        }
-    }
-
-    /// Stops the session's timers (the server is stopping).
-    func stopTimers() {
-        timer?.task.cancel()
-        timer = nil
-        stallTimer?.cancel()
-        stallTimer = nil
-    }
-}
-
-extension SessionOutbox.Actions {
-    /// Appends `other`'s actions after these.
-    mutating func merge(_ other: SessionOutbox.Actions) {
-        guard !other.isEmpty else { return }
-        for (connection, frames) in other.writes {
-            for frame in frames { write(frame, to: connection) }
-        }
-        closes += other.closes
-        evicted += other.evicted
-        resumed += other.resumed
-        ended = ended || other.ended
     }
 }

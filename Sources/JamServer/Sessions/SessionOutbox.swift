@@ -257,3 +257,17 @@ struct SessionOutbox {
         }
     }
 }
+
+extension SessionOutbox.Actions {
+    /// Appends `other`'s actions after these.
+    mutating func merge(_ other: SessionOutbox.Actions) {
+        guard !other.isEmpty else { return }
+        for (connection, frames) in other.writes {
+            for frame in frames { write(frame, to: connection) }
+        }
+        closes += other.closes
+        evicted += other.evicted
+        resumed += other.resumed
+        ended = ended || other.ended
+    }
+}

@@ -1,0 +1,47 @@
+import JamCore
+import JamProtocol
+
+/// What a session writes to the store: a record per turn, its index row when it changes, and
+/// snapshots.
+extension LiveSession {
+    /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
+    func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64) {
+        let record = LogRecord(
+            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs), answer: answer)
+        var writes: [StoreWrite] = []
+        let entry = indexEntry()
+        if entry != indexed {
+            writes.append(.index(entry))
+            indexed = entry
+        }
+        writes.append(.record(id, record))
+        recordsSinceSnapshot += 1
+        eventsSinceSnapshot += Int(state.seq - firstSeq)
+        if recordsSinceSnapshot >= environment.snapshotEvery || eventsSinceSnapshot >= environment.outbox.replayLimit || state.hasEnded {
+            writes.append(snapshotWrite(lsn: lsn))
+        }
+        environment.pipeline.submit(writes, receipt: (self, lsn))
+    }
+
+    /// The index row as the session stands.
+    func indexEntry() -> StoredSessionEntry {
+        StoredSessionEntry(
+            id: id, joinCode: state.joinCode, codeIssuedAt: indexed?.joinCode == state.joinCode ? indexed?.codeIssuedAt ?? state.createdAt : environment.clock.now(),
+            ended: state.hasEnded, wakeAt: nil)
+    }
+
+    /// A snapshot of the state after record `lsn`.
+    func snapshotWrite(lsn: Int64) -> StoreWrite {
+        recordsSinceSnapshot = 0
+        eventsSinceSnapshot = 0
+        let snapshot = SessionSnapshot(
+            lsn: lsn, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: answers.stored)
+        return .snapshot(id, snapshot)
+    }
+
+    /// Writes a snapshot of the session as it stands (at shutdown), so a restart replays nothing.
+    func writeFinalSnapshot() {
+        guard recordsSinceSnapshot > 0 else { return }
+        environment.pipeline.submit([snapshotWrite(lsn: nextLsn - 1)], receipt: nil)
+    }
+}

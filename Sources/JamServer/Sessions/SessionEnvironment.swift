@@ -1,0 +1,19 @@
+import JamCore
+import JamProtocol
+import Logging
+
+/// Services a live session needs.
+struct SessionEnvironment: Sendable {
+    let clock: any ServerClock
+    let ids: any IDGenerator
+    let pipeline: CommitPipeline
+    let logger: Logger
+    let outbox: SessionOutbox.Configuration
+    /// A snapshot is written after this many records at most (and after `outbox.replayLimit`
+    /// events: snapshots that far apart let a recovery regenerate the whole replay ring).
+    let snapshotEvery: Int
+    /// The profile's timing, which a session brought back from the store takes on.
+    let timing: Timing
+    /// The library tracks a fallback shuffle draws from (empty: no fallback).
+    var fallbackTracks: [Track] = []
+}
