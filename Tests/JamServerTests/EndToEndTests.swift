@@ -282,6 +282,42 @@ import Testing
         }
     }
 
+    @Test func aReaderStalledInASessionThatFallsQuietIsClosedAfterTheStallTimeout() async throws {
+        // The backlog limit is out of reach: only the stall timeout can close this socket, and
+        // it runs out after the session has gone quiet.
+        try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500 }) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let host = party.host.socket
+            let filler = String(repeating: "x", count: 280)
+            var ids: [ItemID] = []
+            for n in 1...30 {
+                let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
+                host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
+                let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
+                ids.append(try #require(ack.ack?.itemId))
+            }
+            let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
+            try await Task.sleep(for: .milliseconds(200))
+            // ~12 MB of queue updates, more than the kernel buffers between the server and a
+            // socket that does not read; then nothing more.
+            let a = ids[28], b = ids[29]
+            for round in 0..<25 {
+                for step in 0..<8 {
+                    let n = round * 8 + step
+                    let up = n % 2 == 0 ? b : a
+                    host.send(.vote(Vote(itemId: up, value: 1)), id: "v\(n)a")
+                    host.send(.vote(Vote(itemId: up == a ? b : a, value: 0)), id: "v\(n)b")
+                }
+                let last = "v\(round * 8 + 7)b"
+                try await host.next("ack \(last)") { $0.ack?.id == last }
+            }
+            try await Task.sleep(for: .seconds(4))
+            let close = try await stalled.closedByServer(timeout: .seconds(10))
+            #expect(close?.closeCode == .init(codeNumber: 4429))
+            await party.close()
+        }
+    }
+
     @Test func aStalledReaderIsClosedAndOthersAreNotSlowed() async throws {
         try await TestServer.with(configure: { $0.outboxLimit = 64 }) { server in
             let party = try await Party.start(server, guests: ["Eli"])

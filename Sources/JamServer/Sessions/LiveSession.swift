@@ -233,6 +233,9 @@ public actor LiveSession: CommitReceiver {
 
     /// Carries out what the outbox decided.
     func execute(_ actions: SessionOutbox.Actions) {
+        // Before the shortcut: a socket that just stopped draining, or a check that evicted
+        // nobody yet, returns no actions and still needs the next check.
+        scheduleStallCheck()
         guard !actions.isEmpty else { return }
         var deliveries: [RealtimeConnection.Delivery] = []
         var index: [ConnectionID: Int] = [:]
@@ -265,6 +268,5 @@ public actor LiveSession: CommitReceiver {
             timer?.task.cancel()
             timer = nil
         }
-        scheduleStallCheck()
     }
 }
