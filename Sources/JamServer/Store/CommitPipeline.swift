@@ -81,6 +81,10 @@ public final class CommitPipeline: Service, Sendable {
     private let queue = Mutex(Queue())
     private let idle = Mutex<[CheckedContinuation<Void, Never>]>([])
     private let lingers = Atomic<Int>(0)
+    /// Set once the server stops: a batch the store keeps refusing is then given up on.
+    private let stopping = Atomic<Bool>(false)
+    /// Attempts at a batch, once stopping, before it is given up on.
+    static let attemptsWhenStopping = 5
     /// How many batches have waited for company so far.
     var lingeredBatches: Int { lingers.load(ordering: .relaxed) }
 
@@ -153,11 +157,33 @@ public final class CommitPipeline: Service, Sendable {
                     queue.failures += 1
                     return queue.failures
                 }
+                if self.stopping.load(ordering: .relaxed), failures >= Self.attemptsWhenStopping {
+                    self.giveUp(after: error)
+                    return
+                }
                 let backoff = min(2_000, 50 << min(failures - 1, 6))
                 self.logger.error("storing a batch failed; retrying", metadata: ["error": "\(error)", "batch.writes": "\(writes.count)", "retry.ms": "\(backoff)"])
                 self.loop.scheduleTask(in: .milliseconds(Int64(backoff))) { self.drain() }
             }
         }
+    }
+
+    /// The server is stopping and the store keeps failing: drops what is queued (none of it was
+    /// acknowledged: nothing is before it is stored) so the server can stop.
+    private func giveUp(after error: any Error) {
+        let dropped = queue.withLock { queue -> Int in
+            defer {
+                queue.writes.removeAll()
+                queue.receipts.removeAll()
+                queue.failures = 0
+                queue.busy = false
+            }
+            return queue.writes.count
+        }
+        logger.critical(
+            "the store kept failing while the server stopped; writes that were never acknowledged are not stored",
+            metadata: ["error": "\(error)", "writes.dropped": "\(dropped)"])
+        resumeIdleWaiters()
     }
 
     /// Tells each session's loop, once per loop, which records are durable.
@@ -179,7 +205,7 @@ public final class CommitPipeline: Service, Sendable {
         }
     }
 
-    /// Returns once everything submitted so far is written (or given up on at shutdown).
+    /// Returns once everything submitted so far is written (or, once stopping, given up on).
     func flush() async {
         await withCheckedContinuation { continuation in
             idle.withLock { $0.append(continuation) }
@@ -200,12 +226,19 @@ public final class CommitPipeline: Service, Sendable {
     public func run() async throws {
         // Commits go on until everything else has stopped: this service is shut down last.
         try? await gracefulShutdown()
+        await stop()
+        try await group.shutdownGracefully()
+    }
+
+    /// Writes what is queued — giving up on a batch the store refuses
+    /// `attemptsWhenStopping` times — and closes the store.
+    func stop() async {
+        stopping.store(true, ordering: .relaxed)
         await flush()
         do {
             try await store.close()
         } catch {
             logger.error("closing the store failed", metadata: ["error": "\(error)"])
         }
-        try await group.shutdownGracefully()
     }
 }

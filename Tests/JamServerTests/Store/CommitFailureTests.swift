@@ -1,0 +1,86 @@
+import JamProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import JamServer
+
+/// What the commit pipeline does when the store refuses a batch.
+@Suite struct CommitFailureTests {
+    /// An in-memory store that refuses its next `failures` commits, as a full or vanished disk would.
+    final class RefusingStore: SessionStore {
+        let stored = InMemorySessionStore()
+        let failuresLeft: Mutex<Int>
+        let attempts = Mutex(0)
+        init(failures: Int) { failuresLeft = Mutex(failures) }
+
+        struct DiskGone: Error {}
+
+        func loadIndex() async throws -> [StoredSessionEntry] { try await stored.loadIndex() }
+        func loadSession(_ id: SessionID) async throws -> StoredSession? { try await stored.loadSession(id) }
+        var services: [any Service] { [] }
+        func close() async throws {}
+        func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+            attempts.withLock { $0 += 1 }
+            let refuse = failuresLeft.withLock { left -> Bool in
+                guard left > 0 else { return false }
+                left -= 1
+                return true
+            }
+            return refuse ? loop.makeFailedFuture(DiskGone()) : stored.commit(writes, on: loop)
+        }
+    }
+
+    final class Receiver: CommitReceiver {
+        let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let storedLsn = Mutex<Int64>(0)
+        func stored(through lsn: Int64) { storedLsn.withLock { $0 = max($0, lsn) } }
+    }
+
+    static let id: SessionID = "00000000-0000-0000-0005-000000000001"
+
+    static func record(_ lsn: Int64) -> StoreWrite {
+        .record(id, LogRecord(lsn: lsn, firstSeq: lsn - 1, lastSeq: lsn, wakeAt: nil, inputs: Array("[\(lsn)]".utf8)))
+    }
+
+    @Test func aRefusedBatchIsRetriedInOrderAndNothingIsAcknowledgedBeforeItIsStored() async throws {
+        let store = RefusingStore(failures: 2)
+        let pipeline = CommitPipeline(store: store, logger: Logger(label: "test"), timing: .init(linger: .zero))
+        let receiver = Receiver()
+        let snapshot = SessionSnapshot(lsn: 0, seq: 0, wakeAt: nil, state: Array("{}".utf8), answers: [])
+        pipeline.submit([.snapshot(Self.id, snapshot), Self.record(1)], receipt: (receiver, 1))
+        pipeline.submit([Self.record(2)], receipt: (receiver, 2))
+        // The first two attempts fail (50 ms, then 100 ms of back-off).
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(receiver.storedLsn.withLock { $0 } == 0)
+        await pipeline.flush()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(receiver.storedLsn.withLock { $0 } == 2)
+        let session = try #require(try await store.stored.loadSession(Self.id))
+        #expect(session.records.map(\.lsn) == [1, 2])
+        #expect(store.attempts.withLock { $0 } >= 3)
+    }
+
+    @Test func aStoppingServerGivesUpOnAStoreThatKeepsRefusingInsteadOfHanging() async throws {
+        let store = RefusingStore(failures: .max)
+        let pipeline = CommitPipeline(store: store, logger: Logger(label: "test"), timing: .init(linger: .zero))
+        let receiver = Receiver()
+        pipeline.submit([Self.record(1)], receipt: (receiver, 1))
+        let done = Mutex(false)
+        // Unstructured on purpose: if stopping hung, the test must still end and say so.
+        Task {
+            await pipeline.stop()
+            done.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !done.withLock({ $0 }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(done.withLock { $0 })
+        #expect(store.attempts.withLock { $0 } == CommitPipeline.attemptsWhenStopping)
+        #expect(receiver.storedLsn.withLock { $0 } == 0)
+    }
+}
