@@ -65,12 +65,8 @@ struct PirateRadioTokens: Sendable {
 
     /// The identity behind an `Authorization: Bearer` header.
     func verify(header: String?) throws(JamError) -> Identity {
-        guard let header else { throw JamError(.unauthorized, "missing Authorization header") }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'")
-        }
-        return try verify(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        guard let token = try BearerToken.read(authorization: header) else { throw JamError(.unauthorized, "missing Authorization header") }
+        return try verify(token)
     }
 
     private func signature(of text: String) -> String {

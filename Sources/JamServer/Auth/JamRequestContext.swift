@@ -53,19 +53,10 @@ struct AuthMiddleware: RouterMiddleware {
     }
 
     func authenticate(_ request: Request) -> Authentication {
-        let token: String
-        if let header = request.headers[.authorization] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-                return .invalid(JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'"))
-            }
-            token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-        } else if let query = request.uri.queryParameters["token"] {
-            token = String(query)
-        } else {
-            return .anonymous
-        }
         do {
+            guard let token = try BearerToken.read(authorization: request.headers[.authorization], query: request.uri.queryParameters["token"]) else {
+                return .anonymous
+            }
             return .user(try signer.verify(token, now: clock.now()))
         } catch {
             return .invalid(error)

@@ -65,16 +65,7 @@ package struct OpenJamProfile: WireProfile {
 
     /// The bearer token of the upgrade request, or its `?token=`.
     private func authenticate(_ head: HTTPRequestHead, uri: URI, context: ProfileContext) throws(JamError) -> Identity {
-        let token: String
-        if let header = head.headers.first(name: "authorization") {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-                throw JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'")
-            }
-            token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-        } else if let query = uri.queryParameters["token"] {
-            token = String(query)
-        } else {
+        guard let token = try BearerToken.read(authorization: head.headers.first(name: "authorization"), query: uri.queryParameters["token"]) else {
             throw JamError(.unauthorized, "sign in first: send a token as 'Authorization: Bearer <token>'")
         }
         return try context.signer.verify(token, now: context.clock.now())
