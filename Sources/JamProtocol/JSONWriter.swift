@@ -102,13 +102,6 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    /// Appends JSON text that is already encoded (a cached fragment).
-    public mutating func raw(_ json: [UInt8]) {
-        separate()
-        bytes.append(contentsOf: json)
-        needsComma = true
-    }
-
     mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }

@@ -114,9 +114,6 @@ struct SessionOutbox {
     /// True when `connection` is attached.
     func isAttached(_ connection: ConnectionID) -> Bool { peers[connection] != nil }
 
-    /// The user of an attached connection.
-    func user(of connection: ConnectionID) -> UserID? { peers[connection]?.user }
-
     /// Logged frames in the ring (for tests and metrics).
     var ringCount: Int { ring.count }
 

@@ -11,16 +11,12 @@ public final class InMemorySessionStore: SessionStore, Sendable {
         /// Oldest first, at most two.
         var snapshots: [SessionID: [SessionSnapshot]] = [:]
         var logs: [SessionID: [Int64: LogRecord]] = [:]
-        var commits = 0
     }
 
     private let contents = Mutex(Contents())
 
     /// Creates an empty store.
     public init() {}
-
-    /// Group commits so far.
-    public var commitCount: Int { contents.withLock { $0.commits } }
 
     public var services: [any Service] { [] }
 
@@ -50,7 +46,6 @@ public final class InMemorySessionStore: SessionStore, Sendable {
 
     public func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
         contents.withLock { contents in
-            contents.commits += 1
             for write in writes {
                 switch write {
                 case .index(let entry):

@@ -9,14 +9,12 @@ import VaporCSQLite
 /// thread (sqlite-nio prepares every query anew and hops to a thread pool and back for each).
 final class SQLiteDatabase: @unchecked Sendable {
     private(set) var handle: OpaquePointer?
-    let path: String
     private var statements: [String: SQLiteStatement] = [:]
 
     /// Opens (creating when `create`) the database at `path`.
-    init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteFailure) {
-        self.path = path
-        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
-        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+    init(path: String, create: Bool = true) throws(SQLiteFailure) {
+        var flags = SQLITE_OPEN_READWRITE
+        if create { flags |= SQLITE_OPEN_CREATE }
         flags |= SQLITE_OPEN_NOMUTEX
         let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK else {
@@ -110,11 +108,12 @@ final class SQLiteDatabase: @unchecked Sendable {
         }, context)
     }
 
-    /// One checkpoint: the log's frames, and how many of them are now in the database.
-    func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws(SQLiteFailure) -> (walPages: Int32, checkpointed: Int32) {
+    /// One passive checkpoint (it never waits for a writer): the log's frames, and how many of
+    /// them are now in the database.
+    func checkpoint() throws(SQLiteFailure) -> (walPages: Int32, checkpointed: Int32) {
         var log: Int32 = 0
         var done: Int32 = 0
-        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, mode, &log, &done)
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done)
         guard status == SQLITE_OK || status == SQLITE_BUSY else { throw SQLiteFailure(status: status, message: errorMessage, sql: "checkpoint") }
         return (log, done)
     }
@@ -196,7 +195,6 @@ final class SQLiteStatement {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    func optionalBlob(_ column: Int32) -> [UInt8]? { isNull(column) ? nil : blob(column) }
 
     /// SQLite copies bound values before the call returns.
     nonisolated(unsafe) static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
