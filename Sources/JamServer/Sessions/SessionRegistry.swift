@@ -297,7 +297,12 @@ public final class SessionRegistry: Service, Sendable {
         do {
             try await session.perform(.all(steps), by: user)
         } catch {
-            if let code { index.withLock { $0.codes[code] = nil } }
+            if let code {
+                index.withLock { index in
+                    index.codes[code] = nil
+                    index.codeIssuedAt[code] = nil
+                }
+            }
             throw error
         }
         if let code {
