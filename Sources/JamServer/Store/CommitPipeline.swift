@@ -192,10 +192,9 @@ public final class CommitPipeline: Service, Sendable {
         for receipt in receipts {
             let loopKey = ObjectIdentifier(receipt.receiver.eventLoop)
             let receiverKey = ObjectIdentifier(receipt.receiver)
-            var entry = byLoop[loopKey] ?? (receipt.receiver.eventLoop, [:])
-            if let known = entry.receipts[receiverKey], known.lsn >= receipt.lsn { continue }
-            entry.receipts[receiverKey] = receipt
-            byLoop[loopKey] = entry
+            // Updated in place: copying the entry out and back would copy its dictionary per receipt.
+            if let known = byLoop[loopKey]?.receipts[receiverKey], known.lsn >= receipt.lsn { continue }
+            byLoop[loopKey, default: (receipt.receiver.eventLoop, [:])].receipts[receiverKey] = receipt
         }
         for (_, entry) in byLoop {
             let receipts = Array(entry.receipts.values)
