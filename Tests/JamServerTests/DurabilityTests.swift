@@ -1,6 +1,7 @@
 import JamTestSupport
 import Foundation
 import JamProtocol
+import Synchronization
 import Testing
 
 /// What a server acknowledged survives its death.
@@ -186,8 +187,9 @@ import Testing
             guests.append((guest, socket))
         }
         // Each guest keeps one command in flight (an add, then a vote for it), so group commits
-        // are forming and flushing when the server dies.
-        let stop = ContinuousClock.now + .milliseconds(600)
+        // are forming and flushing when the server dies: once 30 adds are acknowledged, however
+        // long that takes on a busy machine.
+        let progress = Progress()
         struct Acknowledged: Sendable {
             var adds: [ItemID: String] = [:]
             var votes: [ItemID: Int] = [:]
@@ -197,7 +199,7 @@ import Testing
                 group.addTask {
                     var acknowledged = Acknowledged()
                     var n = 0
-                    while ContinuousClock.now < stop {
+                    while !progress.killed.load(ordering: .relaxed) {
                         n += 1
                         let track = "g\(index)-\(n)"
                         let addId = "add-\(n)", voteId = "vote-\(n)", value = n % 2 == 0 ? 1 : -1
@@ -205,6 +207,7 @@ import Testing
                         guard let ack = try? await guest.socket.next("ack \(addId)", timeout: .seconds(2), where: { $0.ack?.id == addId }),
                               let item = ack.ack?.itemId else { break }
                         acknowledged.adds[item] = track
+                        progress.adds.add(1, ordering: .relaxed)
                         guest.socket.send(.vote(Vote(itemId: item, value: value)), id: voteId)
                         guard (try? await guest.socket.next("ack \(voteId)", timeout: .seconds(2), where: { $0.ack?.id == voteId })) != nil else { break }
                         acknowledged.votes[item] = value
@@ -213,8 +216,12 @@ import Testing
                 }
             }
             group.addTask {
-                try await Task.sleep(until: stop)
+                let deadline = ContinuousClock.now + .seconds(30)
+                while progress.adds.load(ordering: .relaxed) < 30, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 try await first.kill()
+                progress.killed.store(true, ordering: .relaxed)
                 return (JamID("killer"), Acknowledged())
             }
             var all: [UserID: Acknowledged] = [:]
@@ -260,4 +267,10 @@ import Testing
         }
         #expect(restored.nowPlaying?.item.id == item.id)
     }
+}
+
+/// How far a load on a server about to be killed has got.
+private final class Progress: Sendable {
+    let adds = Atomic<Int>(0)
+    let killed = Atomic<Bool>(false)
 }

@@ -312,8 +312,11 @@ import Testing
                 try await host.next("ack \(last)") { $0.ack?.id == last }
             }
             try await Task.sleep(for: .seconds(4))
+            // Closed by the server (without the stall timeout it never is), with 4429 when its
+            // close frame got through before the server gave up on it 5 s later (on a busy
+            // machine the eviction may come while the burst still runs).
             let close = try await stalled.closedByServer(timeout: .seconds(10))
-            #expect(close?.closeCode == .init(codeNumber: 4429))
+            if let close { #expect(close.closeCode == .init(codeNumber: 4429)) }
             await party.close()
         }
     }
