@@ -34,10 +34,13 @@ let package = Package(
         .target(name: "JamCore", dependencies: ["JamProtocol"]),
         .target(name: "JamQR"),
         .target(name: "JamMedia", dependencies: ["JamProtocol"]),
+        .target(name: "JamWebClient", exclude: ["Web"], plugins: ["EmbedWebClient"]),
+        .executableTarget(name: "jam-embed"),
+        .plugin(name: "EmbedWebClient", capability: .buildTool(), dependencies: ["jam-embed"]),
         .target(
             name: "JamServer",
             dependencies: [
-                "JamProtocol", "JamCore", "JamMedia", "JamQR",
+                "JamProtocol", "JamCore", "JamMedia", "JamQR", "JamWebClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -53,8 +56,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-            ],
-            resources: [.copy("Web")]
+            ]
         ),
         .target(
             name: "JamPirateRadio",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the web client's browser tests (Tests/Browser): headless Chromium driven by
 # Selenium against a real `jam serve` on 127.0.0.1 that this script starts on a free
-# port with a throw-away data folder, serving the web client bundled in the binary
-# (set JAM_WEB_ROOT=Sources/JamServer/Web to test edits without rebuilding).
+# port with a throw-away data folder, serving the web client built into the binary
+# (set JAM_WEB_ROOT=Sources/JamWebClient/Web to test edits without rebuilding).
 #
 # Installs what it needs when missing: chromium and chromium-driver (Debian), selenium
 # and pytest (PyPI). When the browser cannot be had, the run is skipped with the

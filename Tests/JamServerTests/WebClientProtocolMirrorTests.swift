@@ -6,7 +6,7 @@ import Testing
 @Suite struct WebClientProtocolMirrorTests {
     static func protocolModule() throws -> String {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/JamServer/Web/js/protocol.js")
+            .appendingPathComponent("Sources/JamWebClient/Web/js/protocol.js")
         return try String(contentsOf: file, encoding: .utf8)
     }
 

@@ -44,7 +44,7 @@ public struct ServerConfiguration: Sendable {
     public var musicFolders: [URL] = []
     /// How often the music folders are rescanned while the server runs; 0 never.
     public var libraryRescanSeconds = 300
-    /// The web client's folder; nil serves the client bundled with the server.
+    /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?
 
     /// Creates a configuration; the defaults are what `jam serve` uses.

@@ -2,21 +2,34 @@ import Foundation
 import Hummingbird
 import JamProtocol
 import JamQR
+import JamWebClient
 
 /// The browser client: its files at `/`, join links `/j/{code}` (the same page, which
 /// reads the code from the address) and `GET /api/v1/qr.svg?text=` for invite codes.
 struct WebRoutes {
-    /// The folder holding `index.html` and the client's modules.
-    let root: URL
+    /// Where the client's files come from.
+    enum Source {
+        /// Built into the binary: what `jam serve` serves.
+        case embedded(EmbeddedFileProvider)
+        /// A folder holding `index.html` and the modules, for working on the client.
+        case folder(URL)
+    }
 
-    /// The client bundled with the server, or nil when the resources are missing.
-    static var bundledRoot: URL? {
-        Bundle.module.url(forResource: "Web", withExtension: nil)
+    let source: Source
+
+    /// Serves the client from `folder`, or the one built into the binary when nil.
+    init(folder: URL?) {
+        source = folder.map(Source.folder) ?? .embedded(EmbeddedFileProvider(WebClient.files))
     }
 
     func register(on router: Router<JamRequestContext>) {
         router.add(middleware: WebPageHeaders())
-        router.add(middleware: FileMiddleware(root.path, searchForIndexHtml: true))
+        switch source {
+        case .embedded(let files):
+            router.add(middleware: FileMiddleware(fileProvider: files, searchForIndexHtml: true))
+        case .folder(let root):
+            router.add(middleware: FileMiddleware(root.path, searchForIndexHtml: true))
+        }
         router.get("j/:code") { _, context in
             _ = try context.parameters.require("code")
             return try await indexPage()
@@ -45,14 +58,20 @@ struct WebRoutes {
     }
 
     private func indexPage() async throws -> Response {
-        let page = root.appendingPathComponent("index.html")
-        let data: Data
-        do {
-            data = try Data(contentsOf: page)
-        } catch {
-            throw JamError(.notFound, "the web client is not installed on this server (\(page.path) is missing)")
+        let body: ByteBuffer
+        switch source {
+        case .embedded(let files):
+            guard let page = files.file("index.html") else { throw JamError(.notFound, "this server was built without the web client's index.html") }
+            body = page
+        case .folder(let root):
+            let page = root.appendingPathComponent("index.html")
+            do {
+                body = ByteBuffer(bytes: try Data(contentsOf: page))
+            } catch {
+                throw JamError(.notFound, "the web client's folder has no readable index.html (\(page.path): \(error.localizedDescription))")
+            }
         }
-        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: .init(bytes: data)))
+        return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: body))
     }
 }
 

@@ -33,11 +33,7 @@ package struct OpenJamProfile: WireProfile {
         let catalog = LibraryCatalog(context.library ?? MusicLibrary(tracks: []))
         LibraryRoutes(catalog: catalog).register(on: router)
         AudioRoutes(catalog: catalog).register(on: router)
-        if let root = configuration.webRoot ?? WebRoutes.bundledRoot {
-            WebRoutes(root: root).register(on: router)
-        } else {
-            context.logger.warning("the web client's files are missing; only the API is served")
-        }
+        WebRoutes(folder: configuration.webRoot).register(on: router)
         guard !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 else { return [] }
         return [LibraryRescanService(
             catalog: catalog, registry: context.registry, interval: .seconds(configuration.libraryRescanSeconds), logger: context.logger)]
