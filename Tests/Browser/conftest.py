@@ -21,7 +21,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 REPO = Path(__file__).resolve().parents[2]
-WEB_ROOT = REPO / "Sources" / "JamServer" / "Web"
+WEB_ROOT = REPO / "Sources" / "JamWebClient" / "Web"
 
 
 def _find(env, candidates):
