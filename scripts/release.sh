@@ -42,7 +42,7 @@ echo "==> building jam (release, static Swift runtime) in $build_path"
 swift build -c release --static-swift-stdlib --product jam --build-path "$build_path" -Xlinker -lcurl
 mkdir -p dist
 strip -o dist/jam "$build_path/release/jam"
-echo "dist/jam: $(du -h dist/jam | cut -f1), needs: $(ldd dist/jam | awk '{print $1}' | tr '\n' ' ')"
+echo "dist/jam: $(du -h dist/jam | cut -f1), links: $(objdump -p dist/jam | awk '/NEEDED/ {print $2}' | tr '\n' ' ')"
 if ldd dist/jam | grep -q 'libswift\|libFoundation\|libdispatch\|libBlocksRuntime'; then
   echo "dist/jam still needs a Swift library at run time" >&2
   exit 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every OpenJam test: installs what it needs on Debian, builds, runs the
-# Swift test suites, then walks through the README's curl session against a
-# real `jam serve`. CI runs this via .ci/run with JAM_REQUIRE_ALL=1.
+# Runs every OpenJam test: installs what it needs on Debian, builds, walks through
+# the README's curl session against a real `jam serve`, smoke-runs the benchmarks,
+# builds and checks the single-file release binary, drives the browser client, then
+# runs the Swift test suites. CI runs this via .ci/run with JAM_REQUIRE_ALL=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,9 @@ for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol p
   # shellcheck disable=SC2086
   timeout 180 .build/debug/jam-bench $bench --smoke --jam .build/debug/jam
 done
+
+echo "==> the single-file release build, run from an empty folder with the build folders hidden"
+scripts/release.sh --check
 
 echo "==> web client in two headless browsers"
 scripts/browser-tests.sh
