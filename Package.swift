@@ -91,6 +91,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(name: "jam-sdk-example", dependencies: ["JamClient"], path: "Examples/SDKExample"),
         .executableTarget(
             name: "jam-bench",
             dependencies: [

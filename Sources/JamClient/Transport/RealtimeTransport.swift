@@ -24,8 +24,8 @@ public protocol RealtimeSocket: Sendable {
     func close() async
 }
 
-/// Opens WebSockets. `JamClientNIO` has one built on SwiftNIO; an iOS app can plug
-/// `URLSessionWebSocketTask` behind the same two methods.
+/// Opens WebSockets: `URLSessionWebSocketTransport` here, `NIOWebSocketTransport` in
+/// `JamClientNIO`.
 public protocol RealtimeTransport: Sendable {
     /// Connects to `url` and runs `body` with the open socket; returns how it closed.
     /// Throws when the connection cannot be made.

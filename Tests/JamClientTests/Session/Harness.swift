@@ -14,11 +14,13 @@ struct AppMember: Sendable {
     let store: SessionStore
 
     /// Signs in; `code == nil` creates a session, else joins it.
-    static func make(_ server: TestServer, name: String, code: String? = nil, backoff: Backoff = Backoff(baseMs: 20, capMs: 200)) async throws -> (AppMember, SessionView) {
+    static func make(
+        _ server: TestServer, name: String, code: String? = nil, backoff: Backoff = Backoff(baseMs: 20, capMs: 200), socket: SocketKind = .nio
+    ) async throws -> (AppMember, SessionView) {
         var api = JamAPI(server: URL(string: server.baseURL)!)
         let identity = try await api.signIn(displayName: name)
         let view = if let code { try await api.join(code: code) } else { try await api.createSession() }
-        let client = SessionClient(api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), backoff: backoff, seed: 7)
+        let client = SessionClient(api: api, sessionId: view.session.id, me: identity.userId, transport: socket.transport, backoff: backoff, seed: 7)
         return (AppMember(name: name, me: identity.userId, api: api, client: client, store: SessionStore(client: client)), view)
     }
 
@@ -32,6 +34,42 @@ struct AppMember: Sendable {
             try await Task.sleep(for: .milliseconds(5))
         }
         throw TestFailure("\(name) timed out waiting for \(description); last snapshot: \(await store.current)")
+    }
+}
+
+/// The SDK's two WebSocket transports; the end-to-end tests run over each.
+enum SocketKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case nio
+    case urlSession
+
+    /// The transports this system can run. Foundation on Linux opens no WebSockets when
+    /// built without libcurl's WebSocket API, as the Swift 6.3 Linux toolchains are (their
+    /// FoundationNetworking imports no `curl_ws_*`); set JAM_URLSESSION_WEBSOCKETS=1 on a
+    /// Linux whose Foundation has them. Elsewhere both transports run.
+    static var testable: [SocketKind] {
+        foundationOpensWebSockets ? allCases : [.nio]
+    }
+
+    static var foundationOpensWebSockets: Bool {
+        #if canImport(FoundationNetworking)
+        ProcessInfo.processInfo.environment["JAM_URLSESSION_WEBSOCKETS"] == "1"
+        #else
+        true
+        #endif
+    }
+
+    var transport: any RealtimeTransport {
+        switch self {
+        case .nio: NIOWebSocketTransport()
+        case .urlSession: URLSessionWebSocketTransport()
+        }
+    }
+
+    var testDescription: String {
+        switch self {
+        case .nio: "over SwiftNIO"
+        case .urlSession: "over URLSessionWebSocketTask"
+        }
     }
 }
 

@@ -6,10 +6,10 @@ import Testing
 
 /// The SDK against a real server in this process.
 @Suite struct SessionClientTests {
-    @Test func twoClientsSeeEachOthersAddsAndVotes() async throws {
+    @Test(arguments: SocketKind.testable) func twoClientsSeeEachOthersAddsAndVotes(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, created) = try await AppMember.make(server, name: "Hana")
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
             try await running([host, guest]) {
                 try await host.until("sees Gil") { $0.members.contains { $0.displayName == "Gil" && $0.connected } }
                 await host.store.add(song(1))
@@ -26,9 +26,9 @@ import Testing
         }
     }
 
-    @Test func aVoteShowsAtOnceAndRapidTapsCollapse() async throws {
+    @Test(arguments: SocketKind.testable) func aVoteShowsAtOnceAndRapidTapsCollapse(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, _) = try await AppMember.make(server, name: "Hana")
+            let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
             try await running([host]) {
                 await host.store.add(song(1))
                 let item = try #require(await host.store.add(song(2)))
@@ -64,10 +64,10 @@ import Testing
         }
     }
 
-    @Test func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason() async throws {
+    @Test(arguments: SocketKind.testable) func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, created) = try await AppMember.make(server, name: "Hana")
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
             try await running([host, guest]) {
                 await host.store.add(song(1))
                 let item = try #require(await guest.store.add(song(2)))
@@ -85,10 +85,10 @@ import Testing
         }
     }
 
-    @Test func anOptimisticSkipHidesTheItemAndARefusalBringsItBack() async throws {
+    @Test(arguments: SocketKind.testable) func anOptimisticSkipHidesTheItemAndARefusalBringsItBack(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, created) = try await AppMember.make(server, name: "Hana")
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
             try await running([host, guest]) {
                 await host.store.add(song(1))
                 await host.store.add(song(2))
@@ -107,10 +107,10 @@ import Testing
         }
     }
 
-    @Test func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused() async throws {
+    @Test(arguments: SocketKind.testable) func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, created) = try await AppMember.make(server, name: "Hana")
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 300, capMs: 300))
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 300, capMs: 300), socket: socket)
             try await running([host, guest]) {
                 await host.store.add(song(1))
                 let next = try #require(await host.store.add(song(2)))
@@ -129,15 +129,15 @@ import Testing
         }
     }
 
-    @Test func reconnectingAfterAServerRestartLosesAndRepeatsNothing() async throws {
+    @Test(arguments: SocketKind.testable) func reconnectingAfterAServerRestartLosesAndRepeatsNothing(_ socket: SocketKind) async throws {
         let directory = TestServer.makeDataDirectory()
         let port = try await TestServer.with(dataDirectory: directory) { $0.port }
         // A first server: set the scene, then it goes away and comes back on the same port.
         let (host, created) = try await TestServer.with(dataDirectory: directory, port: port) { server in
-            try await AppMember.make(server, name: "Hana")
+            try await AppMember.make(server, name: "Hana", socket: socket)
         }
         try await TestServer.with(dataDirectory: directory, port: port) { server in
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
             try await running([host, guest]) {
                 await host.store.add(song(1))
                 await guest.store.add(song(2))
@@ -164,10 +164,10 @@ import Testing
         }
     }
 
-    @Test func anEndedSessionStopsTheClientForGood() async throws {
+    @Test(arguments: SocketKind.testable) func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
-            let (host, created) = try await AppMember.make(server, name: "Hana")
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode)
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await host.client.run() }
                 group.addTask { await host.store.run() }

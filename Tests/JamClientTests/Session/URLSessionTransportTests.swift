@@ -1,0 +1,34 @@
+import Foundation
+import JamClient
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// `URLSessionWebSocketTransport` where it cannot connect; the SDK's end-to-end tests in
+/// `SessionClientTests` run over it wherever Foundation opens WebSockets.
+@Suite struct URLSessionTransportTests {
+    @Test func aSocketThatCannotOpenFailsWithAnErrorThatSaysWhy() async throws {
+        try await TestServer.with { server in
+            let url = try #require(URL(string: server.wsBaseURL + "/no-such-socket"))
+            let error = await #expect(throws: (any Error).self) {
+                _ = try await URLSessionWebSocketTransport(openTimeout: .seconds(5)).withSocket(url: url, headers: [:]) { _ in }
+            }
+            #expect(error is WebSocketOpenError || (error as? JamError)?.code == .internal, "\(String(describing: error))")
+        }
+    }
+
+    @Test(.enabled(if: !SocketKind.foundationOpensWebSockets, "Foundation here opens WebSockets"))
+    func whereFoundationHasNoWebSocketsTheClientStopsAtOnceWithAClearError() async throws {
+        try await TestServer.with { server in
+            var api = JamAPI(server: URL(string: server.baseURL)!)
+            let identity = try await api.signIn(displayName: "Hana")
+            let view = try await api.createSession()
+            let client = SessionClient(api: api, sessionId: view.session.id, me: identity.userId, transport: URLSessionWebSocketTransport())
+            let started = ContinuousClock.now
+            let error = await #expect(throws: JamError.self) { try await client.run() }
+            #expect(error?.code == .internal)
+            #expect(error?.message.contains("NIOWebSocketTransport") == true)
+            #expect(ContinuousClock.now - started < .seconds(5), "the client retried instead of stopping")
+        }
+    }
+}
