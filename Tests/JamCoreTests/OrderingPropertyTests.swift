@@ -69,7 +69,7 @@ struct VotesOrderingPropertyTests {
             // (a) Sorted by score, descending, with the matching reason.
             let scores = ranked.map(\.item.score)
             #expect(scores == scores.sorted(by: >), "seed \(seed) step \(step)")
-            #expect(ranked.map(\.reason) == scores.map(QueueRanking.votesReason), "seed \(seed) step \(step)")
+            #expect(ranked.map(\.reason) == scores.map(QueueItem.votesReason), "seed \(seed) step \(step)")
             #expect(jam.state.queueView().map(\.score) == after.map { model[$0]!.score })
 
             // (b) Items whose score did not change keep their relative order.

@@ -46,7 +46,7 @@ struct JSONWriterTests {
             #expect(envelope.jsonBytes() == (try encoderBytes(envelope)), "number \(value)\n\(message)")
         }
         for value in [Int64.min, Int64.max, 0, -1, 9, 10, 1_795_450_407_345] {
-            let envelope = ServerEnvelope(event: .votesUpdate(VotesUpdate(itemId: Sample.itemA, score: Int(value))), epoch: value, seq: value, timestamp: value)
+            let envelope = ServerEnvelope(event: .votesUpdate(VotesUpdate(itemId: Sample.itemA, score: Int(value), reason: "\(value) votes")), epoch: value, seq: value, timestamp: value)
             #expect(envelope.jsonBytes() == (try encoderBytes(envelope)), "integer \(value)")
         }
     }
