@@ -200,12 +200,9 @@ public struct NowPlaying: Codable, Hashable, Sendable {
         self.anchorMs = anchorMs
     }
 
-    /// The playback position at server time `t` (never before `positionMs`, never past the end).
+    /// The playback position at server time `t`, clamped to the track (`PlaybackPosition`).
     public func position(at t: Millis) -> Int64 {
-        var position = positionMs
-        if state == .playing && t > anchorMs { position += t - anchorMs }
-        if let duration = item.track.durationMs { position = min(position, duration) }
-        return position
+        PlaybackPosition.at(t, state: state, positionMs: positionMs, anchorMs: anchorMs, durationMs: item.track.durationMs)
     }
 }
 
