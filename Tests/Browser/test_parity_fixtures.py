@@ -117,6 +117,37 @@ def test_a_joiner_whose_burst_does_not_come_starts_after_the_wait(page):
     assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 3
 
 
+# The optimistic layer: a vote on its way shows its score at once, and in votes
+# ordering the reason that goes with it (QueueItem.votesReason in JamClient's store).
+OPTIMISTIC_VOTE = """
+const [ordering, done] = arguments;
+(async () => {
+  const { SessionStore } = await import('/js/store.js');
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  const track = { id: 'song-2', name: 'Song 2', artist: 'Band', durationMs: 60000, source: 'library' };
+  const view = {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering, fallback: false } },
+    members: [member], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false }, nowPlaying: null,
+    queue: [{ id: 'item-2', track, addedBy: member, addedAt: 0, score: 0, reason: ordering === 'votes' ? 'no votes' : "U's turn" }],
+  };
+  const store = new SessionStore({ sessionId: 's', token: 't', me: 'u', clock: {} });
+  store.mirror.apply({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  store.connection.send = () => new Promise(() => {}); // the vote stays in flight
+  store.vote('item-2', 1);
+  const entry = store.snapshot().queue[0];
+  done({ score: entry.item.score, reason: entry.item.reason, inFlight: entry.voteInFlight });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+@pytest.mark.parametrize("ordering,reason", [("votes", "1 vote"), ("fair", "U's turn")])
+def test_a_vote_in_flight_shows_the_reason_that_goes_with_its_score(page, ordering, reason):
+    answer = page.execute_async_script(OPTIMISTIC_VOTE, ordering)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"score": 1, "reason": reason, "inFlight": True}
+
+
 def test_a_vote_that_keeps_the_order_shows_its_new_reason_to_everybody(base_url, browsers):
     alice = browsers.open("alice")
     bob = browsers.open("bob")
