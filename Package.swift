@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "JamPirateRadioTests", dependencies: ["JamPirateRadio", "JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
-        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia"], exclude: ["Fixtures"]),
+        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia", "JamProtocol"], exclude: ["Fixtures"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [

@@ -66,16 +66,6 @@ public enum QueueRanking {
         }
         return result
     }
-
-    /// The short reason shown for an item in `votes` order.
-    public static func votesReason(score: Int) -> String {
-        switch score {
-        case 0: "no votes"
-        case 1: "1 vote"
-        case -1: "-1 vote"
-        default: "\(score) votes"
-        }
-    }
 }
 
 extension SessionState {
@@ -83,7 +73,7 @@ extension SessionState {
     public func rankedQueue() -> [QueueRanking.Ranked] {
         switch settings.ordering {
         case .votes:
-            return QueueRanking.byVotes(queue).map { QueueRanking.Ranked(item: $0, reason: QueueRanking.votesReason(score: $0.score)) }
+            return QueueRanking.byVotes(queue).map { QueueRanking.Ranked(item: $0, reason: QueueItem.votesReason(score: $0.score)) }
         case .fair:
             var names: [UserID: String] = [:]
             for member in members { names[member.userId] = member.displayName }

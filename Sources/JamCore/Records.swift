@@ -53,12 +53,9 @@ public struct CurrentItem: Codable, Hashable, Sendable {
     /// While preparing: when `playCommit` goes out at the latest.
     public var commitBy: Millis
 
-    /// The playback position at `t`, clamped to the track.
+    /// The playback position at `t`, clamped to the track (`PlaybackPosition`).
     public func position(at t: Millis) -> Int64 {
-        var position = positionMs
-        if state == .playing && t > anchorMs { position += t - anchorMs }
-        if let duration = item.track.durationMs { position = min(position, duration) }
-        return max(0, position)
+        PlaybackPosition.at(t, state: state, positionMs: positionMs, anchorMs: anchorMs, durationMs: item.track.durationMs)
     }
 
     /// The server instant the item reaches its end, when it is playing and has a duration.

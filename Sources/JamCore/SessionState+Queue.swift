@@ -97,7 +97,15 @@ extension SessionState {
         let newScore = queue[index].score
         if newScore != oldScore { queue[index].scoreSince = now }
         outcome.score = newScore
-        emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore)), at: now, into: &outcome)
+        // The reason travels with the score: a vote that keeps the order sends no
+        // queueUpdate, and a client must not show the new score beside the old reason.
+        let reason: String
+        switch settings.ordering {
+        case .votes: reason = QueueItem.votesReason(score: newScore)
+        // The item is queued (found above), so the ranking holds it; its round may move with its votes.
+        case .fair: reason = rankedQueue().first { $0.item.id == itemId }?.reason ?? ""
+        }
+        emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore, reason: reason)), at: now, into: &outcome)
         if queueOrder() != before { emitQueue(at: now, into: &outcome) }
     }
 }

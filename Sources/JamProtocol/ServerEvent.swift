@@ -16,14 +16,18 @@ public struct QueueUpdate: Codable, Hashable, Sendable {
     public init(queue: [QueueItem]) { self.queue = queue }
 }
 
-/// An item's score changed.
+/// An item's score changed, with the reason that goes with the new score (the order may
+/// not have changed, so no `queueUpdate` follows to bring it).
 public struct VotesUpdate: Codable, Hashable, Sendable {
     public var itemId: ItemID
     public var score: Int
+    /// The item's new reason ("2 votes"; unchanged in `fair` ordering).
+    public var reason: String
     /// Creates the payload.
-    public init(itemId: ItemID, score: Int) {
+    public init(itemId: ItemID, score: Int, reason: String) {
         self.itemId = itemId
         self.score = score
+        self.reason = reason
     }
 }
 

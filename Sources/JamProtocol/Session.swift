@@ -154,6 +154,18 @@ public struct QueueItem: Codable, Hashable, Sendable {
         self.score = score
         self.reason = reason
     }
+
+    /// The reason shown for an item with `score` in `votes` ordering. The server ranks
+    /// with it and a client showing an optimistic score uses it too, so a score and its
+    /// reason never disagree (in `fair` ordering a vote leaves the reason alone).
+    public static func votesReason(score: Int) -> String {
+        switch score {
+        case 0: "no votes"
+        case 1: "1 vote"
+        case -1: "-1 vote"
+        default: "\(score) votes"
+        }
+    }
 }
 
 /// The state of the session's playback timeline.
@@ -188,12 +200,9 @@ public struct NowPlaying: Codable, Hashable, Sendable {
         self.anchorMs = anchorMs
     }
 
-    /// The playback position at server time `t` (never before `positionMs`, never past the end).
+    /// The playback position at server time `t`, clamped to the track (`PlaybackPosition`).
     public func position(at t: Millis) -> Int64 {
-        var position = positionMs
-        if state == .playing && t > anchorMs { position += t - anchorMs }
-        if let duration = item.track.durationMs { position = min(position, duration) }
-        return position
+        PlaybackPosition.at(t, state: state, positionMs: positionMs, anchorMs: anchorMs, durationMs: item.track.durationMs)
     }
 }
 

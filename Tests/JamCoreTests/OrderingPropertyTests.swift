@@ -16,7 +16,7 @@ struct VotesOrderingPropertyTests {
 
     @Test(arguments: 1...30)
     func votesOrderMatchesTheRuleAndIsStable(_ seed: Int) throws {
-        var rng = SplitMix64(seed: UInt64(seed) &* 7919)
+        var rng = SeededRandom(seed: UInt64(seed) &* 7919)
         var jam = try Jam(members: [alice, bob, carol, dave], settings: SessionSettings(maxQueuedPerMember: SessionSettings.queueLimit))
         try jam.startPlaying(1, durationMs: nil)  // never ends: the queue only moves by votes
         var model: [ItemID: ModelItem] = [:]
@@ -69,7 +69,7 @@ struct VotesOrderingPropertyTests {
             // (a) Sorted by score, descending, with the matching reason.
             let scores = ranked.map(\.item.score)
             #expect(scores == scores.sorted(by: >), "seed \(seed) step \(step)")
-            #expect(ranked.map(\.reason) == scores.map(QueueRanking.votesReason), "seed \(seed) step \(step)")
+            #expect(ranked.map(\.reason) == scores.map(QueueItem.votesReason), "seed \(seed) step \(step)")
             #expect(jam.state.queueView().map(\.score) == after.map { model[$0]!.score })
 
             // (b) Items whose score did not change keep their relative order.
@@ -132,7 +132,7 @@ struct FairOrderingPropertyTests {
 
     @Test(arguments: 1...30)
     func queueOrderAndSelectionsTakeTurns(_ seed: Int) throws {
-        var rng = SplitMix64(seed: UInt64(seed) &* 104_729)
+        var rng = SeededRandom(seed: UInt64(seed) &* 104_729)
         var jam = try Jam(members: [alice, bob, carol], settings: SessionSettings(maxQueuedPerMember: 100, ordering: .fair))
         var nextTrack = 1
         var selections = 0
@@ -186,7 +186,7 @@ struct FairOrderingPropertyTests {
 
     @Test(arguments: 1...30)
     func playOutNeverGivesTwoTurnsInARowWhileOthersWait(_ seed: Int) throws {
-        var rng = SplitMix64(seed: UInt64(seed) &* 31_337)
+        var rng = SeededRandom(seed: UInt64(seed) &* 31_337)
         var jam = try Jam(members: [alice, bob, carol], settings: SessionSettings(maxQueuedPerMember: 100, ordering: .fair))
         // Something plays, then members queue unevenly and vote.
         try jam.startPlaying(0, by: rng.pick(Self.adders), durationMs: 30_000)

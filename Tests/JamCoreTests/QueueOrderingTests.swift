@@ -92,6 +92,16 @@ struct FairOrderingTests {
         #expect(jam.order == items(4, 5, 2, 3))
     }
 
+    @Test func aVoteCarriesTheItemsFairReason() throws {
+        var jam = try fairJam()
+        try jam.startPlaying(1, by: host)
+        for n in [2, 3] { try jam.add(n, by: alice) }
+        try jam.add(4, by: bob)
+        // Alice's second item overtakes her first: its round changes with its score.
+        let outcome = try jam.vote(3, 1, by: bob)
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1, reason: "Alice's turn"))
+    }
+
     @Test func memberWhoseItemStartedGoesToTheBack() throws {
         var jam = try fairJam()
         try jam.startPlaying(1, by: alice)

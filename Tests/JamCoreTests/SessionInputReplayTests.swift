@@ -75,7 +75,7 @@ struct SessionInputReplayTests {
     @Test(arguments: 1...6)
     func aSnapshotPlusTheTailRebuildsTheSameState(_ seed: Int) throws {
         let run = try Self.record(seed: UInt64(seed) &* 7_907, steps: 300)
-        var rng = SplitMix64(seed: UInt64(seed))
+        var rng = SeededRandom(seed: UInt64(seed))
         for _ in 0..<5 {
             let cut = rng.int(0...(run.inputs.count - 1))
             // The snapshot goes through the store's encoding too.

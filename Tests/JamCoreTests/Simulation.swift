@@ -6,7 +6,7 @@ import JamProtocol
 /// Drives a session with seeded random commands (valid and invalid) and clock moves.
 struct Simulation {
     var jam: Jam
-    var rng: SplitMix64
+    var rng: SeededRandom
     var nextTrack = 1
     /// Nonces of adds sent so far, for retries.
     var sentNonces: [String] = []
@@ -14,7 +14,7 @@ struct Simulation {
 
     init(seed: UInt64) throws {
         jam = try Jam(members: [alice, bob, carol])
-        rng = SplitMix64(seed: seed)
+        rng = SeededRandom(seed: seed)
     }
 
     /// One step: a command from someone, or a clock move. Returns the command and user, or nil for a clock move.

@@ -157,19 +157,8 @@ extension ServerEvent {
 
 // MARK: Seeded randomness
 
-/// SplitMix64: a tiny, fully deterministic generator, so every property run is reproducible from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// Property runs draw from JamProtocol's `SeededRandom`, so each is reproducible from its seed.
+extension SeededRandom {
 
     /// A value in `0..<bound` (modulo bias is irrelevant for tests, and this stays stable across toolchains).
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }

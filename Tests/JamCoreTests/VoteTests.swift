@@ -16,16 +16,18 @@ struct VoteTests {
         let outcome = try jam.vote(3, 1, by: alice)
         #expect(outcome.score == 1)
         #expect(outcome.events.types == [.votesUpdate, .queueUpdate])
-        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1))
+        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1, reason: "1 vote"))
         #expect(outcome.events[1].event.queueUpdate?.queue.map(\.id) == items(3, 2))
         #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: 1])
     }
 
-    @Test func voteThatKeepsTheOrderSendsOnlyTheScore() throws {
+    @Test func voteThatKeepsTheOrderSendsOnlyTheScoreWithItsReason() throws {
         var jam = try queued()
         let outcome = try jam.vote(2, 1, by: bob)
         #expect(outcome.events.types == [.votesUpdate])
         #expect(jam.order == items(2, 3))
+        // No queueUpdate follows, so the new reason has to come with the score.
+        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(2), score: 1, reason: "1 vote"))
     }
 
     @Test func oneVotePerMemberPerItem() throws {
@@ -44,7 +46,7 @@ struct VoteTests {
         try jam.vote(3, 1, by: alice)
         let outcome = try jam.vote(3, -1, by: alice)
         #expect(outcome.score == -1)
-        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1))
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1, reason: "-1 vote"))
         #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: -1])
     }
 
@@ -53,7 +55,7 @@ struct VoteTests {
         try jam.vote(3, -1, by: alice)
         let outcome = try jam.vote(3, 0, by: alice)
         #expect(outcome.score == 0)
-        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 0))
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 0, reason: "no votes"))
         #expect(jam.state.queue.first { $0.id == itemID(3) }?.votes.isEmpty == true)
         #expect(jam.state.view(for: alice).myVotes.isEmpty)
         // Clearing a vote that is not there does nothing.
@@ -102,10 +104,10 @@ struct VoteTests {
     }
 
     @Test func reasonsDescribeTheScore() {
-        #expect(QueueRanking.votesReason(score: 0) == "no votes")
-        #expect(QueueRanking.votesReason(score: 1) == "1 vote")
-        #expect(QueueRanking.votesReason(score: -1) == "-1 vote")
-        #expect(QueueRanking.votesReason(score: 3) == "3 votes")
-        #expect(QueueRanking.votesReason(score: -2) == "-2 votes")
+        #expect(QueueItem.votesReason(score: 0) == "no votes")
+        #expect(QueueItem.votesReason(score: 1) == "1 vote")
+        #expect(QueueItem.votesReason(score: -1) == "-1 vote")
+        #expect(QueueItem.votesReason(score: 3) == "3 votes")
+        #expect(QueueItem.votesReason(score: -2) == "-2 votes")
     }
 }

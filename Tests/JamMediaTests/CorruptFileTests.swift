@@ -1,5 +1,6 @@
 import Foundation
 import JamMedia
+import JamProtocol
 import Testing
 
 /// Broken files give a reason, never a crash, a hang or a made-up track.
@@ -56,7 +57,7 @@ import Testing
         let text = folder.appendingPathComponent("lyrics.mp3")
         try Data("These are the lyrics, not the song.\n".utf8).write(to: text)
         #expect(Self.reason(text)?.hasPrefix("not a known audio format") == true)
-        var generator = SeededGenerator(seed: 7)
+        var generator = SeededRandom(seed: 7)
         let garbage = folder.appendingPathComponent("noise.flac")
         try Data((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: garbage)
         #expect(Self.reason(garbage)?.hasPrefix("not a known audio format") == true)
@@ -102,7 +103,7 @@ import Testing
     func cutAndDamagedCopiesNeverCrash(_ fixture: AudioFixture) throws {
         let folder = try MediaFixtures.temporaryFolder("fuzz")
         let original = [UInt8](try MediaFixtures.data(fixture.name))
-        var generator = SeededGenerator(seed: UInt64(original.count))
+        var generator = SeededRandom(seed: UInt64(original.count))
         var variants: [[UInt8]] = stride(from: 0, to: original.count, by: max(1, original.count / 60)).map { Array(original.prefix($0)) }
         for _ in 0..<60 {
             var damaged = original
@@ -126,20 +127,5 @@ import Testing
                 #expect(!error.description.isEmpty)
             }
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so damaged files are the same every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -46,13 +46,13 @@ struct JSONWriterTests {
             #expect(envelope.jsonBytes() == (try encoderBytes(envelope)), "number \(value)\n\(message)")
         }
         for value in [Int64.min, Int64.max, 0, -1, 9, 10, 1_795_450_407_345] {
-            let envelope = ServerEnvelope(event: .votesUpdate(VotesUpdate(itemId: Sample.itemA, score: Int(value))), epoch: value, seq: value, timestamp: value)
+            let envelope = ServerEnvelope(event: .votesUpdate(VotesUpdate(itemId: Sample.itemA, score: Int(value), reason: "\(value) votes")), epoch: value, seq: value, timestamp: value)
             #expect(envelope.jsonBytes() == (try encoderBytes(envelope)), "integer \(value)")
         }
     }
 
     @Test func seededRandomViewsAreWrittenAsTheEncoderWritesThem() throws {
-        var random = SplitMix(seed: 20261123)
+        var random = SeededRandom(seed: 20261123)
         for _ in 0..<200 {
             let view = randomView(&random)
             let envelope = ServerEnvelope(event: .stateSync(view), epoch: Int64(random.next() % 50), seq: Int64(random.next() % 10_000), timestamp: Sample.t0)
@@ -61,13 +61,13 @@ struct JSONWriterTests {
         }
     }
 
-    private func randomText(_ random: inout SplitMix) -> String {
+    private func randomText(_ random: inout SeededRandom) -> String {
         let pieces = ["a", "Z", " ", "/", "\"", "\\", "\n", "\u{1}", "é", "ß", "🎶", "\u{2028}", "Song", "42"]
         return (0..<Int(random.next() % 6)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
     }
 
-    private func randomTrack(_ random: inout SplitMix) -> Track {
-        let maybe = { (random: inout SplitMix) -> Bool in random.next() % 2 == 0 }
+    private func randomTrack(_ random: inout SeededRandom) -> Track {
+        let maybe = { (random: inout SeededRandom) -> Bool in random.next() % 2 == 0 }
         return Track(
             id: "t\(random.next() % 1000)", name: randomText(&random), artist: randomText(&random),
             album: maybe(&random) ? randomText(&random) : nil, durationMs: maybe(&random) ? Int64(random.next() % 600_000) : nil,
@@ -75,7 +75,7 @@ struct JSONWriterTests {
             source: TrackSource.allCases[Int(random.next() % UInt64(TrackSource.allCases.count))])
     }
 
-    private func randomItem(_ random: inout SplitMix) -> QueueItem {
+    private func randomItem(_ random: inout SeededRandom) -> QueueItem {
         let member = Member(
             userId: uuidID(Int(random.next() % 9)), displayName: randomText(&random), role: Role.allCases[Int(random.next() % 3)],
             connected: random.next() % 2 == 0)
@@ -84,7 +84,7 @@ struct JSONWriterTests {
             score: Int(random.next() % 11) - 5, reason: randomText(&random))
     }
 
-    private func randomView(_ random: inout SplitMix) -> SessionView {
+    private func randomView(_ random: inout SeededRandom) -> SessionView {
         let items = (0..<Int(random.next() % 5)).map { _ in randomItem(&random) }
         var votes: [String: Int] = [:]
         for item in items where random.next() % 2 == 0 { votes[item.id.rawValue] = random.next() % 2 == 0 ? 1 : -1 }
@@ -97,18 +97,5 @@ struct JSONWriterTests {
             skipRequests: SkipRequestsView(count: 1, needed: 2, mine: random.next() % 2 == 0),
             history: items.prefix(2).map { HistoryEntry(item: $0, startedAt: Sample.t0, endedAt: Sample.t0 + 1, outcome: .played) },
             upNext: random.next() % 3 == 0 ? playing : nil)
-    }
-}
-
-/// A small seeded generator, so failures reproduce.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

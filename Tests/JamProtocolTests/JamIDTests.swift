@@ -52,7 +52,7 @@ struct JamIDTests {
     }
 
     @Test func onlyTheCanonicalUUIDFormCountsAsAUUID() {
-        var random = SplitMix(seed: 7)
+        var random = SeededRandom(seed: 7)
         let alphabet = Array("0123456789abcdefABCDEFgG-xz {}")
         var samples = [Self.upper, Self.lower, "", "creator1", Self.lower + "0", String(Self.lower.dropLast()), "{\(Self.lower)}",
                        Self.lower.replacingOccurrences(of: "-", with: ""), Self.lower.replacingOccurrences(of: "-", with: "_")]

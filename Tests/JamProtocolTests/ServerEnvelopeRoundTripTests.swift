@@ -10,7 +10,7 @@ func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
     case .memberLeft: [.memberLeft(MemberLeft(userId: Sample.bob, hostId: Sample.alice))]
     case .memberUpdated: [.memberUpdated(Member(userId: "creator1", displayName: "C", role: .cohost, connected: true))]
     case .queueUpdate: [.queueUpdate(QueueUpdate(queue: [Sample.item, Sample.otherItem])), .queueUpdate(QueueUpdate(queue: []))]
-    case .votesUpdate: [.votesUpdate(VotesUpdate(itemId: Sample.itemA, score: -4))]
+    case .votesUpdate: [.votesUpdate(VotesUpdate(itemId: Sample.itemA, score: -4, reason: "-4 votes"))]
     case .playPrepare:
         [.playPrepare(PlayPrepare(item: Sample.item, epoch: 2, startAt: Sample.t0 + 500, previous: Sample.history)),
          .playPrepare(PlayPrepare(item: Sample.item, epoch: 1, startAt: Sample.t0, previous: nil))]

@@ -102,6 +102,17 @@ struct NowPlayingPositionTests {
         #expect(now.position(at: 100_000) == 10_000)
     }
 
+    @Test func positionNeverReadsBeforeTheStartOfTheTrack() {
+        // The server's CurrentItem and the client's PlaybackTimeline clamp at 0; the view must agree with them.
+        let now = NowPlaying(item: item, epoch: 1, state: .paused, positionMs: -40, anchorMs: 1_000)
+        #expect(now.position(at: 2_000) == 0)
+    }
+
+    @Test func theOneRuleWorksInWholeAndFractionalMilliseconds() {
+        #expect(PlaybackPosition.at(Int64(1_500), state: .playing, positionMs: 2_000, anchorMs: 1_000, durationMs: nil) == 2_500)
+        #expect(PlaybackPosition.at(1_000.25, state: .playing, positionMs: 0.5, anchorMs: 1_000, durationMs: 0.6) == 0.6)
+    }
+
     @Test func pausedAndPreparingPositionsHold() {
         for state in [PlaybackState.paused, .preparing] {
             let now = NowPlaying(item: item, epoch: 1, state: state, positionMs: 3_000, anchorMs: 1_000)

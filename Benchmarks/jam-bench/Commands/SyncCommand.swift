@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JamClient
+import JamProtocol
 import NIOHTTP1
 
 /// `jam-bench sync`: clock-offset error and start skew of simulated devices behind delaying proxies.

@@ -1,5 +1,6 @@
 import Foundation
 import JamClient
+import JamProtocol
 import NIOCore
 import Synchronization
 

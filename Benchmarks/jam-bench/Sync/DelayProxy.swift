@@ -1,4 +1,5 @@
 import JamClient
+import JamProtocol
 import NIOCore
 import NIOPosix
 

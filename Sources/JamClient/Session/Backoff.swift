@@ -18,22 +18,3 @@ public struct Backoff: Sendable, Equatable {
         return Double.random(in: 0...ceiling, using: &random)
     }
 }
-
-/// A small, deterministic generator (SplitMix64): reproducible jitter in tests.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Creates the generator; without a seed it starts from system randomness.
-    public init(seed: UInt64? = nil) {
-        var system = SystemRandomNumberGenerator()
-        state = seed ?? system.next()
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -20,6 +20,7 @@ public struct Participant: Sendable {
     private let clock: any MonotonicClock
     private let sleeper: any Sleeper
     private let firstBurst: Int
+    private let firstStartWaitMs: Double
 
     /// Puts the pieces together for a member with a token in `api`; with a `player` the
     /// device plays in sync.
@@ -31,6 +32,7 @@ public struct Participant: Sendable {
         self.clock = clock
         self.sleeper = sleeper
         self.firstBurst = clockConfiguration.burstSize
+        self.firstStartWaitMs = clockConfiguration.firstStartWaitMs
         let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock)
         let clockSync = ClockSync(clock: clock, configuration: clockConfiguration)
         self.client = client
@@ -70,7 +72,7 @@ public struct Participant: Sendable {
                 }
             }
             if let engine {
-                let clock = self.clock, firstBurst = self.firstBurst
+                let clock = self.clock, firstBurst = self.firstBurst, firstStartWaitMs = self.firstStartWaitMs
                 group.addTask { try await engine.run(sleeper: sleeper) }
                 group.addTask {
                     var waitedForClock = false
@@ -80,7 +82,7 @@ public struct Participant: Sendable {
                             // The first timeline waits for the first burst of pings (bounded): a
                             // device joining mid-song otherwise starts on its first, roughest
                             // sample and lands ~20 ms off (docs/PERFORMANCE.md).
-                            let deadline = clock.now() + 2_000
+                            let deadline = clock.now() + firstStartWaitMs
                             while await clockSync.acceptedSamples < firstBurst, clock.now() < deadline {
                                 try await sleeper.sleep(ms: 10)
                             }

@@ -86,7 +86,11 @@ public struct SessionMirror: Sendable, Equatable {
             let ids = Set(update.queue.map(\.id.rawValue))
             view.myVotes = view.myVotes.filter { ids.contains($0.key) }
         case .votesUpdate(let update):
-            if let index = view.queue.firstIndex(where: { $0.id == update.itemId }) { view.queue[index].score = update.score }
+            // Score and reason together: the order may not have changed, so no queueUpdate brings the reason.
+            if let index = view.queue.firstIndex(where: { $0.id == update.itemId }) {
+                view.queue[index].score = update.score
+                view.queue[index].reason = update.reason
+            }
         case .playPrepare(let prepare):
             let announced = NowPlaying(item: prepare.item, epoch: prepare.epoch, state: .preparing, positionMs: 0, anchorMs: prepare.startAt)
             if envelope.epoch < prepare.epoch {

@@ -192,6 +192,10 @@ public actor SessionStore {
             // In flight: the score as it was when the vote went out, moved by the member's wish.
             var shown = item
             shown.score = intent.baseScore - intent.baseVote + intent.desired
+            switch view.session.settings.ordering {
+            case .votes: shown.reason = QueueItem.votesReason(score: shown.score) // never the new score beside the old reason
+            case .fair: break // the reason is the member's turn, which the server's answer settles
+            }
             return StoreItem(item: shown, myVote: intent.desired, pending: false, voteInFlight: true)
         }
         let known = Set(view.queue.map(\.id)).union([view.nowPlaying?.item.id, view.upNext?.item.id].compactMap { $0 })

@@ -39,6 +39,9 @@ public actor ClockSync {
         public var burstSize: Int = 24
         /// Spacing of the pings within a burst, ms.
         public var burstSpacingMs: Double = 25
+        /// The first start waits for a full burst of samples, at most this long, ms: a device
+        /// joining mid-song otherwise starts on its first, roughest sample (docs/PERFORMANCE.md).
+        public var firstStartWaitMs: Double = 2_000
         /// Interval between bursts once synchronised, ms.
         public var resyncIntervalMs: Double = 15_000
         /// Interval between bursts while not yet synchronised (no answer yet), ms.

@@ -46,12 +46,9 @@ public struct PlaybackTimeline: Hashable, Sendable {
     /// The track's length, when known.
     public var durationMs: Double? { track.durationMs.map(Double.init) }
 
-    /// The position at server instant `t`.
+    /// The position at server instant `t` (`PlaybackPosition`).
     public func position(atServer t: Double) -> Double {
-        var position = positionMs
-        if state == .playing && t > anchorMs { position += t - anchorMs }
-        if let durationMs { position = min(position, durationMs) }
-        return max(0, position)
+        PlaybackPosition.at(t, state: state, positionMs: positionMs, anchorMs: anchorMs, durationMs: durationMs)
     }
 
     /// True when the audio should be advancing at server instant `t`.

@@ -34,7 +34,8 @@ extension SyncEngine {
         status.lastMeasuredAt = now
         status.measurements += 1
 
-        if abs(error) >= configuration.seekThresholdMs {
+        switch CorrectionStep.decide(error: error, rate: status.rate, deadline: correctionDeadline, now: now, configuration: configuration) {
+        case .jump:
             correctionDeadline = nil
             if status.rate != 1 {
                 await player.setRate(1)
@@ -48,27 +49,19 @@ extension SyncEngine {
             logger.info(
                 "large playback error: seeking",
                 metadata: ["sync.errorMs": "\(error)", "sync.targetMs": "\(seekTarget)", "sync.epoch": "\(wanted.epoch)"])
-            return
-        }
-        let band = correctionDeadline == nil ? configuration.deadBandMs : configuration.targetBandMs
-        if abs(error) <= band {
+        case .inBand:
             correctionDeadline = nil
             if status.rate != 1 {
                 await player.setRate(1)
                 status.rate = 1
             }
-            return
-        }
-        var deadline = correctionDeadline ?? now + configuration.correctionHorizonMs
-        if deadline - now < configuration.correctionIntervalMs / 2 { deadline = now + configuration.correctionHorizonMs }
-        correctionDeadline = deadline
-        let remaining = max(deadline - now, configuration.correctionIntervalMs)
-        let limit = configuration.maxRateDeviation
-        let rate = min(1 + limit, max(1 - limit, 1 - error / remaining))
-        if abs(rate - status.rate) >= configuration.minRateStep {
-            status.rate = rate
-            status.rateCorrections += 1
-            await player.setRate(rate)
+        case .steer(let deadline, let rate):
+            correctionDeadline = deadline
+            if let rate {
+                status.rate = rate
+                status.rateCorrections += 1
+                await player.setRate(rate)
+            }
         }
     }
 

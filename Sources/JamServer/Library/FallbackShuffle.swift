@@ -12,12 +12,12 @@ struct FallbackShuffle {
     /// Positions whose index differs from the position itself.
     private var swaps: [Int: Int] = [:]
     private var drawn = 0
-    private var random: ShuffleRandom
+    private var random: SeededRandom
 
     /// A shuffle of `tracks`; the same seed gives the same order.
     init(tracks: [Track], seed: UInt64) {
         self.tracks = tracks
-        self.random = ShuffleRandom(state: seed)
+        self.random = SeededRandom(seed: seed)
     }
 
     /// Up to `count` tracks, none in `recent` unless the library has nothing else to offer.
@@ -58,18 +58,7 @@ struct FallbackShuffle {
     }
 }
 
-/// SplitMix64: small, fast and the same on every platform, so a session's shuffle is reproducible.
-struct ShuffleRandom {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A seed from text, e.g. a session id.
+extension SeededRandom {
+    /// A shuffle seed from text, e.g. a session id.
     static func seed(_ text: String) -> UInt64 { LibraryTrack.fnv1a64(text) }
 }

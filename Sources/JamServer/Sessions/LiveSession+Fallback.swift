@@ -16,7 +16,7 @@ extension LiveSession {
         let wanted = state.fallbackWanted
         guard wanted > 0, !tracks.isEmpty else { return nil }
         if shuffle == nil {
-            shuffle = FallbackShuffle(tracks: tracks, seed: ShuffleRandom.seed(state.id.rawValue))
+            shuffle = FallbackShuffle(tracks: tracks, seed: SeededRandom.seed(state.id.rawValue))
         }
         let recent = Set(state.recentTrackIDs(limit: recentWindow(librarySize: tracks.count)))
         let next = shuffle?.next(wanted, avoiding: recent) ?? []

@@ -22,6 +22,11 @@ import Testing
                 #expect(seen.queue.first?.myVote == 0)
                 let guestView = try await guest.until("own vote shown") { $0.queue.first { $0.id == third }?.myVote == 1 }
                 #expect(guestView.nowPlaying?.item.track.id == "song-1")
+                // A vote that keeps the order (a tie goes to the score held longer) brings its reason along.
+                await guest.store.vote(second, 1)
+                let tied = try await host.until("Gil's vote on song 2") { $0.queue.first { $0.id == second }?.item.score == 1 }
+                #expect(tied.queue.map(\.id) == [third, second])
+                #expect(tied.queue.map(\.item.reason) == ["1 vote", "1 vote"])
             }
         }
     }
@@ -57,6 +62,8 @@ import Testing
                 #expect(states.contains { $0.voteInFlight && $0.myVote == 1 && $0.item.score == 1 })
                 // Never the server's stale score while a vote was in flight.
                 #expect(!states.contains { $0.voteInFlight && $0.item.score != $0.myVote })
+                // Never a score beside another score's reason, optimistic or confirmed.
+                #expect(states.allSatisfy { $0.item.reason == QueueItem.votesReason(score: $0.item.score) })
                 let view = try await host.api.session(host.client.sessionId)
                 #expect(view.queue.first { $0.id == item }?.score == -1)
                 #expect(view.myVotes[item.rawValue] == -1)

@@ -31,21 +31,6 @@ struct AdvancingSleeper: Sleeper {
     }
 }
 
-/// Deterministic random numbers (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A network path between the device and a server whose clock runs at
 /// `server(t) = t + offset + drift·t` (t = local ms): one-way delays are
 /// `base ± jitter` (uniform), drawn from a seeded generator.
@@ -63,7 +48,7 @@ struct PathModel: Sendable {
     func serverTime(atLocal t: Double) -> Double { t + trueOffset(atLocal: t) }
 
     /// The pong for `ping` and the local instant it arrives.
-    func answer(_ ping: Ping, rng: inout SplitMix64) -> (pong: Pong, arrival: Double) {
+    func answer(_ ping: Ping, rng: inout SeededRandom) -> (pong: Pong, arrival: Double) {
         let up = upMs + Double.random(in: -upJitterMs...upJitterMs, using: &rng)
         let down = downMs + Double.random(in: -downJitterMs...downJitterMs, using: &rng)
         let received = ping.clientSendTime + max(0, up)
@@ -89,7 +74,7 @@ actor VirtualNetwork {
     let clock: ManualClock
     let sync: ClockSync
     var path: PathModel
-    private var rng: SplitMix64
+    private var rng: SeededRandom
     private var inFlight: [(arrival: Double, pong: Pong)] = []
     private(set) var pingsSent = 0
     private(set) var sendTimes: [Double] = []
@@ -101,7 +86,7 @@ actor VirtualNetwork {
         self.clock = clock
         self.sync = sync
         self.path = path
-        self.rng = SplitMix64(seed: seed)
+        self.rng = SeededRandom(seed: seed)
     }
 
     func setPath(_ path: PathModel) { self.path = path }

@@ -88,7 +88,8 @@ export class SessionMirror {
         break;
       }
       case Event.votesUpdate:
-        view.queue = view.queue.map((item) => (item.id === data.itemId ? { ...item, score: data.score } : item));
+        // Score and reason together: the order may not have changed, so no queueUpdate brings the reason.
+        view.queue = view.queue.map((item) => (item.id === data.itemId ? { ...item, score: data.score, reason: data.reason } : item));
         break;
       case Event.playPrepare: {
         const announced = { item: data.item, epoch: data.epoch, state: PlaybackState.preparing, positionMs: 0, anchorMs: data.startAt };

@@ -43,6 +43,16 @@ export const PlaybackState = Object.freeze({ preparing: 'preparing', playing: 'p
 
 export const QueueOrdering = Object.freeze({ votes: 'votes', fair: 'fair' });
 
+/** The reason shown for an item with `score` in votes ordering (QueueItem.votesReason): an optimistic score shows it too. */
+export function votesReason(score) {
+  switch (score) {
+    case 0: return 'no votes';
+    case 1: return '1 vote';
+    case -1: return '-1 vote';
+    default: return `${score} votes`;
+  }
+}
+
 /** ServerEventType. */
 export const Event = Object.freeze({
   stateSync: 'stateSync', memberJoined: 'memberJoined', memberLeft: 'memberLeft', memberUpdated: 'memberUpdated',

@@ -6,7 +6,7 @@
 // keeps the server's reason for the page to show.
 import { Connection, Phase } from './connection.js';
 import { Applied, SessionMirror } from './mirror.js';
-import { Command, ErrorCode, JamError, Role } from './protocol.js';
+import { Command, ErrorCode, JamError, QueueOrdering, Role, votesReason } from './protocol.js';
 import { randomUUID } from './ids.js';
 
 export class SessionStore {
@@ -252,6 +252,8 @@ export class SessionStore {
       if (!intent) return { item, myVote: serverVote, pending: false, voteInFlight: false };
       // In flight: the score as it was when the vote went out, moved by the member's wish.
       const shown = { ...item, score: intent.baseScore - intent.baseVote + intent.desired };
+      // Never the new score beside the old reason; in fair ordering the reason is the member's turn.
+      if (view.session.settings.ordering === QueueOrdering.votes) shown.reason = votesReason(shown.score);
       return { item: shown, myVote: intent.desired, pending: false, voteInFlight: true };
     });
     for (const add of this.pendingAdds) queue.push({ item: add.item, myVote: 0, pending: true, voteInFlight: false });

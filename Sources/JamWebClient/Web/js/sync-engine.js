@@ -46,6 +46,8 @@ export class SyncEngine {
     this.listeners = new Set();
     this.loop = null;
     this.nextReport = -Infinity;
+    this.clockWaitSince = null;
+    this.clockWaitOver = false;
   }
 
   /** The current item's last-known timeline; null when nothing is current. */
@@ -185,11 +187,11 @@ export class SyncEngine {
     }
     if (this.generation !== target) return true;
     const estimate = this.clock.estimate;
-    if (!estimate) {
+    const now = this.now();
+    if (!estimate || !this.clockSettled(now)) {
       this.status.phase = SyncPhase.waitingForClock;
       return false;
     }
-    const now = this.now();
     switch (wanted.state) {
       case PlaybackState.preparing:
         if (!this.tracker.startWhilePreparing) {
@@ -214,6 +216,21 @@ export class SyncEngine {
         return true;
       }
     }
+  }
+
+  /**
+   * True once the clock may time a start. The first start waits for a full burst of
+   * pings (at most firstStartWaitMs), as JamClient's Participant does: a device joining
+   * mid-song otherwise starts on its first, roughest sample and lands ~20 ms off
+   * (docs/PERFORMANCE.md). Later starts use whatever estimate there is.
+   */
+  clockSettled(now) {
+    if (this.clockWaitOver) return true;
+    if (this.clockWaitSince == null) this.clockWaitSince = now;
+    const { burstSize, firstStartWaitMs } = this.clock.config;
+    if (this.clock.acceptedSamples < burstSize && now - this.clockWaitSince < firstStartWaitMs) return false;
+    this.clockWaitOver = true;
+    return true;
   }
 
   follow(course, estimate, now) {

@@ -1,0 +1,146 @@
+// Runs the shared client-parity fixtures (Tests/Fixtures/ClientParity) against the web
+// client's modules, the same cases JamClient's ClientParityFixtureTests run in Swift.
+// `base` is where the modules live: the page's /js/ in Chromium (test_parity_fixtures.py),
+// a file: URL under Node when regenerating the clock fixture's expected values.
+// Every function answers a list of failures (empty when the modules agree).
+
+const TOLERANCE = 1e-6;
+
+function close(a, b) {
+  return a === b || (typeof a === 'number' && typeof b === 'number' && Math.abs(a - b) <= TOLERANCE);
+}
+
+/** Drops null and undefined members, so an absent optional and a null one compare equal (as Swift decodes them). */
+function normalised(value) {
+  if (Array.isArray(value)) return value.map(normalised);
+  if (value && typeof value === 'object') {
+    const out = {};
+    for (const key of Object.keys(value).sort()) {
+      if (value[key] !== null && value[key] !== undefined) out[key] = normalised(value[key]);
+    }
+    return out;
+  }
+  return value;
+}
+
+export async function runTimeline(base, fixture) {
+  const Timeline = await import(`${base}timeline.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const track = { id: 't', name: 'n', artist: 'a', durationMs: c.timeline.durationMs, source: 'library' };
+    const timeline = Timeline.moved(
+      { epoch: 1, itemId: 'item', track }, c.timeline.state, c.timeline.positionMs, c.timeline.anchorMs);
+    const got = Timeline.positionAt(timeline, c.atMs);
+    if (!close(got, c.expectedMs)) failures.push(`timeline "${c.name}": ${got} != ${c.expectedMs}`);
+  }
+  return failures;
+}
+
+export async function runCorrection(base, fixture) {
+  const { correctionStep } = await import(`${base}correction-policy.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const step = correctionStep(c.error, { rate: c.rate, deadline: c.deadline, now: c.now }, fixture.configuration);
+    // The shared vocabulary: the browser's restart is JamClient's seek, both a jump.
+    const kind = step.kind === 'restart' ? 'jump' : step.kind;
+    const e = c.expected;
+    const same = kind === e.kind
+      && (kind !== 'steer' || (close(step.deadline, e.deadline) && (step.rate === null ? e.rate === null : close(step.rate, e.rate))));
+    if (!same) failures.push(`correction "${c.name}": ${JSON.stringify(step)} != ${JSON.stringify(e)}`);
+  }
+  return failures;
+}
+
+export async function runMirror(base, fixture) {
+  const { SessionMirror } = await import(`${base}mirror.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const mirror = new SessionMirror(c.me);
+    const results = c.envelopes.map((envelope) => mirror.apply(structuredClone(envelope)));
+    if (JSON.stringify(results) !== JSON.stringify(c.results)) {
+      failures.push(`mirror "${c.name}": results ${JSON.stringify(results)} != ${JSON.stringify(c.results)}`);
+    }
+    if (mirror.seq !== c.expected.seq || mirror.epoch !== c.expected.epoch) {
+      failures.push(`mirror "${c.name}": seq/epoch ${mirror.seq}/${mirror.epoch} != ${c.expected.seq}/${c.expected.epoch}`);
+    }
+    const got = JSON.stringify(normalised(mirror.view)), want = JSON.stringify(normalised(c.expected.view));
+    if (got !== want) failures.push(`mirror "${c.name}": view\n${got}\n!=\n${want}`);
+  }
+  return failures;
+}
+
+/** The estimate clock.js gives for each case: what `expected` holds. */
+export async function clockResults(base, fixture) {
+  const { ClockSync } = await import(`${base}clock.js`);
+  return fixture.cases.map((c) => {
+    // Pings and answers in time order (a ping first when both fall on one instant).
+    const events = c.exchanges.flatMap((exchange) => [[exchange[0], 0, exchange], [exchange[3], 1, exchange]]);
+    events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let now = 0;
+    const sync = new ClockSync({ now: () => now });
+    for (const [at, isAnswer, [t0, t1, t2, t3]] of events) {
+      now = at;
+      if (isAnswer) {
+        sync.record({ clientSendTime: t0, serverReceiveTime: t1, serverSendTime: t2 }, t3);
+      } else {
+        const ping = sync.makePing();
+        if (ping.clientSendTime !== t0) throw new Error(`clock "${c.name}": ping stamped ${ping.clientSendTime}, not ${t0}`);
+      }
+    }
+    const e = sync.estimate;
+    return {
+      acceptedSamples: sync.acceptedSamples,
+      rejectedSamples: sync.rejectedSamples,
+      ignoredPongs: sync.ignoredPongs,
+      driftMsPerSecond: sync.drift,
+      at: c.at.map((t) => ({
+        offsetMs: e.offset(t), errorBoundMs: e.errorBound(t), halfRoundTripMs: e.halfRoundTripBound(t),
+      })),
+    };
+  });
+}
+
+export async function runClock(base, fixture) {
+  const results = await clockResults(base, fixture);
+  const failures = [];
+  fixture.cases.forEach((c, index) => {
+    const got = results[index], want = c.expected;
+    const check = (what, a, b) => { if (!close(a, b)) failures.push(`clock "${c.name}": ${what} ${a} != ${b}`); };
+    check('acceptedSamples', got.acceptedSamples, want.acceptedSamples);
+    check('rejectedSamples', got.rejectedSamples, want.rejectedSamples);
+    check('ignoredPongs', got.ignoredPongs, want.ignoredPongs);
+    check('driftMsPerSecond', got.driftMsPerSecond, want.driftMsPerSecond);
+    want.at.forEach((w, i) => {
+      check(`offsetMs at ${c.at[i]}`, got.at[i].offsetMs, w.offsetMs);
+      check(`errorBoundMs at ${c.at[i]}`, got.at[i].errorBoundMs, w.errorBoundMs);
+      check(`halfRoundTripMs at ${c.at[i]}`, got.at[i].halfRoundTripMs, w.halfRoundTripMs);
+    });
+  });
+  return failures;
+}
+
+/** Every key of each JS default object must be listed in defaults.json, with the listed value. */
+export async function runDefaults(base, fixture) {
+  const { DEFAULT_CLOCK_CONFIG } = await import(`${base}clock.js`);
+  const { DEFAULT_SYNC_CONFIG } = await import(`${base}sync-config.js`);
+  const failures = [];
+  for (const [name, defaults] of [['clock', DEFAULT_CLOCK_CONFIG], ['sync', DEFAULT_SYNC_CONFIG]]) {
+    const listed = fixture[name];
+    const expected = {
+      ...listed.shared,
+      ...Object.fromEntries(Object.entries(listed.jsOnly).map(([k, v]) => [k, v.value])),
+      ...Object.fromEntries(Object.entries(listed.different).map(([k, v]) => [k, v.js])),
+    };
+    for (const key of Object.keys(defaults)) {
+      if (!(key in expected)) failures.push(`${name}.${key} = ${defaults[key]} is not listed in defaults.json`);
+      else if (defaults[key] !== expected[key]) failures.push(`${name}.${key} = ${defaults[key]}, defaults.json says ${expected[key]}`);
+    }
+    for (const key of Object.keys(expected)) {
+      if (!(key in defaults)) failures.push(`${name}.${key} is listed for the web client but it has no such default`);
+    }
+    for (const key of Object.keys(listed.swiftOnly)) {
+      if (key in defaults) failures.push(`${name}.${key} is listed as Swift-only but the web client has it`);
+    }
+  }
+  return failures;
+}

@@ -1,0 +1,171 @@
+"""The web client's modules against the shared client-parity fixtures
+(Tests/Fixtures/ClientParity), in the Chromium the page runs in: the same cases
+JamClient's ClientParityFixtureTests pass in Swift, so the hand port cannot drift
+without a test failing. Also what drifted before: a vote's reason, and the first start
+that must wait for a full burst of clock pings.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from jam_page import add_track, click, create_session, join_by_link, queue_item, queue_score, wait_for, el
+
+FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
+
+# The runner's functions, inlined into the script (the page's Content-Security-Policy
+# refuses a module from a blob: URL, and the server serves only the web client); they
+# import the modules under test from the page's /js/ folder.
+RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
+const [name, fixture, done] = arguments;
+({ runTimeline, runCorrection, runMirror, runClock, runDefaults })[name](location.origin + '/js/', fixture)
+  .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+@pytest.fixture(scope="module")
+def page(base_url, tmp_path_factory):
+    from conftest import Browsers
+
+    pool = Browsers(tmp_path_factory.mktemp("parity"))
+    driver = pool.open("parity")
+    driver.get(base_url + "/")
+    yield driver
+    pool.close_all()
+
+
+@pytest.mark.parametrize("name,runner", [
+    ("timeline", "runTimeline"),
+    ("correction", "runCorrection"),
+    ("mirror", "runMirror"),
+    ("clock", "runClock"),
+    ("defaults", "runDefaults"),
+])
+def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
+    fixture = json.loads((FIXTURES / f"{name}.json").read_text())
+    answer = page.execute_async_script(RUN, runner, fixture)
+    assert "error" not in answer, answer.get("error")
+    assert answer["failures"] == [], "\n".join(answer["failures"])
+
+
+# A sync engine on a fake player and a clock fed by hand: how many samples it takes
+# before the first start (JamClient's Participant waits for a full burst, at most
+# firstStartWaitMs).
+FIRST_START = """
+const [samplesFirst, waitMs, done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  let now = 1_000_000;
+  const clock = new ClockSync({ now: () => now });
+  const feed = (count) => {
+    for (let i = 0; i < count; i += 1) {
+      now += 25;
+      const ping = clock.makePing();
+      clock.record({ clientSendTime: ping.clientSendTime, serverReceiveTime: ping.clientSendTime + 20 + 5000,
+        serverSendTime: ping.clientSendTime + 20.2 + 5000 }, ping.clientSendTime + 40.2);
+    }
+  };
+  const starts = [];
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    async load(track) { this.loadedTrackId = track.id; },
+    preload() {}, pause() { this.isPlaying = false; }, async seek() {}, setRate() {},
+    play(position, atLocal) { starts.push({ position, atLocal, samples: clock.acceptedSamples, at: now }); this.isPlaying = true; },
+    position() { return null; },
+  };
+  const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
+  const track = { id: 'song-1', name: 'Song', artist: 'Band', durationMs: 600000, source: 'library' };
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  const view = {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
+    members: [member], queue: [], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false },
+    nowPlaying: { item: { id: 'item-1', track, addedBy: member, addedAt: 0, score: 0, reason: 'now playing' },
+      epoch: 1, state: 'playing', positionMs: 0, anchorMs: now + 5000 - 60000 },
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  feed(samplesFirst);
+  engine.setEnabled(true);
+  engine.handle({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  await settle();
+  const beforeBurst = { starts: starts.length, phase: engine.status.phase };
+  if (waitMs > 0) now += waitMs; else feed(clock.config.burstSize - samplesFirst);
+  engine.correct();
+  await settle();
+  done({ beforeBurst, starts, burstSize: clock.config.burstSize });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_joiner_starts_only_after_a_full_burst_of_clock_samples(page):
+    answer = page.execute_async_script(FIRST_START, 1, 0)
+    assert "error" not in answer, answer.get("error")
+    assert answer["burstSize"] == 24
+    # One pong is an estimate, but a rough one: no start yet.
+    assert answer["beforeBurst"] == {"starts": 0, "phase": "waitingForClock"}
+    assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 24
+
+
+def test_a_joiner_whose_burst_does_not_come_starts_after_the_wait(page):
+    answer = page.execute_async_script(FIRST_START, 3, 2000)
+    assert "error" not in answer, answer.get("error")
+    assert answer["beforeBurst"] == {"starts": 0, "phase": "waitingForClock"}
+    assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 3
+
+
+# The optimistic layer: a vote on its way shows its score at once, and in votes
+# ordering the reason that goes with it (QueueItem.votesReason in JamClient's store).
+OPTIMISTIC_VOTE = """
+const [ordering, done] = arguments;
+(async () => {
+  const { SessionStore } = await import('/js/store.js');
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  const track = { id: 'song-2', name: 'Song 2', artist: 'Band', durationMs: 60000, source: 'library' };
+  const view = {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering, fallback: false } },
+    members: [member], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false }, nowPlaying: null,
+    queue: [{ id: 'item-2', track, addedBy: member, addedAt: 0, score: 0, reason: ordering === 'votes' ? 'no votes' : "U's turn" }],
+  };
+  const store = new SessionStore({ sessionId: 's', token: 't', me: 'u', clock: {} });
+  store.mirror.apply({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  store.connection.send = () => new Promise(() => {}); // the vote stays in flight
+  store.vote('item-2', 1);
+  const entry = store.snapshot().queue[0];
+  done({ score: entry.item.score, reason: entry.item.reason, inFlight: entry.voteInFlight });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+@pytest.mark.parametrize("ordering,reason", [("votes", "1 vote"), ("fair", "U's turn")])
+def test_a_vote_in_flight_shows_the_reason_that_goes_with_its_score(page, ordering, reason):
+    answer = page.execute_async_script(OPTIMISTIC_VOTE, ordering)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"score": 1, "reason": reason, "inFlight": True}
+
+
+def test_a_vote_that_keeps_the_order_shows_its_new_reason_to_everybody(base_url, browsers):
+    alice = browsers.open("alice")
+    bob = browsers.open("bob")
+    code = create_session(alice, base_url, "Alice")
+    join_by_link(bob, base_url, code, "Bob")
+    wait_for(alice, lambda d: "Bob" in el(d, "members-list").text, message="Alice never saw Bob join")
+    add_track(alice, 0)  # plays at once
+    wait_for(alice, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#search-results li.result")) > 1)
+    second = add_track(alice, 1)
+    wait_for(bob, lambda d: queue_item(d, second) is not None, message="Bob never saw the second song queued")
+
+    # A single queued item cannot move: the server sends votesUpdate and no queueUpdate.
+    click(bob, queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
+    wait_for(alice, lambda d: queue_score(d, second) == 1, message="Alice never saw Bob's vote")
+
+    def meta(driver):
+        return queue_item(driver, second).find_element(By.CSS_SELECTOR, ".item-meta").text
+
+    wait_for(alice, lambda d: "1 vote" in meta(d), message=f"Alice sees the new score beside {meta(alice)!r}")
+    assert "no votes" not in meta(alice)
+    wait_for(bob, lambda d: "1 vote" in meta(d), message=f"Bob sees {meta(bob)!r}")

@@ -1,0 +1,245 @@
+import Foundation
+import JamProtocol
+import Testing
+
+@testable import JamClient
+
+/// The shared fixtures in Tests/Fixtures/ClientParity, which the web client's modules
+/// pass too (Tests/Browser/test_parity_fixtures.py): the browser client is a hand port
+/// of this SDK, and these cases keep the two answering alike.
+enum ParityFixtures {
+    // #filePath, not bundle resources: the same files the browser test reads.
+    static func data(_ name: String, filePath: String = #filePath) throws -> Data {
+        let url = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/ClientParity/\(name).json")
+        return try Data(contentsOf: url)
+    }
+
+    static func load<T: Decodable>(_ type: T.Type, _ name: String) throws -> T {
+        try JSONDecoder().decode(type, from: data(name))
+    }
+}
+
+struct ClientParityFixtureTests {
+    // MARK: Timeline
+
+    struct TimelineFixture: Decodable {
+        struct Case: Decodable {
+            struct Timeline: Decodable {
+                var state: PlaybackState, positionMs: Double, anchorMs: Double, durationMs: Double?
+            }
+            var name: String, timeline: Timeline, atMs: Double, expectedMs: Double
+        }
+        var cases: [Case]
+    }
+
+    @Test func positionsMatchTheSharedTimelineCases() throws {
+        let fixture = try ParityFixtures.load(TimelineFixture.self, "timeline")
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let track = Track(id: "t", name: "n", artist: "a", durationMs: c.timeline.durationMs.map { Int64($0) }, source: .library)
+            if c.timeline.durationMs.map({ $0 == $0.rounded() }) ?? true {
+                let timeline = PlaybackTimeline(
+                    epoch: 1, itemId: ItemID("item"), track: track, state: c.timeline.state, positionMs: c.timeline.positionMs,
+                    anchorMs: c.timeline.anchorMs)
+                #expect(abs(timeline.position(atServer: c.atMs) - c.expectedMs) <= 1e-9, "\(c.name)")
+            }
+            // The rule itself, in fractional ms (a fractional duration cannot be a Track's).
+            let position = PlaybackPosition.at(
+                c.atMs, state: c.timeline.state, positionMs: c.timeline.positionMs, anchorMs: c.timeline.anchorMs,
+                durationMs: c.timeline.durationMs)
+            #expect(abs(position - c.expectedMs) <= 1e-9, "\(c.name)")
+            // The session view's whole milliseconds, when the case has only whole ones.
+            let whole = [c.timeline.positionMs, c.timeline.anchorMs, c.atMs, c.expectedMs] + [c.timeline.durationMs].compactMap { $0 }
+            if whole.allSatisfy({ $0 == $0.rounded() }) {
+                let item = QueueItem(
+                    id: ItemID("item"), track: track, addedBy: Member(userId: UserID("u"), displayName: "U", role: .host, connected: true),
+                    addedAt: 0, score: 0, reason: "now playing")
+                let now = NowPlaying(item: item, epoch: 1, state: c.timeline.state, positionMs: Int64(c.timeline.positionMs), anchorMs: Int64(c.timeline.anchorMs))
+                #expect(now.position(at: Int64(c.atMs)) == Int64(c.expectedMs), "\(c.name)")
+            }
+        }
+    }
+
+    // MARK: Correction
+
+    struct CorrectionFixture: Decodable {
+        struct Configuration: Decodable {
+            var seekThresholdMs, deadBandMs, targetBandMs, correctionHorizonMs, correctionIntervalMs, maxRateDeviation, minRateStep: Double
+        }
+        struct Expected: Decodable {
+            var kind: String, deadline: Double?, rate: Double?
+        }
+        struct Case: Decodable {
+            var name: String, error: Double, rate: Double, deadline: Double?, now: Double, expected: Expected
+        }
+        var configuration: Configuration
+        var cases: [Case]
+    }
+
+    @Test func correctionStepsMatchTheSharedCases() throws {
+        let fixture = try ParityFixtures.load(CorrectionFixture.self, "correction")
+        var configuration = SyncEngine.Configuration()
+        let given = fixture.configuration
+        configuration.seekThresholdMs = given.seekThresholdMs
+        configuration.deadBandMs = given.deadBandMs
+        configuration.targetBandMs = given.targetBandMs
+        configuration.correctionHorizonMs = given.correctionHorizonMs
+        configuration.correctionIntervalMs = given.correctionIntervalMs
+        configuration.maxRateDeviation = given.maxRateDeviation
+        configuration.minRateStep = given.minRateStep
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let step = CorrectionStep.decide(error: c.error, rate: c.rate, deadline: c.deadline, now: c.now, configuration: configuration)
+            switch step {
+            case .jump:
+                #expect(c.expected.kind == "jump", "\(c.name)")
+            case .inBand:
+                #expect(c.expected.kind == "inBand", "\(c.name)")
+            case .steer(let deadline, let rate):
+                #expect(c.expected.kind == "steer", "\(c.name)")
+                #expect(c.expected.deadline.map { abs($0 - deadline) <= 1e-9 } == true, "\(c.name)")
+                switch (rate, c.expected.rate) {
+                case (nil, nil): break
+                case (let rate?, let expected?): #expect(abs(rate - expected) <= 1e-9, "\(c.name)")
+                case (nil, _?), (_?, nil): Issue.record("\(c.name): rate \(String(describing: rate)), expected \(String(describing: c.expected.rate))")
+                }
+            }
+        }
+    }
+
+    // MARK: Mirror
+
+    @Test func theMirrorMatchesTheSharedEventSequences() throws {
+        let root = try #require(try JSONSerialization.jsonObject(with: ParityFixtures.data("mirror")) as? [String: Any])
+        let cases = try #require(root["cases"] as? [[String: Any]])
+        #expect(!cases.isEmpty)
+        for c in cases {
+            let name = try #require(c["name"] as? String)
+            let me = try #require(c["me"] as? String)
+            let envelopes = try #require(c["envelopes"] as? [Any])
+            let results = try #require(c["results"] as? [String])
+            let expected = try #require(c["expected"] as? [String: Any])
+            var mirror = SessionMirror(me: UserID(me))
+            var applied: [String] = []
+            for envelope in envelopes {
+                let frame = try ServerEnvelope.decode(JSONSerialization.data(withJSONObject: envelope))
+                switch mirror.apply(frame) {
+                case .applied: applied.append("applied")
+                case .duplicate: applied.append("duplicate")
+                case .stale: applied.append("stale")
+                case .gap: applied.append("gap")
+                case .direct: applied.append("direct")
+                }
+            }
+            #expect(applied == results, "\(name)")
+            #expect(mirror.seq == (expected["seq"] as? NSNumber)?.int64Value, "\(name)")
+            #expect(mirror.epoch == (expected["epoch"] as? NSNumber)?.int64Value, "\(name)")
+            let view = try WireCoding.decode(SessionView.self, from: JSONSerialization.data(withJSONObject: try #require(expected["view"])))
+            #expect(mirror.view == view, "\(name)")
+        }
+    }
+
+    // MARK: Clock
+
+    struct ClockFixture: Decodable {
+        struct Reading: Decodable {
+            var offsetMs, errorBoundMs, halfRoundTripMs: Double
+        }
+        struct Expected: Decodable {
+            var acceptedSamples, rejectedSamples, ignoredPongs: Int
+            var driftMsPerSecond: Double
+            var at: [Reading]
+        }
+        struct Case: Decodable {
+            var name: String, exchanges: [[Double]], at: [Double], expected: Expected
+        }
+        var cases: [Case]
+    }
+
+    @Test func clockEstimatesMatchTheSharedPingSamples() async throws {
+        let fixture = try ParityFixtures.load(ClockFixture.self, "clock")
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            // Pings and answers in time order (a ping first when both fall on one instant), as the JS runner does.
+            var events: [(at: Double, isAnswer: Bool, exchange: [Double])] = []
+            for exchange in c.exchanges {
+                try #require(exchange.count == 4, "\(c.name)")
+                events.append((exchange[0], false, exchange))
+                events.append((exchange[3], true, exchange))
+            }
+            events.sort { a, b in a.at != b.at ? a.at < b.at : (!a.isAnswer && b.isAnswer) }
+            let clock = ManualClock(0)
+            let sync = ClockSync(clock: clock)
+            for event in events {
+                clock.set(event.at)
+                let e = event.exchange
+                if event.isAnswer {
+                    await sync.record(Pong(clientSendTime: e[0], serverReceiveTime: e[1], serverSendTime: e[2]), receivedAt: e[3])
+                } else {
+                    let ping = await sync.makePing()
+                    #expect(ping.clientSendTime == e[0], "\(c.name)")
+                }
+            }
+            #expect(await sync.acceptedSamples == c.expected.acceptedSamples, "\(c.name)")
+            #expect(await sync.rejectedSamples == c.expected.rejectedSamples, "\(c.name)")
+            #expect(await sync.ignoredPongs == c.expected.ignoredPongs, "\(c.name)")
+            #expect(abs(await sync.driftMsPerSecond - c.expected.driftMsPerSecond) <= 1e-6, "\(c.name)")
+            let estimate = try #require(await sync.estimate, "\(c.name)")
+            for (t, want) in zip(c.at, c.expected.at) {
+                #expect(abs(estimate.offset(atLocal: t) - want.offsetMs) <= 1e-6, "\(c.name) offset at \(t)")
+                #expect(abs(estimate.errorBound(atLocal: t) - want.errorBoundMs) <= 1e-6, "\(c.name) bound at \(t)")
+                #expect(abs(estimate.halfRoundTripBound(atLocal: t) - want.halfRoundTripMs) <= 1e-6, "\(c.name) half round trip at \(t)")
+            }
+        }
+    }
+
+    // MARK: Defaults
+
+    struct DefaultsFixture: Decodable {
+        struct Listed: Decodable { var value: Double, reason: String }
+        struct Different: Decodable { var swift: Double, js: Double, reason: String }
+        struct Module: Decodable {
+            var shared: [String: Double]
+            var swiftOnly: [String: Listed]
+            var jsOnly: [String: Listed]
+            var different: [String: Different]
+        }
+        var clock: Module
+        var sync: Module
+    }
+
+    /// Every stored property of `configuration` with its value as a number.
+    private func fields(_ configuration: Any) throws -> [String: Double] {
+        var result: [String: Double] = [:]
+        for child in Mirror(reflecting: configuration).children {
+            let label = try #require(child.label)
+            switch child.value {
+            case let value as Double: result[label] = value
+            case let value as Int: result[label] = Double(value)
+            default: Issue.record("\(label) is neither Double nor Int: extend the defaults test")
+            }
+        }
+        return result
+    }
+
+    private func check(_ module: DefaultsFixture.Module, against actual: [String: Double], _ name: String) {
+        var expected = module.shared
+        for (key, listed) in module.swiftOnly { expected[key] = listed.value }
+        for (key, different) in module.different { expected[key] = different.swift }
+        #expect(Set(actual.keys) == Set(expected.keys), "\(name): fields not listed in defaults.json, or listed but gone")
+        for (key, value) in actual { #expect(expected[key] == value, "\(name).\(key) = \(value), defaults.json says \(String(describing: expected[key]))") }
+        for (key, listed) in module.jsOnly {
+            #expect(actual[key] == nil, "\(name).\(key) is listed as web-only but JamClient has it")
+            #expect(!listed.reason.isEmpty)
+        }
+        for listed in module.swiftOnly.values { #expect(!listed.reason.isEmpty) }
+        for different in module.different.values { #expect(!different.reason.isEmpty && different.swift != different.js) }
+    }
+
+    @Test func configurationDefaultsMatchTheWebClientsApartFromTheListedDifferences() throws {
+        let fixture = try ParityFixtures.load(DefaultsFixture.self, "defaults")
+        check(fixture.clock, against: try fields(ClockSync.Configuration()), "clock")
+        check(fixture.sync, against: try fields(SyncEngine.Configuration()), "sync")
+    }
+}
