@@ -53,6 +53,49 @@ import Testing
         func kill() async {
             _ = try? await Self.tmux(["kill-session", "-t", name])
         }
+
+        /// The process the pane runs (with `exec`, the command itself).
+        var pid: pid_t {
+            get async throws {
+                let text = try await Self.tmux(["display-message", "-p", "-t", name, "#{pane_pid}"])
+                guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw TestFailure("no pane pid in \(text)") }
+                return pid
+            }
+        }
+    }
+
+    /// Whether `pid` has ended (gone, or a zombie nobody reaped yet), polled until `timeout`.
+    private static func ends(_ pid: pid_t, within timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            if let end = stat.lastIndex(of: ")"), stat[stat.index(end, offsetBy: 2)] == "Z" { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
+        guard Pane.tmuxAvailable else {
+            if ProcessInfo.processInfo.environment["JAM_REQUIRE_ALL"] == "1" { Issue.record("tmux is required (JAM_REQUIRE_ALL=1)") }
+            return
+        }
+        let directory = TestServer.makeDataDirectory()
+        try await ServerProcess.with(dataDirectory: directory) { server in
+            let suffix = UUID().uuidString.prefix(6)
+            let command = "exec \(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana"
+            let closed = try await Pane("closed-\(suffix)", command: command)
+            let stopped = try await Pane("stopped-\(suffix)", command: command)
+            defer { Task { await stopped.kill() } }
+            try await closed.waitFor("Join code:")
+            try await stopped.waitFor("Join code:")
+            let closedPid = try await closed.pid, stoppedPid = try await stopped.pid
+            // Closing the terminal: the pane's tty goes away and the process gets SIGHUP.
+            await closed.kill()
+            #expect(try await Self.ends(closedPid, within: .seconds(5)), "jam host outlived its terminal")
+            Foundation.kill(stoppedPid, SIGTERM)
+            #expect(try await Self.ends(stoppedPid, within: .seconds(5)), "jam host ignored SIGTERM")
+        }
     }
 
     @Test func hostAndGuestSeeAddsVotesAndSkipsOnBothScreens() async throws {

@@ -17,6 +17,9 @@ enum Key: Equatable, Sendable {
 enum TerminalInput: Sendable {
     case key(Key)
     case resized
+    /// The terminal is gone (stdin closed, SIGHUP) or the process was asked to stop
+    /// (SIGTERM): the screen ends whatever it shows.
+    case hangUp
 }
 
 /// Key presses and resizes as an async stream, read on dispatch sources (no thread
@@ -31,6 +34,9 @@ enum TerminalInputs {
             var buffer = [UInt8](repeating: 0, count: 256)
             let count = read(STDIN_FILENO, &buffer, buffer.count)
             guard count > 0 else {
+                // Nothing will ever be typed again: without this the screen would wait for a
+                // quit key for ever, and the signals that follow would find the stream finished.
+                continuation.yield(.hangUp)
                 continuation.finish()
                 return
             }
@@ -43,7 +49,7 @@ enum TerminalInputs {
         let stops = [SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { continuation.yield(.key(.interrupt)) }
+            source.setEventHandler { continuation.yield(.hangUp) }
             return source
         }
         continuation.onTermination = { _ in

@@ -72,6 +72,8 @@ struct LiveScreen {
                     model.message = "Connection closed: \(reason). Press q to quit."
                 case .input(.resized):
                     break
+                case .input(.hangUp):
+                    break loop
                 case .input(.key(let key)):
                     if handle(key, &model, group: &group, sink: sink) == .quit { break loop }
                 }
