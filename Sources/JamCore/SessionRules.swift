@@ -20,11 +20,29 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// `nil` ends it when the last member leaves.
     public var emptyGraceMs: Int64?
 
+    /// Whether a track needs a non-empty `id` and `name`; PirateRadio's server requires
+    /// neither, so its profile turns this off. Length and character limits apply either way.
+    public var tracksNeedIdAndName: Bool
+
     /// Creates rules.
-    public init(startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil) {
+    public init(startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
         self.emptyGraceMs = emptyGraceMs
+        self.tracksNeedIdAndName = tracksNeedIdAndName
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName
+    }
+
+    /// Reads rules; sessions stored before `tracksNeedIdAndName` existed keep the strict default.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        startMode = try c.decode(StartMode.self, forKey: .startMode)
+        maxQueueLength = try c.decodeIfPresent(Int.self, forKey: .maxQueueLength)
+        emptyGraceMs = try c.decodeIfPresent(Int64.self, forKey: .emptyGraceMs)
+        tracksNeedIdAndName = try c.decodeIfPresent(Bool.self, forKey: .tracksNeedIdAndName) ?? true
     }
 
     /// OpenJam's own rules.

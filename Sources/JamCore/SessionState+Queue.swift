@@ -4,7 +4,7 @@ extension SessionState {
     static func nonceKey(_ user: UserID, _ nonce: String) -> String { "\(user.rawValue)\u{1F}\(nonce)" }
 
     mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        try track.validate()
+        try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
         try Validate.nonce(nonce)
         let key = Self.nonceKey(user, nonce)
         if let existing = nonces[key] {
