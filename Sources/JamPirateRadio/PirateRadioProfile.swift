@@ -51,7 +51,10 @@ package struct PirateRadioProfile: WireProfile {
     /// DJ-driven sessions of 10 members with 100 queued tracks and 4-digit codes.
     package var defaults: SessionDefaults {
         SessionDefaults(
-            rules: SessionRules(startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs),
+            rules: SessionRules(
+                startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs,
+                // PirateRadio's server queues and plays a track whatever fields it has.
+                tracksNeedIdAndName: false),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })
@@ -93,11 +96,12 @@ package struct PirateRadioProfile: WireProfile {
         return (nil, code)
     }
 
+    /// Every message decodes: what PirateRadio's server ignores is ignored, and what the
+    /// profile refuses carries its error until the session knows whether the sender may send it.
     package func decode(_ text: ByteBuffer) -> Result<any DecodedMessage, DecodeFailure> {
-        do {
-            return .success(try PirateRadio.ClientMessage.decode(String(buffer: text)))
-        } catch {
-            return .failure(DecodeFailure(error: error, id: nil))
-        }
+        .success(PirateRadio.ClientMessage.decode(Data(buffer: text)))
     }
+
+    /// The app sends its JSON in binary frames, which PirateRadio's server reads like text.
+    package var acceptsBinaryFrames: Bool { true }
 }

@@ -14,6 +14,14 @@ struct PirateRadioRoutes {
     let options: PirateRadioOptions
     let rateLimited: Bool
 
+    /// `name` without control characters, trimmed and cut to OpenJam's display-name length.
+    static func cleanDisplayName(_ name: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        let trimmed = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(trimmed.prefix(Validate.maxDisplayName)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     func register(on router: Router<JamRequestContext>) {
         router.get("health") { _, _ in
             try RouteHelpers.json(PirateRadio.Health(status: "ok", sessions: registry.liveCount))
@@ -32,9 +40,12 @@ struct PirateRadioRoutes {
             let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw JamError(.invalidField, "spotifyUserId must not be empty") }
             guard trimmed.utf8.count <= JamID.maxLength else { throw JamError(.invalidField, "spotifyUserId is too long") }
+            // PirateRadio's server takes any display name; one too long or with control
+            // characters is cleaned to fit OpenJam's limits rather than refused.
             var name = trimmed
-            if let given = body["displayName"] as? String, !given.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                name = try Validate.displayName(given)
+            if let given = body["displayName"] as? String {
+                let cleaned = Self.cleanDisplayName(given)
+                if !cleaned.isEmpty { name = cleaned }
             }
             let token = tokens.sign(userId: trimmed, name: name)
             return try RouteHelpers.json(PirateRadio.AuthResponse(token: token))
@@ -86,7 +97,9 @@ struct PirateRadioRoutes {
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                 return pirate.snapshot(state, sequence: pirate.currentSequence(epoch: state.epoch))
             }
-            return try RouteHelpers.json(snapshot)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(snapshot))))
         }
     }
 }
