@@ -69,7 +69,7 @@ package struct PirateRadioProfile: WireProfile {
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         PirateRadioRoutes(
             registry: context.registry, tokens: tokens(context), clock: context.clock, limiter: context.limiter, options: options,
-            rateLimited: context.configuration.rateLimits != nil
+            rateLimited: context.configuration.rateLimits != nil, stations: PirateRadioStations()
         ).register(on: router)
         return []
     }

@@ -243,7 +243,8 @@ struct PirateRadioWire: SessionWire {
         state.rankedQueue().map { show($0.item) }
     }
 
-    private func show(_ item: ItemRecord) -> PirateRadio.RawJSON {
+    /// An item as PirateRadio shows it.
+    func show(_ item: ItemRecord) -> PirateRadio.RawJSON {
         PirateRadio.RawJSON(text: shown[item.id] ?? PirateRadio.json(PirateRadio.Track(item.track)))
     }
 }
