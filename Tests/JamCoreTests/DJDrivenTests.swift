@@ -163,6 +163,27 @@ import Testing
         #expect(jam.state.hasEnded)
     }
 
+    @Test func tracksNeedAnIdAndANameUnlessTheRulesWaiveIt() throws {
+        let bare = Track(id: "", name: "", artist: "")
+        var strict = try jam()
+        strict.reject(.add(track: bare, nonce: "n", itemId: itemID(1)), by: alice, .invalidField)
+        strict.reject(.djPrepare(track: bare, itemId: itemID(2)), by: host, .invalidField)
+
+        var rules = Self.rules
+        rules.tracksNeedIdAndName = false
+        var lenient = try Jam(rules: rules)
+        try lenient.apply(.add(track: bare, nonce: "n", itemId: itemID(1)), by: alice)
+        try lenient.apply(.djPrepare(track: bare, itemId: itemID(2)), by: host)
+        // The length limits still hold.
+        lenient.reject(.add(track: Track(id: "", name: String(repeating: "x", count: 301), artist: ""), nonce: "m", itemId: itemID(3)), by: alice, .invalidField)
+    }
+
+    @Test func rulesStoredBeforeTheTrackRuleKeepTracksStrict() throws {
+        let rules = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"djDriven","maxQueueLength":3}"#.utf8))
+        #expect(rules.tracksNeedIdAndName)
+        #expect(rules.maxQueueLength == 3)
+    }
+
     @Test func theStateWithRulesSurvivesEncoding() throws {
         var jam = try jam()
         try jam.add(1, by: alice)
