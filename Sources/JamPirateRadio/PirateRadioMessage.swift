@@ -61,8 +61,9 @@ extension PirateRadio {
             var rawNonce: Value
         }
 
-        /// `playCommit`, `pause`, `resume` and `seek` data, each field absent when PirateRadio's
-        /// server would read it as absent (`0` included: it writes `value || default`).
+        /// `playCommit`, `pause`, `resume` and `seek` data. A position is absent when it is not a
+        /// number; a timestamp also when it is 0, since PirateRadio's server writes
+        /// `ntpTimestamp || now` (a position of 0 means the same either way).
         struct Timeline: Sendable, Hashable {
             var positionMs: Int64?
             var ntpTimestamp: Int64?
@@ -171,7 +172,7 @@ extension PirateRadio {
         /// arithmetic on it can overflow.
         private static func timeline(_ data: [String: Value]) throws(JamError) -> Timeline {
             var timeline = Timeline()
-            if let position = data["positionMs"]?.number, position != 0 {
+            if let position = data["positionMs"]?.number {
                 guard position.isFinite, abs(position) <= 24 * 3_600_000 else {
                     throw JamError(.invalidField, "data.positionMs must be between 0 and 24 hours")
                 }

@@ -142,13 +142,20 @@ struct PirateRadioWire: SessionWire {
             command = .djTimeline(.pause(positionMs: position, at: at))
             // Members learn where it stopped even when the DJ's app did not say (it sends only
             // ntpTimestamp; PirateRadio's server sends its own position).
-            relay = Self.relay(message.data, filling: ["positionMs": .integer(position), "ntpTimestamp": .integer(at)])
+            relay = Self.relay(message.data, filling: [
+                "positionMs": data.positionMs == nil ? .integer(position) : nil,
+                "ntpTimestamp": data.ntpTimestamp == nil ? .integer(at) : nil,
+            ])
         case .resume(let data):
             guard let current = state.current else { return .ignore }
             let at = data.executionTime ?? data.ntpTimestamp ?? now
             let position = data.positionMs ?? Self.position(current, at: now)
             command = .djTimeline(.resume(positionMs: position, at: at))
-            relay = Self.relay(message.data, filling: ["positionMs": .integer(position), "ntpTimestamp": .integer(now), "executionTime": .integer(at)])
+            relay = Self.relay(message.data, filling: [
+                "positionMs": data.positionMs == nil ? .integer(position) : nil,
+                "ntpTimestamp": data.ntpTimestamp == nil ? .integer(now) : nil,
+                "executionTime": data.executionTime == nil ? .integer(at) : nil,
+            ])
         case .seek(let data):
             guard state.current != nil else { return .ignore }
             command = .djTimeline(.seek(positionMs: data.positionMs ?? 0, at: data.ntpTimestamp ?? now))
@@ -178,10 +185,13 @@ struct PirateRadioWire: SessionWire {
         min(current.position(at: now), 24 * 3_600_000)
     }
 
-    /// `data` with `values` for the keys it lacks or holds no number under.
-    private static func relay(_ data: [String: PirateRadio.Value], filling values: [String: PirateRadio.Value]) -> String {
+    /// `data` with the values the session used where the client gave none it could read (nil
+    /// values leave the client's field as sent).
+    private static func relay(_ data: [String: PirateRadio.Value], filling values: [String: PirateRadio.Value?]) -> String {
         var data = data
-        for (key, value) in values where data[key]?.number == nil { data[key] = value }
+        for (key, value) in values {
+            if let value { data[key] = value }
+        }
         return PirateRadio.json(PirateRadio.Value.object(data))
     }
 
