@@ -53,8 +53,9 @@ package struct PirateRadioProfile: WireProfile {
         SessionDefaults(
             rules: SessionRules(
                 startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs,
-                // PirateRadio's server queues and plays a track whatever fields it has.
-                tracksNeedIdAndName: false),
+                // PirateRadio's server queues and plays a track whatever fields it has, and
+                // checks a nonce only against what is still queued.
+                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })

@@ -72,6 +72,19 @@ struct LeniencyTests {
         }
     }
 
+    @Test("A nonce adds again once its track has left the queue, as PirateRadio's server checks only its queue")
+    func aNonceAddsAgainOnceItsTrackLeftTheQueue() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let adder = party.members[0].socket
+            _ = try await adder.addAndWait(prTrack(1), nonce: "same")
+            party.dj.socket.send("skip")
+            try await adder.next("stateSync", "after the skip") { !isJSONNull($0.data["currentTrack"]) }
+            let again = try await adder.addAndWait(prTrack(1), nonce: "same")
+            #expect(trackIds(again.data.objects("queue")) == ["spotify:track:1"], "\(again.text)")
+        }
+    }
+
     @Test("A track over 4 KiB of JSON is refused with a clear error; a track that is not an object too")
     func oversizedOrNonObjectTracksAreRefused() async throws {
         try await PirateServer.with { server in
