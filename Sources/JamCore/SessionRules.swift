@@ -20,11 +20,38 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// `nil` ends it when the last member leaves.
     public var emptyGraceMs: Int64?
 
+    /// Whether a track needs a non-empty `id` and `name`; PirateRadio's server requires
+    /// neither, so its profile turns this off. Length and character limits apply either way.
+    public var tracksNeedIdAndName: Bool
+    /// Whether a repeated nonce is a retry only while its item is still queued; once it has
+    /// left the queue the same nonce adds again (PirateRadio's server checks only its queue).
+    /// Otherwise a remembered nonce is a retry for as long as it is remembered.
+    public var noncesRepeatOnlyWhileQueued: Bool
+
     /// Creates rules.
-    public init(startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil) {
+    public init(
+        startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
+        noncesRepeatOnlyWhileQueued: Bool = false
+    ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
         self.emptyGraceMs = emptyGraceMs
+        self.tracksNeedIdAndName = tracksNeedIdAndName
+        self.noncesRepeatOnlyWhileQueued = noncesRepeatOnlyWhileQueued
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued
+    }
+
+    /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        startMode = try c.decode(StartMode.self, forKey: .startMode)
+        maxQueueLength = try c.decodeIfPresent(Int.self, forKey: .maxQueueLength)
+        emptyGraceMs = try c.decodeIfPresent(Int64.self, forKey: .emptyGraceMs)
+        tracksNeedIdAndName = try c.decodeIfPresent(Bool.self, forKey: .tracksNeedIdAndName) ?? true
+        noncesRepeatOnlyWhileQueued = try c.decodeIfPresent(Bool.self, forKey: .noncesRepeatOnlyWhileQueued) ?? false
     }
 
     /// OpenJam's own rules.

@@ -4,10 +4,10 @@ extension SessionState {
     static func nonceKey(_ user: UserID, _ nonce: String) -> String { "\(user.rawValue)\u{1F}\(nonce)" }
 
     mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        try track.validate()
+        try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
         try Validate.nonce(nonce)
         let key = Self.nonceKey(user, nonce)
-        if let existing = nonces[key] {
+        if let existing = nonces[key], !rules.noncesRepeatOnlyWhileQueued || queue.contains(where: { $0.id == existing }) {
             // A retried add: same answer, nothing new happens.
             outcome.itemId = existing
             return
@@ -54,8 +54,8 @@ extension SessionState {
     }
 
     mutating func rememberNonce(_ key: String, _ itemId: ItemID) {
-        nonces[key] = itemId
-        nonceOrder.append(key)
+        // A nonce that adds again (its item left the queue) keeps its one place in the order.
+        if nonces.updateValue(itemId, forKey: key) == nil { nonceOrder.append(key) }
         if nonceOrder.count > Self.nonceLimit {
             let excess = nonceOrder.count - Self.nonceLimit
             for old in nonceOrder.prefix(excess) { nonces[old] = nil }

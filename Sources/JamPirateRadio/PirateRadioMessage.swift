@@ -9,114 +9,183 @@ extension PirateRadio {
         /// Messages whose data other members receive as it was sent.
         var isRelayed: Bool {
             switch self {
-            case .playPrepare, .playCommit, .pause, .resume, .seek, .driftReport: true
-            case .skip, .addToQueue, .removeFromQueue, .ping: false
+            case .playPrepare, .playCommit, .pause, .resume, .seek: true
+            case .skip, .addToQueue, .removeFromQueue, .driftReport, .ping: false
+            }
+        }
+
+        /// Messages only the DJ's count: PirateRadio's server drops anyone else's without a word.
+        var isDJOnly: Bool {
+            switch self {
+            case .playPrepare, .playCommit, .pause, .resume, .seek, .skip, .removeFromQueue: true
+            case .addToQueue, .driftReport, .ping: false
             }
         }
     }
 
-    /// A decoded client message, with its `data` kept as JSON text for relaying untouched.
-    public struct ClientMessage: Sendable {
+    /// Largest track, as JSON text, the profile keeps to echo back as sent.
+    static let maxTrackBytes = 4096
+
+    /// A decoded client message, read as leniently as PirateRadio's server reads it. Its `data`
+    /// is kept whole for relaying and echoing.
+    struct ClientMessage: Sendable {
         /// What the client asks for.
-        public enum Body: Sendable, Hashable {
-            case playPrepare(PlayPrepare)
-            case playCommit(TimelineData)
-            case pause(TimelineData)
-            case resume(TimelineData)
-            case seek(TimelineData)
+        enum Body: Sendable, Hashable {
+            /// Not something PirateRadio's server acts on (not JSON, no or an unknown `type`): it
+            /// stays silent, and so does the profile.
+            case ignored
+            case playPrepare(Prepared)
+            case playCommit(Timeline)
+            case pause(Timeline)
+            case resume(Timeline)
+            case seek(Timeline)
             case skip
-            case addToQueue(AddToQueue)
-            case removeFromQueue(RemoveFromQueue)
+            case addToQueue(Queued)
+            case removeFromQueue(trackId: String)
             case driftReport
-            case ping(Ping)
+            case ping(clientSendTime: Value?)
         }
 
-        public var body: Body
-        /// The `data` object as JSON text (`{}` when absent).
-        public var rawData: String
+        /// A track the DJ makes current: the OpenJam track and what `currentTrack` shows.
+        struct Prepared: Sendable, Hashable {
+            var track: OpenJamTrack
+            /// The client's track object as sent, or `{"id": trackId}` without one.
+            var shown: [String: Value]
+        }
 
-        /// Decodes a client frame; every failure is a typed error naming the problem.
-        public static func decode(_ text: String) throws(JamError) -> ClientMessage {
-            let bytes = Data(text.utf8)
-            let object: Any
-            do {
-                object = try JSONSerialization.jsonObject(with: bytes)
+        /// A track to queue, with the client's object and nonce as sent.
+        struct Queued: Sendable, Hashable {
+            var track: OpenJamTrack
+            var nonce: String
+            var shown: [String: Value]
+            var rawNonce: Value
+        }
+
+        /// `playCommit`, `pause`, `resume` and `seek` data. A position is absent when it is not a
+        /// number; a timestamp also when it is 0, since PirateRadio's server writes
+        /// `ntpTimestamp || now` (a position of 0 means the same either way).
+        struct Timeline: Sendable, Hashable {
+            var positionMs: Int64?
+            var ntpTimestamp: Int64?
+            var executionTime: Int64?
+        }
+
+        /// The message's `type`, when it has a known one.
+        var type: ClientType?
+        /// What it asks, or why the profile refuses it (answered only to a sender it applies to).
+        var body: Result<Body, JamError>
+        /// The `data` object (empty when absent, null or not an object, as PirateRadio reads it).
+        var data: [String: Value]
+        /// `data` as JSON text, for relayed messages (`{}` for the others).
+        var rawData: String
+
+        /// Decodes a client frame. It never fails: what PirateRadio's server ignores is `.ignored`,
+        /// and what the profile refuses carries its error.
+        static func decode(_ bytes: Data) -> ClientMessage {
+            guard case .object(let frame)? = Value.parse(bytes), let rawType = frame["type"]?.string,
+                  let type = ClientType(rawValue: rawType)
+            else { return ClientMessage(type: nil, body: .success(.ignored), data: [:], rawData: "{}") }
+            var data: [String: Value] = [:]
+            if case .object(let object)? = frame["data"] { data = object }
+            let body: Result<Body, JamError>
+            do throws(JamError) {
+                body = .success(try Self.body(type, data))
             } catch {
-                throw JamError(.malformed, "not valid JSON")
+                body = .failure(error)
             }
-            guard let frame = object as? [String: Any] else { throw JamError(.malformed, "a message must be a JSON object") }
-            guard let rawType = frame["type"] as? String else { throw JamError(.malformed, "missing field type") }
-            guard let type = ClientType(rawValue: rawType) else { throw JamError(.unknownType, "unknown type \"\(rawType.prefix(64))\"") }
-            let data = frame["data"] ?? [String: Any]()
-            guard data is [String: Any] else { throw JamError(.malformed, "field data must be an object") }
-            // Relayed messages keep their data as text; the rest (the queue's adds and removes,
-            // most of the traffic) decode it straight from the message.
-            var rawData = "{}"
-            let decodeData: (any Decodable.Type) throws(JamError) -> any Decodable
-            if type.isRelayed {
-                let dataBytes: Data
-                do {
-                    dataBytes = try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
-                } catch {
-                    throw JamError(.malformed, "field data could not be read")
-                }
-                rawData = String(decoding: dataBytes, as: UTF8.self)
-                decodeData = { (kind) throws(JamError) in try Self.decodePayload(kind, from: dataBytes, path: "data.") }
-            } else {
-                let present = frame["data"] != nil
-                decodeData = { (kind) throws(JamError) in
-                    // An absent data reads as {}, so a missing field is named the same either way.
-                    present ? try Self.decodeWrapped(kind, from: bytes) : try Self.decodePayload(kind, from: Data("{}".utf8), path: "data.")
-                }
-            }
-            func payload<T: Decodable>(_: T.Type) throws(JamError) -> T {
-                guard let value = try decodeData(T.self) as? T else { throw JamError(.internal, "data decoded as the wrong type") }
-                return value
-            }
-            let body: Body
+            return ClientMessage(type: type, body: body, data: data, rawData: type.isRelayed ? PirateRadio.json(Value.object(data)) : "{}")
+        }
+
+        private static func body(_ type: ClientType, _ data: [String: Value]) throws(JamError) -> Body {
             switch type {
-            case .playPrepare: body = .playPrepare(try payload(PlayPrepare.self))
-            case .playCommit: body = .playCommit(try payload(TimelineData.self))
-            case .pause: body = .pause(try payload(TimelineData.self))
-            case .resume: body = .resume(try payload(TimelineData.self))
-            case .seek: body = .seek(try payload(TimelineData.self))
-            case .skip: body = .skip
-            case .addToQueue: body = .addToQueue(try payload(AddToQueue.self))
-            case .removeFromQueue: body = .removeFromQueue(try payload(RemoveFromQueue.self))
-            case .driftReport: body = .driftReport
-            case .ping: body = .ping(try payload(Ping.self))
-            }
-            return ClientMessage(body: body, rawData: rawData)
-        }
-
-        /// `data` decoded on its own; `path` prefixes the fields an error names.
-        static func decodePayload(_ kind: any Decodable.Type, from bytes: Data, path: String) throws(JamError) -> any Decodable {
-            do {
-                return try JSONDecoder().decode(kind, from: bytes)
-            } catch let error as DecodingError {
-                var described = WireCoding.describe(error)
-                described.message = described.message.replacingOccurrences(of: "field ", with: "field \(path)")
-                    .replacingOccurrences(of: "missing field ", with: "missing field \(path)")
-                throw described
-            } catch {
-                throw JamError(.malformed, "could not decode data: \(error)")
+            case .playPrepare:
+                guard let trackId = data["trackId"], trackId.isTruthy else { throw JamError(.invalidField, "playPrepare needs data.trackId") }
+                let shown = try trackObject(data["track"]) ?? ["id": trackId]
+                return .playPrepare(Prepared(track: openJamTrack(shown, id: trackId.idText), shown: shown))
+            case .playCommit: return .playCommit(try timeline(data))
+            case .pause: return .pause(try timeline(data))
+            case .resume: return .resume(try timeline(data))
+            case .seek: return .seek(try timeline(data))
+            case .skip: return .skip
+            case .addToQueue:
+                guard let shown = try trackObject(data["track"]) else { throw JamError(.invalidField, "addToQueue needs data.track") }
+                guard let nonce = data["nonce"], nonce.isTruthy else { throw JamError(.invalidField, "addToQueue needs data.nonce") }
+                var track = shown
+                // The server's own fields win over any the client sent, as in PirateRadio's entry.
+                track["nonce"] = nil
+                track["addedBy"] = nil
+                return .addToQueue(Queued(track: openJamTrack(track, id: nil), nonce: nonce.idText, shown: track, rawNonce: nonce))
+            case .removeFromQueue:
+                guard let trackId = data["trackId"], trackId.isTruthy else { throw JamError(.invalidField, "removeFromQueue needs data.trackId") }
+                return .removeFromQueue(trackId: trackId.idText)
+            case .driftReport: return .driftReport
+            case .ping: return .ping(clientSendTime: data["clientSendTime"])
             }
         }
 
-        /// `data` decoded from the whole message (its path names `data` already).
-        static func decodeWrapped(_ kind: any Decodable.Type, from bytes: Data) throws(JamError) -> any Decodable {
-            func decode<T: Decodable>(_: T.Type) throws -> any Decodable { try JSONDecoder().decode(Wrapped<T>.self, from: bytes).data }
-            do {
-                return try decode(kind)
-            } catch let error as DecodingError {
-                throw WireCoding.describe(error)
-            } catch {
-                throw JamError(.malformed, "could not decode data: \(error)")
-            }
+        /// How PirateRadio shows the track a `playPrepare` makes current: its `track` as sent,
+        /// or `{"id": trackId}` without one; nil for data the profile refuses.
+        static func preparedTrack(_ data: [String: Value]) -> [String: Value]? {
+            guard let trackId = data["trackId"], trackId.isTruthy else { return nil }
+            guard let value = data["track"], value.isTruthy else { return ["id": trackId] }
+            guard case .object(let track) = value else { return nil }
+            return track
         }
 
-        private struct Wrapped<T: Decodable>: Decodable {
-            let data: T
+        /// A `track` field: nil when absent or falsy, its object when it is one (at most
+        /// `maxTrackBytes` of JSON, since it is kept and echoed), refused otherwise.
+        private static func trackObject(_ value: Value?) throws(JamError) -> [String: Value]? {
+            guard let value, value.isTruthy else { return nil }
+            guard case .object(let object) = value else { throw JamError(.invalidField, "data.track must be an object") }
+            let size = JSONWriter.encode(value).count
+            guard size <= maxTrackBytes else {
+                throw JamError(.invalidField, "data.track must be at most \(maxTrackBytes) bytes of JSON, got \(size)")
+            }
+            return object
+        }
+
+        /// The OpenJam track a PirateRadio track object stands for. Fields that are missing or
+        /// not strings are empty for the session (the object is still shown as sent); a
+        /// duration that is not a positive number up to 24 hours is unknown, so the track does
+        /// not auto-advance (PirateRadio's server skips auto-advance without one too).
+        static func openJamTrack(_ object: [String: Value], id fallbackId: String?) -> OpenJamTrack {
+            OpenJamTrack(
+                id: object["id"].map(\.idText) ?? fallbackId ?? "", name: object["name"]?.string ?? "",
+                artist: object["artist"]?.string ?? "", album: object["albumName"]?.string,
+                durationMs: duration(object["durationMs"]), artworkURL: object["albumArtURL"]?.string, source: .spotify)
+        }
+
+        private static func duration(_ value: Value?) -> Int64? {
+            let number: Double? = switch value {
+            case .integer(let whole)?: Double(whole)
+            case .number(let number)?: number
+            // JavaScript's Number() reads numeric text too.
+            case .string(let text)?: Double(text.trimmingCharacters(in: .whitespaces))
+            case .null?, .bool?, .array?, .object?, nil: nil
+            }
+            guard let number, number.isFinite, number >= 1, number <= 24 * 3_600_000 else { return nil }
+            return Int64(number.rounded())
+        }
+
+        /// Timeline fields. A position too large for a track is refused with the profile's
+        /// limit; a timestamp that is zero, negative or absurd reads as absent (now), so no
+        /// arithmetic on it can overflow.
+        private static func timeline(_ data: [String: Value]) throws(JamError) -> Timeline {
+            var timeline = Timeline()
+            if let position = data["positionMs"]?.number {
+                guard position.isFinite, abs(position) <= 24 * 3_600_000 else {
+                    throw JamError(.invalidField, "data.positionMs must be between 0 and 24 hours")
+                }
+                timeline.positionMs = Int64(position.rounded())
+            }
+            timeline.ntpTimestamp = timestamp(data["ntpTimestamp"])
+            timeline.executionTime = timestamp(data["executionTime"])
+            return timeline
+        }
+
+        private static func timestamp(_ value: Value?) -> Int64? {
+            guard let number = value?.number, number.isFinite, number > 0, number < 1e15 else { return nil }
+            return Int64(number.rounded())
         }
     }
 

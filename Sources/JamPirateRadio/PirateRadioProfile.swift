@@ -51,7 +51,11 @@ package struct PirateRadioProfile: WireProfile {
     /// DJ-driven sessions of 10 members with 100 queued tracks and 4-digit codes.
     package var defaults: SessionDefaults {
         SessionDefaults(
-            rules: SessionRules(startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs),
+            rules: SessionRules(
+                startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs,
+                // PirateRadio's server queues and plays a track whatever fields it has, and
+                // checks a nonce only against what is still queued.
+                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })
@@ -66,7 +70,7 @@ package struct PirateRadioProfile: WireProfile {
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         PirateRadioRoutes(
             registry: context.registry, tokens: tokens(context), clock: context.clock, limiter: context.limiter, options: options,
-            rateLimited: context.configuration.rateLimits != nil
+            rateLimited: context.configuration.rateLimits != nil, stations: PirateRadioStations()
         ).register(on: router)
         return []
     }
@@ -93,11 +97,12 @@ package struct PirateRadioProfile: WireProfile {
         return (nil, code)
     }
 
+    /// Every message decodes: what PirateRadio's server ignores is ignored, and what the
+    /// profile refuses carries its error until the session knows whether the sender may send it.
     package func decode(_ text: ByteBuffer) -> Result<any DecodedMessage, DecodeFailure> {
-        do {
-            return .success(try PirateRadio.ClientMessage.decode(String(buffer: text)))
-        } catch {
-            return .failure(DecodeFailure(error: error, id: nil))
-        }
+        .success(PirateRadio.ClientMessage.decode(Data(buffer: text)))
     }
+
+    /// The app sends its JSON in binary frames, which PirateRadio's server reads like text.
+    package var acceptsBinaryFrames: Bool { true }
 }

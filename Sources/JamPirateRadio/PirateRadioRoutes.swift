@@ -5,7 +5,8 @@ import JamProtocol
 import JamServer
 import NIOCore
 
-/// The PirateRadio REST surface: `/health`, `/auth`, `/sessions`, `/sessions/join`, `/sessions/{id}`.
+/// The PirateRadio REST surface: `/health`, `/auth`, `/sessions`, `/sessions/join`,
+/// `/sessions/join-by-id`, `/sessions/{id}` and `/stations`.
 struct PirateRadioRoutes {
     let registry: SessionRegistry
     let tokens: PirateRadioTokens
@@ -13,6 +14,25 @@ struct PirateRadioRoutes {
     let limiter: RateLimiter
     let options: PirateRadioOptions
     let rateLimited: Bool
+    let stations: PirateRadioStations
+
+    /// `name` without control characters, trimmed and cut to OpenJam's display-name length.
+    static func cleanDisplayName(_ name: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        let trimmed = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(trimmed.prefix(Validate.maxDisplayName)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Joins `identity` to `session` and answers as `/sessions/join` does (409 when full).
+    private func join(_ session: LiveSession, _ identity: Identity) async throws -> Response {
+        try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
+        let state = await session.snapshot
+        let body = PirateRadio.JoinResponse(
+            id: state.id.rawValue, joinCode: state.joinCode, djUserId: state.hostId.rawValue,
+            djDisplayName: state.member(state.hostId)?.displayName ?? state.hostId.rawValue, memberCount: state.members.count)
+        return try RouteHelpers.json(body)
+    }
 
     func register(on router: Router<JamRequestContext>) {
         router.get("health") { _, _ in
@@ -32,10 +52,14 @@ struct PirateRadioRoutes {
             let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw JamError(.invalidField, "spotifyUserId must not be empty") }
             guard trimmed.utf8.count <= JamID.maxLength else { throw JamError(.invalidField, "spotifyUserId is too long") }
+            // PirateRadio's server takes any display name; one too long or with control
+            // characters is cleaned to fit OpenJam's limits rather than refused.
             var name = trimmed
-            if let given = body["displayName"] as? String, !given.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                name = try Validate.displayName(given)
+            if let given = body["displayName"] as? String {
+                let cleaned = Self.cleanDisplayName(given)
+                if !cleaned.isEmpty { name = cleaned }
             }
+            stations.signedIn(trimmed, displayName: name)
             let token = tokens.sign(userId: trimmed, name: name)
             return try RouteHelpers.json(PirateRadio.AuthResponse(token: token))
         }
@@ -62,13 +86,52 @@ struct PirateRadioRoutes {
                 }
             }
             guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
-            let session = try await registry.session(code: code)
-            try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
-            let state = await session.snapshot
-            let body = PirateRadio.JoinResponse(
-                id: state.id.rawValue, joinCode: state.joinCode, djUserId: state.hostId.rawValue,
-                djDisplayName: state.member(state.hostId)?.displayName ?? state.hostId.rawValue, memberCount: state.members.count)
-            return try RouteHelpers.json(body)
+            return try await join(try await registry.session(code: code), identity)
+        }
+
+        // The dial joins a station by its session id, whatever the age of its code.
+        router.post("sessions/join-by-id") { request, context in
+            let identity = try tokens.verify(header: request.headers[.authorization])
+            if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
+            let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
+            var object: [String: Any] = [:]
+            if buffer.readableBytes > 0 {
+                do {
+                    object = try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] ?? [:]
+                } catch {
+                    throw JamError(.malformed, "the body must be JSON with a sessionId")
+                }
+            }
+            guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
+            guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "Session not found") }
+            let session: LiveSession
+            do throws(JamError) {
+                session = try await registry.session(id)
+            } catch {
+                // PirateRadio knows no "ended": a session is there or it is not.
+                throw JamError(.notFound, error.message)
+            }
+            return try await join(session, identity)
+        }
+
+        // The dial's list: sessions playing or with a queue, named by their creator's sign-in.
+        router.get("stations") { request, _ in
+            _ = try tokens.verify(header: request.headers[.authorization])
+            var list: [PirateRadio.Station] = []
+            for session in registry.liveSessions {
+                let found = await session.inspect { state, wire -> (creator: String, id: String, track: PirateRadio.RawJSON?)? in
+                    guard state.current?.state == .playing || !state.queue.isEmpty else { return nil }
+                    let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
+                    return (state.creatorId.rawValue, state.id.rawValue, state.current.map { pirate.show($0.item) })
+                }
+                guard let found, let user = stations.user(found.creator) else { continue }
+                list.append(PirateRadio.Station(
+                    userId: found.creator, displayName: user.displayName, frequency: Double(user.tenths) / 10, sessionId: found.id,
+                    currentTrack: found.track))
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(PirateRadio.Stations(stations: list)))))
         }
 
         router.get("sessions/:id") { request, context in
@@ -86,7 +149,9 @@ struct PirateRadioRoutes {
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                 return pirate.snapshot(state, sequence: pirate.currentSequence(epoch: state.epoch))
             }
-            return try RouteHelpers.json(snapshot)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(snapshot))))
         }
     }
 }

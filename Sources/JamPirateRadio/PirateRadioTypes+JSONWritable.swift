@@ -123,3 +123,50 @@ extension PirateRadio.RemoveFromQueue: JSONWritable {
         json.object { $0.field("trackId", trackId) }
     }
 }
+
+// What the server writes: tracks as their clients sent them, which no fixed type describes.
+
+extension PirateRadio {
+    /// `queueUpdate` data as the server writes it: entries as their clients sent them.
+    struct ShownQueue: JSONWritable {
+        var queue: [RawJSON]
+
+        func write(to json: inout JSONWriter) {
+            json.object { $0.field("queue", array: queue) }
+        }
+    }
+
+    /// A snapshot as the server writes it (`stateSync` data, `GET /sessions/{id}`), with
+    /// `currentTrack` and the queue as their clients sent them; `Snapshot` reads it.
+    struct ShownSnapshot: JSONWritable {
+        var id: String
+        var joinCode: String
+        var creatorId: String
+        var djUserId: String
+        var members: [Member]
+        var epoch: Int64
+        var sequence: Int64
+        var currentTrack: RawJSON?
+        var isPlaying: Bool
+        var positionMs: Int64
+        var positionTimestamp: Int64
+        var queue: [RawJSON]
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("creatorId", creatorId)
+                $0.field("currentTrack", orNull: currentTrack)
+                $0.field("djUserId", djUserId)
+                $0.field("epoch", epoch)
+                $0.field("id", id)
+                $0.field("isPlaying", isPlaying)
+                $0.field("joinCode", joinCode)
+                $0.field("members", array: members)
+                $0.field("positionMs", positionMs)
+                $0.field("positionTimestamp", positionTimestamp)
+                $0.field("queue", array: queue)
+                $0.field("sequence", sequence)
+            }
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import JamCore
 import JamProtocol
 import JamServer
@@ -12,6 +13,10 @@ extension PirateRadio.ClientMessage: DecodedMessage {}
 struct PirateRadioWire: SessionWire {
     private var sequence: Int64 = 0
     private var sequenceEpoch: Int64
+    /// Items as PirateRadio shows them (`currentTrack`, queue entries): the client's track as
+    /// sent, plus `nonce` and `addedBy` for queued ones. Items without one (a session read back
+    /// from the store) show their OpenJam track's PirateRadio fields.
+    private var shown: [ItemID: String] = [:]
 
     init(epoch: Int64) {
         sequenceEpoch = epoch
@@ -51,6 +56,7 @@ struct PirateRadioWire: SessionWire {
             frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: .everyone, logged: false))
         }
         let types = Set(events.map(\.event.type))
+        remember(cause, types: types, state: state)
         switch cause {
         case .tick:
             if types.contains(.playPrepare) || types.contains(.pause) { addStateSync() }
@@ -69,9 +75,9 @@ struct PirateRadioWire: SessionWire {
                 add(type, relay ?? "{}", others)
             case .skip:
                 addStateSync()
-            case .add, .remove:
+            case .add, .remove, .all:
                 if types.contains(.queueUpdate) {
-                    add("queueUpdate", PirateRadio.json(PirateRadio.QueueUpdate(queue: queue(state))), .everyone)
+                    add("queueUpdate", PirateRadio.json(PirateRadio.ShownQueue(queue: queue(state))), .everyone)
                 }
             case .join:
                 if types.contains(.memberJoined), let member = state.member(user) {
@@ -96,45 +102,118 @@ struct PirateRadioWire: SessionWire {
         guard let message = message as? PirateRadio.ClientMessage else {
             return .refuse(JamError(.internal, "the server could not read the message"), replyId: nil)
         }
-        let command: Command
+        // PirateRadio's server drops the DJ's messages from anyone else without a word.
+        if let type = message.type, type.isDJOnly, user != state.hostId { return .ignore }
+        let body: PirateRadio.ClientMessage.Body
         switch message.body {
-        case .ping(let ping):
-            return .ping(clientSendTime: ping.clientSendTime)
+        case .success(let decoded): body = decoded
+        case .failure(let error): return .refuse(error, replyId: nil)
+        }
+        let command: Command
+        var relay = message.rawData
+        switch body {
+        case .ignored:
+            return .ignore
+        case .ping(let clientSendTime):
+            guard let time = clientSendTime?.number else {
+                // Echoed as sent, whatever it is; left out when absent, as JSON.stringify does.
+                var data: [String: PirateRadio.Value] = ["serverTime": .integer(now)]
+                if let clientSendTime { data["clientSendTime"] = clientSendTime }
+                return .reply(ByteBuffer(string: direct("pong", PirateRadio.json(PirateRadio.Value.object(data)), state: state, now: now)))
+            }
+            return .ping(clientSendTime: time)
         case .driftReport:
-            return .toHost(ByteBuffer(string: direct("driftReport", driftReport(message.rawData, from: user), state: state, now: now)))
+            // The report as sent, naming its sender under PirateRadio's key; a client's own
+            // `fromUserId` is overwritten, so no one can speak for someone else.
+            var report = message.data
+            report["fromUserId"] = .string(user.rawValue)
+            return .toHost(ByteBuffer(string: direct("driftReport", PirateRadio.json(PirateRadio.Value.object(report)), state: state, now: now)))
         case .playPrepare(let prepare):
-            command = .djPrepare(track: prepare.track.openJam, itemId: ids.next())
+            command = .djPrepare(track: prepare.track, itemId: ids.next())
         case .playCommit(let data):
-            command = .djTimeline(.commit(positionMs: Self.millis(data.positionMs), at: Self.millis(data.ntpTimestamp) ?? now))
+            // A commit with nothing prepared has nothing to play (PirateRadio's server would
+            // mark the session playing without a track).
+            guard state.current != nil else { return .ignore }
+            command = .djTimeline(.commit(positionMs: data.positionMs ?? 0, at: data.ntpTimestamp ?? now))
         case .pause(let data):
-            command = .djTimeline(.pause(positionMs: Self.millis(data.positionMs), at: Self.millis(data.ntpTimestamp) ?? now))
+            guard let current = state.current else { return .ignore }
+            let at = data.ntpTimestamp ?? now
+            let position = data.positionMs ?? Self.position(current, at: now)
+            command = .djTimeline(.pause(positionMs: position, at: at))
+            // Members learn where it stopped even when the DJ's app did not say (it sends only
+            // ntpTimestamp; PirateRadio's server sends its own position).
+            relay = Self.relay(message.data, filling: [
+                "positionMs": data.positionMs == nil ? .integer(position) : nil,
+                "ntpTimestamp": data.ntpTimestamp == nil ? .integer(at) : nil,
+            ])
         case .resume(let data):
-            let at = Self.millis(data.executionTime) ?? Self.millis(data.ntpTimestamp) ?? now
-            command = .djTimeline(.resume(positionMs: Self.millis(data.positionMs), at: at))
+            guard let current = state.current else { return .ignore }
+            let at = data.executionTime ?? data.ntpTimestamp ?? now
+            let position = data.positionMs ?? Self.position(current, at: now)
+            command = .djTimeline(.resume(positionMs: position, at: at))
+            relay = Self.relay(message.data, filling: [
+                "positionMs": data.positionMs == nil ? .integer(position) : nil,
+                "ntpTimestamp": data.ntpTimestamp == nil ? .integer(now) : nil,
+                "executionTime": data.executionTime == nil ? .integer(at) : nil,
+            ])
         case .seek(let data):
-            command = .djTimeline(.seek(positionMs: Self.millis(data.positionMs), at: Self.millis(data.ntpTimestamp) ?? now))
+            guard state.current != nil else { return .ignore }
+            command = .djTimeline(.seek(positionMs: data.positionMs ?? 0, at: data.ntpTimestamp ?? now))
         case .skip:
             // PirateRadio's skip with nothing queued is a no-op, not an error.
-            guard !state.queue.isEmpty || user != state.hostId else { return .ignore }
+            guard !state.queue.isEmpty else { return .ignore }
             command = .skip
         case .addToQueue(let add):
-            command = .add(track: add.track.openJam, nonce: add.nonce, itemId: ids.next())
-        case .removeFromQueue(let remove):
-            guard let item = state.rankedQueue().first(where: { $0.item.track.id == remove.trackId }) else {
-                return .refuse(JamError(.notFound, "no queued track \(remove.trackId)"), replyId: nil)
-            }
-            // PirateRadio lets only the DJ remove, even the adder.
-            guard user == state.hostId else { return .refuse(JamError(.forbidden, "only the DJ may remove tracks"), replyId: nil) }
-            command = .remove(itemId: item.item.id)
+            // A full queue drops the add silently, as PirateRadio's server does; the limit holds.
+            if let limit = state.rules.maxQueueLength, state.queue.count >= limit { return .ignore }
+            var entry = add.shown
+            entry["nonce"] = add.rawNonce
+            entry["addedBy"] = .string(user.rawValue)
+            command = .add(track: add.track, nonce: add.nonce, itemId: ids.next())
+            relay = PirateRadio.json(PirateRadio.Value.object(entry))
+        case .removeFromQueue(let trackId):
+            // Every queued entry with that id goes, as in PirateRadio's server; none is a no-op.
+            let removes = state.rankedQueue().filter { $0.item.track.id == trackId }.map { Command.remove(itemId: $0.item.id) }
+            guard let first = removes.first else { return .ignore }
+            command = removes.count == 1 ? first : .all(removes)
         }
-        return .command(command, replyId: nil, relay: message.rawData)
+        return .command(command, replyId: nil, relay: relay)
     }
 
-    /// A member's drift report as the DJ receives it: naming the member.
-    private func driftReport(_ rawData: String, from user: UserID) -> String {
-        guard rawData.hasPrefix("{"), !rawData.contains("\"userId\"") else { return rawData }
-        let member = PirateRadio.json(user.rawValue)
-        return rawData == "{}" ? "{\"userId\":\(member)}" : "{\"userId\":\(member)," + rawData.dropFirst()
+    /// Where the current item is at `now`, within the profile's position limit.
+    private static func position(_ current: CurrentItem, at now: Millis) -> Int64 {
+        min(current.position(at: now), 24 * 3_600_000)
+    }
+
+    /// `data` with the values the session used where the client gave none it could read (nil
+    /// values leave the client's field as sent).
+    private static func relay(_ data: [String: PirateRadio.Value], filling values: [String: PirateRadio.Value?]) -> String {
+        var data = data
+        for (key, value) in values {
+            if let value { data[key] = value }
+        }
+        return PirateRadio.json(PirateRadio.Value.object(data))
+    }
+
+    /// Keeps how PirateRadio shows the items a command created, and forgets items that are gone.
+    private mutating func remember(_ cause: WireCause, types: Set<ServerEventType>, state: SessionState) {
+        guard case .command(let command, _, _, let relay) = cause, let relay else { return }
+        switch command {
+        case .add(_, _, let itemId) where types.contains(.queueUpdate):
+            shown[itemId] = relay
+        case .djPrepare(_, let itemId):
+            // The relay is the prepare's data as this profile wrote it, so it reads back.
+            if case .object(let data)? = PirateRadio.Value.parse(Data(relay.utf8)), let track = PirateRadio.ClientMessage.preparedTrack(data) {
+                shown[itemId] = PirateRadio.json(PirateRadio.Value.object(track))
+            }
+        default:
+            break
+        }
+        if shown.count > state.queue.count + 1 {
+            var live = Set(state.queue.map(\.id))
+            if let current = state.current { live.insert(current.item.id) }
+            shown = shown.filter { live.contains($0.key) }
+        }
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
@@ -160,26 +239,22 @@ struct PirateRadioWire: SessionWire {
     }
 
     /// The session as PirateRadio shows it.
-    func snapshot(_ state: SessionState, sequence: Int64) -> PirateRadio.Snapshot {
+    func snapshot(_ state: SessionState, sequence: Int64) -> PirateRadio.ShownSnapshot {
         let current = state.current
-        return PirateRadio.Snapshot(
+        return PirateRadio.ShownSnapshot(
             id: state.id.rawValue, joinCode: state.joinCode, creatorId: state.creatorId.rawValue, djUserId: state.hostId.rawValue,
             members: state.members.map { PirateRadio.Member(userId: $0.userId.rawValue, displayName: $0.displayName) },
-            epoch: state.epoch, sequence: sequence, currentTrack: current.map { PirateRadio.Track($0.item.track) },
+            epoch: state.epoch, sequence: sequence, currentTrack: current.map { show($0.item) },
             isPlaying: current?.state == .playing, positionMs: current?.positionMs ?? 0,
             positionTimestamp: current?.anchorMs ?? 0, queue: queue(state))
     }
 
-    private func queue(_ state: SessionState) -> [PirateRadio.Track] {
-        state.rankedQueue().map { PirateRadio.Track($0.item.track) }
+    private func queue(_ state: SessionState) -> [PirateRadio.RawJSON] {
+        state.rankedQueue().map { show($0.item) }
     }
 
-    static func millis(_ value: Double) -> Int64 {
-        guard value.isFinite else { return 0 }
-        return Int64(value.rounded())
-    }
-
-    static func millis(_ value: Double?) -> Int64? {
-        value.map(millis)
+    /// An item as PirateRadio shows it.
+    func show(_ item: ItemRecord) -> PirateRadio.RawJSON {
+        PirateRadio.RawJSON(text: shown[item.id] ?? PirateRadio.json(PirateRadio.Track(item.track)))
     }
 }

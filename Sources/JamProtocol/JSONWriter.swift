@@ -102,6 +102,21 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes `"key":` for a key known only at run time, escaped like any string.
+    public mutating func dynamicKey(_ key: String) {
+        string(key)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// Writes `text`, which must already be one valid JSON value, as it is: for values a
+    /// profile keeps as the client sent them (PirateRadio's queue entries).
+    public mutating func raw(_ text: String) {
+        separate()
+        bytes.append(contentsOf: text.utf8)
+        needsComma = true
+    }
+
     mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }

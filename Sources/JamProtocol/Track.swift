@@ -37,10 +37,12 @@ public struct Track: Codable, Hashable, Sendable {
         self.source = source
     }
 
-    /// Checks the limits every edge enforces on a track a client sends.
-    public func validate() throws(JamError) {
-        try Validate.text(id, field: "track.id", max: 256)
-        try Validate.text(name, field: "track.name", max: 300)
+    /// Checks the limits every edge enforces on a track a client sends. `requireIdAndName`
+    /// false lets `id` and `name` be empty (PirateRadio's server requires neither); the length
+    /// and character limits hold either way.
+    public func validate(requireIdAndName: Bool = true) throws(JamError) {
+        try Validate.text(id, field: "track.id", max: 256, allowEmpty: !requireIdAndName)
+        try Validate.text(name, field: "track.name", max: 300, allowEmpty: !requireIdAndName)
         try Validate.text(artist, field: "track.artist", max: 300, allowEmpty: true)
         if let album { try Validate.text(album, field: "track.album", max: 300, allowEmpty: true) }
         if let durationMs, durationMs <= 0 || durationMs > 24 * 3_600_000 {

@@ -163,6 +163,45 @@ import Testing
         #expect(jam.state.hasEnded)
     }
 
+    @Test func tracksNeedAnIdAndANameUnlessTheRulesWaiveIt() throws {
+        let bare = Track(id: "", name: "", artist: "")
+        var strict = try jam()
+        strict.reject(.add(track: bare, nonce: "n", itemId: itemID(1)), by: alice, .invalidField)
+        strict.reject(.djPrepare(track: bare, itemId: itemID(2)), by: host, .invalidField)
+
+        var rules = Self.rules
+        rules.tracksNeedIdAndName = false
+        var lenient = try Jam(rules: rules)
+        try lenient.apply(.add(track: bare, nonce: "n", itemId: itemID(1)), by: alice)
+        try lenient.apply(.djPrepare(track: bare, itemId: itemID(2)), by: host)
+        // The length limits still hold.
+        lenient.reject(.add(track: Track(id: "", name: String(repeating: "x", count: 301), artist: ""), nonce: "m", itemId: itemID(3)), by: alice, .invalidField)
+    }
+
+    @Test func aNonceAddsAgainOnceItsItemLeftTheQueueWhenTheRulesSaySo() throws {
+        var strict = try jam()
+        try strict.add(1, by: alice)
+        try strict.apply(.skip, by: host)
+        #expect(try strict.apply(.add(track: track(2), nonce: "nonce-1", itemId: itemID(9)), by: alice).itemId == itemID(1))
+        #expect(strict.state.queue.isEmpty, "a remembered nonce is a retry")
+
+        var rules = Self.rules
+        rules.noncesRepeatOnlyWhileQueued = true
+        var lenient = try Jam(rules: rules)
+        try lenient.add(1, by: alice)
+        #expect(try lenient.apply(.add(track: track(1), nonce: "nonce-1", itemId: itemID(8)), by: alice).itemId == itemID(1), "still queued: a retry")
+        try lenient.apply(.skip, by: host)
+        #expect(try lenient.apply(.add(track: track(2), nonce: "nonce-1", itemId: itemID(9)), by: alice).itemId == itemID(9))
+        #expect(lenient.state.queue.map(\.id) == [itemID(9)])
+    }
+
+    @Test func rulesStoredBeforeTheTrackRuleKeepTracksStrict() throws {
+        let rules = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"djDriven","maxQueueLength":3}"#.utf8))
+        #expect(rules.tracksNeedIdAndName)
+        #expect(!rules.noncesRepeatOnlyWhileQueued)
+        #expect(rules.maxQueueLength == 3)
+    }
+
     @Test func theStateWithRulesSurvivesEncoding() throws {
         var jam = try jam()
         try jam.add(1, by: alice)

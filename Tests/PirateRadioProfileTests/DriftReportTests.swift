@@ -3,7 +3,7 @@ import Testing
 
 @Suite("PirateRadio: driftReport")
 struct DriftReportTests {
-    @Test("A driftReport goes to the DJ only, with the sender's userId added")
+    @Test("A driftReport goes to the DJ only, with the sender's id added as fromUserId")
     func driftReportIsRelayedToTheDJOnly() async throws {
         try await PirateServer.with { server in
             let party = try await Party.start(server, members: ["m1", "m2"])
@@ -11,10 +11,10 @@ struct DriftReportTests {
             party.members[0].socket.send("driftReport", report)
 
             let relayed = try await party.dj.socket.next("driftReport")
-            #expect(relayed.data.string("userId") == "m1", "\(relayed.text)")
+            #expect(relayed.data.string("fromUserId") == "m1", "\(relayed.text)")
             var withoutUser = relayed.data
-            withoutUser["userId"] = nil
-            #expect(jsonEqual(withoutUser, report), "the report is relayed as sent plus userId: \(relayed.text)")
+            withoutUser["fromUserId"] = nil
+            #expect(jsonEqual(withoutUser, report), "the report is relayed as sent plus fromUserId: \(relayed.text)")
 
             try await party.marker(1)
             for member in party.members {

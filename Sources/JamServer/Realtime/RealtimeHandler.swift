@@ -109,7 +109,12 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
         case .binary:
             lastMessage = lastHeard
-            received(.failure(DecodeFailure(error: JamError(.malformed, "binary frames are not supported; send JSON text"), id: nil)), receivedAt: clock.nowPrecise())
+            let receivedAt = clock.nowPrecise()
+            if profile.acceptsBinaryFrames {
+                received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
+            } else {
+                received(.failure(DecodeFailure(error: JamError(.malformed, "binary frames are not supported; send JSON text"), id: nil)), receivedAt: receivedAt)
+            }
         case .ping:
             write(WebSocketText.control(opcode: 0xA, payload: frame.unmaskedData), flush: true)
         case .pong:

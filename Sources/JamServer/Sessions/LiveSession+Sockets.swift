@@ -127,6 +127,8 @@ extension LiveSession {
             let hosts = connections.values.filter { $0.user == state.hostId && $0.id != connectionID }
             let framed = WebSocketText.frame(frame)
             RealtimeConnection.deliver(hosts.map { .init(connection: $0, frames: [framed], close: nil) })
+        case .reply(let frame):
+            reply(to: connectionID, frame)
         case .refuse(let error, let replyId):
             Metrics.commandErrors.increment()
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))

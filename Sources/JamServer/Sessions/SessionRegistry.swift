@@ -230,6 +230,16 @@ public final class SessionRegistry: Service, Sendable {
         return try await session(id)
     }
 
+    /// The sessions in memory that have not ended (stored ones not yet brought back are left out).
+    package var liveSessions: [LiveSession] {
+        index.withLock { index in
+            index.entries.values.compactMap { entry in
+                if case .live(let session) = entry, !session.hasEnded { return session }
+                return nil
+            }
+        }
+    }
+
     /// Number of sessions that have not ended (live or stored).
     package var liveCount: Int {
         index.withLock { index in

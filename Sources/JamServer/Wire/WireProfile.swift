@@ -78,6 +78,8 @@ package enum SessionRequest: Sendable {
     case ping(clientSendTime: Double)
     /// Send `frame` to the host's other sockets only.
     case toHost(ByteBuffer)
+    /// Send `frame` to the sender's socket only.
+    case reply(ByteBuffer)
     /// Answer with this error and change nothing.
     case refuse(JamError, replyId: String?)
     /// Nothing to do.
@@ -191,4 +193,13 @@ package protocol WireProfile: Sendable {
 
     /// Decodes one text message.
     func decode(_ text: ByteBuffer) -> Result<any DecodedMessage, DecodeFailure>
+
+    /// Whether a binary frame is read as UTF-8 text and decoded like a text one (some apps
+    /// send their JSON as binary frames); otherwise it is refused.
+    var acceptsBinaryFrames: Bool { get }
+}
+
+extension WireProfile {
+    /// OpenJam's own protocol is text frames only.
+    package var acceptsBinaryFrames: Bool { false }
 }

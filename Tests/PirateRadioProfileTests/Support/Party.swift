@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A signed-in user with an open socket.
 struct Connected: Sendable {
@@ -78,6 +79,13 @@ extension Party {
 }
 
 extension PirateSocket {
+    /// Expects that no `error` frame has come in so far (PirateRadio's server never sends one).
+    func expectNoErrors(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let errors = await frames("error")
+        let seen = await summary()
+        #expect(errors.isEmpty, "\(label) got an error: \(seen)", sourceLocation: sourceLocation)
+    }
+
     /// Sends a ping and waits for its pong: everything the server sent this socket before is in.
     func roundTrip(timeout: Duration = .seconds(5)) async throws {
         let stamp = Int.random(in: 1...1_000_000_000)

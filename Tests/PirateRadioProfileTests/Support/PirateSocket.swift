@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
+import NIOCore
 import NIOWebSocket
 
 /// One server frame `{"type", "data", "epoch", "seq", "timestamp"}` as received.
@@ -31,7 +32,13 @@ struct Frame: @unchecked Sendable, CustomStringConvertible {
 final class PirateSocket: Sendable {
     let label: String
     private let inbox = Inbox()
-    private let outgoing: AsyncStream<String>.Continuation
+    private let outgoing: AsyncStream<Outgoing>.Continuation
+
+    /// A message on its way out: text, or the same JSON in a binary frame.
+    enum Outgoing: Sendable {
+        case text(String)
+        case binary(Data)
+    }
     private let task: Task<WebSocketCloseFrame?, any Error>
 
     private actor Inbox {
@@ -74,7 +81,7 @@ final class PirateSocket: Sendable {
         let url = server.webSocketBaseURL + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         self.label = label ?? "socket"
         let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 22, closeTimeout: .seconds(2))
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Outgoing.self)
         outgoing = continuation
         let inbox = self.inbox
         let label = self.label
@@ -85,7 +92,12 @@ final class PirateSocket: Sendable {
                 ) { inbound, outbound, _ in
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            for await text in stream { try await outbound.write(.text(text)) }
+                            for await message in stream {
+                                switch message {
+                                case .text(let text): try await outbound.write(.text(text))
+                                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                                }
+                            }
                             try? await outbound.close(.normalClosure, reason: nil)
                         }
                         for try await message in inbound.messages(maxSize: 1 << 24) {
@@ -120,12 +132,19 @@ final class PirateSocket: Sendable {
     func send(_ type: String, _ data: Any? = nil) {
         var frame: JSONObject = ["type": type]
         if let data { frame["data"] = data }
-        outgoing.yield(jsonString(frame))
+        outgoing.yield(.text(jsonString(frame)))
+    }
+
+    /// Sends `{"type": type, "data": data}` in a binary frame, as the PirateRadio app does.
+    func sendBinary(_ type: String, _ data: Any? = nil) {
+        var frame: JSONObject = ["type": type]
+        if let data { frame["data"] = data }
+        outgoing.yield(.binary(Data(jsonString(frame).utf8)))
     }
 
     /// Sends text verbatim.
     func sendRaw(_ text: String) {
-        outgoing.yield(text)
+        outgoing.yield(.text(text))
     }
 
     // MARK: Receiving

@@ -1,0 +1,31 @@
+import Foundation
+@testable import JamPirateRadio
+import Testing
+
+/// The profile reads client JSON as PirateRadio's server (JavaScript) does.
+struct PirateRadioValueTests {
+    static func value(_ text: String) throws -> PirateRadio.Value {
+        try #require(PirateRadio.Value.parse(Data(text.utf8)), "\(text) should parse")
+    }
+
+    @Test("Truthiness is JavaScript's: null, false, 0 and \"\" are absent; everything else is present")
+    func truthinessIsJavaScripts() throws {
+        for falsy in ["null", "false", "0", "0.0", "\"\""] {
+            #expect(try Self.value(falsy).isTruthy == false, "\(falsy)")
+        }
+        for truthy in ["true", "1", "-1", "0.5", "\"0\"", "[]", "{}", "1e300"] {
+            #expect(try Self.value(truthy).isTruthy == true, "\(truthy)")
+        }
+    }
+
+    @Test("Values are written back with their kinds kept: true stays true, 1 stays 1, keys sorted")
+    func valuesAreWrittenBackAsSent() throws {
+        let text = #"{"b":true,"a":1,"c":[null,"x",1.5,{"z":false}],"d":12345678901234}"#
+        #expect(PirateRadio.json(try Self.value(text)) == #"{"a":1,"b":true,"c":[null,"x",1.5,{"z":false}],"d":12345678901234}"#)
+    }
+
+    @Test("Text that is not JSON reads as nothing, so the profile ignores it")
+    func notJSONIsNothing() {
+        #expect(PirateRadio.Value.parse(Data("not json".utf8)) == nil)
+    }
+}
