@@ -8,6 +8,8 @@ is rolled back and the server's reason is shown. Alice talks to the server direc
 and makes the server's state change while Bob's socket is held.
 """
 
+import json
+
 from selenium.webdriver.common.by import By
 
 from hold_proxy import DOWN, UP
@@ -73,6 +75,37 @@ def patch_settings(driver, settings):
           body: JSON.stringify({settings})}).then(r => done(r.status));""", settings)
 
 
+RECORD = """
+const [key, body] = arguments;
+const read = new Function(body);
+const seen = [];
+window['__openjamRecord_' + key] = seen;
+const check = () => {
+  const value = JSON.stringify(read());
+  if (seen[seen.length - 1] !== value) seen.push(value);
+};
+new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+check();
+"""
+
+
+def record(driver, key, body):
+    """Starts recording, inside the page, every distinct value of the script `body`
+    as the page changes (so a value shown for a moment between two polls is caught)."""
+    driver.execute_script(RECORD, key, body)
+
+
+def recorded(driver, key):
+    return [json.loads(v) for v in driver.execute_script(f"return window.__openjamRecord_{key}")]
+
+
+QUEUE_ENTRY = """
+const item = [...document.querySelectorAll('#queue-list li.queue-item')]
+  .find(li => li.querySelector('.item-title').textContent === %s);
+return item ? [Number(item.dataset.score), item.classList.contains('in-flight'), item.classList.contains('pending')] : null;
+"""
+
+
 def assert_clean_console(*drivers):
     for driver in drivers:
         errors = severe_logs(driver)
@@ -94,9 +127,12 @@ def test_vote_shows_before_the_server_answers_and_settles_on_its_score(base_url,
     held.wait_held(DOWN)
     assert entry(bob, song) == (1, True, False, True)
 
+    record(bob, "vote", QUEUE_ENTRY % json.dumps(song))
     held.release()
     wait_for(bob, lambda d: entry(d, song) == (1, False, False, True),
              message=f"Bob's vote did not settle once the answer arrived: {entry(bob, song)}")
+    # Settling never showed the score without his vote, not even for a moment.
+    assert recorded(bob, "vote") == [[1, True, False], [1, False, False]], recorded(bob, "vote")
     wait_connected(bob)
     assert not error_notices(bob)
     assert_clean_console(alice, bob)
@@ -149,8 +185,10 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     wait_for(alice, lambda d: now_playing_title(d) == second, message="the skip did not reach the server")
     held.wait_held(DOWN)
     assert now_playing_title(bob) is None
+    record(bob, "skip", "return document.getElementById('np-title').offsetParent ? document.getElementById('np-title').textContent : null")
     held.release()
     wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the next song")
+    assert recorded(bob, "skip") == [None, second], "the skipped song came back for a moment: " + repr(recorded(bob, "skip"))
 
     # A refused skip: Alice takes Bob's co-host role while his socket is held, so his
     # page still offers Skip and the server refuses it.
@@ -208,9 +246,12 @@ def test_add_shows_at_once_and_a_refused_add_is_taken_back_with_the_reason(base_
     wait_for(alice, lambda d: mine in queue_titles(d), message="the add did not reach the server")
     held.wait_held(DOWN)
     assert entry(bob, mine)[2], "the song stopped being pending before the answer came"
+    record(bob, "add", "return [...document.querySelectorAll('#queue-list li.queue-item .item-title')]"
+                       f".filter(t => t.textContent === {json.dumps(mine)}).length")
     held.release()
     wait_for(bob, lambda d: entry(d, mine) == (0, False, False, False), message="Bob's song did not settle as added")
-    assert queue_titles(bob).count(mine) == 1
+    # Never missing, never twice: the stand-in gives way to the server's item.
+    assert set(recorded(bob, "add")) == {1}, recorded(bob, "add")
 
     # Alice locks the queue while Bob's socket is held: his page still lets him add,
     # and the server refuses.
