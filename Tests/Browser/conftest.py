@@ -13,12 +13,15 @@ import shutil
 import subprocess
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+from hold_proxy import HoldProxy
 
 REPO = Path(__file__).resolve().parents[2]
 WEB_ROOT = REPO / "Sources" / "JamWebClient" / "Web"
@@ -150,3 +153,13 @@ def browsers(tmp_path):
     pool = Browsers(tmp_path)
     yield pool
     pool.close_all()
+
+
+@pytest.fixture
+def held(base_url):
+    """A proxy in front of the server (its address is `held.base`) that can hold a page's
+    realtime socket back: `held.hold()`, `held.release()` (see hold_proxy.py)."""
+    target = urllib.parse.urlsplit(base_url)
+    proxy = HoldProxy(target.hostname, target.port)
+    yield proxy
+    proxy.close()

@@ -43,25 +43,14 @@ def test_add_and_vote_reach_the_other_browser_within_a_second(base_url, browsers
     seen = wait_for(bob, lambda d: watched_instant(d), 1.0, f"Bob did not see '{second}' within 1 s", poll=0.01)
     add_ms = seen - clicked
 
+    # (That Bob's own page shows his vote before the server answers is proved in
+    # test_optimistic.py, which holds the answer back: on loopback it comes too soon.)
     watch(alice, "#queue-list li.queue-item[data-score='1'] .item-title", second)
-    watch_own = """
-        window.__own = {hit: null};
-        const title = arguments[0];
-        const check = () => {
-          const item = [...document.querySelectorAll('#queue-list li.queue-item')]
-            .find(li => li.querySelector('.item-title').textContent === title);
-          if (item && item.dataset.score === '1' && window.__own.hit === null) {
-            window.__own.hit = performance.timeOrigin + performance.now();
-          }
-        };
-        new MutationObserver(check).observe(document.body, {subtree: true, childList: true, attributes: true});"""
-    bob.execute_script(watch_own, second)
     clicked = click_at(bob, queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
-    own = wait_for(bob, lambda d: d.execute_script("return window.__own.hit"), 0.5, "Bob's vote did not show at once", poll=0.01)
     seen = wait_for(alice, lambda d: watched_instant(d), 1.0, "Alice did not see Bob's vote within 1 s", poll=0.01)
     vote_ms = seen - clicked
-    local_ms = own - clicked
-    assert queue_item(bob, second).find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true"
+    wait_for(bob, lambda d: queue_item(d, second).find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true",
+             message="Bob's vote did not show as his")
 
     # Taking the vote back travels the same way.
     watch(alice, "#queue-list li.queue-item[data-score='0'] .item-title", second)
@@ -70,7 +59,7 @@ def test_add_and_vote_reach_the_other_browser_within_a_second(base_url, browsers
     unvote_ms = seen - clicked
 
     print(f"\npropagation (click in one browser -> shown in the other, timed in the pages): "
-          f"add {add_ms:.1f} ms, vote {vote_ms:.1f} ms (own page, optimistic: {local_ms:.1f} ms), "
+          f"add {add_ms:.1f} ms, vote {vote_ms:.1f} ms, "
           f"vote taken back {unvote_ms:.1f} ms")
     assert max(add_ms, vote_ms, unvote_ms) < 1000
 

@@ -152,7 +152,8 @@ export class SessionStore {
     const nonce = randomUUID();
     const meMember = this.member(this.me) || { userId: this.me, displayName: 'you', role: Role.member, connected: true };
     const standIn = { id: `pending-${nonce}`, track, addedBy: meMember, addedAt: 0, score: 0, reason: 'adding…' };
-    this.pendingAdds.push({ nonce, item: standIn });
+    // The items there are now: a new one of ours with this track is this add landing.
+    this.pendingAdds.push({ nonce, item: standIn, known: new Set(this.itemIds()) });
     this.publish();
     try {
       const ack = await this.connection.send(Command.addToQueue, { track, nonce });
@@ -218,6 +219,30 @@ export class SessionStore {
     this.publish();
   }
 
+  /** Ids of the items the server has now: queued, up next and playing. */
+  itemIds() {
+    const view = this.mirror.view;
+    if (!view) return [];
+    const ids = view.queue.map((i) => i.id);
+    if (view.upNext) ids.push(view.upNext.item.id);
+    if (view.nowPlaying) ids.push(view.nowPlaying.item.id);
+    return ids;
+  }
+
+  /**
+   * The server's item for a pending add, if its state already has it: the queue update
+   * comes before the ack, and showing the stand-in beside the real item would list the
+   * song twice until the ack. Items carry no nonce, so it is a new item of ours with
+   * the same track that no earlier pending add has `claimed`.
+   */
+  landedItem(view, add, claimed) {
+    const items = [...view.queue];
+    if (view.upNext) items.push(view.upNext.item);
+    if (view.nowPlaying) items.push(view.nowPlaying.item);
+    return items.find((i) => !add.known.has(i.id) && !claimed.has(i.id)
+      && i.track.id === add.item.track.id && i.addedBy.userId === this.me) || null;
+  }
+
   member(userId) {
     const view = this.mirror.view;
     return view ? view.members.find((m) => m.userId === userId) || null : null;
@@ -256,7 +281,12 @@ export class SessionStore {
       if (view.session.settings.ordering === QueueOrdering.votes) shown.reason = votesReason(shown.score);
       return { item: shown, myVote: intent.desired, pending: false, voteInFlight: true };
     });
-    for (const add of this.pendingAdds) queue.push({ item: add.item, myVote: 0, pending: true, voteInFlight: false });
+    const claimed = new Set();
+    for (const add of this.pendingAdds) {
+      const landed = this.landedItem(view, add, claimed);
+      if (landed) claimed.add(landed.id);
+      else queue.push({ item: add.item, myVote: 0, pending: true, voteInFlight: false });
+    }
     let skipRequests = view.skipRequests;
     if (this.requestedSkip && !skipRequests.mine) skipRequests = { ...skipRequests, mine: true, count: skipRequests.count + 1 };
     let nowPlaying = view.nowPlaying || null;

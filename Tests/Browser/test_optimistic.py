@@ -1,0 +1,272 @@
+"""The page's optimistic layer, proved by holding the server's answers back.
+
+Bob's browser reaches the server through a proxy (the `held` fixture) that can hold
+his realtime socket: what his page shows while the server's answer is held can only
+come from the page itself. Each test then lets the answer through and checks the page
+settles on the server's state, or, for a command the server refuses, that the change
+is rolled back and the server's reason is shown. Alice talks to the server directly
+and makes the server's state change while Bob's socket is held.
+"""
+
+import json
+
+from selenium.webdriver.common.by import By
+
+from hold_proxy import DOWN, UP
+from jam_page import (
+    add_track, click, create_session, el, join_by_link, now_playing_title, queue_item, queue_titles, search_results,
+    severe_logs, visible, wait_connected, wait_for,
+)
+
+# Long enough for a slow machine to render, far shorter than the page's watchdog
+# (6 s without an answer), so a held socket is never mistaken for a dead one.
+AT_ONCE = 2
+
+
+def two_people(base_url, held, browsers):
+    """Alice hosts (direct to the server); Bob joins through the holding proxy."""
+    alice = browsers.open("alice")
+    bob = browsers.open("bob")
+    code = create_session(alice, base_url, "Alice")
+    join_by_link(bob, held.base, code, "Bob")
+    wait_for(alice, lambda d: "Bob" in el(d, "members-list").text, message="Alice never saw Bob join")
+    return alice, bob
+
+
+def entry(driver, title):
+    """(score, in flight, pending, up vote pressed) of the queued song, or None."""
+    item = queue_item(driver, title)
+    if item is None:
+        return None
+    classes = item.get_attribute("class").split()
+    pressed = item.find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true"
+    return int(item.get_attribute("data-score")), "in-flight" in classes, "pending" in classes, pressed
+
+
+def in_flight(driver):
+    return driver.find_elements(By.CSS_SELECTOR, "#queue-list li.queue-item.in-flight")
+
+
+def error_notices(driver):
+    return [n.text for n in driver.find_elements(By.CSS_SELECTOR, "#notices .notice-error")]
+
+
+def notice_with(driver, text):
+    return wait_for(driver, lambda d: next((n for n in error_notices(d) if text in n), None),
+                    message=f"no notice saying {text!r}; notices: {error_notices(driver)}")
+
+
+def vote_up(driver, title):
+    click(driver, queue_item(driver, title).find_element(By.CSS_SELECTOR, "button.vote-up"))
+
+
+def member_row(driver, name):
+    return next(m for m in driver.find_elements(By.CSS_SELECTOR, "#members-list li.member") if name in m.text)
+
+
+def patch_settings(driver, settings):
+    """Changes the session's settings over REST as the page's signed-in person (the host)."""
+    return driver.execute_async_script("""
+        const [settings, done] = arguments;
+        const session = JSON.parse(localStorage.getItem('openjam.session'));
+        const token = JSON.parse(localStorage.getItem('openjam.identity')).token;
+        fetch('/api/v1/sessions/' + session.id, {method: 'PATCH',
+          headers: {'Content-Type': 'application/json', Authorization: 'Bearer ' + token},
+          body: JSON.stringify({settings})}).then(r => done(r.status));""", settings)
+
+
+RECORD = """
+const [key, body] = arguments;
+const read = new Function(body);
+const seen = [];
+window['__openjamRecord_' + key] = seen;
+const check = () => {
+  const value = JSON.stringify(read());
+  if (seen[seen.length - 1] !== value) seen.push(value);
+};
+new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+check();
+"""
+
+
+def record(driver, key, body):
+    """Starts recording, inside the page, every distinct value of the script `body`
+    as the page changes (so a value shown for a moment between two polls is caught)."""
+    driver.execute_script(RECORD, key, body)
+
+
+def recorded(driver, key):
+    return [json.loads(v) for v in driver.execute_script(f"return window.__openjamRecord_{key}")]
+
+
+QUEUE_ENTRY = """
+const item = [...document.querySelectorAll('#queue-list li.queue-item')]
+  .find(li => li.querySelector('.item-title').textContent === %s);
+return item ? [Number(item.dataset.score), item.classList.contains('in-flight'), item.classList.contains('pending')] : null;
+"""
+
+
+def assert_clean_console(*drivers):
+    for driver in drivers:
+        errors = severe_logs(driver)
+        assert not errors, f"console errors in {driver.openjam_name}: {errors}"
+
+
+def test_vote_shows_before_the_server_answers_and_settles_on_its_score(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    add_track(alice, 0)  # plays at once
+    song = add_track(alice, 1)
+    wait_for(bob, lambda d: entry(d, song) == (0, False, False, False), message="Bob never saw the song queued")
+
+    held.hold(DOWN)
+    vote_up(bob, song)
+    wait_for(bob, lambda d: entry(d, song) == (1, True, False, True), AT_ONCE,
+             f"Bob's vote did not show while the server's answer was held: {entry(bob, song)}")
+    # The server has counted it (Alice sees it), and Bob's page still has no answer.
+    wait_for(alice, lambda d: entry(d, song)[0] == 1, message="the vote did not reach the server")
+    held.wait_held(DOWN)
+    assert entry(bob, song) == (1, True, False, True)
+
+    record(bob, "vote", QUEUE_ENTRY % json.dumps(song))
+    held.release()
+    wait_for(bob, lambda d: entry(d, song) == (1, False, False, True),
+             message=f"Bob's vote did not settle once the answer arrived: {entry(bob, song)}")
+    # Settling never showed the score without his vote, not even for a moment.
+    assert recorded(bob, "vote") == [[1, True, False], [1, False, False]], recorded(bob, "vote")
+    wait_connected(bob)
+    assert not error_notices(bob)
+    assert_clean_console(alice, bob)
+
+
+def test_refused_vote_is_undone_and_the_reason_shown(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    add_track(alice, 0)
+    doomed = add_track(alice, 1)
+    kept = add_track(alice, 2)
+    wait_for(bob, lambda d: queue_titles(d) == [doomed, kept], message="Bob's queue is not Alice's")
+
+    # Bob votes while his socket is held both ways; meanwhile Alice removes the song,
+    # so the vote reaches the server after the song is gone.
+    held.hold(UP, DOWN)
+    vote_up(bob, doomed)
+    wait_for(bob, lambda d: entry(d, doomed) == (1, True, False, True), AT_ONCE,
+             f"Bob's vote did not show while the server's answer was held: {entry(bob, doomed)}")
+    held.wait_held(UP)
+    remove = queue_item(alice, doomed).find_element(By.CSS_SELECTOR, "button.remove")
+    click(alice, remove)
+    click(alice, remove)
+    wait_for(alice, lambda d: doomed not in queue_titles(d), message="Alice's removal did not go through")
+    assert entry(bob, doomed) == (1, True, False, True)
+
+    held.release()
+    notice = notice_with(bob, "Your vote didn't count")
+    assert "no item" in notice.lower() and "in the queue" in notice, notice
+    wait_for(bob, lambda d: queue_titles(d) == [kept], message="Bob's queue did not follow the server's")
+    assert not in_flight(bob), "the refused vote is still shown as on its way"
+    assert entry(bob, kept) == (0, False, False, False)
+    assert entry(alice, kept)[0] == 0
+    assert_clean_console(alice, bob)
+
+
+def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    second = add_track(alice, 1)
+    add_track(alice, 2)
+    click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make co-host']"))
+    wait_for(bob, lambda d: visible(d, "host-skip") and now_playing_title(d) == first,
+             message="Bob did not become co-host")
+
+    # An accepted skip: the song goes at once, and the next one comes with the answer.
+    held.hold(DOWN)
+    click(bob, el(bob, "host-skip"))
+    wait_for(bob, lambda d: now_playing_title(d) is None, AT_ONCE,
+             "the skipped song still showed while the server's answer was held")
+    wait_for(alice, lambda d: now_playing_title(d) == second, message="the skip did not reach the server")
+    held.wait_held(DOWN)
+    assert now_playing_title(bob) is None
+    record(bob, "skip", "return document.getElementById('np-title').offsetParent ? document.getElementById('np-title').textContent : null")
+    held.release()
+    wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the next song")
+    assert recorded(bob, "skip") == [None, second], "the skipped song came back for a moment: " + repr(recorded(bob, "skip"))
+
+    # A refused skip: Alice takes Bob's co-host role while his socket is held, so his
+    # page still offers Skip and the server refuses it.
+    held.hold(UP, DOWN)
+    click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make member']"))
+    wait_for(alice, lambda d: member_row(d, "Bob").get_attribute("data-role") == "member", message="Alice could not demote Bob")
+    assert visible(bob, "host-skip")
+    click(bob, el(bob, "host-skip"))
+    wait_for(bob, lambda d: now_playing_title(d) is None, AT_ONCE,
+             "the skipped song still showed while the server's answer was held")
+    held.wait_held(UP)
+
+    held.release()
+    notice = notice_with(bob, "Couldn't skip")
+    assert "Only the host can do that" in notice and "may skip" in notice, notice
+    wait_for(bob, lambda d: now_playing_title(d) == second, message="the refused skip did not bring the song back")
+    wait_for(bob, lambda d: not visible(d, "host-skip"), message="Bob's page still offers the host's Skip")
+    assert now_playing_title(alice) == second
+    assert_clean_console(alice, bob)
+
+
+def test_skip_request_counts_before_the_server_answers(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    wait_for(bob, lambda d: now_playing_title(d) == first and "Vote to skip (0 of 2)" in el(d, "skip-request").text,
+             message="Bob never saw the song play")
+
+    held.hold(DOWN)
+    click(bob, el(bob, "skip-request"))
+    wait_for(bob, lambda d: "Skip requested (1 of 2)" in el(d, "skip-request").text, AT_ONCE,
+             f"the request was not counted at once: {el(bob, 'skip-request').text!r}")
+    wait_for(alice, lambda d: "(1 of 2)" in el(d, "skip-request").text, message="the request did not reach the server")
+    held.wait_held(DOWN)
+    assert "Skip requested (1 of 2)" in el(bob, "skip-request").text
+
+    held.release()
+    wait_connected(bob)
+    wait_for(bob, lambda d: "Skip requested (1 of 2)" in el(d, "skip-request").text,
+             message=f"the request did not settle on the server's count: {el(bob, 'skip-request').text!r}")
+    assert not el(bob, "skip-request").is_enabled()
+    assert not error_notices(bob)
+    assert_clean_console(alice, bob)
+
+
+def test_add_shows_at_once_and_a_refused_add_is_taken_back_with_the_reason(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    add_track(alice, 0)
+    wait_for(bob, lambda d: now_playing_title(d) is not None)
+
+    held.hold(DOWN)
+    mine = add_track(bob, 3)
+    wait_for(bob, lambda d: (entry(d, mine) or ())[2:3] == (True,), AT_ONCE,
+             "Bob's song did not show while the server's answer was held")
+    assert "adding…" in queue_item(bob, mine).text
+    wait_for(alice, lambda d: mine in queue_titles(d), message="the add did not reach the server")
+    held.wait_held(DOWN)
+    assert entry(bob, mine)[2], "the song stopped being pending before the answer came"
+    record(bob, "add", "return [...document.querySelectorAll('#queue-list li.queue-item .item-title')]"
+                       f".filter(t => t.textContent === {json.dumps(mine)}).length")
+    held.release()
+    wait_for(bob, lambda d: entry(d, mine) == (0, False, False, False), message="Bob's song did not settle as added")
+    # Never missing, never twice: the stand-in gives way to the server's item.
+    assert set(recorded(bob, "add")) == {1}, recorded(bob, "add")
+
+    # Alice locks the queue while Bob's socket is held: his page still lets him add,
+    # and the server refuses.
+    held.hold(UP, DOWN)
+    assert patch_settings(alice, {"locked": True}) == 200
+    refused = add_track(bob, 4)
+    wait_for(bob, lambda d: (entry(d, refused) or ())[2:3] == (True,), AT_ONCE,
+             "the add did not show while the server's answer was held")
+    held.wait_held(UP)
+
+    held.release()
+    notice = notice_with(bob, f"Couldn't add “{refused}”")
+    assert "The queue is locked" in notice, notice
+    wait_for(bob, lambda d: refused not in queue_titles(d), message="the refused add was not taken back")
+    wait_for(bob, lambda d: visible(d, "search-locked"), message="Bob's page did not learn of the lock")
+    assert refused not in queue_titles(alice)
+    assert queue_titles(bob) == queue_titles(alice)
+    assert_clean_console(alice, bob)
