@@ -123,15 +123,6 @@ extension PirateRadio {
             }
         }
 
-        /// How PirateRadio shows the track a `playPrepare` makes current: its `track` as sent,
-        /// or `{"id": trackId}` without one; nil for data the profile refuses.
-        static func preparedTrack(_ data: [String: Value]) -> [String: Value]? {
-            guard let trackId = data["trackId"], trackId.isTruthy else { return nil }
-            guard let value = data["track"], value.isTruthy else { return ["id": trackId] }
-            guard case .object(let track) = value else { return nil }
-            return track
-        }
-
         /// A `track` field: nil when absent or falsy, its object when it is one (at most
         /// `maxTrackBytes` of JSON, since it is kept and echoed), refused otherwise.
         private static func trackObject(_ value: Value?) throws(JamError) -> [String: Value]? {

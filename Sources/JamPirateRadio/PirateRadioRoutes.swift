@@ -25,6 +25,19 @@ struct PirateRadioRoutes {
     }
 
     /// Joins `identity` to `session` and answers as `/sessions/join` does (409 when full).
+    /// The request's body as a JSON object; an empty body reads as `{}` and a body that is
+    /// not an object as `{}` too, as the original's `req.body` does, but text that is not
+    /// JSON is refused.
+    private static func bodyObject(_ request: Request, _ context: JamRequestContext, naming wanted: String) async throws -> [String: Any] {
+        let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
+        guard buffer.readableBytes > 0 else { return [:] }
+        do {
+            return try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] ?? [:]
+        } catch {
+            throw JamError(.malformed, "the body must be JSON with \(wanted)")
+        }
+    }
+
     private func join(_ session: LiveSession, _ identity: Identity) async throws -> Response {
         try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
         let state = await session.snapshot
@@ -76,15 +89,7 @@ struct PirateRadioRoutes {
         router.post("sessions/join") { request, context in
             let identity = try tokens.verify(header: request.headers[.authorization])
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
-            let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
-            var object: [String: Any] = [:]
-            if buffer.readableBytes > 0 {
-                do {
-                    object = try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] ?? [:]
-                } catch {
-                    throw JamError(.malformed, "the body must be JSON with a code")
-                }
-            }
+            let object = try await Self.bodyObject(request, context, naming: "a code")
             guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
             return try await join(try await registry.session(code: code), identity)
         }
@@ -93,15 +98,7 @@ struct PirateRadioRoutes {
         router.post("sessions/join-by-id") { request, context in
             let identity = try tokens.verify(header: request.headers[.authorization])
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
-            let buffer = try await request.body.collect(upTo: context.maxBodyBytes)
-            var object: [String: Any] = [:]
-            if buffer.readableBytes > 0 {
-                do {
-                    object = try JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] ?? [:]
-                } catch {
-                    throw JamError(.malformed, "the body must be JSON with a sessionId")
-                }
-            }
+            let object = try await Self.bodyObject(request, context, naming: "a sessionId")
             guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "Session not found") }
             let session: LiveSession

@@ -13,10 +13,6 @@ extension PirateRadio.ClientMessage: DecodedMessage {}
 struct PirateRadioWire: SessionWire {
     private var sequence: Int64 = 0
     private var sequenceEpoch: Int64
-    /// Items as PirateRadio shows them (`currentTrack`, queue entries): the client's track as
-    /// sent, plus `nonce` and `addedBy` for queued ones. Items without one (a session read back
-    /// from the store) show their OpenJam track's PirateRadio fields.
-    private var shown: [ItemID: String] = [:]
 
     init(epoch: Int64) {
         sequenceEpoch = epoch
@@ -56,7 +52,6 @@ struct PirateRadioWire: SessionWire {
             frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: .everyone, logged: false))
         }
         let types = Set(events.map(\.event.type))
-        remember(cause, types: types, state: state)
         switch cause {
         case .tick:
             if types.contains(.playPrepare) || types.contains(.pause) { addStateSync() }
@@ -129,7 +124,10 @@ struct PirateRadioWire: SessionWire {
             report["fromUserId"] = .string(user.rawValue)
             return .toHost(ByteBuffer(string: direct("driftReport", PirateRadio.json(PirateRadio.Value.object(report)), state: state, now: now)))
         case .playPrepare(let prepare):
-            command = .djPrepare(track: prepare.track, itemId: ids.next())
+            // The track keeps how the DJ sent it, so currentTrack shows it so, also after a restart.
+            var track = prepare.track
+            track.asSent = PirateRadio.json(PirateRadio.Value.object(prepare.shown))
+            command = .djPrepare(track: track, itemId: ids.next())
         case .playCommit(let data):
             // A commit with nothing prepared has nothing to play (PirateRadio's server would
             // mark the session playing without a track).
@@ -169,8 +167,12 @@ struct PirateRadioWire: SessionWire {
             var entry = add.shown
             entry["nonce"] = add.rawNonce
             entry["addedBy"] = .string(user.rawValue)
-            command = .add(track: add.track, nonce: add.nonce, itemId: ids.next())
-            relay = PirateRadio.json(PirateRadio.Value.object(entry))
+            // The queue entry as PirateRadio shows it goes into the store with the item.
+            let shown = PirateRadio.json(PirateRadio.Value.object(entry))
+            var track = add.track
+            track.asSent = shown
+            command = .add(track: track, nonce: add.nonce, itemId: ids.next())
+            relay = shown
         case .removeFromQueue(let trackId):
             // Every queued entry with that id goes, as in PirateRadio's server; none is a no-op.
             let removes = state.rankedQueue().filter { $0.item.track.id == trackId }.map { Command.remove(itemId: $0.item.id) }
@@ -193,27 +195,6 @@ struct PirateRadioWire: SessionWire {
             if let value { data[key] = value }
         }
         return PirateRadio.json(PirateRadio.Value.object(data))
-    }
-
-    /// Keeps how PirateRadio shows the items a command created, and forgets items that are gone.
-    private mutating func remember(_ cause: WireCause, types: Set<ServerEventType>, state: SessionState) {
-        guard case .command(let command, _, _, let relay) = cause, let relay else { return }
-        switch command {
-        case .add(_, _, let itemId) where types.contains(.queueUpdate):
-            shown[itemId] = relay
-        case .djPrepare(_, let itemId):
-            // The relay is the prepare's data as this profile wrote it, so it reads back.
-            if case .object(let data)? = PirateRadio.Value.parse(Data(relay.utf8)), let track = PirateRadio.ClientMessage.preparedTrack(data) {
-                shown[itemId] = PirateRadio.json(PirateRadio.Value.object(track))
-            }
-        default:
-            break
-        }
-        if shown.count > state.queue.count + 1 {
-            var live = Set(state.queue.map(\.id))
-            if let current = state.current { live.insert(current.item.id) }
-            shown = shown.filter { live.contains($0.key) }
-        }
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
@@ -255,6 +236,7 @@ struct PirateRadioWire: SessionWire {
 
     /// An item as PirateRadio shows it.
     func show(_ item: ItemRecord) -> PirateRadio.RawJSON {
-        PirateRadio.RawJSON(text: shown[item.id] ?? PirateRadio.json(PirateRadio.Track(item.track)))
+        // Items from before tracks were kept as sent show their PirateRadio fields.
+        PirateRadio.RawJSON(text: item.track.asSent ?? PirateRadio.json(PirateRadio.Track(item.track)))
     }
 }

@@ -60,6 +60,7 @@ extension Track: JSONWritable {
             $0.field("album", ifPresent: album)
             $0.field("artist", artist)
             $0.field("artworkURL", ifPresent: artworkURL)
+            $0.field("asSent", ifPresent: asSent)
             $0.field("durationMs", ifPresent: durationMs)
             $0.field("id", id)
             $0.field("isrc", ifPresent: isrc)

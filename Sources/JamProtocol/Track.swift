@@ -21,11 +21,18 @@ public struct Track: Codable, Hashable, Sendable {
     public var isrc: String?
     /// The catalogue the track comes from.
     public var source: TrackSource
+    /// The track as a compatibility profile's client sent it (JSON text, that profile's extra
+    /// fields included), kept with the item so the profile can show it back exactly, also after
+    /// a restart. Not part of OpenJam's own protocol: its edges refuse it.
+    public var asSent: String?
+
+    /// Largest `asSent`, in bytes.
+    public static let maxAsSentBytes = 8192
 
     /// Creates a track.
     public init(
         id: String, name: String, artist: String, album: String? = nil, durationMs: Int64? = nil,
-        artworkURL: String? = nil, isrc: String? = nil, source: TrackSource = .external
+        artworkURL: String? = nil, isrc: String? = nil, source: TrackSource = .external, asSent: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -35,11 +42,13 @@ public struct Track: Codable, Hashable, Sendable {
         self.artworkURL = artworkURL
         self.isrc = isrc
         self.source = source
+        self.asSent = asSent
     }
 
     /// Checks the limits every edge enforces on a track a client sends. `requireIdAndName`
-    /// false lets `id` and `name` be empty (PirateRadio's server requires neither); the length
-    /// and character limits hold either way.
+    /// false is a compatibility profile's rule: `id` and `name` may be empty (PirateRadio's
+    /// server requires neither) and `asSent` may be kept; the length and character limits
+    /// hold either way.
     public func validate(requireIdAndName: Bool = true) throws(JamError) {
         try Validate.text(id, field: "track.id", max: 256, allowEmpty: !requireIdAndName)
         try Validate.text(name, field: "track.name", max: 300, allowEmpty: !requireIdAndName)
@@ -50,6 +59,12 @@ public struct Track: Codable, Hashable, Sendable {
         }
         if let artworkURL { try Validate.text(artworkURL, field: "track.artworkURL", max: 2048, allowEmpty: true) }
         if let isrc { try Validate.text(isrc, field: "track.isrc", max: 32, allowEmpty: true) }
+        if let asSent {
+            guard !requireIdAndName else { throw JamError(.invalidField, "track.asSent is not part of OpenJam's protocol") }
+            guard asSent.utf8.count <= Self.maxAsSentBytes else {
+                throw JamError(.invalidField, "track.asSent must be at most \(Self.maxAsSentBytes) bytes, got \(asSent.utf8.count)")
+            }
+        }
     }
 }
 

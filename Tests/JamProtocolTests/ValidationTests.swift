@@ -24,6 +24,14 @@ struct ValidationTests {
         #expect(code(Track(id: "x", name: "n", artist: "a", artworkURL: String(repeating: "u", count: 2049))) != nil)
     }
 
+    @Test func aTrackAsSentIsKeptOnlyUnderACompatibilityRuleAndWithinItsSize() throws {
+        let kept = Track(id: "x", name: "n", artist: "", asSent: #"{"id":"x","name":"n","explicit":true}"#)
+        #expect(throws: JamError.self) { try kept.validate() }
+        try kept.validate(requireIdAndName: false)
+        let huge = Track(id: "x", name: "n", artist: "", asSent: String(repeating: "x", count: Track.maxAsSentBytes + 1))
+        #expect(throws: JamError.self) { try huge.validate(requireIdAndName: false) }
+    }
+
     @Test func displayNamesAreTrimmedAndBounded() throws {
         #expect(try Validate.displayName("  Alice \n") == "Alice")
         #expect(throws: JamError(.invalidField, "displayName must not be empty")) { try Validate.displayName("   ") }

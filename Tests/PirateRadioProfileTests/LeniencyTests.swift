@@ -72,6 +72,30 @@ struct LeniencyTests {
         }
     }
 
+    @Test("Queue entries and currentTrack keep what the client sent across a kill -9 and restart")
+    func entriesKeepWhatTheClientSentAcrossARestart() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            var playing = prTrack(1)
+            playing["uri"] = "spotify:track:1"
+            var queued = prTrack(2)
+            queued["explicit"] = true
+            party.dj.socket.send("playPrepare", ["trackId": playing["id"] ?? "", "track": playing])
+            _ = try await party.members[0].socket.next("playPrepare")
+            party.members[0].socket.send("addToQueue", ["track": queued, "nonce": "n-2"])
+            // Broadcast only once stored: from here on the add is acknowledged.
+            _ = try await party.dj.socket.next("queueUpdate")
+            var expected = queued
+            expected["nonce"] = "n-2"
+            expected["addedBy"] = "m1"
+            try await server.afterKill { restarted in
+                let snapshot = try await restarted.http.snapshot(party.dj.user, session: party.id)
+                #expect(jsonEqual(snapshot.objects("queue")?.first, expected), "\(snapshot)")
+                #expect(jsonEqual(snapshot.object("currentTrack"), playing), "\(snapshot)")
+            }
+        }
+    }
+
     @Test("A nonce adds again once its track has left the queue, as PirateRadio's server checks only its queue")
     func aNonceAddsAgainOnceItsTrackLeftTheQueue() async throws {
         try await PirateServer.with { server in

@@ -75,10 +75,26 @@ final class PirateServer: @unchecked Sendable {
         throw TestFailure("the jam executable was not found beside \(beside.path) nor at \(local.path); build it first")
     }
 
-    private static func start(_ options: Options) async throws -> PirateServer {
-        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pirate-radio-test-\(UUID().uuidString)")
+    /// Kills this server with SIGKILL (nothing flushed) and starts another on the same data
+    /// folder, which `body` gets; that one is stopped when `body` ends.
+    func afterKill<T>(_ options: Options = Options(), _ body: (PirateServer) async throws -> T) async throws -> T {
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit(timeout: .seconds(10))
+        let second = try await Self.start(options, dataDirectory: dataDirectory)
+        do {
+            let result = try await body(second)
+            await second.stop(removeData: false)
+            return result
+        } catch {
+            await second.stop(removeData: false)
+            throw error
+        }
+    }
+
+    private static func start(_ options: Options, dataDirectory existing: URL? = nil) async throws -> PirateServer {
+        let dataDirectory = existing ?? FileManager.default.temporaryDirectory.appendingPathComponent("pirate-radio-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let logFile = dataDirectory.appendingPathComponent("serve.log")
+        let logFile = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString.prefix(8)).log")
         var environment = ProcessInfo.processInfo.environment
         for key in environment.keys where key.hasPrefix("JAM_") { environment[key] = nil }
         environment["PORT"] = "0"
