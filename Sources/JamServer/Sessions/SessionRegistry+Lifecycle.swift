@@ -1,0 +1,91 @@
+import JamProtocol
+import ServiceLifecycle
+
+// The registry as a service: the store's index read at start, stored sessions brought back
+// at their deadlines while the server runs, every live session stored at shutdown.
+extension SessionRegistry {
+    /// Reads the store's index: every stored session becomes findable; none is loaded yet.
+    func loadIndex() async throws {
+        let stored = try await store.loadIndex()
+        let now = clock.now()
+        // Where sockets are membership, every member of a stored session has left by now.
+        let everyoneWakes = defaults.makeWire(0).socketsAreMembership
+        var live = 0
+        index.withLock { index in
+            for entry in stored {
+                if entry.ended {
+                    index.entries[entry.id] = .ended
+                    continue
+                }
+                live += 1
+                index.entries[entry.id] = .stored(entry)
+                index.codes[entry.joinCode] = entry.id
+                index.codeIssuedAt[entry.joinCode] = entry.codeIssuedAt
+                if everyoneWakes {
+                    index.wakeUps.append((now, entry.id))
+                } else if let wake = entry.wakeAt {
+                    index.wakeUps.append((wake, entry.id))
+                }
+            }
+            index.wakeUps.sort { $0.at < $1.at }
+        }
+        Metrics.liveSessions.record(live)
+        logger.info("session index read", metadata: ["sessions.stored": "\(live)", "sessions.ended": "\(stored.count - live)"])
+    }
+
+    /// Brings stored sessions back at their deadlines; at shutdown, snapshots every live one.
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await wakeStoredSessions()
+        } onGracefulShutdown: {}
+        await shutdownSessions()
+    }
+
+    private func wakeStoredSessions() async {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let now = clock.now()
+            let (due, next) = index.withLock { index -> ([SessionID], Millis?) in
+                let split = index.wakeUps.firstIndex { $0.at > now } ?? index.wakeUps.count
+                let due = index.wakeUps[..<split].map(\.id)
+                index.wakeUps.removeFirst(split)
+                return (due, index.wakeUps.first?.at)
+            }
+            // A few at a time: a restart with many due sessions must not starve the requests.
+            await withTaskGroup(of: Void.self) { group in
+                var pending = due[...]
+                for _ in 0..<min(8, pending.count) {
+                    let id = pending.removeFirst()
+                    group.addTask { await self.wake(id) }
+                }
+                while await group.next() != nil, let id = pending.popFirst() {
+                    group.addTask { await self.wake(id) }
+                }
+            }
+            let wait = next.map { max(1, min($0 - clock.now(), 1_000)) } ?? 1_000
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(wait)) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func wake(_ id: SessionID) async {
+        do {
+            _ = try await session(id)
+        } catch {
+            logger.debug("a stored session was not brought back at its deadline", metadata: ["session.id": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    private func shutdownSessions() async {
+        let live = index.withLock { index in
+            index.entries.values.compactMap { entry -> LiveSession? in
+                if case .live(let session) = entry { return session }
+                return nil
+            }
+        }
+        for session in live { await session.shutdown() }
+        logger.info("sessions stored for the restart", metadata: ["sessions.live": "\(live.count)"])
+    }
+}
