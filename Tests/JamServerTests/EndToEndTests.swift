@@ -282,20 +282,27 @@ import Testing
         }
     }
 
+    /// Thirty items of ~850 bytes each, acknowledged one by one: every reorder of this queue
+    /// is a ~30 kB queueUpdate. Returns their ids in order.
+    private static func queueThirtyLargeItems(_ host: TestSocket) async throws -> [ItemID] {
+        let filler = String(repeating: "x", count: 280)
+        var ids: [ItemID] = []
+        for n in 1...30 {
+            let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
+            host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
+            let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
+            ids.append(try #require(ack.ack?.itemId))
+        }
+        return ids
+    }
+
     @Test func aReaderStalledInASessionThatFallsQuietIsClosedAfterTheStallTimeout() async throws {
         // The backlog limit is out of reach: only the stall timeout can close this socket, and
         // it runs out after the session has gone quiet.
         try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500 }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket
-            let filler = String(repeating: "x", count: 280)
-            var ids: [ItemID] = []
-            for n in 1...30 {
-                let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
-                host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
-                let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
-                ids.append(try #require(ack.ack?.itemId))
-            }
+            let ids = try await Self.queueThirtyLargeItems(host)
             let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
             try await Task.sleep(for: .milliseconds(200))
             // ~12 MB of queue updates, more than the kernel buffers between the server and a
@@ -326,14 +333,7 @@ import Testing
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket, eli = party.guests[0].socket
             // A queue of 30 large items makes every reorder a ~30 kB queueUpdate.
-            let filler = String(repeating: "x", count: 280)
-            var ids: [ItemID] = []
-            for n in 1...30 {
-                let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
-                host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
-                let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
-                ids.append(try #require(ack.ack?.itemId))
-            }
+            let ids = try await Self.queueThirtyLargeItems(host)
             let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
             // Eli is already connected, so the second socket announces nothing; give it time to attach.
             try await Task.sleep(for: .milliseconds(200))

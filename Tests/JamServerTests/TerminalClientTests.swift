@@ -75,14 +75,19 @@ import Testing
         return false
     }
 
-    @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
+    /// Runs `body` with a real `jam serve` and a suffix for unique pane names, when tmux is here.
+    private static func withServerInTmux(_ body: (ServerProcess, Substring) async throws -> Void) async throws {
         guard Pane.tmuxAvailable else {
             if ProcessInfo.processInfo.environment["JAM_REQUIRE_ALL"] == "1" { Issue.record("tmux is required (JAM_REQUIRE_ALL=1)") }
             return
         }
-        let directory = TestServer.makeDataDirectory()
-        try await ServerProcess.with(dataDirectory: directory) { server in
-            let suffix = UUID().uuidString.prefix(6)
+        try await ServerProcess.with(dataDirectory: TestServer.makeDataDirectory()) { server in
+            try await body(server, UUID().uuidString.prefix(6))
+        }
+    }
+
+    @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
+        try await Self.withServerInTmux { server, suffix in
             let command = "exec \(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana"
             let closed = try await Pane("closed-\(suffix)", command: command)
             let stopped = try await Pane("stopped-\(suffix)", command: command)
@@ -101,13 +106,7 @@ import Testing
     }
 
     @Test func hostAndGuestSeeAddsVotesAndSkipsOnBothScreens() async throws {
-        guard Pane.tmuxAvailable else {
-            if ProcessInfo.processInfo.environment["JAM_REQUIRE_ALL"] == "1" { Issue.record("tmux is required (JAM_REQUIRE_ALL=1)") }
-            return
-        }
-        let directory = TestServer.makeDataDirectory()
-        try await ServerProcess.with(dataDirectory: directory) { server in
-            let suffix = UUID().uuidString.prefix(6)
+        try await Self.withServerInTmux { server, suffix in
             let host = try await Pane("host-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana; echo HOST-EXITED; sleep 30")
             let guest = Pane(nameOnly: "guest-\(suffix)")
             do {
