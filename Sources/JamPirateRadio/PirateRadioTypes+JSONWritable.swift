@@ -1,8 +1,9 @@
 import JamProtocol
 
-// The frames PirateRadio members receive most (queue updates, snapshots) write themselves
-// with `JSONWriter`, keys sorted: the same bytes as `WireCoding.encoder`
-// (`PirateRadioJSONTests` compares them).
+// PirateRadio payloads write themselves with `JSONWriter`, keys sorted: the same bytes as
+// `WireCoding.encoder` (`PirateRadioJSONTests` compares them). Queue updates and snapshots
+// are written as `ShownQueue` and `ShownSnapshot` (below), with tracks as their clients sent
+// them; `QueueUpdate` and `Snapshot` only read them.
 
 extension PirateRadio.Track: JSONWritable {
     public func write(to json: inout JSONWriter) {
@@ -26,25 +27,6 @@ extension PirateRadio.Member: JSONWritable {
     }
 }
 
-extension PirateRadio.Snapshot: JSONWritable {
-    public func write(to json: inout JSONWriter) {
-        json.object {
-            $0.field("creatorId", creatorId)
-            $0.field("currentTrack", orNull: currentTrack)
-            $0.field("djUserId", djUserId)
-            $0.field("epoch", epoch)
-            $0.field("id", id)
-            $0.field("isPlaying", isPlaying)
-            $0.field("joinCode", joinCode)
-            $0.field("members", array: members)
-            $0.field("positionMs", positionMs)
-            $0.field("positionTimestamp", positionTimestamp)
-            $0.field("queue", array: queue)
-            $0.field("sequence", sequence)
-        }
-    }
-}
-
 extension PirateRadio.Pong: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
@@ -60,12 +42,6 @@ extension PirateRadio.MemberEvent: JSONWritable {
             $0.field("displayName", ifPresent: displayName)
             $0.field("userId", userId)
         }
-    }
-}
-
-extension PirateRadio.QueueUpdate: JSONWritable {
-    public func write(to json: inout JSONWriter) {
-        json.object { $0.field("queue", array: queue) }
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import JamPirateRadio
+@testable import JamPirateRadio
 import JamProtocol
 import Testing
 
@@ -14,21 +14,35 @@ struct PirateRadioJSONTests {
         #expect(PirateRadio.json(value) == expected, sourceLocation: sourceLocation)
     }
 
+    /// A payload the server writes with tracks as raw JSON comes out as the `Codable` type a
+    /// client reads it with.
+    static func expectSame(_ shown: some JSONWritable, as read: some Encodable, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let expected = String(decoding: try WireCoding.encoder.encode(read), as: UTF8.self)
+        #expect(PirateRadio.json(shown) == expected, sourceLocation: sourceLocation)
+    }
+
+    static func raw(_ track: PirateRadio.Track) -> PirateRadio.RawJSON { PirateRadio.RawJSON(text: PirateRadio.json(track)) }
+
     @Test func serverPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(Self.full)
         try Self.expectSame(Self.bare)
-        try Self.expectSame(PirateRadio.QueueUpdate(queue: [Self.full, Self.bare]))
-        try Self.expectSame(PirateRadio.QueueUpdate(queue: []))
+        try Self.expectSame(PirateRadio.ShownQueue(queue: [Self.full, Self.bare].map(Self.raw)), as: PirateRadio.QueueUpdate(queue: [Self.full, Self.bare]))
+        try Self.expectSame(PirateRadio.ShownQueue(queue: []), as: PirateRadio.QueueUpdate(queue: []))
         try Self.expectSame(PirateRadio.MemberEvent(userId: "u1", displayName: "Ü"))
         try Self.expectSame(PirateRadio.MemberEvent(userId: "u1"))
         try Self.expectSame(PirateRadio.Pong(clientSendTime: 1_700_000_000_000.125, serverTime: 1_700_000_000_001))
         try Self.expectSame(PirateRadio.ErrorMessage(message: "only the DJ may remove tracks"))
+        let members = [PirateRadio.Member(userId: "dj", displayName: "DJ"), PirateRadio.Member(userId: "m", displayName: "M/\\")]
         for current in [Self.full, nil] {
-            try Self.expectSame(PirateRadio.Snapshot(
-                id: "00000000-0000-0000-0000-000000000001", joinCode: "1234", creatorId: "dj", djUserId: "dj",
-                members: [PirateRadio.Member(userId: "dj", displayName: "DJ"), PirateRadio.Member(userId: "m", displayName: "M/\\")],
-                epoch: 3, sequence: 7, currentTrack: current, isPlaying: current != nil, positionMs: 1_234, positionTimestamp: 1_700_000_000_000,
-                queue: [Self.bare]))
+            try Self.expectSame(
+                PirateRadio.ShownSnapshot(
+                    id: "00000000-0000-0000-0000-000000000001", joinCode: "1234", creatorId: "dj", djUserId: "dj", members: members,
+                    epoch: 3, sequence: 7, currentTrack: current.map(Self.raw), isPlaying: current != nil, positionMs: 1_234,
+                    positionTimestamp: 1_700_000_000_000, queue: [Self.raw(Self.bare)]),
+                as: PirateRadio.Snapshot(
+                    id: "00000000-0000-0000-0000-000000000001", joinCode: "1234", creatorId: "dj", djUserId: "dj", members: members,
+                    epoch: 3, sequence: 7, currentTrack: current, isPlaying: current != nil, positionMs: 1_234,
+                    positionTimestamp: 1_700_000_000_000, queue: [Self.bare]))
         }
     }
 
