@@ -12,7 +12,12 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run the OpenJam server.",
         discussion: """
             Every option can also be set with an environment variable: JAM_HOST, JAM_PORT,
-            JAM_DATA_DIR, JAM_SECRET, JAM_LOG_LEVEL, JAM_PROFILE. Options win over the environment.
+            JAM_DATA_DIR, JAM_SECRET, JAM_LOG_LEVEL, JAM_PROFILE, JAM_DATABASE_URL. Options win over
+            the environment.
+
+            --database postgres://user:password@host:5432/database keeps sessions in PostgreSQL
+            instead of the SQLite file in the data folder; several nodes sharing one database
+            (and one JAM_SECRET) serve the same sessions (docs/SEVERAL_NODES.md).
 
             --profile pirate-radio speaks the PirateRadio app's protocol (docs/PIRATE_RADIO.md)
             and also reads PORT and JWT_SECRET like that app's server. Its sign-in trusts the
@@ -31,6 +36,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Token signing secret; generated and kept in the data folder when absent (JAM_SECRET).")
     var secret: String?
+
+    @Option(help: "Keep sessions in PostgreSQL: postgres://user:password@host:5432/database (JAM_DATABASE_URL). Default: SQLite in the data folder.")
+    var database: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (JAM_LOG_LEVEL).")
     var logLevel: String?
@@ -82,6 +90,13 @@ struct Serve: AsyncParsableCommand {
             configuration.dataDirectory = URL(fileURLWithPath: dir)
         }
         configuration.secret = secret ?? (pirate ? environment["JWT_SECRET"] : nil) ?? environment["JAM_SECRET"]
+        if let url = database ?? environment["JAM_DATABASE_URL"], !url.isEmpty {
+            do {
+                configuration.database = try PostgresLocation(url: url)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
         if let level = logLevel ?? environment["JAM_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("unknown log level \"\(level)\"; use trace, debug, info, notice, warning, error or critical")
@@ -128,7 +143,7 @@ struct Serve: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 
         let host = configuration.host
-        let dataDirectory = configuration.dataDirectory.path
+        let dataDirectory = configuration.database?.redacted ?? configuration.dataDirectory.path
         let shownProfile = configuration.profile.name
         let app = try await buildApplication(configuration, metrics: registry) { port in
             // Unbuffered, so scripts waiting for this line see it at once.

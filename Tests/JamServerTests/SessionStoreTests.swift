@@ -12,8 +12,11 @@ import Testing
 /// The store protocol's promises, checked against every implementation alike.
 @Suite struct SessionStoreTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case sqlite, memory
+        case sqlite, memory, postgres
         var testDescription: String { rawValue }
+
+        /// Every store this run can test: PostgreSQL when the run has a cluster (or requires one).
+        static var testable: [Kind] { allCases.filter { $0 != .postgres || TestPostgres.enabled } }
     }
 
     /// A store of `kind`, and a way to open the same store again (for "after a restart").
@@ -22,7 +25,7 @@ import Testing
         let reopen: () async throws -> any SessionStore
     }
 
-    static func subject(_ kind: Kind) throws -> Subject {
+    static func subject(_ kind: Kind) async throws -> Subject {
         switch kind {
         case .sqlite:
             let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
@@ -31,6 +34,10 @@ import Testing
         case .memory:
             let store = InMemorySessionStore()
             return Subject(store: store, reopen: { store })
+        case .postgres:
+            let location = try await TestPostgres.freshDatabase()
+            let open = { try await PostgresSessionStore.open(location, logger: Logger(label: "test")) as any SessionStore }
+            return Subject(store: try await open(), reopen: open)
         }
     }
 
@@ -50,9 +57,9 @@ import Testing
         try await store.commit(writes, on: Self.loop).get()
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.testable)
     func aSessionComesBackAsItsSnapshotAndTheRecordsAfterIt(_ kind: Kind) async throws {
-        let subject = try Self.subject(kind)
+        let subject = try await Self.subject(kind)
         let id = Self.id(1)
         try await commit(subject.store, [
             .index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)),
@@ -71,9 +78,9 @@ import Testing
         try await store.close()
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.testable)
     func theStoreKeepsTheTwoNewestSnapshotsAndTheRecordsAfterTheOlder(_ kind: Kind) async throws {
-        let subject = try Self.subject(kind)
+        let subject = try await Self.subject(kind)
         let id = Self.id(1)
         try await commit(subject.store, [.index(StoredSessionEntry(id: id, joinCode: "X", codeIssuedAt: 0, ended: false, wakeAt: nil)), .snapshot(id, Self.snapshot(0, seq: 0))])
         try await commit(subject.store, (1...10).map { .record(id, Self.record($0, seq: $0)) })
@@ -89,9 +96,9 @@ import Testing
         try await subject.store.close()
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.testable)
     func theIndexSaysWhenEachSessionNextWakesAndWhichHaveEnded(_ kind: Kind) async throws {
-        let subject = try Self.subject(kind)
+        let subject = try await Self.subject(kind)
         let (a, b, c) = (Self.id(1), Self.id(2), Self.id(3))
         try await commit(subject.store, [
             .index(StoredSessionEntry(id: a, joinCode: "A", codeIssuedAt: 1, ended: false, wakeAt: nil)),
@@ -111,9 +118,9 @@ import Testing
         try await subject.store.close()
     }
 
-    @Test(arguments: Kind.allCases)
+    @Test(arguments: Kind.testable)
     func aBatchOfThousandsOfWritesIsOneCommit(_ kind: Kind) async throws {
-        let subject = try Self.subject(kind)
+        let subject = try await Self.subject(kind)
         var writes: [StoreWrite] = []
         for n in 0..<2_000 {
             let id = Self.id(n)
@@ -171,5 +178,77 @@ import Testing
         let again = try SQLiteSessionStore.open(path: copy.path, logger: Logger(label: "test"))
         #expect(try await again.loadIndex().count == 4)
         try await again.close()
+    }
+}
+
+/// What only a store shared by several nodes promises.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct SharedStoreTests {
+    static let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    func commit(_ store: any SessionStore, _ writes: [StoreWrite]) async throws {
+        try await store.commit(writes, on: Self.loop).get()
+    }
+
+    func newSession(_ id: SessionID, code: String) -> [StoreWrite] {
+        [.index(StoredSessionEntry(id: id, joinCode: code, codeIssuedAt: 7, ended: false, wakeAt: nil)), .snapshot(id, SessionStoreTests.snapshot(0, seq: 0))]
+    }
+
+    @Test func aBatchThatDoesNotFollowTheStoredLogIsRefusedWhole() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))
+        let (id, other) = (SessionStoreTests.id(1), SessionStoreTests.id(2))
+        try await commit(nodeA, newSession(id, code: "AAAA") + newSession(other, code: "BBBB"))
+        try await commit(nodeA, (1...3).map { .record(id, SessionStoreTests.record($0, seq: $0)) })
+        // Node B, behind, appends its own record 3 together with a change to another session.
+        await #expect(throws: StoreConflict.self) {
+            try await commit(nodeB, [.record(other, SessionStoreTests.record(1, seq: 1)), .record(id, SessionStoreTests.record(3, seq: 99))])
+        }
+        #expect(try await nodeA.loadSession(id)?.records.map(\.lastSeq) == [1, 2, 3], "the first writer's record stands")
+        #expect(try await nodeA.loadSession(other)?.records.isEmpty == true, "nothing of the refused batch is stored")
+        // A gap is refused too: record 5 cannot follow record 3.
+        await #expect(throws: StoreConflict.self) { try await commit(nodeB, [.record(id, SessionStoreTests.record(5, seq: 5))]) }
+        try await commit(nodeB, [.record(id, SessionStoreTests.record(4, seq: 4))])
+        #expect(try await nodeA.records(id, after: 2).map(\.lsn) == [3, 4])
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
+    @Test func aNodeFindsASessionAnotherNodeCreatedByIdAndByCode() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))
+        let id = SessionStoreTests.id(3)
+        try await commit(nodeA, newSession(id, code: "CODE42"))
+        #expect(try await nodeB.entry(code: "CODE42")?.id == id)
+        #expect(try await nodeB.entry(id)?.joinCode == "CODE42")
+        #expect(try await nodeB.entry(code: "NOPE") == nil)
+        try await commit(nodeA, [.index(StoredSessionEntry(id: id, joinCode: "CODE42", codeIssuedAt: 7, ended: true, wakeAt: nil))])
+        #expect(try await nodeB.entry(code: "CODE42") == nil, "an ended session is not found by its code")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
+    @Test func nodesStartingTogetherMigrateTheDatabaseOnce() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let stores = try await withThrowingTaskGroup(of: PostgresSessionStore.self) { group in
+            for n in 0..<4 { group.addTask { try await PostgresSessionStore.open(location, logger: Logger(label: "node\(n)")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let rows = try await stores[0].client.query("SELECT count(*) FROM schema_migrations")
+        for try await count in rows.decode(Int64.self) { #expect(Int(count) == PostgresMigrations.all.count) }
+        for store in stores { try await store.close() }
+    }
+}
+
+/// Reading `--database` URLs.
+@Suite struct PostgresLocationTests {
+    @Test func aWrongDatabaseURLSaysWhatIsWrong() {
+        #expect(throws: JamError.self) { try PostgresLocation(url: "mysql://root@localhost/x") }
+        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://localhost/x") }
+        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://u@localhost:99999/x") }
+        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://u@localhost/x?sslmode=sometimes") }
+        let location = try? PostgresLocation(url: "postgres://jam:s%40cret@127.0.0.1:6543/openjam?sslmode=require")
+        #expect(location?.redacted.contains("s%40cret") == false)
+        #expect(location?.redacted.contains("127.0.0.1:6543/openjam") == true)
     }
 }

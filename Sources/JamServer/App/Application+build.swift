@@ -16,14 +16,15 @@ import ServiceLifecycle
 ///   - clock: server time (tests inject their own).
 ///   - ids: identifier minting (tests inject a deterministic one).
 ///   - metrics: the registry `/metrics` exports, when the process bootstrapped one.
-///   - store: where sessions are kept; the SQLite file in the data folder when nil.
+///   - store: where sessions are kept; when nil, `configuration.database` or else the SQLite
+///     file in the data folder.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
 public func buildApplication(
     _ configuration: ServerConfiguration,
     clock: any ServerClock = SystemClock(),
     ids: any IDGenerator = RandomIDGenerator(),
     metrics: PrometheusCollectorRegistry? = nil,
-    store: (any SessionStore)? = nil,
+    store givenStore: (any SessionStore)? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "openjam")
@@ -33,8 +34,8 @@ public func buildApplication(
     try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
     let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
     let signer = TokenSigner(secret: secret)
-    let store = try store ?? SQLiteSessionStore.open(
-        path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval)
+    let store: any SessionStore
+    if let givenStore { store = givenStore } else { store = try await openStore(configuration, logger: logger) }
     let pipeline = CommitPipeline(store: store, logger: logger, timing: configuration.commitTiming)
     let library = profile.usesLibrary ? try loadLibrary(configuration, logger: logger) : nil
     let loops = MultiThreadedEventLoopGroup.singleton
@@ -69,6 +70,15 @@ public func buildApplication(
         eventLoopGroupProvider: .shared(loops),
         logger: logger
     )
+}
+
+/// The configured store: PostgreSQL when a database is given, else the SQLite file in the data folder.
+func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SessionStore {
+    if let database = configuration.database {
+        logger.info("sessions are kept in PostgreSQL", metadata: ["database": "\(database.redacted)"])
+        return try await PostgresSessionStore.open(database, logger: logger)
+    }
+    return try SQLiteSessionStore.open(path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval)
 }
 
 /// The music folders, or the demo library when there are none.

@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var libraryRescanSeconds = 300
     /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?
+    /// A PostgreSQL database to keep sessions in (several nodes may share it); nil keeps them
+    /// in the SQLite file in the data folder.
+    public var database: PostgresLocation?
 
     /// Creates a configuration; the defaults are what `jam serve` uses.
     public init(

@@ -1,0 +1,104 @@
+import Foundation
+import JamProtocol
+import NIOSSL
+import PostgresNIO
+
+/// Where a PostgreSQL store lives, read from a `postgres://user:password@host:port/database`
+/// URL (`jam serve --database`, `JAM_DATABASE_URL`).
+///
+/// `?sslmode=` takes libpq's values: `disable` (the default: the usual set-up is a database on
+/// the same host or a private network), `prefer`, or `require`/`verify-full` (TLS with the
+/// system's trust roots). `?host=/run/postgresql` connects through a Unix socket folder, as
+/// libpq does.
+public struct PostgresLocation: Sendable, Equatable {
+    /// The URL as given, password hidden (for logs).
+    public let redacted: String
+    let host: String?
+    let socketFolder: String?
+    let port: Int
+    let username: String
+    let password: String?
+    var database: String?
+    let tlsMode: TLSMode
+
+    enum TLSMode: String, Sendable {
+        case disable, prefer, require
+    }
+
+    /// Reads `url`; throws a clear error naming what is wrong.
+    public init(url: String) throws(JamError) {
+        guard let components = URLComponents(string: url),
+            let scheme = components.scheme, scheme == "postgres" || scheme == "postgresql"
+        else {
+            throw JamError(.invalidField, "the database URL must look like postgres://user:password@host:5432/database")
+        }
+        let query = components.queryItems ?? []
+        let socketFolder = query.first { $0.name == "host" }?.value
+        let host = components.host.flatMap { $0.isEmpty ? nil : $0 }
+        guard host != nil || socketFolder != nil else { throw JamError(.invalidField, "the database URL names no host") }
+        let port = components.port ?? 5432
+        guard (1...65_535).contains(port) else { throw JamError(.invalidField, "the database URL's port \(port) is not a port") }
+        guard let user = components.user, !user.isEmpty else { throw JamError(.invalidField, "the database URL names no user") }
+        let mode = query.first { $0.name == "sslmode" }?.value ?? "disable"
+        switch mode {
+        case "disable": tlsMode = .disable
+        case "allow", "prefer": tlsMode = .prefer
+        case "require", "verify-ca", "verify-full": tlsMode = .require
+        default: throw JamError(.invalidField, "sslmode \(mode) is not one of disable, prefer, require, verify-full")
+        }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        self.host = host
+        self.socketFolder = socketFolder
+        self.port = port
+        self.username = user.removingPercentEncoding ?? user
+        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        self.database = path.isEmpty ? nil : path
+        var shown = components
+        if shown.password != nil { shown.password = "***" }
+        redacted = shown.string ?? "postgres://…"
+    }
+
+    /// The client configuration postgres-nio takes.
+    var clientConfiguration: PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketFolder {
+            configuration = .init(
+                unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: username, password: password, database: database)
+        } else {
+            let tls: PostgresClient.Configuration.TLS
+            switch tlsMode {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(.makeClientConfiguration())
+            case .require: tls = .require(.makeClientConfiguration())
+            }
+            configuration = .init(host: host ?? "localhost", port: port, username: username, password: password, database: database, tls: tls)
+        }
+        configuration.options.connectTimeout = .seconds(3)
+        configuration.options.keepAliveBehavior = .init(frequency: .seconds(5))
+        return configuration
+    }
+
+    /// The same server and user with another database (tests create one each).
+    package func replacingDatabase(with name: String) throws(JamError) -> PostgresLocation {
+        var copy = self
+        copy.database = name
+        return copy
+    }
+
+    /// The settings of a single connection (tests).
+    package func testConnectionConfiguration() throws -> PostgresConnection.Configuration { try connectionConfiguration() }
+
+    /// The settings of one dedicated connection (notifications, leases).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        if let socketFolder {
+            return .init(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: username, password: password, database: database)
+        }
+        let tls: PostgresConnection.Configuration.TLS
+        switch tlsMode {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(try .init(configuration: .makeClientConfiguration()))
+        case .require: tls = .require(try .init(configuration: .makeClientConfiguration()))
+        }
+        return .init(host: host ?? "localhost", port: port, username: username, password: password, database: database, tls: tls)
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import JamProtocol
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// A batch appended to a session whose log had moved on: another node wrote it meanwhile.
+public struct StoreConflict: Error, CustomStringConvertible, Sendable {
+    /// The sessions whose records did not follow the stored log.
+    public let sessions: [SessionID]
+    public var description: String { "another writer appended to \(sessions.map(\.rawValue).joined(separator: ", ")) first" }
+}
+
+/// Sessions stored in PostgreSQL, with the embedded store's model (an index, two snapshots and
+/// a log per session) and its guarantee: a batch is acknowledged once PostgreSQL has
+/// committed it.
+///
+/// A group commit is one transaction of a handful of statements whatever its size: the
+/// records go in as arrays (`unnest`), and one `UPDATE … RETURNING` moves each session's
+/// `last_lsn` on only where the batch follows it, which is also what keeps two nodes from
+/// both appending record `n` to one session. Each commit tells listening nodes which
+/// sessions moved on (`NOTIFY jam_log`, delivered at commit).
+public final class PostgresSessionStore: SessionStore, Sendable {
+    /// The channel commits notify: lines of "session-id last-lsn".
+    public static let logChannel = "jam_log"
+
+    let client: PostgresClient
+    private let runner: ClientRunner
+    let location: PostgresLocation
+    private let logger: Logger
+
+    private init(client: PostgresClient, location: PostgresLocation, logger: Logger) {
+        self.client = client
+        self.location = location
+        self.logger = logger
+        runner = ClientRunner(client: client)
+    }
+
+    /// Connects to `location` and brings its schema up to date; fails with the server's words
+    /// when the database cannot be reached.
+    public static func open(_ location: PostgresLocation, logger: Logger) async throws -> PostgresSessionStore {
+        var backgroundLogger = logger
+        backgroundLogger.logLevel = max(logger.logLevel, .error)
+        let client = PostgresClient(configuration: location.clientConfiguration, backgroundLogger: backgroundLogger)
+        let store = PostgresSessionStore(client: client, location: location, logger: logger)
+        store.runner.start()
+        do {
+            try await PostgresMigrations.migrate(client, logger: backgroundLogger)
+        } catch {
+            await store.runner.stop()
+            throw error
+        }
+        return store
+    }
+
+    public var services: [any Service] { [] }
+
+    // MARK: Reads
+
+    public func loadIndex() async throws -> [StoredSessionEntry] {
+        try await entries(where: "")
+    }
+
+    /// The index row of `id`, if stored (a session another node created).
+    public func entry(_ id: SessionID) async throws -> StoredSessionEntry? {
+        try await entries(where: "WHERE s.id = $1", id.rawValue).first
+    }
+
+    /// The session, not ended, whose join code is `code`.
+    public func entry(code: String) async throws -> StoredSessionEntry? {
+        try await entries(where: "WHERE s.join_code = $1 AND NOT s.ended", code).first
+    }
+
+    private func entries(where filter: String, _ value: String? = nil) async throws -> [StoredSessionEntry] {
+        // The newest record says when the session next needs waking; a session without one
+        // (just created) has its snapshot say it.
+        var query = PostgresQuery(
+            unsafeSQL: """
+                SELECT s.id, s.join_code, s.code_issued_at, s.ended,
+                    CASE WHEN l.lsn IS NOT NULL THEN l.wake_at ELSE p.wake_at END
+                FROM sessions s
+                LEFT JOIN session_log l ON l.session_id = s.id AND l.lsn = s.last_lsn
+                LEFT JOIN LATERAL (
+                    SELECT wake_at FROM session_snapshots WHERE session_id = s.id ORDER BY lsn DESC LIMIT 1) p ON true
+                \(filter)
+                """)
+        if let value { query.binds.append(value) }
+        let rows = try await client.query(query, logger: logger)
+        var entries: [StoredSessionEntry] = []
+        for try await (id, code, issued, ended, wakeAt) in rows.decode((String, String, Int64, Bool, Int64?).self) {
+            entries.append(StoredSessionEntry(id: JamID(id), joinCode: code, codeIssuedAt: issued, ended: ended, wakeAt: wakeAt))
+        }
+        return entries
+    }
+
+    public func loadSession(_ id: SessionID) async throws -> StoredSession? {
+        // One snapshot of the database for both reads: a node pruning the log between them
+        // would otherwise leave a gap after the snapshot read.
+        try await client.withConnection { connection in
+            try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
+            do {
+                let snapshots = try await self.snapshots(id, on: connection)
+                guard let oldest = snapshots.first else {
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return nil
+                }
+                let records = try await self.records(id, after: oldest.lsn, on: connection)
+                try await connection.query("COMMIT", logger: self.logger)
+                return StoredSession(snapshots: snapshots, records: records)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                throw error
+            }
+        }
+    }
+
+    /// The records of `id` after `lsn`, in order (a node following a session another node writes).
+    public func records(_ id: SessionID, after lsn: Int64) async throws -> [LogRecord] {
+        try await client.withConnection { try await self.records(id, after: lsn, on: $0) }
+    }
+
+    private func snapshots(_ id: SessionID, on connection: PostgresConnection) async throws -> [SessionSnapshot] {
+        let rows = try await connection.query(
+            "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = \(id.rawValue) ORDER BY lsn", logger: logger)
+        var snapshots: [SessionSnapshot] = []
+        for try await (lsn, seq, wakeAt, state, answers) in rows.decode((Int64, Int64, Int64?, ByteBuffer, ByteBuffer).self) {
+            snapshots.append(
+                SessionSnapshot(
+                    lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array(buffer: state), answers: try LogCoding.decodeAnswers(Array(buffer: answers))))
+        }
+        return snapshots
+    }
+
+    private func records(_ id: SessionID, after lsn: Int64, on connection: PostgresConnection) async throws -> [LogRecord] {
+        let rows = try await connection.query(
+            """
+            SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer FROM session_log
+            WHERE session_id = \(id.rawValue) AND lsn > \(lsn) ORDER BY lsn
+            """, logger: logger)
+        var records: [LogRecord] = []
+        for try await (lsn, firstSeq, lastSeq, wakeAt, inputs, key, frame) in rows.decode(
+            (Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
+        {
+            records.append(
+                LogRecord(
+                    lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
+                    answer: key.map { StoredAnswer(key: $0, frame: frame ?? "") }))
+        }
+        return records
+    }
+
+    // MARK: Writes
+
+    public func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: Void.self)
+        promise.completeWithTask { try await self.write(PostgresBatch(writes)) }
+        return promise.futureResult
+    }
+
+    private func write(_ batch: PostgresBatch) async throws {
+        do {
+            try await client.withTransaction(logger: logger) { try await self.write(batch, on: $0) }
+        } catch let error as PostgresTransactionError {
+            // A refused append is the caller's to handle; say so rather than wrap it.
+            if let conflict = error.closureError as? StoreConflict { throw conflict }
+            throw error
+        }
+    }
+
+    private func write(_ batch: PostgresBatch, on connection: PostgresConnection) async throws {
+        let index = batch.index
+        if !index.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO sessions (id, join_code, code_issued_at, ended)
+                SELECT * FROM unnest(\(index.map(\.id.rawValue)), \(index.map(\.joinCode)), \(index.map(\.codeIssuedAt)), \(index.map(\.ended)))
+                ON CONFLICT (id) DO UPDATE SET join_code = excluded.join_code, code_issued_at = excluded.code_issued_at, ended = excluded.ended
+                """, logger: logger)
+        }
+        if !batch.appends.isEmpty {
+            let moved = try await connection.query(
+                """
+                UPDATE sessions s SET last_lsn = v.last
+                FROM unnest(\(batch.appends.map(\.id.rawValue)), \(batch.appends.map(\.first)), \(batch.appends.map(\.last))) AS v(id, first, last)
+                WHERE s.id = v.id AND s.last_lsn = v.first - 1
+                RETURNING s.id
+                """, logger: logger)
+            var followed = Set<String>()
+            for try await id in moved.decode(String.self) { followed.insert(id) }
+            let conflicts = batch.appends.map(\.id).filter { !followed.contains($0.rawValue) }
+            guard conflicts.isEmpty else { throw StoreConflict(sessions: conflicts) }
+            let records = batch.records
+            try await connection.query(
+                """
+                INSERT INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
+                SELECT id, lsn, first_seq, last_seq, CASE WHEN has_wake THEN wake_at END, inputs,
+                    CASE WHEN has_answer THEN answer_key END, CASE WHEN has_answer THEN answer END
+                FROM unnest(
+                    \(records.map(\.id.rawValue)), \(records.map(\.record.lsn)), \(records.map(\.record.firstSeq)),
+                    \(records.map(\.record.lastSeq)), \(records.map { $0.record.wakeAt != nil }), \(records.map { $0.record.wakeAt ?? 0 }),
+                    \(records.map { ByteBuffer(bytes: $0.record.inputs) }), \(records.map { $0.record.answer != nil }),
+                    \(records.map { $0.record.answer?.key ?? "" }), \(records.map { $0.record.answer?.frame ?? "" }))
+                    AS v(id, lsn, first_seq, last_seq, has_wake, wake_at, inputs, has_answer, answer_key, answer)
+                """, logger: logger)
+        }
+        let snapshots = batch.snapshots
+        if !snapshots.isEmpty {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try await connection.query(
+                """
+                INSERT INTO session_snapshots (session_id, lsn, seq, wake_at, state, answers, written_at)
+                SELECT id, lsn, seq, CASE WHEN has_wake THEN wake_at END, state, answers, \(now)
+                FROM unnest(
+                    \(snapshots.map(\.id.rawValue)), \(snapshots.map(\.snapshot.lsn)), \(snapshots.map(\.snapshot.seq)),
+                    \(snapshots.map { $0.snapshot.wakeAt != nil }), \(snapshots.map { $0.snapshot.wakeAt ?? 0 }),
+                    \(snapshots.map { ByteBuffer(bytes: $0.snapshot.state) }), \(snapshots.map { ByteBuffer(bytes: LogCoding.encode($0.snapshot.answers)) }))
+                    AS v(id, lsn, seq, has_wake, wake_at, state, answers)
+                ON CONFLICT (session_id, lsn) DO UPDATE SET seq = excluded.seq, wake_at = excluded.wake_at, state = excluded.state,
+                    answers = excluded.answers, written_at = excluded.written_at
+                """, logger: logger)
+            // Each session's second-newest snapshot is now the oldest kept: older ones, and the
+            // records it includes, go.
+            try await connection.query(
+                """
+                WITH ranked AS (
+                    SELECT session_id, lsn, row_number() OVER (PARTITION BY session_id ORDER BY lsn DESC) AS n
+                    FROM session_snapshots WHERE session_id = ANY(\(Array(Set(snapshots.map(\.id.rawValue)))))),
+                kept AS (SELECT session_id, lsn FROM ranked WHERE n = 2),
+                old AS (DELETE FROM session_snapshots s USING kept k WHERE s.session_id = k.session_id AND s.lsn < k.lsn)
+                DELETE FROM session_log l USING kept k WHERE l.session_id = k.session_id AND l.lsn <= k.lsn
+                """, logger: logger)
+        }
+        for payload in batch.notifications {
+            try await connection.query("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
+        }
+    }
+
+    public func close() async throws {
+        await runner.stop()
+    }
+}
+
+/// One group commit, regrouped into the statements the PostgreSQL store runs.
+struct PostgresBatch {
+    var index: [StoredSessionEntry] = []
+    var records: [(id: SessionID, record: LogRecord)] = []
+    /// Per session with records: its first and last record of the batch.
+    var appends: [(id: SessionID, first: Int64, last: Int64)] = []
+    var snapshots: [(id: SessionID, snapshot: SessionSnapshot)] = []
+
+    init(_ writes: [StoreWrite]) {
+        var position: [SessionID: Int] = [:]
+        // One statement may change a row once: a later index row or snapshot of the same key
+        // replaces an earlier one of the batch.
+        var indexPosition: [SessionID: Int] = [:]
+        var snapshotPosition: [String: Int] = [:]
+        for write in writes {
+            switch write {
+            case .index(let entry):
+                if let at = indexPosition[entry.id] {
+                    index[at] = entry
+                } else {
+                    indexPosition[entry.id] = index.count
+                    index.append(entry)
+                }
+            case .record(let id, let record):
+                records.append((id, record))
+                if let at = position[id] {
+                    appends[at].last = record.lsn
+                } else {
+                    position[id] = appends.count
+                    appends.append((id, record.lsn, record.lsn))
+                }
+            case .snapshot(let id, let snapshot):
+                let key = "\(id.rawValue) \(snapshot.lsn)"
+                if let at = snapshotPosition[key] {
+                    snapshots[at] = (id, snapshot)
+                } else {
+                    snapshotPosition[key] = snapshots.count
+                    snapshots.append((id, snapshot))
+                }
+            }
+        }
+    }
+
+    /// "session-id last-lsn" lines, cut below PostgreSQL's 8,000-byte payload limit.
+    var notifications: [String] {
+        var payloads: [String] = []
+        var current = ""
+        for append in appends {
+            let line = "\(append.id.rawValue) \(append.last)"
+            if current.utf8.count + line.utf8.count + 1 > 7_900 {
+                payloads.append(current)
+                current = ""
+            }
+            current += current.isEmpty ? line : "\n" + line
+        }
+        if !current.isEmpty { payloads.append(current) }
+        return payloads
+    }
+}
+
+/// Runs the client's connection pool from `open` until `close`, outside the server's graceful
+/// shutdown: the commit pipeline still writes its last batches through it after everything
+/// else has stopped.
+private final class ClientRunner: Sendable {
+    private let client: PostgresClient
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(client: PostgresClient) { self.client = client }
+
+    func start() {
+        // Detached so that it does not inherit a graceful shutdown it must outlive; `stop`
+        // cancels it and waits for it, so it never outlives the store.
+        task.withLock { $0 = Task.detached { [client] in await client.run() } }
+    }
+
+    func stop() async {
+        let running = task.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        running?.cancel()
+        await running?.value
+    }
+}
