@@ -39,13 +39,17 @@ public func buildApplication(
     let pipeline = CommitPipeline(store: store, logger: logger, timing: configuration.commitTiming)
     let library = profile.usesLibrary ? try loadLibrary(configuration, logger: logger) : nil
     let loops = MultiThreadedEventLoopGroup.singleton
-    let environment = SessionEnvironment(
+    // On PostgreSQL the node shares sessions with any other node on the same database.
+    let cluster = (store as? PostgresSessionStore).map { ClusterNode(store: $0, logger: logger) }
+    var environment = SessionEnvironment(
         clock: clock, ids: ids, pipeline: pipeline, logger: logger,
         outbox: SessionOutbox.Configuration(
             replayLimit: configuration.replayLogLimit, backlogLimit: configuration.outboxLimit, stallTimeoutMs: configuration.stallTimeoutMs),
         snapshotEvery: configuration.snapshotEvery, timing: configuration.timing,
         fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
+    environment.cluster = cluster
     let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
+    cluster?.setEvents(registry)
     try await registry.loadIndex()
 
     let context = ProfileContext(
@@ -55,7 +59,7 @@ public func buildApplication(
     let routeServices = profile.registerRoutes(on: router, context: context)
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
     // registry (snapshots), the store's own work, and the commit pipeline last of all.
-    let services: [any Service] = [pipeline] + store.services + [registry] + routeServices
+    let services: [any Service] = [pipeline] + store.services + (cluster.map { [$0] } ?? []) + [registry] + routeServices
     let timing = RealtimeHandler.Timing()
     return Application(
         router: router,

@@ -29,6 +29,7 @@ extension LiveSession {
         guard tracks != fallbackTracks else { return }
         fallbackTracks = tracks
         fallbackShuffle = nil
+        guard role == .owner else { return }
         do {
             try take(.keepFallback(Set(tracks.map(\.id))), cause: .tick)
         } catch {

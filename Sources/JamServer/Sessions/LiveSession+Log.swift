@@ -5,7 +5,7 @@ import JamProtocol
 /// snapshots.
 extension LiveSession {
     /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
-    func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64) {
+    func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64, consumes inboxId: Int64? = nil) {
         let record = LogRecord(
             lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs), answer: answer)
         var writes: [StoreWrite] = []
@@ -15,6 +15,7 @@ extension LiveSession {
             indexed = entry
         }
         writes.append(.record(id, record))
+        if let inboxId { writes.append(.consumed(id, inboxId: inboxId)) }
         recordsSinceSnapshot += 1
         eventsSinceSnapshot += Int(state.seq - firstSeq)
         if recordsSinceSnapshot >= environment.snapshotEvery || eventsSinceSnapshot >= environment.outbox.replayLimit || state.hasEnded {

@@ -27,9 +27,12 @@ extension LiveSession {
     /// A last record that does not read (written only in part when the process died) is
     /// ignored, and the next record takes its number. One that does not read before others
     /// that do makes the session unreadable: it stays in the store untouched.
+    ///
+    /// A replica (a session another node owns) stops after the log: the restart and the
+    /// catching up are the owner's to log.
     static func recover(
         _ stored: StoredSession, id: SessionID, entry: StoredSessionEntry, wire makeWire: (Int64) -> any SessionWire,
-        environment: SessionEnvironment, eventLoop: any EventLoop
+        environment: SessionEnvironment, eventLoop: any EventLoop, role: SessionRole = .owner
     ) throws(JamError) -> LiveSession {
         var logger = environment.logger
         logger[metadataKey: "session.id"] = "\(id)"
@@ -78,7 +81,8 @@ extension LiveSession {
             session.answers = answers
             session.indexed = entry
             session.outbox.restoreRing(ring)
-            session.resume()
+            session.role = role
+            if role == .owner { session.resume() }
         }
         return session
     }

@@ -10,7 +10,14 @@ extension LiveSession {
     func attach(_ connection: RealtimeConnection, lastSeq: Int64?) throws(JamError) {
         let user = connection.user
         let now = environment.clock.now()
-        if wire.socketsAreMembership {
+        if role == .replica {
+            // The owner counts the socket; this node serves it from the log it follows.
+            if wire.socketsAreMembership {
+                if state.member(user) == nil { forwardFromSocket(.join(displayName: connection.displayName), by: user, connection: nil, replyId: nil) }
+            } else {
+                forwardFromSocket(.connect, by: user, connection: nil, replyId: nil)
+            }
+        } else if wire.socketsAreMembership {
             if state.member(user) == nil {
                 let command = Command.join(displayName: connection.displayName)
                 try take(.command(command, by: user), cause: .command(command, by: user, connection: connection.id, relay: nil))
@@ -74,6 +81,10 @@ extension LiveSession {
         } else {
             command = .disconnect
         }
+        if role == .replica {
+            forwardFromSocket(command, by: user, connection: nil, replyId: nil)
+            return
+        }
         do {
             try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
         } catch {
@@ -101,6 +112,10 @@ extension LiveSession {
         case .command(let command, let replyId, let relay):
             if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
                 replyFramed(to: connectionID, answer)
+                return
+            }
+            if role == .replica {
+                forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
                 return
             }
             do {

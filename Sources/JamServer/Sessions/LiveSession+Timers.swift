@@ -6,7 +6,8 @@ import NIOCore
 extension LiveSession {
     /// Keeps one timer at the session's next deadline.
     func rescheduleTimer() {
-        let deadline = state.hasEnded ? nil : state.nextDeadline()
+        // Only the owner moves the timeline, so it moves once however many nodes follow.
+        let deadline = state.hasEnded || role == .replica ? nil : state.nextDeadline()
         guard deadline != timer?.deadline else { return }
         timer?.task.cancel()
         timer = nil

@@ -42,6 +42,20 @@ public actor LiveSession: CommitReceiver {
     var fallbackTracks: [Track]
     private let endedFlag = Atomic<Bool>(false)
     private var endAnnounced = false
+    /// Whether this node applies the session's commands or follows another node that does.
+    var role: SessionRole = .owner
+    /// Set once the session is let go (it fell behind the log, or its lease was lost): the
+    /// registry then reads it again from the store.
+    let releasedFlag = Atomic<Bool>(false)
+    /// Replica: commands forwarded to the owner and not answered yet, by answer key.
+    var forwards: [String: PendingForward] = [:]
+    /// Replica: the log position a notification announced.
+    var wantedLsn: Int64 = 0
+    var catchingUp = false
+    /// Owner: the newest inbox row taken.
+    var lastInboxId: Int64 = 0
+    var drainingInbox = false
+    var inboxAgain = false
 
     /// What a new session's creation writes: its index row and its first snapshot (record 0).
     nonisolated let creationWrites: [StoreWrite]
@@ -104,6 +118,7 @@ public actor LiveSession: CommitReceiver {
     /// Applies `command` and returns once it is stored and its frames are out.
     @discardableResult
     package func perform(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
+        if role == .replica { return try await forwardAndWait(command, by: user) }
         let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
         await waitUntilStored()
         return outcome
@@ -125,7 +140,9 @@ public actor LiveSession: CommitReceiver {
     /// - Parameter reply: the connection and command id the turn answers, if any.
     /// - Returns: the outcome and the record number its frames wait for.
     @discardableResult
-    func take(_ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil) throws(JamError) -> (Outcome, lsn: Int64) {
+    func take(
+        _ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil, consumes inboxId: Int64? = nil
+    ) throws(JamError) -> (Outcome, lsn: Int64) {
         let now = environment.clock.now()
         let firstSeq = state.seq
         var inputs = [TimedInput(at: now, input)]
@@ -156,7 +173,7 @@ public actor LiveSession: CommitReceiver {
         if changed {
             lsn = nextLsn
             nextLsn += 1
-            log(inputs: inputs, firstSeq: firstSeq, answer: answer, lsn: lsn)
+            log(inputs: inputs, firstSeq: firstSeq, answer: answer, lsn: lsn, consumes: inboxId)
         } else {
             lsn = nextLsn - 1
         }
@@ -201,7 +218,7 @@ public actor LiveSession: CommitReceiver {
     static func answerKey(_ user: UserID, _ id: String) -> String { "\(user.rawValue) \(id)" }
 
     /// The sockets a command ends, closed once what came before them is out.
-    private func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
+    func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
         var actions = SessionOutbox.Actions()
         if case .command(let command, let user) = input {
             switch command {

@@ -16,4 +16,6 @@ struct SessionEnvironment: Sendable {
     let timing: Timing
     /// The library tracks a fallback shuffle draws from (empty: no fallback).
     var fallbackTracks: [Track] = []
+    /// The node, when several share a PostgreSQL database.
+    var cluster: ClusterNode?
 }

@@ -39,8 +39,12 @@ public final class SessionRegistry: Service, Sendable {
     let logger: Logger
     let clock: any ServerClock
 
+    /// The node, when several share a PostgreSQL database.
+    let cluster: ClusterNode?
+
     init(store: any SessionStore, environment: SessionEnvironment, defaults: SessionDefaults, loops: any EventLoopGroup) {
         self.store = store
+        self.cluster = environment.cluster
         self.baseEnvironment = environment
         self.defaults = defaults
         self.loops = loops
@@ -61,12 +65,17 @@ public final class SessionRegistry: Service, Sendable {
     /// back first.
     package func session(_ id: SessionID) async throws(JamError) -> LiveSession {
         enum Step {
+            case lookUp
             case found(LiveSession)
             case wait(EventLoopFuture<LiveSession>)
             case load(StoredSessionEntry, EventLoopPromise<LiveSession>)
         }
         let step = try index.withLock { index throws(JamError) -> Step in
             switch index.entries[id] {
+            case .live(let session)? where session.releasedFlag.load(ordering: .acquiring):
+                // Let go (its lease was lost, or it fell behind): read it again.
+                index.entries[id] = nil
+                return .lookUp
             case .live(let session)?:
                 guard session.hasEnded else { return .found(session) }
                 Self.forget(id, in: &index)
@@ -82,10 +91,19 @@ public final class SessionRegistry: Service, Sendable {
             case .unreadable(let error)?:
                 throw error
             case nil:
-                throw JamError(.notFound, "no session \(id)")
+                guard cluster != nil else { throw JamError(.notFound, "no session \(id)") }
+                return .lookUp
             }
         }
         switch step {
+        case .lookUp:
+            // Another node may have created it.
+            guard let entry = try await sharedEntry(id) else { throw JamError(.notFound, "no session \(id)") }
+            index.withLock { index in
+                if index.entries[id] == nil { index.entries[id] = entry.ended ? .ended : .stored(entry) }
+            }
+            guard !entry.ended else { throw JamError(.gone, "the session has ended") }
+            return try await session(id)
         case .found(let session):
             return session
         case .wait(let future):
@@ -125,11 +143,18 @@ public final class SessionRegistry: Service, Sendable {
         guard let stored else { throw JamError(.notFound, "no session \(entry.id)") }
         let environment = self.environment
         let defaults = self.defaults
+        var role = SessionRole.owner
+        if let cluster {
+            // Whoever holds the lease applies the session's commands; the others follow it.
+            role = await cluster.tryLock([entry.id]).contains(entry.id) ? .owner : .replica
+        }
         // Replaying touches only the new session, but it runs on its loop like everything else it does.
         let future = loop.submit { () throws -> LiveSession in
-            try LiveSession.recover(stored, id: entry.id, entry: entry, wire: defaults.makeWire, environment: environment, eventLoop: loop)
+            try LiveSession.recover(stored, id: entry.id, entry: entry, wire: defaults.makeWire, environment: environment, eventLoop: loop, role: role)
         }
-        return try await Self.await(future)
+        let session = try await Self.await(future)
+        if role == .owner, cluster != nil { await session.drainInbox() }
+        return session
     }
 
     /// The live session whose join code is `code`.
@@ -137,7 +162,16 @@ public final class SessionRegistry: Service, Sendable {
         let code = JoinCodes.normalise(input)
         guard !code.isEmpty else { throw JamError(.invalidField, "code must not be empty") }
         guard code.count <= 32 else { throw JamError(.invalidField, "code is too long") }
-        let (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
+        var (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
+        if id == nil, cluster != nil, let entry = try await sharedEntry(code: code) {
+            // A session another node created.
+            index.withLock { index in
+                if index.entries[entry.id] == nil { index.entries[entry.id] = .stored(entry) }
+                index.codes[code] = entry.id
+                index.codeIssuedAt[code] = entry.codeIssuedAt
+            }
+            (id, issued) = (entry.id, entry.codeIssuedAt)
+        }
         guard let id else { throw JamError(.notFound, "no session with code \(code)") }
         if let lifetime = defaults.codeLifetimeMs, let issued, clock.now() - issued > lifetime {
             throw JamError(.gone, "the join code \(code) has expired")
@@ -188,6 +222,9 @@ public final class SessionRegistry: Service, Sendable {
         let now = clock.now()
         let environment = self.environment
         let id = environment.ids.next()
+        if let cluster, await cluster.tryLock([id]).isEmpty {
+            throw JamError(.unavailable, "the database is unreachable; try again")
+        }
         let session = index.withLock { index -> LiveSession in
             let code = Self.uniqueCode(defaults.codes, in: index)
             let state = SessionState(

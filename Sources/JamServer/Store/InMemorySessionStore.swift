@@ -52,6 +52,9 @@ public final class InMemorySessionStore: SessionStore, Sendable {
                     contents.index[entry.id] = entry
                 case .record(let id, let record):
                     contents.logs[id, default: [:]][record.lsn] = record
+                case .consumed:
+                    // Only nodes sharing PostgreSQL forward commands.
+                    break
                 case .snapshot(let id, let snapshot):
                     var kept = (contents.snapshots[id] ?? []).filter { $0.lsn != snapshot.lsn } + [snapshot]
                     kept.sort { $0.lsn < $1.lsn }

@@ -42,6 +42,18 @@ enum PostgresMigrations {
                     PRIMARY KEY (session_id, lsn))
                 """,
             ]),
+        Migration(
+            name: "2026-11-24 forwarded commands",
+            sql: [
+                // Commands a node forwards to the session's owner; a row goes in the transaction
+                // of the record that applied it.
+                """
+                CREATE TABLE session_inbox (
+                    id bigserial PRIMARY KEY, session_id text NOT NULL, origin text NOT NULL, connection bigint,
+                    reply_id text, input bytea NOT NULL, created_at bigint NOT NULL)
+                """,
+                "CREATE INDEX session_inbox_session ON session_inbox (session_id, id)",
+            ]),
     ]
 
     /// Applies every migration the database has not had yet; returns their names.

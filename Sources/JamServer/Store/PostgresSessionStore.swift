@@ -232,6 +232,9 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                 DELETE FROM session_log l USING kept k WHERE l.session_id = k.session_id AND l.lsn <= k.lsn
                 """, logger: logger)
         }
+        if !batch.consumed.isEmpty {
+            try await connection.query("DELETE FROM session_inbox WHERE id = ANY(\(batch.consumed))", logger: logger)
+        }
         for payload in batch.notifications {
             try await connection.query("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
         }
@@ -249,6 +252,7 @@ struct PostgresBatch {
     /// Per session with records: its first and last record of the batch.
     var appends: [(id: SessionID, first: Int64, last: Int64)] = []
     var snapshots: [(id: SessionID, snapshot: SessionSnapshot)] = []
+    var consumed: [Int64] = []
 
     init(_ writes: [StoreWrite]) {
         var position: [SessionID: Int] = [:]
@@ -273,6 +277,8 @@ struct PostgresBatch {
                     position[id] = appends.count
                     appends.append((id, record.lsn, record.lsn))
                 }
+            case .consumed(_, let inboxId):
+                consumed.append(inboxId)
             case .snapshot(let id, let snapshot):
                 let key = "\(id.rawValue) \(snapshot.lsn)"
                 if let at = snapshotPosition[key] {

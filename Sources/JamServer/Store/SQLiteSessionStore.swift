@@ -162,6 +162,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                 [.text(id.rawValue), .integer(record.lsn), .integer(record.firstSeq), .integer(record.lastSeq),
                  record.wakeAt.map { .integer($0) } ?? .null, .blob(record.inputs),
                  record.answer.map { .text($0.key) } ?? .null, record.answer.map { .text($0.frame) } ?? .null])
+        case .consumed:
+            // Only nodes sharing PostgreSQL forward commands; an embedded store has no inbox.
+            break
         case .snapshot(let id, let snapshot):
             try writer.run(
                 """

@@ -120,6 +120,9 @@ public enum StoreWrite: Sendable, Equatable {
     /// A new snapshot; the store keeps it and the one before, and drops older snapshots and
     /// the records they include.
     case snapshot(SessionID, SessionSnapshot)
+    /// A command another node forwarded is applied (or refused): its inbox row goes, in the
+    /// same transaction as the record that applied it, so it is applied exactly once.
+    case consumed(SessionID, inboxId: Int64)
 }
 
 /// Where sessions live between restarts: an index of sessions, and per session a log of

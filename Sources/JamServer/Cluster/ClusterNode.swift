@@ -1,0 +1,309 @@
+import Foundation
+import JamProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// What the node tells the sessions it runs (the registry).
+protocol ClusterEvents: AnyObject, Sendable {
+    /// `session`'s log now reaches `lsn` (another node committed it).
+    func logMoved(_ session: SessionID, to lsn: Int64) async
+    /// Commands for `session` wait in the inbox.
+    func inboxFilled(_ session: SessionID) async
+    /// The owner answered a command this node forwarded.
+    func replied(_ reply: ForwardReply) async
+    /// Time to try to take over sessions whose owner may be gone.
+    func pollLeases() async
+    /// The connection holding this node's leases broke: it owns nothing any more.
+    func leasesLost() async
+    /// Notifications may have been missed (a reconnect): look at the log and inbox again.
+    func resynchronize() async
+}
+
+/// One `jam serve` of several sharing a PostgreSQL database.
+///
+/// Each session has one owner node at a time, the one holding its advisory lock on this
+/// node's lease connection: only the owner applies commands and runs the session's timers,
+/// so a session's commands have one order and its auto-advance happens once. Other nodes
+/// with members in the session follow its log (told by `NOTIFY jam_log`, reading the records)
+/// and forward their members' commands through the `session_inbox` table (`NOTIFY
+/// jam_inbox`); the owner applies a forwarded command and deletes its row in one transaction.
+/// When a node dies PostgreSQL drops its connection and with it its locks, and a node
+/// following the session takes it over within `leasePoll` (docs/SEVERAL_NODES.md).
+public final class ClusterNode: Service, Sendable {
+    /// The channels nodes notify on.
+    enum Channel {
+        static let log = PostgresSessionStore.logChannel
+        static let inbox = "jam_inbox"
+        static let reply = "jam_reply"
+    }
+
+    /// This node's name in the inbox and in replies.
+    public let nodeID: String
+    let store: PostgresSessionStore
+    private let logger: Logger
+    /// How often nodes try to take over sessions they follow.
+    let leasePoll: Duration
+    private let lease = Mutex<PostgresConnection?>(nil)
+    private let events = Mutex<(any ClusterEvents)?>(nil)
+    private let outgoing = Mutex(Outgoing())
+    private let wakeForwarder: AsyncStream<Void>.Continuation
+    private let forwarderWakes: AsyncStream<Void>
+
+    private struct Outgoing {
+        var commands: [(ForwardedCommand, @Sendable (JamError) -> Void)] = []
+        var replies: [ForwardReply] = []
+    }
+
+    /// Creates the node around the shared store.
+    public init(store: PostgresSessionStore, logger: Logger, leasePoll: Duration = .milliseconds(500)) {
+        nodeID = UUID().uuidString.lowercased()
+        self.store = store
+        self.logger = logger
+        self.leasePoll = leasePoll
+        (forwarderWakes, wakeForwarder) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func setEvents(_ handler: any ClusterEvents) { events.withLock { $0 = handler } }
+    private var handler: (any ClusterEvents)? { events.withLock { $0 } }
+
+    // MARK: Leases
+
+    /// Takes the leases of those of `ids` no node holds; returns the ones taken.
+    func tryLock(_ ids: [SessionID]) async -> Set<SessionID> {
+        guard !ids.isEmpty, let connection = lease.withLock({ $0 }) else { return [] }
+        do {
+            let rows = try await connection.query(
+                "SELECT id FROM unnest(\(ids.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: logger)
+            var taken = Set<SessionID>()
+            for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
+            return taken
+        } catch {
+            logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    /// Gives up the lease of `id` (a session that ended or was let go).
+    func unlock(_ id: SessionID) async {
+        guard let connection = lease.withLock({ $0 }) else { return }
+        do {
+            try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+        } catch {
+            logger.debug("releasing a session lease failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Forwarding
+
+    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored.
+    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError) -> Void) {
+        outgoing.withLock { $0.commands.append((command, failed)) }
+        wakeForwarder.yield()
+    }
+
+    /// Queues an answer for the node a forwarded command came from.
+    func reply(_ reply: ForwardReply) {
+        outgoing.withLock { $0.replies.append(reply) }
+        wakeForwarder.yield()
+    }
+
+    /// The commands waiting for `session` after inbox row `after`, oldest first.
+    func inbox(_ session: SessionID, after: Int64) async throws -> [ForwardedCommand] {
+        let rows = try await store.client.query(
+            """
+            SELECT id, origin, connection, reply_id, input FROM session_inbox
+            WHERE session_id = \(session.rawValue) AND id > \(after) ORDER BY id
+            """, logger: logger)
+        var commands: [ForwardedCommand] = []
+        for try await (id, origin, connection, replyId, input) in rows.decode((Int64, String, Int64?, String?, ByteBuffer).self) {
+            do {
+                commands.append(
+                    try ForwardedCommand.decode(
+                        inboxId: id, session: session, origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
+                        input: Array(buffer: input)))
+            } catch {
+                // Written by a node of another version, say: it can never apply, so it must not block the rest.
+                logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": "\(error)"])
+                try await store.client.query("DELETE FROM session_inbox WHERE id = \(id)", logger: logger)
+            }
+        }
+        return commands
+    }
+
+    /// Writes queued commands and replies, a batch at a time, until shutdown.
+    private func forwardLoop() async {
+        for await _ in forwarderWakes {
+            await sendOutgoing()
+        }
+        await sendOutgoing()
+    }
+
+    private func sendOutgoing() async {
+        let (commands, replies) = outgoing.withLock { outgoing in
+            defer { outgoing = Outgoing() }
+            return (outgoing.commands, outgoing.replies)
+        }
+        if !commands.isEmpty {
+            do {
+                let rows = commands.map(\.0)
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                try await store.client.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
+                        SELECT session_id, origin, CASE WHEN connection >= 0 THEN connection END, NULLIF(reply_id, ''), input, \(now)
+                        FROM unnest(\(rows.map(\.session.rawValue)), \(rows.map(\.origin)), \(rows.map { Int64($0.connection ?? -1) }),
+                            \(rows.map { $0.replyId ?? "" }), \(rows.map { ByteBuffer(bytes: $0.encodedInput) }))
+                            AS v(session_id, origin, connection, reply_id, input)
+                        """, logger: logger)
+                    let sessions = Array(Set(rows.map(\.session.rawValue))).joined(separator: "\n")
+                    try await connection.query("SELECT pg_notify(\(Channel.inbox), \(sessions))", logger: logger)
+                }
+            } catch {
+                logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
+                let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
+                for (_, failed) in commands { failed(refusal) }
+            }
+        }
+        if !replies.isEmpty {
+            do {
+                let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+                try await store.client.query("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+            } catch {
+                // The member's client retries its command after reconnecting; the answer cache keeps it once.
+                logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])
+            }
+        }
+    }
+
+    // MARK: The lease connection
+
+    public func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.forwardLoop() }
+            group.addTask { await self.leaseLoop() }
+            group.addTask { await self.pollLoop() }
+            await withGracefulShutdownHandler {
+                await group.next()
+            } onGracefulShutdown: {
+                self.wakeForwarder.finish()
+            }
+            group.cancelAll()
+        }
+        await closeLease()
+    }
+
+    private func pollLoop() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: leasePoll)
+            } catch {
+                return
+            }
+            await handler?.pollLeases()
+        }
+    }
+
+    /// Holds the lease connection and listens on it; reconnects (and says the leases are lost)
+    /// when it breaks.
+    private func leaseLoop() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    on: MultiThreadedEventLoopGroup.singleton.next(), configuration: store.location.connectionConfiguration(), id: 0,
+                    logger: logger
+                ).get()
+                lease.withLock { $0 = connection }
+                if attempt > 0 { logger.notice("the database is back; this node takes sessions again") }
+                attempt = 0
+                await handler?.resynchronize()
+                try await listen(on: connection)
+            } catch {
+                if Task.isCancelled { return }
+                if attempt == 0 { logger.error("lost the database connection holding this node's leases", metadata: ["error": "\(error)"]) }
+            }
+            let held = lease.withLock { connection -> PostgresConnection? in
+                defer { connection = nil }
+                return connection
+            }
+            if let held {
+                _ = try? await held.close()
+                await handler?.leasesLost()
+            }
+            attempt += 1
+            do {
+                try await Task.sleep(for: .milliseconds(min(2_000, 100 * attempt)))
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Listens on the three channels until the connection breaks.
+    private func listen(on connection: PostgresConnection) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await connection.listen(on: Channel.log) { notifications in
+                    for try await notification in notifications { await self.logNotified(notification.payload) }
+                }
+            }
+            group.addTask {
+                try await connection.listen(on: Channel.inbox) { notifications in
+                    for try await notification in notifications {
+                        for line in notification.payload.split(separator: "\n") { await self.handler?.inboxFilled(JamID(String(line))) }
+                    }
+                }
+            }
+            group.addTask {
+                try await connection.listen(on: Channel.reply) { notifications in
+                    for try await notification in notifications { await self.replyNotified(notification.payload) }
+                }
+            }
+            group.addTask {
+                // The listeners see nothing of a connection that dies quietly; its close does.
+                try await connection.closeFuture.get()
+                throw JamError(.unavailable, "the lease connection closed")
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func logNotified(_ payload: String) async {
+        for line in payload.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let lsn = Int64(parts[1]) else {
+                logger.warning("a log notification does not read", metadata: ["payload": "\(line)"])
+                continue
+            }
+            await handler?.logMoved(JamID(String(parts[0])), to: lsn)
+        }
+    }
+
+    private func replyNotified(_ payload: String) async {
+        do {
+            let reply = try JSONDecoder().decode(ForwardReply.self, from: Data(payload.utf8))
+            guard reply.node == nodeID else { return }
+            await handler?.replied(reply)
+        } catch {
+            logger.warning("a reply notification does not read", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func closeLease() async {
+        let held = lease.withLock { connection -> PostgresConnection? in
+            defer { connection = nil }
+            return connection
+        }
+        do {
+            try await held?.close()
+        } catch {
+            logger.debug("closing the lease connection failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
