@@ -143,6 +143,10 @@ public actor LiveSession: CommitReceiver {
     func take(
         _ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil, consumes inboxId: Int64? = nil
     ) throws(JamError) -> (Outcome, lsn: Int64) {
+        if case .command = input, environment.pipeline.isStalled {
+            // Applied now, it could not be stored; the client hears so at once rather than wait.
+            throw JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
+        }
         let now = environment.clock.now()
         let firstSeq = state.seq
         var inputs = [TimedInput(at: now, input)]
@@ -240,6 +244,13 @@ public actor LiveSession: CommitReceiver {
 
 
     // MARK: Durability
+
+    nonisolated var sessionID: SessionID? { id }
+
+    /// Another node wrote the session first (the pipeline calls this on `eventLoop`).
+    nonisolated func fenced() {
+        assumeIsolated { $0.release("another server wrote the session first") }
+    }
 
     /// The store holds every record up to `lsn` (the pipeline calls this on `eventLoop`).
     nonisolated func stored(through lsn: Int64) {

@@ -1,3 +1,4 @@
+import JamProtocol
 import Logging
 import NIOCore
 import NIOPosix
@@ -10,6 +11,16 @@ protocol CommitReceiver: AnyObject, Sendable {
     var eventLoop: any EventLoop { get }
     /// The store holds every record up to `lsn`; called on `eventLoop`.
     func stored(through lsn: Int64)
+    /// The session whose records these are, when the receiver is one.
+    var sessionID: SessionID? { get }
+    /// Another writer appended to the session first: none of its queued writes will be
+    /// stored; called on `eventLoop`.
+    func fenced()
+}
+
+extension CommitReceiver {
+    var sessionID: SessionID? { nil }
+    func fenced() {}
 }
 
 /// Group commit on a thread of its own.
@@ -83,6 +94,10 @@ public final class CommitPipeline: Service, Sendable {
     private let lingers = Atomic<Int>(0)
     /// Set once the server stops: a batch the store keeps refusing is then given up on.
     private let stopping = Atomic<Bool>(false)
+    private let stalled = Atomic<Bool>(false)
+    /// The last commit failed: the store is unreachable or full, so new commands are refused
+    /// with a clear error until a commit succeeds again.
+    var isStalled: Bool { stalled.load(ordering: .relaxed) }
     /// Attempts at a batch, once stopping, before it is given up on.
     static let attemptsWhenStopping = 5
     /// How many batches have waited for company so far.
@@ -146,10 +161,15 @@ public final class CommitPipeline: Service, Sendable {
                     $0.failures = 0
                     $0.lastCommit = .now()
                 }
+                self.stalled.store(false, ordering: .relaxed)
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
                 self.loop.execute { self.drain() }
+            case .failure(let conflict as StoreConflict):
+                self.dropFenced(conflict, writes: writes, receipts: receipts)
+                self.loop.execute { self.drain() }
             case .failure(let error):
+                self.stalled.store(true, ordering: .relaxed)
                 let failures = self.queue.withLock { queue -> Int in
                     // Put the batch back in front of what came since, in order.
                     queue.writes = writes + queue.writes
@@ -165,6 +185,25 @@ public final class CommitPipeline: Service, Sendable {
                 self.logger.error("storing a batch failed; retrying", metadata: ["error": "\(error)", "batch.writes": "\(writes.count)", "retry.ms": "\(backoff)"])
                 self.loop.scheduleTask(in: .milliseconds(Int64(backoff))) { self.drain() }
             }
+        }
+    }
+
+    /// Another node appended to some sessions of the batch first: their writes (this batch's
+    /// and any queued since, all made on a state the log has moved past) are dropped and the
+    /// sessions told; the rest of the batch goes back in front of the queue.
+    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [(receiver: any CommitReceiver, lsn: Int64)]) {
+        let fenced = Set(conflict.sessions)
+        let dropped = queue.withLock { queue -> [any CommitReceiver] in
+            let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
+            queue.writes = writes.filter(keep) + queue.writes.filter(keep)
+            let all = receipts + queue.receipts
+            queue.receipts = all.filter { $0.receiver.sessionID.map { !fenced.contains($0) } ?? true }
+            return all.filter { $0.receiver.sessionID.map { fenced.contains($0) } ?? false }.map(\.receiver)
+        }
+        logger.warning("another server wrote these sessions first; this one lets them go", metadata: ["sessions": "\(conflict.sessions)"])
+        var told = Set<ObjectIdentifier>()
+        for receiver in dropped where told.insert(ObjectIdentifier(receiver)).inserted {
+            receiver.eventLoop.execute { receiver.fenced() }
         }
     }
 

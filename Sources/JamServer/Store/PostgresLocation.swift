@@ -78,6 +78,24 @@ public struct PostgresLocation: Sendable, Equatable {
         return configuration
     }
 
+    /// The location as a URL again, password included (to hand to another process).
+    package var url: String {
+        get throws(JamError) {
+            var components = URLComponents()
+            components.scheme = "postgres"
+            components.user = username
+            components.password = password
+            components.host = host
+            components.port = port
+            components.path = "/" + (database ?? "")
+            var query: [URLQueryItem] = [URLQueryItem(name: "sslmode", value: tlsMode.rawValue)]
+            if let socketFolder { query.append(URLQueryItem(name: "host", value: socketFolder)) }
+            components.queryItems = query
+            guard let url = components.string else { throw JamError(.internal, "the database location does not make a URL") }
+            return url
+        }
+    }
+
     /// The same server and user with another database (tests create one each).
     package func replacingDatabase(with name: String) throws(JamError) -> PostgresLocation {
         var copy = self

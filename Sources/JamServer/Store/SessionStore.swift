@@ -125,6 +125,16 @@ public enum StoreWrite: Sendable, Equatable {
     case consumed(SessionID, inboxId: Int64)
 }
 
+extension StoreWrite {
+    /// The session the write belongs to.
+    var sessionID: SessionID {
+        switch self {
+        case .index(let entry): entry.id
+        case .record(let id, _), .snapshot(let id, _), .consumed(let id, _): id
+        }
+    }
+}
+
 /// Where sessions live between restarts: an index of sessions, and per session a log of
 /// records with snapshots. Writes come as group commits from one pipeline, in order.
 ///
