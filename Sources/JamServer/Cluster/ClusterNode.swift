@@ -193,8 +193,9 @@ public final class ClusterNode: Service, Sendable {
                 self.wakeForwarder.finish()
             }
             group.cancelAll()
+            // A connection's close is what ends its listeners (waiting on it ignores cancellation).
+            await self.closeLease()
         }
-        await closeLease()
     }
 
     private func pollLoop() async {

@@ -137,9 +137,11 @@ extension LiveSession {
         var restarted = false
         for record in records where record.lsn == nextLsn {
             var actions = SessionOutbox.Actions()
+            var recordEvents: [ServerEnvelope] = []
             do {
                 for input in try LogCoding.decodeInputs(record.inputs) {
                     let events = try state.apply(input).events
+                    recordEvents += events
                     for var frame in wire.frames(for: events, cause: .tick, state: state, now: input.at) {
                         frame.bytes = WebSocketText.frame(frame.bytes)
                         actions.merge(outbox.enqueue(.broadcast(frame), after: record.lsn, now: now))
@@ -160,7 +162,9 @@ extension LiveSession {
                 case .socket(let connection)?:
                     actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))
                 case .rest(let continuation)?:
-                    continuation.resume(returning: .success(Self.outcome(fromAck: answer.frame)))
+                    var outcome = Self.outcome(fromAck: answer.frame)
+                    outcome.events = recordEvents
+                    continuation.resume(returning: .success(outcome))
                 case nil:
                     break
                 }

@@ -1,0 +1,254 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Synchronization
+import Testing
+
+/// Three `jam serve` nodes on one PostgreSQL database behind HAProxy (`deploy/haproxy.cfg`),
+/// with real sockets: one order for everyone, resumes across a dead node, one auto-advance,
+/// and nothing acknowledged lost when the owner is killed.
+@Suite(.serialized, .enabled(if: TestCluster.enabled, "needs PostgreSQL and HAProxy (scripts/test.sh starts them)"))
+struct ClusterTests {
+    /// The broadcast events a socket received after `seq`, as "seq type".
+    static func broadcasts(_ socket: TestSocket, after seq: Int64) async -> [String] {
+        await socket.received.filter { envelope in
+            switch envelope.event.type {
+            case .ack, .error, .pong, .stateSync: false
+            default: envelope.seq > seq
+            }
+        }.map { "\($0.seq) \($0.event.type.rawValue)" }
+    }
+
+    /// Waits until every socket has received broadcasts up to `seq`.
+    static func waitFor(_ sockets: [TestSocket], toReach seq: Int64) async throws {
+        for socket in sockets {
+            try await socket.next("seq \(seq)", timeout: .seconds(10)) { $0.seq >= seq && $0.event.type != .ack && $0.event.type != .stateSync }
+        }
+    }
+
+    @Test func membersOnEveryNodeSeeEachOthersChangesInOneOrder() async throws {
+        try await TestCluster.with { cluster in
+            let host = try await cluster.front.api.guest("Host")
+            let created = try await cluster.node(0).api.create(host.token)
+            let id = created.session.id
+            var sockets: [TestSocket] = []
+            var guests: [(token: String, socket: TestSocket)] = []
+            for n in 0..<3 {
+                // Each guest joins through a different node and keeps its socket there.
+                let guest = try await cluster.node(n).api.guest("Guest \(n)")
+                _ = try await cluster.node(n).api.join(guest.token, code: created.session.joinCode)
+                let socket = TestSocket(server: cluster.node(n), session: id, token: guest.token)
+                try await socket.next(.stateSync)
+                guests.append((guest.token, socket))
+                sockets.append(socket)
+            }
+            let hostSocket = TestSocket(server: cluster.front, session: id, token: host.token)
+            let start = try await hostSocket.next(.stateSync).seq
+            sockets.append(hostSocket)
+
+            // Everyone adds at once, each on their own node.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, guest) in guests.enumerated() {
+                    group.addTask {
+                        for k in 0..<4 {
+                            let commandId = "add-\(n)-\(k)"
+                            guest.socket.send(.addToQueue(AddToQueue(track: testTrack(n * 10 + k), nonce: commandId)), id: commandId)
+                            try await guest.socket.next("ack \(commandId)", timeout: .seconds(10)) { $0.ack?.id == commandId }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // A vote through node 2's REST, a skip from the host's socket through the balancer.
+            let queued = try await cluster.node(2).api.view(guests[2].token, id).queue
+            let voted = try #require(queued.last)
+            let vote = try await cluster.node(2).api.send("PUT", "/api/v1/sessions/\(id)/queue/\(voted.id)/vote", token: guests[2].token, json: VoteBody(value: 1))
+            #expect(vote.status == 200, "\(vote.text)")
+            hostSocket.send(.skip, id: "skip-1")
+            try await hostSocket.next("ack skip-1", timeout: .seconds(10)) { $0.ack?.id == "skip-1" }
+
+            let final = try await cluster.node(1).api.view(host.token, id)
+            let last = await hostSocket.received.map(\.seq).max() ?? 0
+            try await Self.waitFor(sockets, toReach: last)
+            // Timers go on meanwhile (the next song's start): compare up to `last`.
+            let reference = await Self.broadcasts(hostSocket, after: start).filter { Int64($0.split(separator: " ")[0])! <= last }
+            #expect(reference.count >= 12, "adds, votes and a skip: \(reference)")
+            let seqs = reference.compactMap { Int64($0.split(separator: " ")[0]) }
+            #expect(seqs == Array((start + 1)...(start + Int64(seqs.count))), "every seq once, in order")
+            for (n, socket) in sockets.enumerated() {
+                let seen = await Self.broadcasts(socket, after: start).filter { Int64($0.split(separator: " ")[0])! <= last }
+                #expect(seen == reference, "the socket on node \(n) saw another order")
+            }
+            #expect(final.queue.first?.id == voted.id || final.nowPlaying?.item.id == voted.id, "the voted song leads")
+            for socket in sockets { await socket.close() }
+        }
+    }
+
+    @Test func aMemberWhoseNodeDiesResumesWithExactlyTheEventsItMissed() async throws {
+        try await TestCluster.with { cluster in
+            let host = try await cluster.front.api.guest("Host")
+            let created = try await cluster.node(0).api.create(host.token)
+            let id = created.session.id
+            let guest = try await cluster.front.api.guest("Guest")
+            _ = try await cluster.node(2).api.join(guest.token, code: created.session.joinCode)
+            let watcher = TestSocket(server: cluster.node(0), session: id, token: host.token)
+            try await watcher.next(.stateSync)
+            let onDoomedNode = TestSocket(server: cluster.node(2), session: id, token: guest.token)
+            try await onDoomedNode.next(.stateSync)
+            for n in 0..<2 { #expect(try await cluster.node(0).api.add(host.token, id, testTrack(n)).status == 201) }
+            let seen = await onDoomedNode.received.map(\.seq).max() ?? 0
+            try await Self.waitFor([onDoomedNode], toReach: seen)
+
+            try await cluster.nodes[2].kill()
+            _ = try? await onDoomedNode.closedByServer(timeout: .seconds(5))
+            for n in 2..<5 { #expect(try await cluster.node(0).api.add(host.token, id, testTrack(n)).status == 201) }
+            let last = await watcher.received.map(\.seq).max() ?? 0
+            try await Self.waitFor([watcher], toReach: last)
+
+            // Back through the balancer, which now sends it to a node that is alive.
+            let resumed = TestSocket(server: cluster.front, session: id, token: guest.token, lastSeq: seen)
+            try await resumed.next("seq \(last)", timeout: .seconds(10)) { $0.seq >= last }
+            let replayed = await resumed.received
+            #expect(!replayed.contains { $0.event.type == .stateSync }, "a replay, not the whole state")
+            let missed = await Self.broadcasts(watcher, after: seen).filter { Int64($0.split(separator: " ")[0])! <= last }
+            #expect(await Self.broadcasts(resumed, after: seen).filter { Int64($0.split(separator: " ")[0])! <= last } == missed)
+            #expect(replayed.filter { $0.seq <= seen && $0.event.type != .ack }.isEmpty, "nothing it had already")
+            await watcher.close()
+            await resumed.close()
+        }
+    }
+
+    @Test func theTimelineAdvancesOnceWhateverTheNumberOfNodes() async throws {
+        try await TestCluster.with(arguments: ["--log-level", "warning"]) { cluster in
+            let host = try await cluster.front.api.guest("Host")
+            let created = try await cluster.node(0).api.create(host.token)
+            let id = created.session.id
+            var sockets: [TestSocket] = []
+            for n in 0..<3 {
+                let guest = try await cluster.node(n).api.guest("Guest \(n)")
+                _ = try await cluster.node(n).api.join(guest.token, code: created.session.joinCode)
+                let socket = TestSocket(server: cluster.node(n), session: id, token: guest.token)
+                try await socket.next(.stateSync)
+                sockets.append(socket)
+            }
+            #expect(try await cluster.node(1).api.add(host.token, id, testTrack(1, durationMs: 1_500)).status == 201)
+            let second = try await cluster.node(2).api.add(host.token, id, testTrack(2, durationMs: 60_000))
+            #expect(second.status == 201)
+            let secondId = try second.decode(QueueItem.self).id
+            for socket in sockets {
+                try await socket.next("the second song", timeout: .seconds(15)) { envelope in
+                    if case .playCommit(let commit) = envelope.event { return commit.itemId == secondId }
+                    return false
+                }
+            }
+            let view = try await cluster.node(2).api.view(host.token, id)
+            #expect(view.history.map(\.item.track.id) == ["track-1"], "the first song ended once")
+            var commits: [[String]] = []
+            for socket in sockets {
+                commits.append(await socket.received.compactMap { envelope in
+                    if case .playCommit(let commit) = envelope.event { return "\(envelope.seq) \(commit.itemId == secondId ? "second" : "first")" }
+                    return nil
+                })
+            }
+            #expect(commits.allSatisfy { $0 == commits[0] }, "\(commits)")
+            #expect(commits[0].filter { $0.hasSuffix("second") }.count == 1)
+            for socket in sockets { await socket.close() }
+        }
+    }
+
+    @Test func killingTheOwnerLosesNoAcknowledgedCommandAndAppliesNoneTwice() async throws {
+        try await TestCluster.with { cluster in
+            let host = try await cluster.front.api.guest("Host")
+            let created = try await cluster.node(0).api.create(host.token, CreateSessionRequest(settings: SettingsPatch(maxQueuedPerMember: 500)))
+            let id = created.session.id
+            var guests: [(user: UserID, socket: TestSocket)] = []
+            for n in 0..<4 {
+                // Node 0 owns the session; the guests sit on the nodes that survive it.
+                let node = cluster.node(1 + n % 2)
+                let guest = try await node.api.guest("Guest \(n)")
+                _ = try await node.api.join(guest.token, code: created.session.joinCode)
+                let socket = TestSocket(server: node, session: id, token: guest.token)
+                try await socket.next(.stateSync)
+                guests.append((guest.userId, socket))
+            }
+            let progress = Progress()
+            let results = try await withThrowingTaskGroup(of: (UserID, [String: ItemID]).self) { group in
+                for (index, guest) in guests.enumerated() {
+                    group.addTask {
+                        var acknowledged: [String: ItemID] = [:]
+                        var n = 0
+                        while !progress.stop.load(ordering: .relaxed) {
+                            n += 1
+                            let track = "g\(index)-\(n)", commandId = "add-\(n)"
+                            let sentAt = ContinuousClock.now
+                            var ack: ServerEnvelope?
+                            // A command that goes unanswered is sent again with the same id, as clients do.
+                            for _ in 0..<3 where ack == nil {
+                                guest.socket.send(.addToQueue(AddToQueue(track: Track(id: track, name: track, artist: "A", durationMs: 200_000), nonce: track)), id: commandId)
+                                ack = try? await guest.socket.next("ack \(commandId)", timeout: .seconds(3)) { $0.ack?.id == commandId }
+                            }
+                            guard let item = ack?.ack?.itemId else { break }
+                            acknowledged[track] = item
+                            progress.acknowledged(sentAt: sentAt)
+                        }
+                        return (guest.user, acknowledged)
+                    }
+                }
+                group.addTask {
+                    try await progress.waitFor(30, deadline: .seconds(30))
+                    try await cluster.nodes[0].kill()
+                    progress.killed()
+                    try await progress.waitFor(progress.count + 40, deadline: .seconds(30))
+                    progress.stop.store(true, ordering: .relaxed)
+                    return (JamID("killer"), [:])
+                }
+                var all: [UserID: [String: ItemID]] = [:]
+                for try await (user, acknowledged) in group { all[user] = acknowledged }
+                return all
+            }
+            for guest in guests { await guest.socket.close() }
+            let takeover = try #require(progress.firstAckAfterKill, "no command was acknowledged after the owner died")
+            print("cluster: owner killed; first command sent after it was acknowledged \(takeover) later; \(progress.count) adds acknowledged")
+            #expect(takeover < .seconds(2), "a new owner within 2 s")
+
+            let view = try await cluster.node(1).api.view(host.token, id)
+            var copies: [String: Int] = [:]
+            for item in view.queue + [view.nowPlaying?.item].compactMap({ $0 }) { copies[item.track.id, default: 0] += 1 }
+            for (_, acknowledged) in results {
+                for (track, item) in acknowledged {
+                    #expect(copies[track] == 1, "acknowledged add \(track) is there once, not \(copies[track] ?? 0) times")
+                    #expect(view.queue.contains { $0.id == item } || view.nowPlaying?.item.id == item)
+                }
+            }
+            #expect(copies.values.allSatisfy { $0 == 1 }, "nothing applied twice")
+        }
+    }
+
+    /// What the load in the owner-kill test has done so far.
+    final class Progress: Sendable {
+        let stop = Atomic<Bool>(false)
+        private let state = Mutex<(count: Int, killedAt: ContinuousClock.Instant?, firstAfterKill: Duration?)>((0, nil, nil))
+
+        var count: Int { state.withLock { $0.count } }
+        var firstAckAfterKill: Duration? { state.withLock { $0.firstAfterKill } }
+
+        func acknowledged(sentAt: ContinuousClock.Instant) {
+            state.withLock { state in
+                state.count += 1
+                if let killedAt = state.killedAt, sentAt >= killedAt, state.firstAfterKill == nil { state.firstAfterKill = ContinuousClock.now - killedAt }
+            }
+        }
+
+        func killed() { state.withLock { $0.killedAt = .now } }
+
+        func waitFor(_ count: Int, deadline: Duration) async throws {
+            let end = ContinuousClock.now + deadline
+            while self.count < count, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+}
+
+/// `PUT …/vote`'s body.
+struct VoteBody: Encodable {
+    let value: Int
+}
