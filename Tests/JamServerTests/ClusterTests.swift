@@ -252,3 +252,81 @@ struct ClusterTests {
 struct VoteBody: Encodable {
     let value: Int
 }
+
+/// A database that crashes and comes back under two nodes (a cluster of its own, so the
+/// other PostgreSQL tests never see it go).
+@Suite(.enabled(if: TestCluster.enabled, "needs PostgreSQL (scripts/test.sh installs it)"))
+struct DatabaseRestartTests {
+    /// Runs `scripts/postgres.sh` with `arguments`; returns what it printed.
+    static func postgres(_ arguments: String...) async throws -> String {
+        let log = TestServer.makeDataDirectory().appendingPathComponent("postgres.out")
+        let script = TestCluster.repository.appendingPathComponent("scripts/postgres.sh")
+        let child = try await ChildProcess.start(script, arguments: arguments, logFile: log)
+        let status = try await child.waitForExit(timeout: .seconds(60))
+        let output = try String(contentsOf: log, encoding: .utf8)
+        guard case .exited(0) = status else { throw TestFailure("scripts/postgres.sh \(arguments.joined(separator: " ")) failed: \(output)") }
+        return output
+    }
+
+    @Test func commandsDuringAnOutageGetAClearErrorAndNodesCarryOnWhenItIsBack() async throws {
+        let folder = TestServer.makeDataDirectory().appendingPathComponent("pg")
+        let output = try await Self.postgres("start", folder.path)
+        let url = try #require(output.split(separator: "\n").last { $0.hasPrefix("postgres://") }.map(String.init))
+        let nodes = [
+            try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url]),
+            try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url]),
+        ]
+        do {
+            let (owner, other) = (nodes[0].server, nodes[1].server)
+            let host = try await owner.api.guest("Host")
+            let id = try await owner.api.create(host.token).session.id
+            #expect(try await other.api.add(host.token, id, testTrack(1)).status == 201)
+            let socket = TestSocket(server: other, session: id, token: host.token)
+            try await socket.next(.stateSync)
+
+            _ = try await Self.postgres("kill", folder.path)
+            // Both nodes notice (the lease connection drops) and say so rather than wait.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var refused = [false, false]
+            while ContinuousClock.now < deadline, refused.contains(false) {
+                for (n, node) in [owner, other].enumerated() where !refused[n] {
+                    let started = ContinuousClock.now
+                    let response = try await node.api.add(host.token, id, testTrack(100 + n))
+                    if response.status == 503 {
+                        #expect(response.text.contains("unavailable"))
+                        #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after a wait")
+                        refused[n] = true
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(refused == [true, true], "both nodes refuse commands while the database is down")
+            #expect(try await socket.closedByServer(timeout: .seconds(5)) != nil, "members are told to reconnect")
+
+            _ = try await Self.postgres("start", folder.path)
+            // Back by themselves: no node restarted.
+            var added = [false, false]
+            let back = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < back, added.contains(false) {
+                for (n, node) in [owner, other].enumerated() where !added[n] {
+                    added[n] = try await node.api.add(host.token, id, testTrack(200 + n)).status == 201
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(added == [true, true], "both nodes take commands again")
+            let view = try await other.api.view(host.token, id)
+            let tracks = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
+            #expect(tracks.isSuperset(of: ["track-1", "track-200", "track-201"]))
+            #expect(tracks.isDisjoint(with: ["track-100", "track-101"]), "a refused command was not applied")
+            let again = TestSocket(server: owner, session: id, token: host.token)
+            #expect(try await again.next(.stateSync).stateSync?.queue.isEmpty == false)
+            await again.close()
+        } catch {
+            for node in nodes { _ = try? await node.kill() }
+            _ = try? await Self.postgres("stop", folder.path)
+            throw error
+        }
+        for node in nodes { try await node.terminate() }
+        _ = try await Self.postgres("stop", folder.path)
+    }
+}

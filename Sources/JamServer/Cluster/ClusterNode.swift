@@ -68,6 +68,35 @@ public final class ClusterNode: Service, Sendable {
     }
 
     func setEvents(_ handler: any ClusterEvents) { events.withLock { $0 = handler } }
+
+    /// Whether the node holds its lease connection: without it the database is unreachable
+    /// and the node owns nothing, so requests are refused at once rather than left waiting.
+    var isConnected: Bool { lease.withLock { $0 != nil } }
+
+    /// Fails with `unavailable` when the database does not answer within `limit` (a pool
+    /// waiting for a connection to a database that is down would wait for ever).
+    func withDatabase<T: Sendable>(limit: Duration = .seconds(3), _ body: @escaping @Sendable () async throws -> T) async throws(JamError) -> T {
+        guard isConnected else { throw JamError(.unavailable, "the database is unreachable; try again") }
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw JamError(.unavailable, "the database did not answer in time; try again")
+                }
+                return value
+            }
+        } catch let error as JamError {
+            throw error
+        } catch {
+            logger.warning("a database read failed", metadata: ["error": "\(error)"])
+            throw JamError(.unavailable, "the database is unreachable; try again")
+        }
+    }
     private var handler: (any ClusterEvents)? { events.withLock { $0 } }
 
     // MARK: Leases

@@ -115,7 +115,8 @@ extension LiveSession {
         guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return false }
         let records: [LogRecord]
         do {
-            records = try await cluster.store.records(id, after: nextLsn - 1)
+            let (store, id, after) = (cluster.store, id, nextLsn - 1)
+            records = try await cluster.withDatabase { try await store.records(id, after: after) }
         } catch {
             logger.warning("reading the session's log failed", metadata: ["error": "\(error)"])
             return false
@@ -193,7 +194,8 @@ extension LiveSession {
             inboxAgain = false
             let commands: [ForwardedCommand]
             do {
-                commands = try await cluster.inbox(id, after: lastInboxId)
+                let (id, after) = (id, lastInboxId)
+                commands = try await cluster.withDatabase { try await cluster.inbox(id, after: after) }
             } catch {
                 logger.warning("reading forwarded commands failed", metadata: ["error": "\(error)"])
                 return

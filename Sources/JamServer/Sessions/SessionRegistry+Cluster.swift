@@ -6,21 +6,13 @@ extension SessionRegistry: ClusterEvents {
     /// The stored index row of a session another node may have created.
     func sharedEntry(_ id: SessionID) async throws(JamError) -> StoredSessionEntry? {
         guard let cluster else { return nil }
-        do {
-            return try await cluster.store.entry(id)
-        } catch {
-            throw JamError(.unavailable, "the database is unreachable; try again")
-        }
+        return try await cluster.withDatabase { try await cluster.store.entry(id) }
     }
 
     /// The stored, not ended, session whose join code is `code`.
     func sharedEntry(code: String) async throws(JamError) -> StoredSessionEntry? {
         guard let cluster else { return nil }
-        do {
-            return try await cluster.store.entry(code: code)
-        } catch {
-            throw JamError(.unavailable, "the database is unreachable; try again")
-        }
+        return try await cluster.withDatabase { try await cluster.store.entry(code: code) }
     }
 
     private func live(_ id: SessionID) -> LiveSession? {

@@ -64,6 +64,10 @@ public final class SessionRegistry: Service, Sendable {
     /// The session `id`: 404 when unknown, 410 when it has ended. A stored session is brought
     /// back first.
     package func session(_ id: SessionID) async throws(JamError) -> LiveSession {
+        if let cluster, !cluster.isConnected {
+            // Its sessions were let go with the connection; nothing can be read or applied.
+            throw JamError(.unavailable, "the database is unreachable; try again")
+        }
         enum Step {
             case lookUp
             case found(LiveSession)
@@ -135,7 +139,12 @@ public final class SessionRegistry: Service, Sendable {
     private func bringBack(_ entry: StoredSessionEntry, on loop: any EventLoop) async throws(JamError) -> LiveSession {
         let stored: StoredSession?
         do {
-            stored = try await store.loadSession(entry.id)
+            if let cluster {
+                let store = self.store
+                stored = try await cluster.withDatabase { try await store.loadSession(entry.id) }
+            } else {
+                stored = try await store.loadSession(entry.id)
+            }
         } catch {
             logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
             throw JamError(.unavailable, "the session could not be read from the store; try again")
