@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests use; installed only when missing.
-needed=(curl jq tmux)
+# Debian packages the tests use; installed only when missing. postgresql and haproxy:
+# the PostgreSQL store and cluster tests (several nodes behind deploy/haproxy.cfg).
+needed=(curl jq tmux postgresql haproxy)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -22,6 +23,42 @@ if [ "${#missing[@]}" -gt 0 ]; then
     exit 1
   fi
 fi
+
+# A throwaway PostgreSQL cluster (scripts/postgres.sh: 127.0.0.1 only, runs as the
+# postgres user) for the PostgreSQL store and cluster tests, which skip without
+# JAM_TEST_DATABASE_URL unless JAM_REQUIRE_ALL=1. Started before the build so a broken
+# set-up shows at once; stopped and deleted on any exit.
+echo "==> PostgreSQL for the tests"
+pg_dir=""
+stop_postgres() {
+  if [ -n "$pg_dir" ]; then
+    scripts/postgres.sh stop "$pg_dir" || echo "warning: could not stop PostgreSQL in $pg_dir" >&2
+    pg_dir=""
+  fi
+}
+trap stop_postgres EXIT
+# Without these, SIGINT/SIGTERM could end the script without running the EXIT trap.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+pg_dir="$(mktemp -d -t openjam-test-pg.XXXXXX)"
+if pg_url="$(scripts/postgres.sh start "$pg_dir")"; then
+  export JAM_TEST_DATABASE_URL="$pg_url"
+  # The cluster's folder, for tests that restart or kill the database with scripts/postgres.sh.
+  export JAM_TEST_DATABASE_DIR="$pg_dir"
+  echo "PostgreSQL at $pg_url"
+else
+  # postgres.sh deletes only folders holding a cluster; this one may hold a failed initdb.
+  rm -rf "$pg_dir"
+  pg_dir=""
+  if [ "${JAM_REQUIRE_ALL:-0}" = 1 ]; then
+    echo "could not start PostgreSQL with scripts/postgres.sh (see above); the PostgreSQL and cluster tests need it (JAM_REQUIRE_ALL=1)" >&2
+    exit 1
+  fi
+  echo "warning: could not start PostgreSQL (see above); the PostgreSQL and cluster tests will be skipped" >&2
+fi
+# Debian puts haproxy in /usr/sbin, which a non-root PATH may lack.
+JAM_TEST_HAPROXY="$(PATH="$PATH:/usr/sbin:/sbin" command -v haproxy || true)"
+export JAM_TEST_HAPROXY
 
 echo "==> building"
 swift build --build-tests
