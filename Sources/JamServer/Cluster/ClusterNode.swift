@@ -140,12 +140,12 @@ public final class ClusterNode: Service, Sendable {
         wakeForwarder.yield()
     }
 
-    /// The commands waiting for `session` after inbox row `after`, oldest first.
-    func inbox(_ session: SessionID, after: Int64) async throws -> [ForwardedCommand] {
+    /// The commands waiting for `session`, oldest first.
+    func inbox(_ session: SessionID) async throws -> [ForwardedCommand] {
         let rows = try await store.client.query(
             """
             SELECT id, origin, connection, reply_id, input FROM session_inbox
-            WHERE session_id = \(session.rawValue) AND id > \(after) ORDER BY id
+            WHERE session_id = \(session.rawValue) ORDER BY id
             """, logger: logger)
         var commands: [ForwardedCommand] = []
         for try await (id, origin, connection, replyId, input) in rows.decode((Int64, String, Int64?, String?, ByteBuffer).self) {

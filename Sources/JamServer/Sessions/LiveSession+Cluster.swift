@@ -194,14 +194,18 @@ extension LiveSession {
             inboxAgain = false
             let commands: [ForwardedCommand]
             do {
-                let (id, after) = (id, lastInboxId)
-                commands = try await cluster.withDatabase { try await cluster.inbox(id, after: after) }
+                let id = id
+                commands = try await cluster.withDatabase { try await cluster.inbox(id) }
             } catch {
                 logger.warning("reading forwarded commands failed", metadata: ["error": "\(error)"])
                 return
             }
-            for command in commands where command.inboxId > lastInboxId && role == .owner && !releasedFlag.load(ordering: .relaxed) {
-                lastInboxId = command.inboxId
+            // Row ids are not commit order (two nodes' inserts commit in either order), so no
+            // high-water mark: every row still there is looked at, and those already taken
+            // (their deletion not yet committed) are passed over.
+            takenInbox.formIntersection(commands.map(\.inboxId))
+            for command in commands where !takenInbox.contains(command.inboxId) && role == .owner && !releasedFlag.load(ordering: .relaxed) {
+                takenInbox.insert(command.inboxId)
                 takeForwarded(command, node: cluster)
             }
         } while inboxAgain && role == .owner
@@ -250,6 +254,23 @@ extension LiveSession {
                 frame: String(buffer: WebSocketText.payload(of: frame)), errorCode: error?.code, errorMessage: error?.message))
     }
 
+    /// How long a replica nobody here is connected to keeps following its session.
+    static let idleReplicaLifetime: TimeAmount = .seconds(60)
+
+    /// A replica whose last socket here closed stops following the session a while later
+    /// (REST calls in between keep it), so a node does not apply every record of sessions
+    /// it no longer serves.
+    func scheduleReplicaRelease() {
+        eventLoop.scheduleTask(in: Self.idleReplicaLifetime) { [self] in
+            self.assumeIsolated { session in
+                guard session.role == .replica, session.connections.isEmpty, session.forwards.isEmpty else { return }
+                if session.releasedFlag.exchange(true, ordering: .acquiringAndReleasing) == false {
+                    session.logger.debug("no member here any more; no longer following the session")
+                }
+            }
+        }
+    }
+
     // MARK: Changing hands
 
     /// This node took the session's lease: it reads the log to its end, becomes the owner,
@@ -260,7 +281,7 @@ extension LiveSession {
         guard !releasedFlag.load(ordering: .relaxed) else { return }
         role = .owner
         indexed = entry
-        lastInboxId = 0
+        takenInbox = []
         // Callers waiting on this node for the old owner's answer: the commands are in the
         // inbox, and their answers now come from here.
         for (key, pending) in forwards {

@@ -52,8 +52,8 @@ public actor LiveSession: CommitReceiver {
     /// Replica: the log position a notification announced.
     var wantedLsn: Int64 = 0
     var catchingUp = false
-    /// Owner: the newest inbox row taken.
-    var lastInboxId: Int64 = 0
+    /// Owner: inbox rows taken whose deletion may not be committed yet.
+    var takenInbox: Set<Int64> = []
     var drainingInbox = false
     var inboxAgain = false
 

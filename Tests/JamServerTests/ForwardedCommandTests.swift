@@ -1,0 +1,116 @@
+import Foundation
+import JamCore
+import JamProtocol
+import JamTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import JamServer
+
+/// The owner's inbox: forwarded commands are applied once each, whatever order the nodes
+/// that forwarded them commit in.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct ForwardedCommandTests {
+    /// Inserts `command` into the inbox inside an open transaction of `connection`.
+    static func insert(_ command: ForwardedCommand, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
+            VALUES (\(command.session.rawValue), \(command.origin), NULL, \(command.replyId), \(ByteBuffer(bytes: command.encodedInput)), 0)
+            """, logger: Logger(label: "test"))
+    }
+
+    @Test func aCommandCommittedAfterALaterOneIsStillApplied() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
+        try await TestServer.with(store: store) { server in
+            let host = try await server.api.guest("Host")
+            let created = try await server.api.create(host.token)
+            let id = created.session.id
+            let logger = Logger(label: "test")
+            let configuration = try location.testConnectionConfiguration()
+            let (early, late) = (
+                try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger),
+                try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger))
+            func add(_ name: String) -> ForwardedCommand {
+                ForwardedCommand(
+                    inboxId: 0, session: id, origin: "another-node", connection: nil, replyId: "fwd-\(name)",
+                    command: .add(track: Track(id: name, name: name, artist: "A", durationMs: 200_000), nonce: name, itemId: JamID(UUID().uuidString.lowercased())),
+                    user: host.userId)
+            }
+            // Node A takes the smaller row id but commits after node B's larger one has been applied.
+            try await early.query("BEGIN", logger: logger)
+            try await Self.insert(add("first-in-id-order"), on: early)
+            try await late.query("BEGIN", logger: logger)
+            try await Self.insert(add("committed-first"), on: late)
+            try await late.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
+            try await late.query("COMMIT", logger: logger)
+            try await Self.waitForQueue(server, host.token, id, containing: ["committed-first"])
+            try await early.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
+            try await early.query("COMMIT", logger: logger)
+            let view = try await Self.waitForQueue(server, host.token, id, containing: ["committed-first", "first-in-id-order"])
+            let tracks = view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 }
+            #expect(tracks.filter { $0 == "committed-first" }.count == 1)
+            #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
+            // Both rows go once applied.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var left = -1
+            while ContinuousClock.now < deadline {
+                let rows = try await early.query("SELECT count(*) FROM session_inbox", logger: logger)
+                for try await count in rows.decode(Int64.self) { left = Int(count) }
+                if left == 0 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(left == 0, "applied commands leave the inbox")
+            try await early.close()
+            try await late.close()
+        }
+    }
+
+    @discardableResult
+    static func waitForQueue(_ server: TestServer, _ token: String, _ id: SessionID, containing tracks: Set<String>) async throws -> SessionView {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let view = try await server.api.view(token, id)
+            let present = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
+            if present.isSuperset(of: tracks) { return view }
+            guard ContinuousClock.now < deadline else { throw TestFailure("the queue never held \(tracks); it has \(present)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// How a forwarded command is kept in the inbox.
+@Suite struct ForwardedCommandEncodingTests {
+    @Test func aForwardedCommandReadsBackAsItWasWritten() throws {
+        let command = ForwardedCommand(
+            inboxId: 0, session: "00000000-0000-0000-0009-000000000001", origin: "node-a", connection: 7, replyId: "c-1",
+            command: .vote(itemId: "00000000-0000-0000-0009-000000000002", value: -1), user: "00000000-0000-0000-0009-000000000003")
+        let read = try ForwardedCommand.decode(
+            inboxId: 12, session: command.session, origin: "node-a", connection: 7, replyId: "c-1", input: command.encodedInput)
+        var expected = command
+        expected.inboxId = 12
+        #expect(read == expected)
+    }
+
+    @Test func aRowThatIsNotOneCommandIsRefused() {
+        let two = LogCoding.encode([TimedInput(at: 0, .advance), TimedInput(at: 0, .advance)])
+        #expect(throws: (any Error).self) {
+            try ForwardedCommand.decode(inboxId: 1, session: "00000000-0000-0000-0009-000000000001", origin: "n", connection: nil, replyId: nil, input: two)
+        }
+        #expect(throws: (any Error).self) {
+            try ForwardedCommand.decode(inboxId: 1, session: "00000000-0000-0000-0009-000000000001", origin: "n", connection: nil, replyId: nil, input: Array("{".utf8))
+        }
+    }
+
+    @Test func logNotificationsStayUnderPostgreSQLsPayloadLimit() {
+        let writes = (0..<400).map { n in
+            StoreWrite.record(JamID(String(format: "00000000-0000-0000-0009-%012d", n)), LogRecord(lsn: 1, firstSeq: 0, lastSeq: 1, wakeAt: nil, inputs: []))
+        }
+        let payloads = PostgresBatch(writes).notifications
+        #expect(payloads.count > 1)
+        #expect(payloads.allSatisfy { $0.utf8.count < 8_000 })
+        #expect(payloads.flatMap { $0.split(separator: "\n") }.count == 400, "every session once")
+    }
+}
