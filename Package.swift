@@ -129,7 +129,8 @@ let package = Package(
         .testTarget(
             name: "JamServerTests",
             dependencies: [
-                "JamServer", "jam", "JamTestSupport",
+                "JamServer", "jam", "JamTestSupport", "JamClient", "JamClientNIO",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),

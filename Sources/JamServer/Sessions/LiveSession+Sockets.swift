@@ -68,6 +68,7 @@ extension LiveSession {
         outbox.detach(connection)
         Metrics.connections.decrement()
         socketGone(gone.user)
+        if role == .replica, connections.isEmpty { scheduleReplicaRelease() }
     }
 
     /// A socket of `user` is gone: the member disconnects (or, where sockets are membership,

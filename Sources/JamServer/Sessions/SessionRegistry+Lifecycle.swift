@@ -71,6 +71,8 @@ extension SessionRegistry {
     }
 
     private func wake(_ id: SessionID) async {
+        // A session another node owns wakes there; this node would only follow it.
+        if let cluster, await cluster.tryLock([id]).isEmpty { return }
         do {
             _ = try await session(id)
         } catch {

@@ -234,8 +234,9 @@ public final class SessionRegistry: Service, Sendable {
         if let cluster, await cluster.tryLock([id]).isEmpty {
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
+        let reserved = cluster == nil ? nil : try await codeFreeOnEveryNode(for: id)
         let session = index.withLock { index -> LiveSession in
-            let code = Self.uniqueCode(defaults.codes, in: index)
+            let code = reserved ?? Self.uniqueCode(defaults.codes, in: index)
             let state = SessionState(
                 id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
                 timing: environment.timing, rules: defaults.rules, now: now)
@@ -297,6 +298,21 @@ public final class SessionRegistry: Service, Sendable {
 
     /// A fresh ID for an item or a session.
     package func newID() -> JamID { baseEnvironment.ids.next() }
+
+    /// A join code no session on any node holds (other nodes' new codes are only in the
+    /// database), reserved here for `id`.
+    private func codeFreeOnEveryNode(for id: SessionID) async throws(JamError) -> String? {
+        for _ in 0..<5 {
+            let candidate = index.withLock { index -> String in
+                let code = Self.uniqueCode(defaults.codes, in: index)
+                index.codes[code] = id
+                return code
+            }
+            guard let holder = try await sharedEntry(code: candidate) else { return candidate }
+            index.withLock { $0.codes[candidate] = holder.id }
+        }
+        return nil
+    }
 
     private static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String {
         var generator = SystemRandomNumberGenerator()
