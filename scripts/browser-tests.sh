@@ -10,6 +10,10 @@
 #
 # Environment: JAM_BIN (default .build/debug/jam), JAM_REQUIRE_ALL, PYTHON (python3),
 # JAM_BROWSER_TEST_TIME_LIMIT (seconds, default 170), extra pytest arguments as "$@".
+# JAM_TEST_DATABASE_URL (a PostgreSQL URL whose user may CREATE DATABASE) and
+# JAM_TEST_HAPROXY (the haproxy program), both exported by scripts/test.sh, reach pytest
+# as they are: test_cluster.py starts its own three nodes on a fresh database behind
+# HAProxy (deploy/haproxy.cfg) and is skipped without them unless JAM_REQUIRE_ALL=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
