@@ -9,10 +9,10 @@ import Synchronization
 
 /// What the node tells the sessions it runs (the registry).
 protocol ClusterEvents: AnyObject, Sendable {
-    /// `session`'s log now reaches `lsn` (another node committed it).
-    func logMoved(_ session: SessionID, to lsn: Int64) async
-    /// Commands for `session` wait in the inbox.
-    func inboxFilled(_ session: SessionID) async
+    /// These sessions' logs now reach these record numbers (another node committed them).
+    func logMoved(_ positions: [(SessionID, Int64)]) async
+    /// Commands for these sessions wait in the inbox.
+    func inboxFilled(_ sessions: [SessionID]) async
     /// The owner answered a command this node forwarded.
     func replied(_ reply: ForwardReply) async
     /// Time to try to take over sessions whose owner may be gone.
@@ -142,17 +142,22 @@ public final class ClusterNode: Service, Sendable {
 
     /// The commands waiting for `session`, oldest first.
     func inbox(_ session: SessionID) async throws -> [ForwardedCommand] {
+        try await inbox([session])[session] ?? []
+    }
+
+    /// The commands waiting for each of `sessions`, oldest first (one query for all).
+    func inbox(_ sessions: [SessionID]) async throws -> [SessionID: [ForwardedCommand]] {
         let rows = try await store.client.query(
             """
-            SELECT id, origin, connection, reply_id, input FROM session_inbox
-            WHERE session_id = \(session.rawValue) ORDER BY id
+            SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
+            WHERE session_id = ANY(\(sessions.map(\.rawValue))) ORDER BY id
             """, logger: logger)
-        var commands: [ForwardedCommand] = []
-        for try await (id, origin, connection, replyId, input) in rows.decode((Int64, String, Int64?, String?, ByteBuffer).self) {
+        var commands: [SessionID: [ForwardedCommand]] = [:]
+        for try await (id, session, origin, connection, replyId, input) in rows.decode((Int64, String, String, Int64?, String?, ByteBuffer).self) {
             do {
-                commands.append(
+                commands[JamID(session), default: []].append(
                     try ForwardedCommand.decode(
-                        inboxId: id, session: session, origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
+                        inboxId: id, session: JamID(session), origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
                         input: Array(buffer: input)))
             } catch {
                 // Written by a node of another version, say: it can never apply, so it must not block the rest.
@@ -180,18 +185,19 @@ public final class ClusterNode: Service, Sendable {
             do {
                 let rows = commands.map(\.0)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                try await store.client.withTransaction(logger: logger) { connection in
-                    try await connection.query(
-                        """
+                // One statement (its own transaction): the rows, and one notification naming
+                // their sessions, delivered when they are committed.
+                try await store.client.query(
+                    """
+                    WITH added AS (
                         INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
                         SELECT session_id, origin, CASE WHEN connection >= 0 THEN connection END, NULLIF(reply_id, ''), input, \(now)
                         FROM unnest(\(rows.map(\.session.rawValue)), \(rows.map(\.origin)), \(rows.map { Int64($0.connection ?? -1) }),
                             \(rows.map { $0.replyId ?? "" }), \(rows.map { ByteBuffer(bytes: $0.encodedInput) }))
                             AS v(session_id, origin, connection, reply_id, input)
-                        """, logger: logger)
-                    let sessions = Array(Set(rows.map(\.session.rawValue))).joined(separator: "\n")
-                    try await connection.query("SELECT pg_notify(\(Channel.inbox), \(sessions))", logger: logger)
-                }
+                        RETURNING session_id)
+                    SELECT pg_notify(\(Channel.inbox), string_agg(DISTINCT session_id, E'\\n')) FROM added
+                    """, logger: logger)
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
@@ -285,7 +291,7 @@ public final class ClusterNode: Service, Sendable {
             group.addTask {
                 try await connection.listen(on: Channel.inbox) { notifications in
                     for try await notification in notifications {
-                        for line in notification.payload.split(separator: "\n") { await self.handler?.inboxFilled(JamID(String(line))) }
+                        await self.handler?.inboxFilled(notification.payload.split(separator: "\n").map { JamID(String($0)) })
                     }
                 }
             }
@@ -305,14 +311,16 @@ public final class ClusterNode: Service, Sendable {
     }
 
     private func logNotified(_ payload: String) async {
+        var positions: [(SessionID, Int64)] = []
         for line in payload.split(separator: "\n") {
             let parts = line.split(separator: " ")
             guard parts.count == 2, let lsn = Int64(parts[1]) else {
                 logger.warning("a log notification does not read", metadata: ["payload": "\(line)"])
                 continue
             }
-            await handler?.logMoved(JamID(String(parts[0])), to: lsn)
+            positions.append((JamID(String(parts[0])), lsn))
         }
+        if !positions.isEmpty { await handler?.logMoved(positions) }
     }
 
     private func replyNotified(_ payload: String) async {

@@ -97,6 +97,19 @@ extension LiveSession {
 
     // MARK: Replica: following the log
 
+    /// Replica: the last record applied; nil for an owner or a session let go.
+    var followedLsn: Int64? {
+        role == .replica && !releasedFlag.load(ordering: .relaxed) ? nextLsn - 1 : nil
+    }
+
+    /// Records read for this session with others': applied, then anything still missing up
+    /// to `lsn` read on its own.
+    func follow(_ records: [LogRecord], upTo lsn: Int64) async {
+        guard role == .replica else { return }
+        if let first = records.first, first.lsn <= nextLsn { follow(records) }
+        if nextLsn - 1 < lsn { await catchUp(to: lsn) }
+    }
+
     /// A notification says the log reaches `lsn`: reads and applies the records up to it.
     func catchUp(to lsn: Int64) async {
         wantedLsn = max(wantedLsn, lsn)
@@ -200,15 +213,27 @@ extension LiveSession {
                 logger.warning("reading forwarded commands failed", metadata: ["error": "\(error)"])
                 return
             }
-            // Row ids are not commit order (two nodes' inserts commit in either order), so no
-            // high-water mark: every row still there is looked at, and those already taken
-            // (their deletion not yet committed) are passed over.
-            takenInbox.formIntersection(commands.map(\.inboxId))
-            for command in commands where !takenInbox.contains(command.inboxId) && role == .owner && !releasedFlag.load(ordering: .relaxed) {
-                takenInbox.insert(command.inboxId)
-                takeForwarded(command, node: cluster)
-            }
+            takeInbox(commands)
         } while inboxAgain && role == .owner
+    }
+
+    /// How long a taken inbox row is passed over: its deletion commits within moments (or the
+    /// session is let go, and the next owner takes it afresh).
+    static let takenInboxMemoryMs: Millis = 60_000
+
+    /// Applies the inbox rows not taken yet, in order.
+    ///
+    /// Row ids are not commit order (two nodes' inserts commit in either order), so there is
+    /// no high-water mark: every row still there is looked at, and those taken already (their
+    /// deletion not committed yet, or read by an earlier query) are passed over.
+    func takeInbox(_ commands: [ForwardedCommand]) {
+        guard role == .owner, let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return }
+        let now = environment.clock.now()
+        takenInbox = takenInbox.filter { now - $0.value < Self.takenInboxMemoryMs }
+        for command in commands where takenInbox[command.inboxId] == nil && role == .owner && !releasedFlag.load(ordering: .relaxed) {
+            takenInbox[command.inboxId] = now
+            takeForwarded(command, node: cluster)
+        }
     }
 
     /// Applies one forwarded command; its inbox row goes with its record (or on its own when
@@ -281,7 +306,7 @@ extension LiveSession {
         guard !releasedFlag.load(ordering: .relaxed) else { return }
         role = .owner
         indexed = entry
-        takenInbox = []
+        takenInbox = [:]
         // Callers waiting on this node for the old owner's answer: the commands are in the
         // inbox, and their answers now come from here.
         for (key, pending) in forwards {

@@ -52,8 +52,8 @@ public actor LiveSession: CommitReceiver {
     /// Replica: the log position a notification announced.
     var wantedLsn: Int64 = 0
     var catchingUp = false
-    /// Owner: inbox rows taken whose deletion may not be committed yet.
-    var takenInbox: Set<Int64> = []
+    /// Owner: inbox rows taken (whose deletion may not be committed yet), with when.
+    var takenInbox: [Int64: Millis] = [:]
     var drainingInbox = false
     var inboxAgain = false
 

@@ -31,12 +31,44 @@ extension SessionRegistry: ClusterEvents {
         }
     }
 
-    func logMoved(_ session: SessionID, to lsn: Int64) async {
-        await live(session)?.catchUp(to: lsn)
+    func logMoved(_ positions: [(SessionID, Int64)]) async {
+        guard let cluster else { return }
+        // The sessions this node follows and is behind on, read in one query.
+        var behind: [(session: LiveSession, applied: Int64, wanted: Int64)] = []
+        for (id, lsn) in positions {
+            guard let session = live(id), let applied = await session.followedLsn, applied < lsn else { continue }
+            behind.append((session, applied, lsn))
+        }
+        guard !behind.isEmpty else { return }
+        let store = cluster.store
+        let wanted = behind.map { ($0.session.id, $0.applied) }
+        let records: [SessionID: [LogRecord]]
+        do {
+            records = try await cluster.withDatabase { try await store.records(after: wanted) }
+        } catch {
+            logger.warning("reading followed sessions' logs failed; each tries on its own", metadata: ["error": "\(error)"])
+            records = [:]
+        }
+        for entry in behind {
+            await entry.session.follow(records[entry.session.id] ?? [], upTo: entry.wanted)
+        }
     }
 
-    func inboxFilled(_ session: SessionID) async {
-        await live(session)?.drainInbox()
+    func inboxFilled(_ sessions: [SessionID]) async {
+        guard let cluster else { return }
+        var owned: [LiveSession] = []
+        for id in Set(sessions) {
+            if let session = live(id), await session.role == .owner { owned.append(session) }
+        }
+        guard !owned.isEmpty else { return }
+        let ids = owned.map(\.id)
+        do {
+            let commands = try await cluster.withDatabase { try await cluster.inbox(ids) }
+            for session in owned { await session.takeInbox(commands[session.id] ?? []) }
+        } catch {
+            logger.warning("reading forwarded commands failed; each session tries on its own", metadata: ["error": "\(error)"])
+            for session in owned { await session.drainInbox() }
+        }
     }
 
     func replied(_ reply: ForwardReply) async {

@@ -121,6 +121,28 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         try await client.withConnection { try await self.records(id, after: lsn, on: $0) }
     }
 
+    /// The records of several sessions, each after its own position, in order (one query for
+    /// all the sessions a notification names).
+    public func records(after positions: [(SessionID, Int64)]) async throws -> [SessionID: [LogRecord]] {
+        let rows = try await client.query(
+            """
+            SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
+            FROM unnest(\(positions.map(\.0.rawValue)), \(positions.map(\.1))) AS v(id, after)
+            JOIN session_log l ON l.session_id = v.id AND l.lsn > v.after
+            ORDER BY l.session_id, l.lsn
+            """, logger: logger)
+        var records: [SessionID: [LogRecord]] = [:]
+        for try await (id, lsn, firstSeq, lastSeq, wakeAt, inputs, key, frame) in rows.decode(
+            (String, Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
+        {
+            records[JamID(id), default: []].append(
+                LogRecord(
+                    lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
+                    answer: key.map { StoredAnswer(key: $0, frame: frame ?? "") }))
+        }
+        return records
+    }
+
     private func snapshots(_ id: SessionID, on connection: PostgresConnection) async throws -> [SessionSnapshot] {
         let rows = try await connection.query(
             "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = \(id.rawValue) ORDER BY lsn", logger: logger)
