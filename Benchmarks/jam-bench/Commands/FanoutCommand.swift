@@ -52,6 +52,12 @@ struct FanoutCommand: AsyncParsableCommand {
     @Option(name: .customLong("step-seconds"), help: "Seconds per ramp step.")
     var stepSeconds: Double = 3
 
+    @Option(help: "Nodes sharing one PostgreSQL database (needs --database); members of every session spread over them.")
+    var nodes = 1
+
+    @Option(help: "A PostgreSQL cluster (postgres://…, loopback): the run creates a database of its own there and every node keeps its sessions in it (scripts/postgres.sh start prints one).")
+    var database: String?
+
     @Option(name: .customLong("echo-bytes"), help: "Size of the echo server's event frames, bytes (OpenJam's mean under this load is about 2.7 KB).")
     var echoBytes = 2_700
 
@@ -99,8 +105,19 @@ struct FanoutCommand: AsyncParsableCommand {
             }
         }
 
-        let (server, jam) = try await common.startServer(wire)
+        guard nodes == 1 || database != nil else { throw ValidationError("--nodes needs --database (a PostgreSQL cluster on loopback)") }
+        guard (1...8).contains(nodes) else { throw ValidationError("--nodes takes 1 to 8") }
+        guard database == nil || (wire == .openjam && common.serverURL == nil) else {
+            throw ValidationError("--database starts OpenJam nodes itself (not with --server-url or --protocol pirate-radio)")
+        }
+        var shared: BenchDatabase?
+        if let database { shared = try await BenchDatabase.create(in: database) }
+        let (server, jam) = try await startNodes(wire, database: shared)
         report.describe(server: server, jam: jam, wire: wire)
+        if shared != nil {
+            report.set("store", "PostgreSQL, \(nodes) node\(nodes == 1 ? "" : "s") (members of each session spread over them)")
+            report.note("server CPU and memory add the nodes up; database CPU is PostgreSQL's processes")
+        }
         do {
             try await measure(
                 server: server, wire: wire, phases: chosen, sessions: sessionCount, members: memberCount, rate: loadRate, seconds: loadSeconds,
@@ -110,7 +127,28 @@ struct FanoutCommand: AsyncParsableCommand {
         }
         if let failure = server.deathNotice() { report.fail(failure) }
         await server.stop(keepData: common.keepData)
+        await shared?.drop()
         try common.finish(report)
+    }
+
+    /// The server, or with `--database` `--nodes` of them on one database (the first
+    /// carrying the others as peers).
+    private func startNodes(_ wire: WireProtocol, database: BenchDatabase?) async throws -> (ServerUnderTest, JamExecutable?) {
+        guard let database else { return try await common.startServer(wire) }
+        let jam = try JamExecutable.locate(common.jam)
+        Console.line("starting \(nodes) × \(jam.path) serve on PostgreSQL…")
+        var started: [ServerUnderTest] = []
+        do {
+            for _ in 0..<nodes {
+                started.append(try await ServerUnderTest.start(jam, protocol: wire, extraArguments: ["--database", database.url]))
+            }
+        } catch {
+            for node in started { await node.stop(keepData: false) }
+            throw error
+        }
+        var first = started[0]
+        first.peers = Array(started.dropFirst())
+        return (first, jam)
     }
 
     /// The idle-session phase, the load phase and the ramp against `server`.
@@ -173,6 +211,13 @@ struct FanoutCommand: AsyncParsableCommand {
                 report.add(.value(
                     "load_server_cpu_ms_per_command", "load: server CPU per command", cpu * 10 / main.answeredRate, unit: "ms",
                     target: pirate ? nil : .atMost(0.15, .value, "≤ 0.15 ms")))
+            }
+        }
+        if let cpu = main.databaseCPU {
+            report.add(.value("load_database_cpu_percent", "load: database (PostgreSQL) CPU", cpu, unit: "% of a core"))
+            if main.deliveryRate > 0, let server = main.serverCPU {
+                report.add(.value(
+                    "load_cpu_us_per_delivery", "load: nodes + database CPU per delivery", (server + cpu) * 10_000 / main.deliveryRate, unit: "µs"))
             }
         }
         if let cpu = main.clientCPU { report.add(.value("load_client_cpu_percent", "load: load client CPU", cpu, unit: "% of a core")) }

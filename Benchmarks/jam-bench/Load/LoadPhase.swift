@@ -31,6 +31,9 @@ struct PhaseResult: Sendable {
     var server: (before: ProcessSample, after: ProcessSample)?
     var client: (before: ProcessSample, after: ProcessSample)?
     var machine: (before: MachineCPU, after: MachineCPU)?
+    /// PostgreSQL's processes, when a database serves the nodes (backends that came or went
+    /// during the phase are left out).
+    var database: (before: ProcessSample, after: ProcessSample)?
     /// The store's group commits and the session rows they wrote (from `/metrics`).
     var commits: Double?
     var rows: Double?
@@ -53,10 +56,12 @@ struct PhaseResult: Sendable {
     var serverMajorFaults: Double? { server.map { $0.after.majorFaults - $0.before.majorFaults } }
     /// Load client CPU, % of one core.
     var clientCPU: Double? { client.map { $0.after.cpuPercent(since: $0.before) } }
+    /// PostgreSQL's CPU, % of one core.
+    var databaseCPU: Double? { database.map { $0.after.cpuPercent(since: $0.before) } }
     /// CPU taken by other processes on the machine meanwhile, % of one core (noise, if not ~0).
     var othersCPU: Double? {
         guard let machine, let server = serverCPU, let client = clientCPU else { return nil }
-        return max(0, machine.after.percent(since: machine.before) - server - client)
+        return max(0, machine.after.percent(since: machine.before) - server - client - (databaseCPU ?? 0))
     }
 
     /// True when every command was answered and every event delivered once.
@@ -70,6 +75,7 @@ struct PhaseResult: Sendable {
         if firstDelivery.count > 0 { text += " (first member p50 \(Report.ms(firstDelivery.median)), spread p50 \(Report.ms(spread.median)))" }
         if lost + duplicated + unanswered > 0 { text += " · lost \(lost) duplicated \(duplicated) unanswered \(unanswered)" }
         if let cpu = serverCPU { text += String(format: " · server CPU %.0f%%", cpu) }
+        if let cpu = databaseCPU { text += String(format: " · database CPU %.0f%%", cpu) }
         if let cpu = clientCPU { text += String(format: " · client CPU %.0f%%", cpu) }
         if let cpu = othersCPU { text += String(format: " · others %.0f%%", cpu) }
         if let rate = commitRate, let rows = rowsPerCommit { text += String(format: " · %.0f commits/s × %.1f sessions", rate, rows) }
@@ -91,6 +97,7 @@ extension LoadRoom {
         let storeBefore = await Self.storeCounters(server)
         let clientBefore = Self.selfSample()
         let machineBefore = Self.machineSample()
+        let databaseBefore = ProcessSample.database()
         let until = NIODeadline.now() + .nanoseconds(Int64(seconds * 1_000_000_000))
         let senders: [MemberSink] = switch dialect {
         case .pirateRadio: sinks.filter { $0.member == 0 }
@@ -106,6 +113,7 @@ extension LoadRoom {
         if let serverBefore, let after = server?.sample() { result.server = (serverBefore, after) }
         if let clientBefore, let after = Self.selfSample() { result.client = (clientBefore, after) }
         if let machineBefore, let after = Self.machineSample() { result.machine = (machineBefore, after) }
+        if let databaseBefore, let after = ProcessSample.database() { result.database = (databaseBefore, after) }
         if let before = storeBefore, let after = await Self.storeCounters(server) {
             result.commits = after.commits - before.commits
             result.rows = after.rows - before.rows

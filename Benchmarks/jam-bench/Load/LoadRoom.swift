@@ -22,7 +22,7 @@ struct LoadRoom: Sendable {
         let rest = OpenJamREST(http: http)
         let made = try await rest.makeSessions(
             count: sessions, members: members, settings: SettingsPatch(maxMembers: members + 1, maxQueuedPerMember: SessionSettings.queueLimit),
-            concurrency: 160)
+            concurrency: 160, nodes: server.nodes.map { OpenJamREST(http: LoopbackHTTP(group: BenchLoops.group, host: $0.host, port: $0.port)) })
         var items: [[String]] = []
         for (index, session) in made.enumerated() {
             let host = session.people[0]
@@ -88,6 +88,7 @@ struct LoadRoom: Sendable {
     static func connect(
         _ sinks: [[MemberSink]], server: ServerUnderTest, _ address: @escaping @Sendable (Int, Int) -> (path: String, token: String?)
     ) async throws {
+        let nodes = server.nodes
         let flat = sinks.flatMap { $0 }
         try await withThrowingTaskGroup(of: Void.self) { group in
             var next = 0
@@ -98,8 +99,11 @@ struct LoadRoom: Sendable {
                 group.addTask {
                     let (path, token) = address(sink.session, sink.member)
                     // Sockets come from many loopback addresses too, as phones would.
+                    // Several nodes: a session's members are spread over all of them, a host on the
+                    // node that created it.
+                    let node = nodes[(sink.session + sink.member) % nodes.count]
                     let socket = try await LoadSocket.connect(
-                        group: BenchLoops.group, host: server.host, port: server.port, path: path, token: token,
+                        group: BenchLoops.group, host: node.host, port: node.port, path: path, token: token,
                         source: SourceAddresses.shared.next(), sink: sink)
                     try await socket.eventLoop.submit { sink.attach(socket) }.get()
                 }

@@ -52,8 +52,11 @@ struct BenchSession: Sendable {
 
 extension OpenJamREST {
     /// Creates `count` sessions of `members` people each (host included), `concurrency` requests at a time.
-    func makeSessions(count: Int, members: Int, settings: SettingsPatch, concurrency: Int = 32) async throws -> [BenchSession] {
-        try await withThrowingTaskGroup(of: (Int, BenchSession).self) { group in
+    /// Session `index` is created on `nodes[index % count]` and its member `m` joins on
+    /// `nodes[(index + m) % count]` (one node: this one).
+    func makeSessions(count: Int, members: Int, settings: SettingsPatch, concurrency: Int = 32, nodes: [OpenJamREST] = []) async throws -> [BenchSession] {
+        let nodes = nodes.isEmpty ? [self] : nodes
+        return try await withThrowingTaskGroup(of: (Int, BenchSession).self) { group in
             var sessions = [BenchSession?](repeating: nil, count: count)
             var next = 0
             // Sessions are built in parallel, people within a session one after another.
@@ -61,12 +64,14 @@ extension OpenJamREST {
             /// Starts building session `index`: host, session, members.
             func launch(_ index: Int) {
                 group.addTask {
-                    let host = try await guest("host \(index)")
-                    let view = try await create(host.token, settings: settings)
+                    let home = nodes[index % nodes.count]
+                    let host = try await home.guest("host \(index)")
+                    let view = try await home.create(host.token, settings: settings)
                     var people = [host]
                     for m in 1..<max(1, members) {
-                        let person = try await guest("member \(index).\(m)")
-                        _ = try await join(person.token, code: view.session.joinCode)
+                        let node = nodes[(index + m) % nodes.count]
+                        let person = try await node.guest("member \(index).\(m)")
+                        _ = try await node.join(person.token, code: view.session.joinCode)
                         people.append(person)
                     }
                     return (index, BenchSession(id: view.session.id, code: view.session.joinCode, people: people))

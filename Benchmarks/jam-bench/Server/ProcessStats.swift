@@ -15,6 +15,28 @@ struct ProcessSample: Sendable {
     /// Major page faults so far (a page read back from disk: code or data the kernel had dropped).
     let majorFaults: Double
 
+    /// Two processes' figures added up (several nodes as one service).
+    static func + (a: ProcessSample, b: ProcessSample) -> ProcessSample {
+        ProcessSample(
+            at: max(a.at, b.at), cpuSeconds: a.cpuSeconds + b.cpuSeconds, rssMiB: a.rssMiB + b.rssMiB, peakRSSMiB: a.peakRSSMiB + b.peakRSSMiB,
+            threads: a.threads + b.threads, majorFaults: a.majorFaults + b.majorFaults)
+    }
+
+    /// The PostgreSQL server processes on this machine together (its postmaster and every
+    /// backend, by name), or nil when there are none.
+    static func database() -> ProcessSample? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        var total: ProcessSample?
+        for entry in entries {
+            guard let pid = Int32(entry), let name = try? ProcFile.read("/proc/\(pid)/comm"),
+                name.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
+                let one = try? ProcFile.sample(pid: pid)
+            else { continue }
+            total = total.map { $0 + one } ?? one
+        }
+        return total
+    }
+
     /// CPU use between `earlier` and this sample, in percent of one core.
     func cpuPercent(since earlier: ProcessSample) -> Double {
         let wall = at - earlier.at

@@ -20,6 +20,12 @@ struct ServerUnderTest: Sendable {
     let dataDirectory: URL?
     /// How long from start until it printed that it listens, seconds.
     let startupSeconds: Double?
+    /// The other nodes when several serve one database (`fanout --nodes`): members connect
+    /// to all of them, and samples add their CPU and memory up.
+    var peers: [ServerUnderTest] = []
+
+    /// Every node: this one, then its peers.
+    var nodes: [ServerUnderTest] { [self] + peers }
 
     /// `http://host:port`.
     var baseURL: String { "http://\(host):\(port)" }
@@ -91,24 +97,33 @@ struct ServerUnderTest: Sendable {
 
     /// CPU and memory now, when the process is known.
     func sample() -> ProcessSample? {
-        guard let pid else { return nil }
-        do {
-            return try ProcFile.sample(pid: pid)
-        } catch {
-            Console.line("warning: \(error)")
-            return nil
+        var total: ProcessSample?
+        for node in nodes {
+            guard let pid = node.pid else { return nil }
+            do {
+                let one = try ProcFile.sample(pid: pid)
+                total = total.map { $0 + one } ?? one
+            } catch {
+                Console.line("warning: \(error)")
+                return nil
+            }
         }
+        return total
     }
 
     /// The failure to report when a server the benchmark started died during the run (a
     /// crash under load is a finding), with the end of its log; nil while it runs.
     func deathNotice() -> String? {
-        guard let child, !child.isRunning() else { return nil }
-        return "jam serve died during the run:\n\(child.log().suffix(4000))"
+        for node in nodes {
+            guard let child = node.child, !child.isRunning() else { continue }
+            return "jam serve died during the run:\n\(child.log().suffix(4000))"
+        }
+        return nil
     }
 
     /// Stops a server the benchmark started (SIGTERM, bounded) and removes its data unless `keep`.
     func stop(keepData: Bool) async {
+        for peer in peers { await peer.stop(keepData: keepData) }
         guard let child else { return }
         await child.stop()
         guard let dataDirectory else { return }
