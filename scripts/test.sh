@@ -71,6 +71,10 @@ for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol p
   # shellcheck disable=SC2086
   timeout 180 .build/debug/jam-bench $bench --smoke --jam .build/debug/jam
 done
+if [ -n "${JAM_TEST_DATABASE_URL:-}" ]; then
+  # Several nodes on the test cluster (the benchmark makes and drops a database of its own).
+  timeout 180 .build/debug/jam-bench fanout --nodes 2 --database "$JAM_TEST_DATABASE_URL" --smoke --jam .build/debug/jam
+fi
 
 echo "==> the single-file release build, run from an empty folder with the build folders hidden"
 scripts/release.sh --check
