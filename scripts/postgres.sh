@@ -119,6 +119,7 @@ port = $port
 unix_socket_directories = '$dir'     # not /var/run/postgresql: several clusters, no root needed
 fsync = on                           # the default, said aloud: the durability tests rely on it
 max_connections = 200                # several jam nodes with pools plus parallel tests
+max_locks_per_transaction = 256      # each node holds an advisory lock per session it owns
 logging_collector = off              # everything goes to server.log via pg_ctl -l
 EOF
   # Trust, but only over the socket in DIR and 127.0.0.1 (there is no other listener).

@@ -30,41 +30,87 @@ struct ForwardedCommandTests {
             let id = created.session.id
             let logger = Logger(label: "test")
             let configuration = try location.testConnectionConfiguration()
-            let (early, late) = (
-                try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger),
-                try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger))
-            func add(_ name: String) -> ForwardedCommand {
-                ForwardedCommand(
-                    inboxId: 0, session: id, origin: "another-node", connection: nil, replyId: "fwd-\(name)",
-                    command: .add(track: Track(id: name, name: name, artist: "A", durationMs: 200_000), nonce: name, itemId: JamID(UUID().uuidString.lowercased())),
-                    user: host.userId)
+            let early = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let late = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
+            do {
+                try await Self.commitOutOfIdOrder(server, host: host, id: id, early: early, late: late)
+            } catch {
+                // A connection must be closed before it goes, also when the test fails.
+                try? await early.close()
+                try? await late.close()
+                throw error
             }
-            // Node A takes the smaller row id but commits after node B's larger one has been applied.
-            try await early.query("BEGIN", logger: logger)
-            try await Self.insert(add("first-in-id-order"), on: early)
-            try await late.query("BEGIN", logger: logger)
-            try await Self.insert(add("committed-first"), on: late)
-            try await late.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
-            try await late.query("COMMIT", logger: logger)
-            try await Self.waitForQueue(server, host.token, id, containing: ["committed-first"])
-            try await early.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
-            try await early.query("COMMIT", logger: logger)
-            let view = try await Self.waitForQueue(server, host.token, id, containing: ["committed-first", "first-in-id-order"])
-            let tracks = view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 }
-            #expect(tracks.filter { $0 == "committed-first" }.count == 1)
-            #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
-            // Both rows go once applied.
-            let deadline = ContinuousClock.now + .seconds(5)
-            var left = -1
-            while ContinuousClock.now < deadline {
-                let rows = try await early.query("SELECT count(*) FROM session_inbox", logger: logger)
-                for try await count in rows.decode(Int64.self) { left = Int(count) }
-                if left == 0 { break }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(left == 0, "applied commands leave the inbox")
             try await early.close()
             try await late.close()
+        }
+    }
+
+    private static func commitOutOfIdOrder(
+        _ server: TestServer, host: GuestAuthResponse, id: SessionID, early: PostgresConnection, late: PostgresConnection
+    ) async throws {
+        let logger = Logger(label: "test")
+        func add(_ name: String) -> ForwardedCommand {
+            ForwardedCommand(
+                inboxId: 0, session: id, origin: "another-node", connection: nil, replyId: "fwd-\(name)",
+                command: .add(track: Track(id: name, name: name, artist: "A", durationMs: 200_000), nonce: name, itemId: JamID(UUID().uuidString.lowercased())),
+                user: host.userId)
+        }
+        // Node A takes the smaller row id but commits after node B's larger one has been applied.
+        try await early.query("BEGIN", logger: logger)
+        try await insert(add("first-in-id-order"), on: early)
+        try await late.query("BEGIN", logger: logger)
+        try await insert(add("committed-first"), on: late)
+        try await late.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
+        try await late.query("COMMIT", logger: logger)
+        try await waitForQueue(server, host.token, id, containing: ["committed-first"])
+        try await early.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
+        try await early.query("COMMIT", logger: logger)
+        let view = try await waitForQueue(server, host.token, id, containing: ["committed-first", "first-in-id-order"])
+        let tracks = view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 }
+        #expect(tracks.filter { $0 == "committed-first" }.count == 1)
+        #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
+        // Both rows go once applied.
+        let deadline = ContinuousClock.now + .seconds(5)
+        var left = -1
+        while ContinuousClock.now < deadline {
+            let rows = try await early.query("SELECT count(*) FROM session_inbox", logger: logger)
+            for try await count in rows.decode(Int64.self) { left = Int(count) }
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(left == 0, "applied commands leave the inbox")
+    }
+
+    @Test func anEndedSessionGivesUpItsLease() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
+        try await TestServer.with(store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let logger = Logger(label: "test")
+            let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 3, logger: logger)
+            func leaseIsFree() async throws -> Bool {
+                let rows = try await other.query("SELECT pg_try_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                var free = false
+                for try await taken in rows.decode(Bool.self) { free = taken }
+                if free { try await other.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger) }
+                return free
+            }
+            do {
+                #expect(try await leaseIsFree() == false, "the node that created the session owns it")
+                #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
+                let deadline = ContinuousClock.now + .seconds(5)
+                var free = false
+                while !free, ContinuousClock.now < deadline {
+                    free = try await leaseIsFree()
+                    if !free { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(free, "an ended session's lock-table slot is given back")
+            } catch {
+                try? await other.close()
+                throw error
+            }
+            try await other.close()
         }
     }
 

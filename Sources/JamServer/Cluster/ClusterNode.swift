@@ -48,6 +48,8 @@ public final class ClusterNode: Service, Sendable {
     /// How often nodes try to take over sessions they follow.
     let leasePoll: Duration
     private let lease = Mutex<PostgresConnection?>(nil)
+    /// The sessions whose leases this node holds on `lease`.
+    private let held = Mutex<Set<SessionID>>([])
     private let events = Mutex<(any ClusterEvents)?>(nil)
     private let outgoing = Mutex(Outgoing())
     private let wakeForwarder: AsyncStream<Void>.Continuation
@@ -56,6 +58,7 @@ public final class ClusterNode: Service, Sendable {
     private struct Outgoing {
         var commands: [(ForwardedCommand, @Sendable (JamError) -> Void)] = []
         var replies: [ForwardReply] = []
+        var unlocks: [SessionID] = []
     }
 
     /// Creates the node around the shared store.
@@ -101,29 +104,34 @@ public final class ClusterNode: Service, Sendable {
 
     // MARK: Leases
 
-    /// Takes the leases of those of `ids` no node holds; returns the ones taken.
+    /// Takes the leases of those of `ids` no node holds; returns the ones this node holds now.
+    ///
+    /// A lease is taken once (PostgreSQL counts a session-level advisory lock taken twice as
+    /// two), so giving it up once frees it.
     func tryLock(_ ids: [SessionID]) async -> Set<SessionID> {
         guard !ids.isEmpty, let connection = lease.withLock({ $0 }) else { return [] }
+        let already = held.withLock { held in Set(ids.filter { held.contains($0) }) }
+        let wanted = ids.filter { !already.contains($0) }
+        guard !wanted.isEmpty else { return already }
         do {
             let rows = try await connection.query(
-                "SELECT id FROM unnest(\(ids.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: logger)
+                "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: logger)
             var taken = Set<SessionID>()
             for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
-            return taken
+            held.withLock { $0.formUnion(taken) }
+            return already.union(taken)
         } catch {
             logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
-            return []
+            return already
         }
     }
 
-    /// Gives up the lease of `id` (a session that ended or was let go).
-    func unlock(_ id: SessionID) async {
-        guard let connection = lease.withLock({ $0 }) else { return }
-        do {
-            try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-        } catch {
-            logger.debug("releasing a session lease failed", metadata: ["error": "\(error)"])
-        }
+    /// Gives up the lease of `id` (its session ended): each lease takes a slot of
+    /// PostgreSQL's lock table for as long as it is held.
+    func release(_ id: SessionID) {
+        guard held.withLock({ $0.remove(id) }) != nil else { return }
+        outgoing.withLock { $0.unlocks.append(id) }
+        wakeForwarder.yield()
     }
 
     // MARK: Forwarding
@@ -177,9 +185,18 @@ public final class ClusterNode: Service, Sendable {
     }
 
     private func sendOutgoing() async {
-        let (commands, replies) = outgoing.withLock { outgoing in
+        let (commands, replies, unlocks) = outgoing.withLock { outgoing in
             defer { outgoing = Outgoing() }
-            return (outgoing.commands, outgoing.replies)
+            return (outgoing.commands, outgoing.replies, outgoing.unlocks)
+        }
+        if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
+            do {
+                try await connection.query(
+                    "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: logger)
+            } catch {
+                // The connection is going: its locks go with it.
+                logger.debug("giving up session leases failed", metadata: ["error": "\(error)"])
+            }
         }
         if !commands.isEmpty {
             do {
@@ -269,6 +286,7 @@ public final class ClusterNode: Service, Sendable {
             }
             if let held {
                 _ = try? await held.close()
+                self.held.withLock { $0.removeAll() }
                 await handler?.leasesLost()
             }
             attempt += 1

@@ -295,6 +295,7 @@ public actor LiveSession: CommitReceiver {
             endedFlag.store(true, ordering: .releasing)
             timer?.task.cancel()
             timer = nil
+            if role == .owner { environment.cluster?.release(id) }
         }
     }
 }
