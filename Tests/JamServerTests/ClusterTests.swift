@@ -1,4 +1,6 @@
 import Foundation
+import JamClient
+import JamClientNIO
 import JamProtocol
 import JamTestSupport
 import Synchronization
@@ -283,44 +285,24 @@ struct DatabaseRestartTests {
             #expect(try await other.api.add(host.token, id, testTrack(1)).status == 201)
             let socket = TestSocket(server: other, session: id, token: host.token)
             try await socket.next(.stateSync)
-
-            _ = try await Self.postgres("kill", folder.path)
-            // Both nodes notice (the lease connection drops) and say so rather than wait.
-            let deadline = ContinuousClock.now + .seconds(5)
-            var refused = [false, false]
-            while ContinuousClock.now < deadline, refused.contains(false) {
-                for (n, node) in [owner, other].enumerated() where !refused[n] {
-                    let started = ContinuousClock.now
-                    let response = try await node.api.add(host.token, id, testTrack(100 + n))
-                    if response.status == 503 {
-                        #expect(response.text.contains("unavailable"))
-                        #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after a wait")
-                        refused[n] = true
-                    }
+            // A member using the SDK as an app would, left to find its own way back.
+            var api = JamAPI(server: URL(string: other.baseURL)!)
+            let me = try await api.signIn(displayName: "App")
+            let code = try await other.api.view(host.token, id).session.joinCode
+            _ = try await api.join(code: code)
+            let app = SessionClient(api: api, sessionId: id, me: me.userId, transport: NIOWebSocketTransport(), backoff: Backoff(baseMs: 50, capMs: 500), seed: 3)
+            let appStore = SessionStore(client: app)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await app.run() }
+                group.addTask { await appStore.run() }
+                try await Self.until(appStore, "the app connected") { $0.nowPlaying?.item.track.id == "track-1" }
+                try await outage(owner: owner, other: other, host: host, id: id, socket: socket, folder: folder)
+                try await Self.until(appStore, "the app back with the songs added after the outage", timeout: .seconds(15)) { snapshot in
+                    let tracks = Set(snapshot.queue.map(\.item.track.id))
+                    return tracks.isSuperset(of: ["track-200", "track-201"]) && snapshot.phase == .connected
                 }
-                try await Task.sleep(for: .milliseconds(50))
+                group.cancelAll()
             }
-            #expect(refused == [true, true], "both nodes refuse commands while the database is down")
-            #expect(try await socket.closedByServer(timeout: .seconds(5)) != nil, "members are told to reconnect")
-
-            _ = try await Self.postgres("start", folder.path)
-            // Back by themselves: no node restarted.
-            var added = [false, false]
-            let back = ContinuousClock.now + .seconds(15)
-            while ContinuousClock.now < back, added.contains(false) {
-                for (n, node) in [owner, other].enumerated() where !added[n] {
-                    added[n] = try await node.api.add(host.token, id, testTrack(200 + n)).status == 201
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(added == [true, true], "both nodes take commands again")
-            let view = try await other.api.view(host.token, id)
-            let tracks = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
-            #expect(tracks.isSuperset(of: ["track-1", "track-200", "track-201"]))
-            #expect(tracks.isDisjoint(with: ["track-100", "track-101"]), "a refused command was not applied")
-            let again = TestSocket(server: owner, session: id, token: host.token)
-            #expect(try await again.next(.stateSync).stateSync?.queue.isEmpty == false)
-            await again.close()
         } catch {
             for node in nodes { _ = try? await node.kill() }
             _ = try? await Self.postgres("stop", folder.path)
@@ -328,5 +310,55 @@ struct DatabaseRestartTests {
         }
         for node in nodes { try await node.terminate() }
         _ = try await Self.postgres("stop", folder.path)
+    }
+
+    static func until(_ store: SessionStore, _ what: String, timeout: Duration = .seconds(10), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if predicate(await store.current) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("timed out waiting for \(what); last: \(await store.current)")
+    }
+
+    /// Kills the database, checks both nodes refuse at once, starts it again and checks both carry on.
+    private func outage(owner: TestServer, other: TestServer, host: GuestAuthResponse, id: SessionID, socket: TestSocket, folder: URL) async throws {
+        _ = try await Self.postgres("kill", folder.path)
+        // Both nodes notice (the lease connection drops) and say so rather than wait.
+        let deadline = ContinuousClock.now + .seconds(5)
+        var refused = [false, false]
+        while ContinuousClock.now < deadline, refused.contains(false) {
+            for (n, node) in [owner, other].enumerated() where !refused[n] {
+                let started = ContinuousClock.now
+                let response = try await node.api.add(host.token, id, testTrack(100 + n))
+                if response.status == 503 {
+                    #expect(response.text.contains("unavailable"))
+                    #expect(ContinuousClock.now - started < .seconds(4), "refused at once, not after a wait")
+                    refused[n] = true
+                }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(refused == [true, true], "both nodes refuse commands while the database is down")
+        #expect(try await socket.closedByServer(timeout: .seconds(5)) != nil, "members are told to reconnect")
+
+        _ = try await Self.postgres("start", folder.path)
+        // Back by themselves: no node restarted.
+        var added = [false, false]
+        let back = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < back, added.contains(false) {
+            for (n, node) in [owner, other].enumerated() where !added[n] {
+                added[n] = try await node.api.add(host.token, id, testTrack(200 + n)).status == 201
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(added == [true, true], "both nodes take commands again")
+        let view = try await other.api.view(host.token, id)
+        let tracks = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
+        #expect(tracks.isSuperset(of: ["track-1", "track-200", "track-201"]))
+        #expect(tracks.isDisjoint(with: ["track-100", "track-101"]), "a refused command was not applied")
+        let again = TestSocket(server: owner, session: id, token: host.token)
+        #expect(try await again.next(.stateSync).stateSync?.queue.isEmpty == false)
+        await again.close()
     }
 }
