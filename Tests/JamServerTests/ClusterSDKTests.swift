@@ -31,32 +31,22 @@ struct ClusterSDKTests {
                 backoff: Backoff(baseMs: 20, capMs: 200), seed: 7)
             let store = SessionStore(client: client)
 
-            func until(_ what: String, _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while ContinuousClock.now < deadline {
-                    let snapshot = await store.current
-                    if predicate(snapshot) { return snapshot }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-                throw TestFailure("timed out waiting for \(what); last: \(await store.current)")
-            }
-
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await client.run() }
                 group.addTask { await store.run() }
-                _ = try await until("connected") { $0.members.contains { $0.displayName == "Gil" && $0.connected } }
+                _ = try await store.until("connected") { $0.members.contains { $0.displayName == "Gil" && $0.connected } }
                 #expect(try await cluster.node(1).api.add(host.token, created.session.id, testTrack(1)).status == 201)
-                _ = try await until("the host's song") { $0.nowPlaying?.item.track.id == "track-1" }
+                _ = try await store.until("the host's song") { $0.nowPlaying?.item.track.id == "track-1" }
                 let mine = try #require(await store.add(Track(id: "gil-1", name: "Gil's", artist: "G", durationMs: 200_000, source: .external)))
-                _ = try await until("its own song acknowledged") { $0.queue.contains { $0.id == mine && !$0.pending } }
+                _ = try await store.until("its own song acknowledged") { $0.queue.contains { $0.id == mine && !$0.pending } }
 
                 let dying = try #require(try await Self.nodeHoldingASocket(cluster), "the SDK's socket is on no node")
                 try await cluster.nodes[dying].kill()
                 let survivor = cluster.nodes.indices.first { $0 != dying }!
                 #expect(try await cluster.node(survivor).api.add(host.token, created.session.id, testTrack(2)).status == 201)
-                _ = try await until("a song added after its node died") { $0.queue.contains { $0.item.track.id == "track-2" } }
+                _ = try await store.until("a song added after its node died") { $0.queue.contains { $0.item.track.id == "track-2" } }
                 await store.vote(mine, 1)
-                let voted = try await until("its vote after the move") { $0.queue.first { $0.id == mine }.map { $0.item.score == 1 && !$0.voteInFlight } ?? false }
+                let voted = try await store.until("its vote after the move") { $0.queue.first { $0.id == mine }.map { $0.item.score == 1 && !$0.voteInFlight } ?? false }
                 #expect(voted.lastRejection == nil)
                 #expect(voted.queue.filter { $0.item.track.id == "gil-1" }.count == 1, "nothing applied twice")
                 group.cancelAll()

@@ -295,9 +295,9 @@ struct DatabaseRestartTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await app.run() }
                 group.addTask { await appStore.run() }
-                try await Self.until(appStore, "the app connected") { $0.nowPlaying?.item.track.id == "track-1" }
+                try await appStore.until("the app connected") { $0.nowPlaying?.item.track.id == "track-1" }
                 try await outage(owner: owner, other: other, host: host, id: id, socket: socket, folder: folder)
-                try await Self.until(appStore, "the app back with the songs added after the outage", timeout: .seconds(15)) { snapshot in
+                try await appStore.until("the app back with the songs added after the outage", timeout: .seconds(15)) { snapshot in
                     let tracks = Set(snapshot.queue.map(\.item.track.id))
                     return tracks.isSuperset(of: ["track-200", "track-201"]) && snapshot.phase == .connected
                 }
@@ -310,15 +310,6 @@ struct DatabaseRestartTests {
         }
         for node in nodes { try await node.terminate() }
         _ = try await Self.postgres("stop", folder.path)
-    }
-
-    static func until(_ store: SessionStore, _ what: String, timeout: Duration = .seconds(10), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if predicate(await store.current) { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestFailure("timed out waiting for \(what); last: \(await store.current)")
     }
 
     /// Kills the database, checks both nodes refuse at once, starts it again and checks both carry on.

@@ -27,7 +27,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     public static let logChannel = "jam_log"
 
     let client: PostgresClient
-    private let runner: ClientRunner
+    private let runner: PostgresClientRunner
     let location: PostgresLocation
     private let logger: Logger
 
@@ -35,7 +35,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         self.client = client
         self.location = location
         self.logger = logger
-        runner = ClientRunner(client: client)
+        runner = PostgresClientRunner(client: client)
     }
 
     /// Connects to `location` and brings its schema up to date; fails with the server's words
@@ -264,93 +264,5 @@ public final class PostgresSessionStore: SessionStore, Sendable {
 
     public func close() async throws {
         await runner.stop()
-    }
-}
-
-/// One group commit, regrouped into the statements the PostgreSQL store runs.
-struct PostgresBatch {
-    var index: [StoredSessionEntry] = []
-    var records: [(id: SessionID, record: LogRecord)] = []
-    /// Per session with records: its first and last record of the batch.
-    var appends: [(id: SessionID, first: Int64, last: Int64)] = []
-    var snapshots: [(id: SessionID, snapshot: SessionSnapshot)] = []
-    var consumed: [Int64] = []
-
-    init(_ writes: [StoreWrite]) {
-        var position: [SessionID: Int] = [:]
-        // One statement may change a row once: a later index row or snapshot of the same key
-        // replaces an earlier one of the batch.
-        var indexPosition: [SessionID: Int] = [:]
-        var snapshotPosition: [String: Int] = [:]
-        for write in writes {
-            switch write {
-            case .index(let entry):
-                if let at = indexPosition[entry.id] {
-                    index[at] = entry
-                } else {
-                    indexPosition[entry.id] = index.count
-                    index.append(entry)
-                }
-            case .record(let id, let record):
-                records.append((id, record))
-                if let at = position[id] {
-                    appends[at].last = record.lsn
-                } else {
-                    position[id] = appends.count
-                    appends.append((id, record.lsn, record.lsn))
-                }
-            case .consumed(_, let inboxId):
-                consumed.append(inboxId)
-            case .snapshot(let id, let snapshot):
-                let key = "\(id.rawValue) \(snapshot.lsn)"
-                if let at = snapshotPosition[key] {
-                    snapshots[at] = (id, snapshot)
-                } else {
-                    snapshotPosition[key] = snapshots.count
-                    snapshots.append((id, snapshot))
-                }
-            }
-        }
-    }
-
-    /// "session-id last-lsn" lines, cut below PostgreSQL's 8,000-byte payload limit.
-    var notifications: [String] {
-        var payloads: [String] = []
-        var current = ""
-        for append in appends {
-            let line = "\(append.id.rawValue) \(append.last)"
-            if current.utf8.count + line.utf8.count + 1 > 7_900 {
-                payloads.append(current)
-                current = ""
-            }
-            current += current.isEmpty ? line : "\n" + line
-        }
-        if !current.isEmpty { payloads.append(current) }
-        return payloads
-    }
-}
-
-/// Runs the client's connection pool from `open` until `close`, outside the server's graceful
-/// shutdown: the commit pipeline still writes its last batches through it after everything
-/// else has stopped.
-private final class ClientRunner: Sendable {
-    private let client: PostgresClient
-    private let task = Mutex<Task<Void, Never>?>(nil)
-
-    init(client: PostgresClient) { self.client = client }
-
-    func start() {
-        // Detached so that it does not inherit a graceful shutdown it must outlive; `stop`
-        // cancels it and waits for it, so it never outlives the store.
-        task.withLock { $0 = Task.detached { [client] in await client.run() } }
-    }
-
-    func stop() async {
-        let running = task.withLock { task -> Task<Void, Never>? in
-            defer { task = nil }
-            return task
-        }
-        running?.cancel()
-        await running?.value
     }
 }

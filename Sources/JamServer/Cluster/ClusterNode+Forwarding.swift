@@ -1,0 +1,106 @@
+import Foundation
+import JamProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// Commands on their way to a session's owner, answers on their way back, and the inbox the
+/// owner reads.
+extension ClusterNode {
+    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored.
+    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError) -> Void) {
+        outgoing.withLock { $0.commands.append((command, failed)) }
+        wakeForwarder.yield()
+    }
+
+    /// Queues an answer for the node a forwarded command came from.
+    func reply(_ reply: ForwardReply) {
+        outgoing.withLock { $0.replies.append(reply) }
+        wakeForwarder.yield()
+    }
+
+    /// The commands waiting for `session`, oldest first.
+    func inbox(_ session: SessionID) async throws -> [ForwardedCommand] {
+        try await inbox([session])[session] ?? []
+    }
+
+    /// The commands waiting for each of `sessions`, oldest first (one query for all).
+    func inbox(_ sessions: [SessionID]) async throws -> [SessionID: [ForwardedCommand]] {
+        let rows = try await store.client.query(
+            """
+            SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
+            WHERE session_id = ANY(\(sessions.map(\.rawValue))) ORDER BY id
+            """, logger: logger)
+        var commands: [SessionID: [ForwardedCommand]] = [:]
+        for try await (id, session, origin, connection, replyId, input) in rows.decode((Int64, String, String, Int64?, String?, ByteBuffer).self) {
+            do {
+                commands[JamID(session), default: []].append(
+                    try ForwardedCommand.decode(
+                        inboxId: id, session: JamID(session), origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
+                        input: Array(buffer: input)))
+            } catch {
+                // Written by a node of another version, say: it can never apply, so it must not block the rest.
+                logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": "\(error)"])
+                try await store.client.query("DELETE FROM session_inbox WHERE id = \(id)", logger: logger)
+            }
+        }
+        return commands
+    }
+
+    /// Writes queued commands and replies, a batch at a time, until shutdown.
+    func forwardLoop() async {
+        for await _ in forwarderWakes {
+            await sendOutgoing()
+        }
+        await sendOutgoing()
+    }
+
+    private func sendOutgoing() async {
+        let (commands, replies, unlocks) = outgoing.withLock { outgoing in
+            defer { outgoing = Outgoing() }
+            return (outgoing.commands, outgoing.replies, outgoing.unlocks)
+        }
+        if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
+            do {
+                try await connection.query(
+                    "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: logger)
+            } catch {
+                // The connection is going: its locks go with it.
+                logger.debug("giving up session leases failed", metadata: ["error": "\(error)"])
+            }
+        }
+        if !commands.isEmpty {
+            do {
+                let rows = commands.map(\.0)
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                // One statement (its own transaction): the rows, and one notification naming
+                // their sessions, delivered when they are committed.
+                try await store.client.query(
+                    """
+                    WITH added AS (
+                        INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
+                        SELECT session_id, origin, CASE WHEN connection >= 0 THEN connection END, NULLIF(reply_id, ''), input, \(now)
+                        FROM unnest(\(rows.map(\.session.rawValue)), \(rows.map(\.origin)), \(rows.map { Int64($0.connection ?? -1) }),
+                            \(rows.map { $0.replyId ?? "" }), \(rows.map { ByteBuffer(bytes: $0.encodedInput) }))
+                            AS v(session_id, origin, connection, reply_id, input)
+                        RETURNING session_id)
+                    SELECT pg_notify(\(Channel.inbox), string_agg(DISTINCT session_id, E'\\n')) FROM added
+                    """, logger: logger)
+            } catch {
+                logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
+                let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
+                for (_, failed) in commands { failed(refusal) }
+            }
+        }
+        if !replies.isEmpty {
+            do {
+                let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+                try await store.client.query("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+            } catch {
+                // The member's client retries its command after reconnecting; the answer cache keeps it once.
+                logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import JamCore
+import JamProtocol
+import NIOCore
+
+/// Several nodes, on a replica: the owner's log, read and applied, gives this node's
+/// members the same events in the same order.
+extension LiveSession {
+    /// Replica: the last record applied; nil for an owner or a session let go.
+    var followedLsn: Int64? {
+        role == .replica && !releasedFlag.load(ordering: .relaxed) ? nextLsn - 1 : nil
+    }
+
+    /// Records read for this session with others': applied, then anything still missing up
+    /// to `lsn` read on its own.
+    func follow(_ records: [LogRecord], upTo lsn: Int64) async {
+        guard role == .replica else { return }
+        if let first = records.first, first.lsn <= nextLsn { follow(records) }
+        if nextLsn - 1 < lsn { await catchUp(to: lsn) }
+    }
+
+    /// A notification says the log reaches `lsn`: reads and applies the records up to it.
+    func catchUp(to lsn: Int64) async {
+        wantedLsn = max(wantedLsn, lsn)
+        guard role == .replica, !catchingUp else { return }
+        catchingUp = true
+        defer { catchingUp = false }
+        while role == .replica, nextLsn - 1 < wantedLsn {
+            guard await readLog() else { return }
+        }
+    }
+
+    /// Reads the records after the ones applied and applies them; false when there were none
+    /// (or they could not be read).
+    @discardableResult
+    func readLog() async -> Bool {
+        guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return false }
+        let records: [LogRecord]
+        do {
+            let (store, id, after) = (cluster.store, id, nextLsn - 1)
+            records = try await cluster.withDatabase { try await store.records(id, after: after) }
+        } catch {
+            logger.warning("reading the session's log failed", metadata: ["error": "\(error)"])
+            return false
+        }
+        guard let first = records.first else { return false }
+        guard first.lsn <= nextLsn else {
+            // The records this node lacks were pruned behind a snapshot: start again from the store.
+            release("this server fell behind the session's log")
+            return false
+        }
+        follow(records)
+        return true
+    }
+
+    /// Applies records the owner wrote: their frames go to this node's sockets at once (they
+    /// are stored), and answers to commands this node forwarded go to their callers.
+    func follow(_ records: [LogRecord]) {
+        let now = environment.clock.now()
+        var restarted = false
+        for record in records where record.lsn == nextLsn {
+            var actions = SessionOutbox.Actions()
+            var recordEvents: [ServerEnvelope] = []
+            do {
+                for input in try LogCoding.decodeInputs(record.inputs) {
+                    let events = try state.apply(input).events
+                    recordEvents += events
+                    for var frame in wire.frames(for: events, cause: .tick, state: state, now: input.at) {
+                        frame.bytes = WebSocketText.frame(frame.bytes)
+                        actions.merge(outbox.enqueue(.broadcast(frame), after: record.lsn, now: now))
+                    }
+                    actions.merge(closes(after: input.input, lsn: record.lsn, now: now))
+                    if case .restart = input.input { restarted = true }
+                }
+            } catch {
+                logger.error("a record of the session's log does not apply here", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                release("this server could not follow the session's log")
+                return
+            }
+            nextLsn = record.lsn + 1
+            if let answer = record.answer {
+                let frame = WebSocketText.frame(Array(answer.frame.utf8))
+                answers.remember(frame, for: answer.key)
+                switch forwards.removeValue(forKey: answer.key) {
+                case .socket(let connection)?:
+                    actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))
+                case .rest(let continuation)?:
+                    var answered = outcome(fromAck: answer.frame)
+                    answered.events = recordEvents
+                    continuation.resume(returning: .success(answered))
+                case nil:
+                    break
+                }
+            }
+            actions.merge(outbox.stored(through: record.lsn, now: now))
+            execute(actions)
+        }
+        if restarted {
+            // A new owner counted nobody connected: this node's sockets say they still are.
+            for connection in connections.values { forwardFromSocket(.connect, by: connection.user, connection: nil, replyId: nil) }
+        }
+    }
+
+    /// How long a replica nobody here is connected to keeps following its session.
+    static let idleReplicaLifetime: TimeAmount = .seconds(60)
+
+    /// A replica whose last socket here closed stops following the session a while later
+    /// (REST calls in between keep it), so a node does not apply every record of sessions
+    /// it no longer serves.
+    func scheduleReplicaRelease() {
+        eventLoop.scheduleTask(in: Self.idleReplicaLifetime) { [self] in
+            self.assumeIsolated { session in
+                guard session.role == .replica, session.connections.isEmpty, session.forwards.isEmpty else { return }
+                if session.releasedFlag.exchange(true, ordering: .acquiringAndReleasing) == false {
+                    session.logger.debug("no member here any more; no longer following the session")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import JamCore
+import JamProtocol
+import NIOCore
+
+/// A forwarded command's caller, waiting for the owner's answer.
+enum PendingForward {
+    /// A socket's command with an id: the answer goes to the socket.
+    case socket(ConnectionID)
+    /// A REST call: resumed with the outcome once this node has applied the record.
+    case rest(CheckedContinuation<Result<Outcome, JamError>, Never>)
+}
+
+/// Several nodes, on a replica: its members' commands go to the owner, and the owner's
+/// answers come back to them.
+extension LiveSession {
+    /// Sends a command from one of this node's sockets to the owner.
+    func forwardFromSocket(_ command: Command, by user: UserID, connection: ConnectionID?, replyId: String?) {
+        guard let cluster = environment.cluster else { return }
+        if let replyId, let connection { forwards[Self.answerKey(user, replyId)] = .socket(connection) }
+        let forwarded = ForwardedCommand(
+            inboxId: 0, session: id, origin: cluster.nodeID, connection: connection, replyId: replyId, command: command, user: user)
+        cluster.forward(forwarded) { error in
+            self.dispatch { $0.forwardFailed(key: replyId.map { Self.answerKey(user, $0) }, replyId: replyId, error) }
+        }
+    }
+
+    /// A REST call on a replica: forwarded, and answered once the record that applied it is here.
+    func forwardAndWait(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
+        guard let cluster = environment.cluster else { throw JamError(.internal, "a replica without a cluster") }
+        let replyId = "rest-\(environment.ids.next().rawValue)"
+        let key = Self.answerKey(user, replyId)
+        let forwarded = ForwardedCommand(inboxId: 0, session: id, origin: cluster.nodeID, connection: nil, replyId: replyId, command: command, user: user)
+        // Answered by the owner's record or reply; a node that died before answering is
+        // given up on, and the caller can try again.
+        let timeout = eventLoop.scheduleTask(in: .seconds(10)) { [self] in
+            self.assumeIsolated { $0.forwardFailed(key: key, replyId: replyId, JamError(.unavailable, "the session's server did not answer in time; try again")) }
+        }
+        defer { timeout.cancel() }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, JamError>, Never>) in
+            forwards[key] = .rest(continuation)
+            cluster.forward(forwarded) { error in
+                self.dispatch { $0.forwardFailed(key: key, replyId: replyId, error) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// A forward could not be stored, or went unanswered.
+    func forwardFailed(key: String?, replyId: String?, _ error: JamError) {
+        guard let key, let pending = forwards.removeValue(forKey: key) else { return }
+        switch pending {
+        case .socket(let connection):
+            reply(to: connection, wire.error(error, id: replyId, state: state, now: environment.clock.now()))
+        case .rest(let continuation):
+            continuation.resume(returning: .failure(error))
+        }
+    }
+
+    /// The owner answered a forwarded command that no record carries.
+    func replied(_ reply: ForwardReply) {
+        let frame = WebSocketText.frame(Array(reply.frame.utf8))
+        answers.remember(frame, for: reply.key)
+        guard let pending = forwards.removeValue(forKey: reply.key) else { return }
+        switch pending {
+        case .socket(let connection):
+            replyFramed(to: connection, frame)
+        case .rest(let continuation):
+            if let error = reply.error {
+                continuation.resume(returning: .failure(error))
+            } else {
+                continuation.resume(returning: .success(outcome(fromAck: reply.frame)))
+            }
+        }
+    }
+
+    /// What a REST caller gets back of an ack (the item an add made, a vote's score).
+    func outcome(fromAck json: String) -> Outcome {
+        var outcome = Outcome()
+        do {
+            if case .ack(let ack) = try WireCoding.decode(ServerEnvelope.self, from: Data(json.utf8)).event {
+                outcome.itemId = ack.itemId
+                outcome.score = ack.score
+            }
+        } catch {
+            // The owner's own ack frame: if it ever does not read, the caller still learns the
+            // command was applied, only without the item id or score.
+            logger.error("an answer from the session's owner does not read", metadata: ["error": "\(error)"])
+        }
+        return outcome
+    }
+}

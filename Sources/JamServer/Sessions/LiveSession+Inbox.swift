@@ -1,0 +1,92 @@
+import Foundation
+import JamCore
+import JamProtocol
+import NIOCore
+
+/// Several nodes, on the owner: the commands other nodes forwarded, applied once each.
+extension LiveSession {
+    /// Applies the commands waiting in the inbox, in order.
+    func drainInbox() async {
+        guard role == .owner, let cluster = environment.cluster else { return }
+        if drainingInbox {
+            inboxAgain = true
+            return
+        }
+        drainingInbox = true
+        defer { drainingInbox = false }
+        repeat {
+            inboxAgain = false
+            let commands: [ForwardedCommand]
+            do {
+                let id = id
+                commands = try await cluster.withDatabase { try await cluster.inbox(id) }
+            } catch {
+                logger.warning("reading forwarded commands failed", metadata: ["error": "\(error)"])
+                return
+            }
+            takeInbox(commands)
+        } while inboxAgain && role == .owner
+    }
+
+    /// How long a taken inbox row is passed over: its deletion commits within moments (or the
+    /// session is let go, and the next owner takes it afresh).
+    static let takenInboxMemoryMs: Millis = 60_000
+
+    /// Applies the inbox rows not taken yet, in order.
+    ///
+    /// Row ids are not commit order (two nodes' inserts commit in either order), so there is
+    /// no high-water mark: every row still there is looked at, and those taken already (their
+    /// deletion not committed yet, or read by an earlier query) are passed over.
+    func takeInbox(_ commands: [ForwardedCommand]) {
+        guard role == .owner, let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return }
+        let now = environment.clock.now()
+        takenInbox = takenInbox.filter { now - $0.value < Self.takenInboxMemoryMs }
+        for command in commands where takenInbox[command.inboxId] == nil && role == .owner && !releasedFlag.load(ordering: .relaxed) {
+            takenInbox[command.inboxId] = now
+            takeForwarded(command, node: cluster)
+        }
+    }
+
+    /// Applies one forwarded command; its inbox row goes with its record (or on its own when
+    /// it changed nothing or was refused), and its origin is answered.
+    func takeForwarded(_ forwarded: ForwardedCommand, node: ClusterNode) {
+        let user = forwarded.user
+        let key = forwarded.replyId.map { Self.answerKey(user, $0) }
+        let local = forwarded.origin == node.nodeID ? forwarded.connection : nil
+        if let key, let answer = answers[key] {
+            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
+            answerForward(forwarded, key: key, frame: answer, error: nil, local: local, node: node)
+            return
+        }
+        let before = nextLsn
+        do {
+            try take(
+                .command(forwarded.command, by: user), cause: .command(forwarded.command, by: user, connection: local, relay: nil),
+                reply: forwarded.replyId.map { (local ?? -1, user, $0) }, consumes: forwarded.inboxId)
+            if local != nil, let key { forwards[key] = nil }
+            guard nextLsn == before else { return }
+            // Nothing changed, so no record carries the answer.
+            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
+            if let key, let answer = answers[key], local == nil { answerForward(forwarded, key: key, frame: answer, error: nil, local: nil, node: node) }
+        } catch {
+            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
+            let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
+            if let key {
+                answers.remember(frame, for: key)
+                answerForward(forwarded, key: key, frame: frame, error: error, local: local, node: node)
+            }
+        }
+    }
+
+    private func answerForward(_ forwarded: ForwardedCommand, key: String, frame: ByteBuffer, error: JamError?, local: ConnectionID?, node: ClusterNode) {
+        if forwarded.origin == node.nodeID {
+            forwards[key] = nil
+            if let local { replyFramed(to: local, frame) }
+            return
+        }
+        node.reply(
+            ForwardReply(
+                node: forwarded.origin, session: id, key: key, connection: forwarded.connection,
+                frame: String(buffer: WebSocketText.payload(of: frame)), errorCode: error?.code, errorMessage: error?.message))
+    }
+}
