@@ -38,6 +38,8 @@ public enum Command: Hashable, Sendable, Codable {
     case setRole(userId: UserID, role: Role)
     /// Remove a member and keep them out (host only).
     case kick(userId: UserID)
+    /// Set a device's delay: the member's own, or any member's by a host or co-host.
+    case setDeviceDelay(DeviceDelay)
     /// Replace the join code (host only); the caller makes it unique.
     case setJoinCode(String)
     /// End the session for everyone (host only).

@@ -93,6 +93,9 @@ extension Command: JSONWritable {
             case .kick(let userId):
                 json.key("kick")
                 json.object { $0.field("userId", userId) }
+            case .setDeviceDelay(let delay):
+                json.key("setDeviceDelay")
+                json.object { $0.field("_0", delay) }
             case .setJoinCode(let code):
                 json.key("setJoinCode")
                 json.object { $0.field("_0", code) }
@@ -151,10 +154,15 @@ extension Timing: JSONWritable {
 extension SyncReport: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            $0.field("clockDriftPpm", ifPresent: clockDriftPpm)
+            $0.field("delayMs", ifPresent: delayMs)
+            $0.field("deviceId", ifPresent: deviceId)
             $0.field("driftMs", driftMs)
             $0.field("epoch", epoch)
             $0.field("errorMs", errorMs)
             $0.field("offsetMs", offsetMs)
+            $0.field("outputLatencyMs", ifPresent: outputLatencyMs)
+            $0.field("playing", ifPresent: playing)
         }
     }
 }

@@ -76,6 +76,8 @@ extension SessionState {
         case .kick(let target):
             try requireHost(role, "remove members")
             try kick(target, by: user, at: now, into: &outcome)
+        case .setDeviceDelay(let delay):
+            try setDeviceDelay(delay, by: user, role: role, at: now, into: &outcome)
         case .setJoinCode(let code):
             try requireHost(role, "change the join code")
             joinCode = code

@@ -49,6 +49,7 @@ extension SessionState {
         skipRequests.remove(user)
         readyMembers.remove(user)
         roundTrips[user] = nil
+        forgetDeviceDelays(of: user)
         if wasHost, let successor = successor() {
             let successorIndex = members.firstIndex { $0.userId == successor }!
             members[successorIndex].role = .host

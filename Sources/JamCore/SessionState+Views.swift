@@ -55,6 +55,7 @@ extension SessionState {
             myVotes: myVotes,
             skipRequests: SkipRequestsView(count: skipRequestCount, needed: skipRequestsNeeded, mine: skipRequests.contains(viewer)),
             history: history,
-            upNext: upNext.map { NowPlaying(item: itemView($0.item, reason: "up next"), epoch: $0.epoch, state: .preparing, positionMs: 0, anchorMs: $0.startAt) })
+            upNext: upNext.map { NowPlaying(item: itemView($0.item, reason: "up next"), epoch: $0.epoch, state: .preparing, positionMs: 0, anchorMs: $0.startAt) },
+            deviceDelays: deviceDelays)
     }
 }

@@ -50,6 +50,8 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var emptySince: Millis?
     /// Tracks the server set aside for fallback (absent in sessions stored before fallback existed).
     public var fallbackReserve: FallbackReserve?
+    /// Device delays that are not zero, in the order first set (absent in sessions stored before delays).
+    public var deviceDelays: [DeviceDelay]?
 
     /// Most history entries kept.
     public static let historyLimit = 100

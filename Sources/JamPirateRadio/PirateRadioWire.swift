@@ -209,6 +209,9 @@ struct PirateRadioWire: SessionWire {
         ByteBuffer(string: direct("error", PirateRadio.json(PirateRadio.ErrorMessage(message: error.message)), state: state, now: now))
     }
 
+    /// PirateRadio's devices know nothing of calibration or the sync column.
+    func passing(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer? { nil }
+
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {
         let pong = PirateRadio.Pong(clientSendTime: clientSendTime, serverTime: Int64(sentAt.rounded()))
         return ByteBuffer(string: direct("pong", PirateRadio.json(pong), state: state, now: now))

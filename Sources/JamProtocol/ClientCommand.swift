@@ -55,18 +55,50 @@ public struct Ready: Codable, Hashable, Sendable {
     public init(epoch: Int64) { self.epoch = epoch }
 }
 
-/// `syncReport`: how well a device follows the timeline.
+/// `syncReport`: how well a device follows the timeline. `errorMs` is the clock's error
+/// bound (half the best round trip), `driftMs` the playback error (player − timeline);
+/// the optional fields name the device and what it accounts for.
 public struct SyncReport: Codable, Hashable, Sendable {
     public var epoch: Int64
     public var offsetMs: Double
     public var errorMs: Double
     public var driftMs: Double
+    /// The reporting device's stable id.
+    public var deviceId: String?
+    /// The output path's latency the device schedules for.
+    public var outputLatencyMs: Double?
+    /// The device's manual or calibrated delay.
+    public var delayMs: Double?
+    /// How fast the device's clock runs against the server's, in parts per million.
+    public var clockDriftPpm: Double?
+    /// True while the device plays the session's audio (it can then take part in a calibration).
+    public var playing: Bool?
     /// Creates the payload.
-    public init(epoch: Int64, offsetMs: Double, errorMs: Double, driftMs: Double) {
+    public init(
+        epoch: Int64, offsetMs: Double, errorMs: Double, driftMs: Double, deviceId: String? = nil, outputLatencyMs: Double? = nil,
+        delayMs: Double? = nil, clockDriftPpm: Double? = nil, playing: Bool? = nil
+    ) {
         self.epoch = epoch
         self.offsetMs = offsetMs
         self.errorMs = errorMs
         self.driftMs = driftMs
+        self.deviceId = deviceId
+        self.outputLatencyMs = outputLatencyMs
+        self.delayMs = delayMs
+        self.clockDriftPpm = clockDriftPpm
+        self.playing = playing
+    }
+
+    /// Checks every figure.
+    public func validate() throws(JamError) {
+        let figures = [offsetMs, errorMs, driftMs] + [outputLatencyMs, delayMs, clockDriftPpm].compactMap { $0 }
+        if !figures.allSatisfy(\.isFinite) { throw JamError(.invalidField, "syncReport values must be finite numbers") }
+        if errorMs < 0 { throw JamError(.invalidField, "errorMs must not be negative") }
+        if let deviceId { try Validate.deviceId(deviceId) }
+        if let outputLatencyMs, outputLatencyMs < 0 || outputLatencyMs > Validate.maxDeviceDelayMs {
+            throw JamError(.invalidField, "outputLatencyMs must be from 0 to \(Int(Validate.maxDeviceDelayMs))")
+        }
+        if let delayMs { try Validate.deviceDelay(delayMs) }
     }
 }
 
@@ -107,6 +139,10 @@ public enum ClientCommand: Hashable, Sendable {
     case promote(Promote)
     case kick(UserRef)
     case leave
+    case setDeviceDelay(SetDeviceDelay)
+    case calibrate(Calibrate)
+    case calibrationReport(CalibrationReport)
+    case resync(Resync)
 
     /// The `type` string of the frame.
     public var type: ClientCommandType {
@@ -128,6 +164,10 @@ public enum ClientCommand: Hashable, Sendable {
         case .promote: .promote
         case .kick: .kick
         case .leave: .leave
+        case .setDeviceDelay: .setDeviceDelay
+        case .calibrate: .calibrate
+        case .calibrationReport: .calibrationReport
+        case .resync: .resync
         }
     }
 
@@ -145,11 +185,13 @@ public enum ClientCommand: Hashable, Sendable {
         case .seek(let s): try Validate.position(s.positionMs)
         case .ready(let r):
             if r.epoch < 0 { throw JamError(.invalidField, "epoch must not be negative, got \(r.epoch)") }
-        case .syncReport(let r):
-            if ![r.offsetMs, r.errorMs, r.driftMs].allSatisfy(\.isFinite) {
-                throw JamError(.invalidField, "syncReport values must be finite numbers")
-            }
-            if r.errorMs < 0 { throw JamError(.invalidField, "errorMs must not be negative") }
+        case .syncReport(let r): try r.validate()
+        case .setDeviceDelay(let d):
+            try Validate.deviceId(d.deviceId)
+            try Validate.deviceDelay(d.delayMs)
+        case .calibrate(let c): try Validate.deviceId(c.deviceId)
+        case .calibrationReport(let r): try r.validate()
+        case .resync(let r): if let deviceId = r.deviceId { try Validate.deviceId(deviceId) }
         case .updateSettings(let patch):
             if patch.isEmpty { throw JamError(.invalidField, "updateSettings must change at least one setting") }
             try patch.validate()
@@ -163,4 +205,5 @@ public enum ClientCommand: Hashable, Sendable {
 public enum ClientCommandType: String, Codable, Sendable, CaseIterable {
     case hello, ping, addToQueue, removeFromQueue, vote, skip, requestSkip, play, pause, resume, seek
     case ready, syncReport, updateSettings, promote, kick, leave
+    case setDeviceDelay, calibrate, calibrationReport, resync
 }

@@ -71,6 +71,10 @@ extension ClientFrame: Codable {
         case .promote: command = .promote(try data(Promote.self))
         case .kick: command = .kick(try data(UserRef.self))
         case .leave: command = .leave
+        case .setDeviceDelay: command = .setDeviceDelay(try data(SetDeviceDelay.self))
+        case .calibrate: command = .calibrate(try data(Calibrate.self))
+        case .calibrationReport: command = .calibrationReport(try data(CalibrationReport.self))
+        case .resync: command = .resync(try data(Resync.self))
         }
     }
 
@@ -90,6 +94,10 @@ extension ClientFrame: Codable {
         case .updateSettings(let v): try c.encode(v, forKey: .data)
         case .promote(let v): try c.encode(v, forKey: .data)
         case .kick(let v): try c.encode(v, forKey: .data)
+        case .setDeviceDelay(let v): try c.encode(v, forKey: .data)
+        case .calibrate(let v): try c.encode(v, forKey: .data)
+        case .calibrationReport(let v): try c.encode(v, forKey: .data)
+        case .resync(let v): try c.encode(v, forKey: .data)
         case .skip, .requestSkip, .play, .pause, .resume, .leave: break
         }
     }

@@ -43,6 +43,11 @@ extension ServerEvent {
         case .ack(let v): v.write(to: &json)
         case .error(let v): v.write(to: &json)
         case .sessionEnded(let v): v.write(to: &json)
+        case .deviceDelay(let v): v.write(to: &json)
+        case .syncStatus(let v): v.write(to: &json)
+        case .calibration(let v): v.write(to: &json)
+        case .calibrationResult(let v): v.write(to: &json)
+        case .resync(let v): v.write(to: &json)
         }
     }
 }
@@ -279,6 +284,7 @@ extension SkipRequestsView: JSONWritable {
 extension SessionView: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            if let deviceDelays { $0.field("deviceDelays", array: deviceDelays) }
             $0.field("history", array: history)
             $0.field("members", array: members)
             $0.field("myVotes", myVotes)

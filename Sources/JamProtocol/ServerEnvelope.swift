@@ -3,8 +3,9 @@ import Foundation
 /// Every server frame: `{"type", "data", "epoch", "seq", "timestamp"}`.
 ///
 /// `seq` increases with every event broadcast in a session and never resets;
-/// direct replies (`stateSync`, `pong`, `ack`, `error`) carry the session's
-/// current `seq` without advancing it.
+/// direct replies (`stateSync`, `pong`, `ack`, `error`) and the passing device-sync
+/// frames (`syncStatus`, `calibration`, `calibrationResult`, `resync`) carry the
+/// session's current `seq` without advancing it.
 public struct ServerEnvelope: Hashable, Sendable {
     public var event: ServerEvent
     public var epoch: Int64
@@ -62,6 +63,11 @@ extension ServerEnvelope: Codable {
         case .ack: event = .ack(try data(Ack.self))
         case .error: event = .error(try data(ErrorEvent.self))
         case .sessionEnded: event = .sessionEnded(try data(SessionEnded.self))
+        case .deviceDelay: event = .deviceDelay(try data(DeviceDelay.self))
+        case .syncStatus: event = .syncStatus(try data(SyncStatusUpdate.self))
+        case .calibration: event = .calibration(try data(CalibrationPlan.self))
+        case .calibrationResult: event = .calibrationResult(try data(CalibrationOutcome.self))
+        case .resync: event = .resync(try data(Resync.self))
         }
     }
 
@@ -90,6 +96,11 @@ extension ServerEnvelope: Codable {
         case .ack(let v): try c.encode(v, forKey: .data)
         case .error(let v): try c.encode(v, forKey: .data)
         case .sessionEnded(let v): try c.encode(v, forKey: .data)
+        case .deviceDelay(let v): try c.encode(v, forKey: .data)
+        case .syncStatus(let v): try c.encode(v, forKey: .data)
+        case .calibration(let v): try c.encode(v, forKey: .data)
+        case .calibrationResult(let v): try c.encode(v, forKey: .data)
+        case .resync(let v): try c.encode(v, forKey: .data)
         }
     }
 }

@@ -180,6 +180,11 @@ public enum ServerEvent: Hashable, Sendable {
     case ack(Ack)
     case error(ErrorEvent)
     case sessionEnded(SessionEnded)
+    case deviceDelay(DeviceDelay)
+    case syncStatus(SyncStatusUpdate)
+    case calibration(CalibrationPlan)
+    case calibrationResult(CalibrationOutcome)
+    case resync(Resync)
 
     /// The `type` string of the envelope.
     public var type: ServerEventType {
@@ -202,6 +207,11 @@ public enum ServerEvent: Hashable, Sendable {
         case .ack: .ack
         case .error: .error
         case .sessionEnded: .sessionEnded
+        case .deviceDelay: .deviceDelay
+        case .syncStatus: .syncStatus
+        case .calibration: .calibration
+        case .calibrationResult: .calibrationResult
+        case .resync: .resync
         }
     }
 }
@@ -210,4 +220,5 @@ public enum ServerEvent: Hashable, Sendable {
 public enum ServerEventType: String, Codable, Sendable, CaseIterable {
     case stateSync, memberJoined, memberLeft, memberUpdated, queueUpdate, votesUpdate, playPrepare, playCommit
     case pause, resume, seek, stopped, skipRequests, sessionUpdated, pong, ack, error, sessionEnded
+    case deviceDelay, syncStatus, calibration, calibrationResult, resync
 }

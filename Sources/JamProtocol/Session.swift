@@ -284,9 +284,14 @@ public struct SessionView: Codable, Hashable, Sendable {
     public var history: [HistoryEntry]
     /// The item announced to follow the current one without a gap (the last seconds of a track).
     public var upNext: NowPlaying?
+    /// Every member device's delay that is not zero (absent from servers before delays).
+    public var deviceDelays: [DeviceDelay]?
 
     /// Creates a view.
-    public init(session: SessionInfo, members: [Member], nowPlaying: NowPlaying?, queue: [QueueItem], myVotes: [String: Int], skipRequests: SkipRequestsView, history: [HistoryEntry], upNext: NowPlaying? = nil) {
+    public init(
+        session: SessionInfo, members: [Member], nowPlaying: NowPlaying?, queue: [QueueItem], myVotes: [String: Int],
+        skipRequests: SkipRequestsView, history: [HistoryEntry], upNext: NowPlaying? = nil, deviceDelays: [DeviceDelay]? = nil
+    ) {
         self.session = session
         self.members = members
         self.nowPlaying = nowPlaying
@@ -295,5 +300,6 @@ public struct SessionView: Codable, Hashable, Sendable {
         self.skipRequests = skipRequests
         self.history = history
         self.upNext = upNext
+        self.deviceDelays = deviceDelays
     }
 }

@@ -153,6 +153,7 @@ extension ServerEvent {
     var pause: TimelineChange? { if case .pause(let v) = self { v } else { nil } }
     var resume: TimelineChange? { if case .resume(let v) = self { v } else { nil } }
     var seek: TimelineChange? { if case .seek(let v) = self { v } else { nil } }
+    var deviceDelay: DeviceDelay? { if case .deviceDelay(let v) = self { v } else { nil } }
 }
 
 // MARK: Seeded randomness

@@ -19,7 +19,11 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
     case .resume: [.resume]
     case .seek: [.seek(Seek(positionMs: 0)), .seek(Seek(positionMs: 90_500))]
     case .ready: [.ready(Ready(epoch: 3))]
-    case .syncReport: [.syncReport(SyncReport(epoch: 3, offsetMs: -12.5, errorMs: 3.25, driftMs: 0.01))]
+    case .syncReport:
+        [.syncReport(SyncReport(epoch: 3, offsetMs: -12.5, errorMs: 3.25, driftMs: 0.01)),
+         .syncReport(SyncReport(
+            epoch: 4, offsetMs: 2, errorMs: 0.5, driftMs: -1.5, deviceId: "phone-1", outputLatencyMs: 150, delayMs: -20.5,
+            clockDriftPpm: 12.25, playing: true))]
     case .updateSettings:
         [.updateSettings(SettingsPatch(locked: true)),
          .updateSettings(SettingsPatch(
@@ -28,6 +32,16 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
     case .promote: [.promote(Promote(userId: Sample.bob)), .promote(Promote(userId: Sample.bob, role: .member))]
     case .kick: [.kick(UserRef(userId: "creator1"))]
     case .leave: [.leave]
+    case .setDeviceDelay:
+        [.setDeviceDelay(SetDeviceDelay(deviceId: "d1", delayMs: 42.5)),
+         .setDeviceDelay(SetDeviceDelay(userId: Sample.bob, deviceId: "speaker_2", delayMs: -180))]
+    case .calibrate: [.calibrate(Calibrate(deviceId: "d1")), .calibrate(Calibrate(userId: Sample.bob, deviceId: "d2"))]
+    case .calibrationReport:
+        [.calibrationReport(CalibrationReport(calibrationId: "cal-1", arrivals: [
+            ProbeArrival(userId: Sample.alice, deviceId: "d1", offsetMs: 3.25),
+            ProbeArrival(userId: Sample.bob, deviceId: "d2", offsetMs: nil),
+        ]))]
+    case .resync: [.resync(Resync(userId: Sample.bob)), .resync(Resync(userId: Sample.bob, deviceId: "d2"))]
     }
 }
 
@@ -101,7 +115,8 @@ struct ClientFrameRoundTripTests {
     @Test func commandTypeNamesAreTheWireVocabulary() {
         #expect(ClientCommandType.allCases.map(\.rawValue) == [
             "hello", "ping", "addToQueue", "removeFromQueue", "vote", "skip", "requestSkip", "play", "pause", "resume",
-            "seek", "ready", "syncReport", "updateSettings", "promote", "kick", "leave",
+            "seek", "ready", "syncReport", "updateSettings", "promote", "kick", "leave", "setDeviceDelay", "calibrate",
+            "calibrationReport", "resync",
         ])
     }
 }

@@ -46,7 +46,8 @@ enum Sample {
         myVotes: [itemB.rawValue: -1],
         skipRequests: SkipRequestsView(count: 1, needed: 2, mine: true),
         history: [history],
-        upNext: upNext)
+        upNext: upNext,
+        deviceDelays: [DeviceDelay(userId: bob, deviceId: "d2", delayMs: 120.5)])
 
     static let emptyView = SessionView(
         session: SessionInfo(

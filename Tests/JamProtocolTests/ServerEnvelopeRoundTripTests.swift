@@ -28,6 +28,30 @@ func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
         [.error(ErrorEvent(id: "c4", code: .duplicate, message: "\"Song\" is already queued or playing")),
          .error(ErrorEvent(id: nil, code: .malformed, message: "not valid JSON"))]
     case .sessionEnded: [.sessionEnded(SessionEnded(reason: "everybody left"))]
+    case .deviceDelay: [.deviceDelay(DeviceDelay(userId: Sample.bob, deviceId: "d2", delayMs: -35.5))]
+    case .syncStatus:
+        [.syncStatus(SyncStatusUpdate(devices: [
+            DeviceSyncStatus(
+                userId: Sample.alice, deviceId: "d1", clockErrorMs: 0.75, playbackErrorMs: -1.25, clockDriftPpm: 8.5,
+                outputLatencyMs: 40, delayMs: 12.5, playing: true, ageMs: 900, grade: .good),
+            DeviceSyncStatus(
+                userId: Sample.bob, deviceId: nil, clockErrorMs: 30, playbackErrorMs: 0, clockDriftPpm: nil,
+                outputLatencyMs: nil, delayMs: nil, playing: false, ageMs: 40_000, grade: .poor),
+         ])), .syncStatus(SyncStatusUpdate(devices: []))]
+    case .calibration:
+        [.calibration(CalibrationPlan(
+            id: "cal-1", listener: DeviceRef(userId: Sample.alice, deviceId: "d1"),
+            probes: [
+                CalibrationProbe(userId: Sample.alice, deviceId: "d1", atMs: Double(Sample.t0) + 1_500),
+                CalibrationProbe(userId: Sample.bob, deviceId: "d2", atMs: Double(Sample.t0) + 2_500),
+            ], probeMs: 80, windowMs: 400))]
+    case .calibrationResult:
+        [.calibrationResult(CalibrationOutcome(id: "cal-1", ok: true, message: "calibrated 1 device against the listening device", results: [
+            CalibrationDeviceResult(userId: Sample.alice, deviceId: "d1", heard: true, correctionMs: 0, delayMs: 0),
+            CalibrationDeviceResult(userId: Sample.bob, deviceId: "d2", heard: true, correctionMs: 31.5, delayMs: 31.5),
+            CalibrationDeviceResult(userId: Sample.bob, deviceId: "d3", heard: false, correctionMs: nil, delayMs: nil),
+         ]))]
+    case .resync: [.resync(Resync(userId: Sample.bob, deviceId: "d2")), .resync(Resync(userId: Sample.bob))]
     }
 }
 
@@ -69,7 +93,9 @@ struct ServerEnvelopeRoundTripTests {
 
     @Test func stateSyncCarriesTheSessionViewShape() throws {
         let object = try jsonObject(Sample.view)
-        #expect(Set(object.keys) == ["session", "members", "nowPlaying", "queue", "myVotes", "skipRequests", "history", "upNext"])
+        #expect(Set(object.keys) == ["session", "members", "nowPlaying", "queue", "myVotes", "skipRequests", "history", "upNext", "deviceDelays"])
+        let delay = try #require((object["deviceDelays"] as? [[String: Any]])?.first)
+        #expect(Set(delay.keys) == ["userId", "deviceId", "delayMs"])
         let session = try #require(object["session"] as? [String: Any])
         #expect(Set(session.keys) == ["id", "joinCode", "name", "hostId", "hostDisplayName", "settings", "createdAt"])
         let nowPlaying = try #require(object["nowPlaying"] as? [String: Any])
@@ -96,7 +122,7 @@ struct ServerEnvelopeRoundTripTests {
         #expect(ServerEventType.allCases.map(\.rawValue) == [
             "stateSync", "memberJoined", "memberLeft", "memberUpdated", "queueUpdate", "votesUpdate", "playPrepare",
             "playCommit", "pause", "resume", "seek", "stopped", "skipRequests", "sessionUpdated", "pong", "ack", "error",
-            "sessionEnded",
+            "sessionEnded", "deviceDelay", "syncStatus", "calibration", "calibrationResult", "resync",
         ])
     }
 

@@ -23,9 +23,11 @@ public struct Participant: Sendable {
     private let firstStartWaitMs: Double
 
     /// Puts the pieces together for a member with a token in `api`; with a `player` the
-    /// device plays in sync.
+    /// device plays in sync. `deviceId` names this device (stable across launches): its
+    /// delay in the session is applied and its sync reports carry it.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, player: (any Player)? = nil,
+        deviceId: String? = nil,
         trackPreparer: (any TrackPreparer)? = nil, clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper(),
         backoff: Backoff = Backoff(), clockConfiguration: ClockSync.Configuration = ClockSync.Configuration()
     ) {
@@ -40,7 +42,9 @@ public struct Participant: Sendable {
         store = SessionStore(client: client)
         preparer = trackPreparer.map { QueuePreparer(preparer: $0) }
         engine = player.map { player in
-            SyncEngine(player: player, clockSync: clockSync, clock: clock, send: { command in await client.post(command) })
+            SyncEngine(
+                player: player, clockSync: clockSync, clock: clock, send: { command in await client.post(command) },
+                device: deviceId.map { DeviceRef(userId: me, deviceId: $0) })
         }
     }
 

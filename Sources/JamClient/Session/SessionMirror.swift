@@ -14,7 +14,8 @@ public struct SessionMirror: Sendable, Equatable {
         case stale
         /// Frames are missing before it: resume with `hello {lastSeq: seq}`.
         case gap
-        /// Not part of the session's event stream (pong, ack, error).
+        /// Not part of the session's event stream (pong, ack, error, and the passing
+        /// device-sync frames: syncStatus, calibration, calibrationResult, resync).
         case direct
     }
 
@@ -37,7 +38,7 @@ public struct SessionMirror: Sendable, Equatable {
     /// Applies one server frame.
     public mutating func apply(_ envelope: ServerEnvelope) -> Applied {
         switch envelope.event {
-        case .pong, .ack, .error:
+        case .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
             return .direct
         case .stateSync(let view):
             self.view = view
@@ -65,7 +66,7 @@ public struct SessionMirror: Sendable, Equatable {
     private mutating func reduce(_ envelope: ServerEnvelope) {
         guard var view else { return }
         switch envelope.event {
-        case .stateSync, .pong, .ack, .error:
+        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
             break
         case .memberJoined(let member), .memberUpdated(let member):
             if let index = view.members.firstIndex(where: { $0.userId == member.userId }) {
@@ -79,6 +80,7 @@ public struct SessionMirror: Sendable, Equatable {
             }
         case .memberLeft(let left):
             view.members.removeAll { $0.userId == left.userId }
+            view.deviceDelays = Self.nonEmpty(view.deviceDelays?.filter { $0.userId != left.userId })
             view.session.hostId = left.hostId
             view.session.hostDisplayName = view.members.first { $0.userId == left.hostId }?.displayName ?? view.session.hostDisplayName
         case .queueUpdate(let update):
@@ -129,8 +131,27 @@ public struct SessionMirror: Sendable, Equatable {
             view.session.joinCode = updated.joinCode
         case .sessionEnded(let ended):
             self.ended = ended
+        case .deviceDelay(let delay):
+            var delays = view.deviceDelays ?? []
+            if let index = delays.firstIndex(where: { $0.device == delay.device }) {
+                if delay.delayMs == 0 { delays.remove(at: index) } else { delays[index] = delay }
+            } else if delay.delayMs != 0 {
+                delays.append(delay)
+            }
+            view.deviceDelays = Self.nonEmpty(delays)
         }
         self.view = view
+    }
+
+    /// The server leaves an empty list out of the view; so does the mirror, to stay equal to it.
+    private static func nonEmpty(_ delays: [DeviceDelay]?) -> [DeviceDelay]? {
+        guard let delays, !delays.isEmpty else { return nil }
+        return delays
+    }
+
+    /// The delay of one of the caller's devices (zero when none is set).
+    public func deviceDelay(of deviceId: String) -> Double {
+        view?.deviceDelays?.first { $0.userId == me && $0.deviceId == deviceId }?.delayMs ?? 0
     }
 
     private func update(_ view: inout SessionView, _ change: TimelineChange, state: PlaybackState?) {

@@ -39,4 +39,14 @@ public protocol Player: Sendable {
 
     /// True while audio is advancing.
     var isPlaying: Bool { get async }
+
+    /// How long after a sample leaves the player it is heard, in ms: the audio path's
+    /// reported latency (AVAudioSession's `outputLatency` + `ioBufferDuration`, a Bluetooth
+    /// route's delay), already smoothed. `SyncEngine` starts and measures that much ahead.
+    var outputLatencyMs: Double { get async }
+}
+
+extension Player {
+    /// A player that knows no latency of its output path reports none.
+    public var outputLatencyMs: Double { get async { 0 } }
 }

@@ -22,12 +22,20 @@ public actor SimulatedPlayer: Player {
         public var clockRateErrorPpm: Double = 0
         /// Tracks whose load throws.
         public var failingTrackIds: Set<String> = []
+        /// How long the output path (a Bluetooth speaker, say) takes to make a sample heard, ms.
+        public var outputLatencyMs: Double = 0
+        /// Whether the player reports `outputLatencyMs` (a Bluetooth route often reports
+        /// less than it has: the difference is what a device delay corrects).
+        public var reportedOutputLatencyMs: Double?
 
         /// Creates a configuration: an ideal player.
         public init(
             loadDelayMs: Double = 0, seekLatencyMs: Double = 0, startLatencyMs: Double = 0,
-            clockRateErrorPpm: Double = 0, failingTrackIds: Set<String> = []
+            clockRateErrorPpm: Double = 0, failingTrackIds: Set<String> = [], outputLatencyMs: Double = 0,
+            reportedOutputLatencyMs: Double? = nil
         ) {
+            self.outputLatencyMs = outputLatencyMs
+            self.reportedOutputLatencyMs = reportedOutputLatencyMs
             self.loadDelayMs = loadDelayMs
             self.seekLatencyMs = seekLatencyMs
             self.startLatencyMs = startLatencyMs
@@ -152,6 +160,9 @@ public actor SimulatedPlayer: Player {
 
     public var loadedTrackId: String? { track?.id }
 
+    /// The reported output latency (the true one unless configured otherwise).
+    public var outputLatencyMs: Double { configuration.reportedOutputLatencyMs ?? configuration.outputLatencyMs }
+
     public var isPlaying: Bool {
         let now = clock.now()
         guard let current = segment(at: now), current.playing else { return false }
@@ -172,6 +183,12 @@ public actor SimulatedPlayer: Player {
         if s.playing { position += (t - s.start) * s.rate * (1 + configuration.clockRateErrorPpm / 1_000_000) }
         if let duration = track.durationMs { position = min(position, Double(duration)) }
         return max(0, position)
+    }
+
+    /// The position people hear at local instant `t`: the output path delays it by the
+    /// true `outputLatencyMs`.
+    public func heardPosition(atLocal t: Double) -> Double? {
+        truePosition(atLocal: t - configuration.outputLatencyMs)
     }
 
     /// The rate set last.

@@ -13,8 +13,11 @@ extension SyncEngine {
         guard !driving, drivenGeneration == generation else { return }
         guard let wanted = timeline, wanted.state == .playing, let estimate = await clockSync.estimate else { return }
         let target = generation
+        await refreshOutputLatency()
         let now = clock.now()
-        let serverNow = estimate.serverTime(atLocal: now)
+        // The timeline describes what is heard; the player runs `compensationMs` ahead of it.
+        let lead = compensationMs
+        let serverNow = estimate.serverTime(atLocal: now + lead)
         guard wanted.isAdvancing(atServer: serverNow) else { return }
         if let start = scheduledStartLocal, now >= start {
             scheduledStartLocal = nil
@@ -42,7 +45,7 @@ extension SyncEngine {
                 status.rate = 1
                 guard generation == target, !driving else { return }
             }
-            let seekTarget = wanted.position(atServer: estimate.serverTime(atLocal: now + seekLatencyEstimate))
+            let seekTarget = wanted.position(atServer: estimate.serverTime(atLocal: now + seekLatencyEstimate + lead))
             status.seeks += 1
             pendingSeek = PendingSeek(issuedAt: now, target: seekTarget, actualAtIssue: actual, errorAtIssue: error)
             await player.seek(to: seekTarget)
@@ -111,7 +114,8 @@ extension SyncEngine {
         let now = clock.now()
         let report = SyncReport(
             epoch: max(0, epoch), offsetMs: estimate.offset(atLocal: now), errorMs: estimate.halfRoundTripBound(atLocal: now),
-            driftMs: status.lastErrorMs ?? 0)
+            driftMs: status.lastErrorMs ?? 0, deviceId: device?.deviceId, outputLatencyMs: status.outputLatencyMs,
+            delayMs: status.deviceDelayMs, clockDriftPpm: estimate.driftMsPerSecond * 1_000, playing: await player.isPlaying)
         await send(.syncReport(report))
         status.reportsSent += 1
         return true

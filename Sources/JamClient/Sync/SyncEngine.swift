@@ -32,6 +32,8 @@ public actor SyncEngine {
     let send: @Sendable (ClientCommand) async -> Void
     let configuration: Configuration
     let logger: Logger
+    /// This device, to pick its delay out of the session and answer a host's re-sync.
+    public nonisolated let device: DeviceRef?
 
     /// The current item's last-known timeline; nil when nothing is current.
     public private(set) var timeline: PlaybackTimeline?
@@ -57,12 +59,16 @@ public actor SyncEngine {
     var seekLatencyObserved = false
 
     /// Creates an engine.
-    /// - Parameter send: sends a command on the realtime socket (`ready`, `syncReport`).
+    /// - Parameters:
+    ///   - send: sends a command on the realtime socket (`ready`, `syncReport`).
+    ///   - device: this device (its member and stable id): its delay in the session is
+    ///     applied, its reports name it, and a host's `resync` for it is followed.
     public init(
         player: any Player, clockSync: ClockSync, clock: any MonotonicClock,
         send: @escaping @Sendable (ClientCommand) async -> Void, configuration: Configuration = Configuration(),
-        logger: Logger = Logger(label: "openjam.sync")
+        device: DeviceRef? = nil, logger: Logger = Logger(label: "openjam.sync")
     ) {
+        self.device = device
         self.player = player
         self.clockSync = clockSync
         self.clock = clock
@@ -90,6 +96,12 @@ public actor SyncEngine {
             timeline = nil
             upNext = nil
             changed = true
+        case .deviceDelay(let delay):
+            // The correction loop moves the player to the new schedule smoothly.
+            if delay.device == device { status.deviceDelayMs = delay.delayMs }
+            changed = false
+        case .resync(let request):
+            changed = await resync(request)
         case .pong(let pong):
             // Better: record pongs straight from the socket with the receive instant.
             await clockSync.record(pong, receivedAt: clock.now())
@@ -107,6 +119,7 @@ public actor SyncEngine {
 
     func apply(_ view: SessionView) -> Bool {
         failedLoadEpoch = nil // a snapshot (e.g. after a reconnect) retries a failed load
+        if let device { status.deviceDelayMs = view.deviceDelays?.first { $0.device == device }?.delayMs ?? 0 }
         timeline = view.nowPlaying.map(PlaybackTimeline.init)
         upNext = view.upNext.map(PlaybackTimeline.init)
         if let nowPlaying = view.nowPlaying { epoch = nowPlaying.epoch }
@@ -180,6 +193,26 @@ public actor SyncEngine {
         return true
     }
 
+    /// A host asked this device to re-sync: measure the clock afresh and start again on
+    /// the timeline rather than nudging towards it.
+    func resync(_ request: Resync) async -> Bool {
+        guard let device, request.userId == device.userId, request.deviceId.map({ $0 == device.deviceId }) ?? true else { return false }
+        status.resyncs += 1
+        await clockSync.reset()
+        followed = nil
+        resetCorrection()
+        return true
+    }
+
+    /// What the engine schedules ahead by: the output path's latency plus this device's delay.
+    var compensationMs: Double { status.outputLatencyMs + status.deviceDelayMs }
+
+    /// Reads the player's output latency (the player smooths it).
+    func refreshOutputLatency() async {
+        let latency = await player.outputLatencyMs
+        if latency.isFinite, latency >= 0 { status.outputLatencyMs = latency }
+    }
+
     func drop(_ kind: String, epoch dropped: Int64) -> Bool {
         status.droppedEvents += 1
         logger.debug(
@@ -244,6 +277,7 @@ public actor SyncEngine {
             return false
         }
         guard generation == target else { return true }
+        await refreshOutputLatency()
         let now = clock.now()
         switch wanted.state {
         case .preparing where !startWhilePreparing:
@@ -272,7 +306,8 @@ public actor SyncEngine {
     }
 
     func follow(_ course: PlaybackTimeline, estimate: ClockEstimate, now: Double) async {
-        let serverNow = estimate.serverTime(atLocal: now)
+        // What is heard now left the player `compensationMs` ago: schedule that much ahead.
+        let serverNow = estimate.serverTime(atLocal: now + compensationMs)
         if let end = course.endsAtServer, serverNow >= end {
             // Over already: nothing to play until the server moves on.
             followed = course
@@ -298,7 +333,7 @@ public actor SyncEngine {
             await player.setRate(1)
             status.rate = 1
         }
-        let startLocal = estimate.localTime(atServer: course.anchorMs)
+        let startLocal = estimate.localTime(atServer: course.anchorMs) - compensationMs
         await player.play(from: course.positionMs, atLocal: startLocal)
         followed = course
         status.starts += 1

@@ -55,6 +55,12 @@ public struct SyncStatus: Hashable, Sendable {
     public var observedSeekLatencyMs: Double?
     /// `syncReport`s sent.
     public var reportsSent = 0
+    /// The output latency the engine last scheduled for, ms.
+    public var outputLatencyMs: Double = 0
+    /// This device's manual or calibrated delay, ms.
+    public var deviceDelayMs: Double = 0
+    /// Times a host asked this device to re-sync.
+    public var resyncs = 0
 
     /// Creates an idle status.
     public init() {}

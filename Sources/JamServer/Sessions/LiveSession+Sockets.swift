@@ -38,9 +38,11 @@ extension LiveSession {
         outbox.attach(connection.id, user: user, syncedSeq: state.seq)
         if let lastSeq, let actions = outbox.replay(to: connection.id, after: lastSeq, now: now) {
             execute(actions)
+            sendSyncStatus(toNew: connection.id)
             return
         }
         sendStateSync(to: connection.id)
+        sendSyncStatus(toNew: connection.id)
     }
 
     /// Queues the whole state for one connection, behind everything applied so far.
@@ -111,23 +113,9 @@ extension LiveSession {
         }
         switch request {
         case .command(let command, let replyId, let relay):
-            if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
-                replyFramed(to: connectionID, answer)
-                return
-            }
-            if role == .replica {
-                forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
-                return
-            }
-            do {
-                try take(
-                    .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
-                    reply: replyId.map { (connectionID, user, $0) })
-            } catch {
-                let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: now))
-                if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId)) }
-                replyFramed(to: connectionID, answer)
-            }
+            receiveCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
+        case .deviceSync(let request, let replyId):
+            receiveDeviceSync(request, from: connectionID, user: user, replyId: replyId)
         case .hello(let lastSeq, let replyId):
             if let lastSeq, let actions = outbox.replay(to: connectionID, after: lastSeq, now: now) {
                 execute(actions)
@@ -150,6 +138,27 @@ extension LiveSession {
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
         case .ignore:
             break
+        }
+    }
+
+    /// Applies a member's command (or forwards it to the owner), answering `replyId`.
+    func receiveCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
+        if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
+            replyFramed(to: connectionID, answer)
+            return
+        }
+        if role == .replica {
+            forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
+            return
+        }
+        do {
+            try take(
+                .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
+                reply: replyId.map { (connectionID, user, $0) })
+        } catch {
+            let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: environment.clock.now()))
+            if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId)) }
+            replyFramed(to: connectionID, answer)
         }
     }
 }

@@ -56,5 +56,6 @@ extension LiveSession {
         timer = nil
         stallTimer?.cancel()
         stallTimer = nil
+        stopDeviceSyncTimers()
     }
 }

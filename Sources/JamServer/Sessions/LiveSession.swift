@@ -56,6 +56,12 @@ public actor LiveSession: CommitReceiver {
     var takenInbox: [Int64: Millis] = [:]
     var drainingInbox = false
     var inboxAgain = false
+    /// Every device's latest sync report (passing, never logged).
+    var syncBoard = SyncBoard()
+    var syncPublishTimer: Scheduled<Void>?
+    /// The room calibration under way, if any.
+    var calibration: CalibrationRun?
+    var calibrationTimer: Scheduled<Void>?
 
     /// What a new session's creation writes: its index row and its first snapshot (record 0).
     nonisolated let creationWrites: [StoreWrite]

@@ -31,11 +31,16 @@ struct OpenJamWire: SessionWire {
         case .resume: command = .resume
         case .seek(let seek): command = .seek(positionMs: seek.positionMs)
         case .ready(let ready): command = .ready(epoch: ready.epoch)
-        case .syncReport(let report): command = .syncReport(report)
+        case .syncReport(let report): return .deviceSync(.report(report), replyId: frame.id)
         case .updateSettings(let patch): command = .updateSettings(patch)
         case .promote(let promote): command = .setRole(userId: promote.userId, role: promote.role ?? .cohost)
         case .kick(let ref): command = .kick(userId: ref.userId)
         case .leave: command = .leave
+        case .setDeviceDelay(let set):
+            command = .setDeviceDelay(DeviceDelay(userId: set.userId ?? user, deviceId: set.deviceId, delayMs: set.delayMs))
+        case .calibrate(let calibrate): return .deviceSync(.calibrate(calibrate), replyId: frame.id)
+        case .calibrationReport(let report): return .deviceSync(.calibrationReport(report), replyId: frame.id)
+        case .resync(let resync): return .deviceSync(.resync(resync), replyId: frame.id)
         }
         return .command(command, replyId: frame.id, relay: nil)
     }
@@ -54,6 +59,10 @@ struct OpenJamWire: SessionWire {
 
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {
         envelope(.pong(Pong(clientSendTime: clientSendTime, serverReceiveTime: receivedAt, serverSendTime: sentAt)), state: state, now: now)
+    }
+
+    func passing(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer? {
+        envelope(event, state: state, now: now)
     }
 
     private func envelope(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer {

@@ -76,6 +76,8 @@ package enum SessionRequest: Sendable {
     case hello(lastSeq: Int64?, replyId: String?)
     /// A clock-sync ping.
     case ping(clientSendTime: Double)
+    /// A device's sync report, or a calibration or re-sync: passing, never logged as such.
+    case deviceSync(DeviceSyncRequest, replyId: String?)
     /// Send `frame` to the host's other sockets only.
     case toHost(ByteBuffer)
     /// Send `frame` to the sender's socket only.
@@ -84,6 +86,18 @@ package enum SessionRequest: Sendable {
     case refuse(JamError, replyId: String?)
     /// Nothing to do.
     case ignore
+}
+
+/// What a device-sync message asks: kept in memory by the node the device is on.
+package enum DeviceSyncRequest: Sendable {
+    /// A device's measurement (also applied as `Command.syncReport` for the start lead).
+    case report(SyncReport)
+    /// A host starts a room calibration.
+    case calibrate(Calibrate)
+    /// The listener's result.
+    case calibrationReport(CalibrationReport)
+    /// A host asks a device to re-sync.
+    case resync(Resync)
 }
 
 /// What produced a batch of domain events.
@@ -119,6 +133,10 @@ package protocol SessionWire: Sendable {
 
     /// The answer to a clock-sync ping.
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer
+
+    /// A passing device-sync frame (`syncStatus`, `calibration`, …), or nil when the
+    /// protocol has no such thing.
+    func passing(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer?
 
     /// A socket of a user who is already connected opened: the older ones are closed with this
     /// code, or nil when a user may hold several.

@@ -212,12 +212,12 @@ enum Fixture {
         ServerEnvelope(event: event, epoch: epoch, seq: seq, timestamp: 0)
     }
 
-    static func view(nowPlaying: NowPlaying?, upNext: NowPlaying? = nil) -> SessionView {
+    static func view(nowPlaying: NowPlaying?, upNext: NowPlaying? = nil, deviceDelays: [DeviceDelay]? = nil) -> SessionView {
         SessionView(
             session: SessionInfo(
                 id: "session", joinCode: "ABCDEF", name: "Jam", hostId: "host", hostDisplayName: "Host",
                 settings: SessionSettings(), createdAt: 0),
             members: [host], nowPlaying: nowPlaying, queue: [], myVotes: [:],
-            skipRequests: SkipRequestsView(count: 0, needed: 1, mine: false), history: [], upNext: upNext)
+            skipRequests: SkipRequestsView(count: 0, needed: 1, mine: false), history: [], upNext: upNext, deviceDelays: deviceDelays)
     }
 }

@@ -1,0 +1,149 @@
+/// `calibrate {userId?, deviceId}`: a host starts a room calibration with this device
+/// (the host's own when `userId` is absent) listening.
+public struct Calibrate: Codable, Hashable, Sendable {
+    public var userId: UserID?
+    public var deviceId: String
+    /// Creates the payload.
+    public init(userId: UserID? = nil, deviceId: String) {
+        self.userId = userId
+        self.deviceId = deviceId
+    }
+}
+
+/// One device's turn: it plays the probe so that it is heard at server instant `atMs`.
+public struct CalibrationProbe: Codable, Hashable, Sendable {
+    public var userId: UserID
+    public var deviceId: String
+    public var atMs: Double
+    /// Creates the entry.
+    public init(userId: UserID, deviceId: String, atMs: Double) {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.atMs = atMs
+    }
+
+    /// The device whose turn it is.
+    public var device: DeviceRef { DeviceRef(userId: userId, deviceId: deviceId) }
+}
+
+/// `calibration {id, listener, probes, probeMs, windowMs}`: the announced plan. The
+/// listener records from before the first probe to after the last; each device in
+/// `probes` plays the probe at its instant (its output latency and delay applied). The
+/// listener's own turn comes first, so its path cancels out of everyone else's.
+public struct CalibrationPlan: Codable, Hashable, Sendable {
+    public var id: String
+    public var listener: DeviceRef
+    public var probes: [CalibrationProbe]
+    /// The probe's length.
+    public var probeMs: Double
+    /// How far from its instant a probe is looked for, either way.
+    public var windowMs: Double
+    /// Creates the plan.
+    public init(id: String, listener: DeviceRef, probes: [CalibrationProbe], probeMs: Double, windowMs: Double) {
+        self.id = id
+        self.listener = listener
+        self.probes = probes
+        self.probeMs = probeMs
+        self.windowMs = windowMs
+    }
+}
+
+/// Where the listener heard one device's probe: `offsetMs` after its announced instant
+/// (negative: before), or null when it was not heard.
+public struct ProbeArrival: Codable, Hashable, Sendable {
+    public var userId: UserID
+    public var deviceId: String
+    public var offsetMs: Double?
+    /// Creates the entry.
+    public init(userId: UserID, deviceId: String, offsetMs: Double?) {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.offsetMs = offsetMs
+    }
+
+    /// The device it is about.
+    public var device: DeviceRef { DeviceRef(userId: userId, deviceId: deviceId) }
+}
+
+/// `calibrationReport {calibrationId, arrivals}`: what the listener heard.
+public struct CalibrationReport: Codable, Hashable, Sendable {
+    public var calibrationId: String
+    public var arrivals: [ProbeArrival]
+    /// Creates the payload.
+    public init(calibrationId: String, arrivals: [ProbeArrival]) {
+        self.calibrationId = calibrationId
+        self.arrivals = arrivals
+    }
+
+    /// Checks every figure; a probe appears at most once.
+    public func validate() throws(JamError) {
+        if calibrationId.isEmpty || calibrationId.utf8.count > 64 {
+            throw JamError(.invalidField, "calibrationId must be 1 to 64 characters")
+        }
+        if arrivals.count > CalibrationRules.maxDevices {
+            throw JamError(.invalidField, "at most \(CalibrationRules.maxDevices) arrivals, got \(arrivals.count)")
+        }
+        var seen = Set<DeviceRef>()
+        for arrival in arrivals {
+            try Validate.deviceId(arrival.deviceId)
+            if let offset = arrival.offsetMs, !offset.isFinite || abs(offset) > CalibrationRules.windowMs {
+                throw JamError(.invalidField, "offsetMs must be a number within ±\(Int(CalibrationRules.windowMs)) ms")
+            }
+            if !seen.insert(arrival.device).inserted {
+                throw JamError(.invalidField, "device \(arrival.deviceId) of \(arrival.userId) appears twice")
+            }
+        }
+    }
+}
+
+/// One device's outcome: heard or not, its offset from the listener's own probe and
+/// the delay it now carries.
+public struct CalibrationDeviceResult: Codable, Hashable, Sendable {
+    public var userId: UserID
+    public var deviceId: String
+    public var heard: Bool
+    /// Arrival after the listener's own probe's, both measured against their instants.
+    public var correctionMs: Double?
+    /// The device's delay after the calibration.
+    public var delayMs: Double?
+    /// Creates the entry.
+    public init(userId: UserID, deviceId: String, heard: Bool, correctionMs: Double?, delayMs: Double?) {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.heard = heard
+        self.correctionMs = correctionMs
+        self.delayMs = delayMs
+    }
+}
+
+/// `calibrationResult {id, ok, message, results}`: how a calibration ended, to everyone.
+public struct CalibrationOutcome: Codable, Hashable, Sendable {
+    public var id: String
+    public var ok: Bool
+    /// For people: what happened, or why it failed.
+    public var message: String
+    public var results: [CalibrationDeviceResult]
+    /// Creates the payload.
+    public init(id: String, ok: Bool, message: String, results: [CalibrationDeviceResult]) {
+        self.id = id
+        self.ok = ok
+        self.message = message
+        self.results = results
+    }
+}
+
+/// The calibration's fixed figures, shared by the server's plan and the listener's search.
+public enum CalibrationRules {
+    /// Most devices in one calibration.
+    public static let maxDevices = 32
+    /// From the announcement to the first probe: every device has to get the plan first.
+    public static let leadMs = 1_500.0
+    /// From one probe to the next: longer than a reverberant room's tail.
+    public static let slotMs = 1_000.0
+    /// How far from its instant a probe is looked for (a Bluetooth path nobody accounted for).
+    public static let windowMs = 400.0
+    /// The probe's length.
+    public static let probeMs = 80.0
+    /// How long after the last probe the listener has to report.
+    public static let reportWithinMs = 15_000.0
+}

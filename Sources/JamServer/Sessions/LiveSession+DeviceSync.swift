@@ -1,0 +1,146 @@
+import JamCore
+import JamProtocol
+import NIOCore
+
+/// The sync column and room calibration: passing measurements kept in memory on the node
+/// the devices are connected to. Only the delays a calibration sets become session
+/// history (`Command.setDeviceDelay`).
+extension LiveSession {
+    /// Handles a device-sync message, answering `replyId`.
+    func receiveDeviceSync(_ request: DeviceSyncRequest, from connectionID: ConnectionID, user: UserID, replyId: String?) {
+        let now = environment.clock.now()
+        do throws(JamError) {
+            switch request {
+            case .report(let report):
+                schedulePublish(syncBoard.record(report, from: user, at: now))
+                // The round trip also sets the start lead, which is session state.
+                receiveCommand(.syncReport(report), from: connectionID, user: user, replyId: replyId, relay: nil)
+                return
+            case .calibrate(let request):
+                try startCalibration(request, by: user, at: now)
+            case .calibrationReport(let report):
+                try finishCalibration(report, from: user)
+            case .resync(let request):
+                try requireHostControls(user, "ask a device to re-sync")
+                guard state.member(request.userId) != nil else { throw JamError(.notFound, "no member \(request.userId) in this session") }
+                sendPassing(.resync(request), to: connections.values.filter { $0.user == request.userId }.map(\.id))
+            }
+            if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
+        } catch {
+            Metrics.commandErrors.increment()
+            reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
+        }
+    }
+
+    private func requireHostControls(_ user: UserID, _ action: String) throws(JamError) {
+        guard let role = state.role(of: user) else { throw JamError(.notMember, "you are not a member of this session") }
+        guard role.hasHostControls else { throw JamError(.forbidden, "only a host or co-host may \(action)") }
+    }
+
+    // MARK: The sync column
+
+    /// Publishes now, or once the second since the last publish is over.
+    func schedulePublish(_ decision: SyncBoard.Publish) {
+        switch decision {
+        case .none:
+            return
+        case .now:
+            publishSyncStatus()
+        case .at(let instant):
+            guard syncPublishTimer == nil else { return }
+            let delay = max(0, instant - environment.clock.now())
+            syncPublishTimer = eventLoop.scheduleTask(in: .milliseconds(delay)) { [self] in
+                self.assumeIsolated { session in
+                    session.syncPublishTimer = nil
+                    session.schedulePublish(session.syncBoard.due(at: session.environment.clock.now()))
+                }
+            }
+        }
+    }
+
+    /// Sends the board to every host and co-host connection.
+    func publishSyncStatus() {
+        let now = environment.clock.now()
+        for user in Set(syncBoard.entries.values.map(\.user)) where state.member(user) == nil { syncBoard.forget(user) }
+        let update = syncBoard.publish(at: now)
+        sendPassing(.syncStatus(update), to: hostConnections())
+    }
+
+    /// A host's new socket sees the board at once rather than at the next report.
+    func sendSyncStatus(toNew connection: ConnectionID) {
+        guard let user = connections[connection]?.user, state.role(of: user)?.hasHostControls == true,
+            !syncBoard.entries.isEmpty
+        else { return }
+        sendPassing(.syncStatus(syncBoard.status(at: environment.clock.now())), to: [connection])
+    }
+
+    private func hostConnections() -> [ConnectionID] {
+        connections.values.filter { state.role(of: $0.user)?.hasHostControls == true }.map(\.id)
+    }
+
+    /// Queues a passing frame for `targets`, behind everything applied so far.
+    func sendPassing(_ event: ServerEvent, to targets: [ConnectionID]) {
+        guard let frame = wire.passing(event, state: state, now: environment.clock.now()) else { return }
+        let framed = WebSocketText.frame(frame)
+        for target in targets { replyFramed(to: target, framed) }
+    }
+
+    // MARK: Calibration
+
+    func startCalibration(_ request: Calibrate, by user: UserID, at now: Millis) throws(JamError) {
+        try requireHostControls(user, "start a calibration")
+        if calibration != nil { throw JamError(.conflict, "a calibration is already running; wait for its result") }
+        let listener = DeviceRef(userId: request.userId ?? user, deviceId: request.deviceId)
+        guard state.member(listener.userId) != nil else { throw JamError(.notFound, "no member \(listener.userId) in this session") }
+        let run = try CalibrationRun.start(
+            id: environment.ids.next().rawValue, listener: listener, devices: syncBoard.playingDevices(at: now), by: user, at: now)
+        calibration = run
+        logger.info("calibration started", metadata: ["calibration.id": "\(run.plan.id)", "calibration.devices": "\(run.plan.probes.count)"])
+        sendPassing(.calibration(run.plan), to: Array(connections.keys))
+        let id = run.plan.id
+        calibrationTimer = eventLoop.scheduleTask(in: .milliseconds(max(0, run.deadline - now))) { [self] in
+            self.assumeIsolated { $0.calibrationTimedOut(id) }
+        }
+    }
+
+    private func calibrationTimedOut(_ id: String) {
+        guard let run = calibration, run.plan.id == id else { return }
+        endCalibration()
+        sendPassing(.calibrationResult(run.timedOut(delays: state.deviceDelay(of:))), to: Array(connections.keys))
+    }
+
+    func finishCalibration(_ report: CalibrationReport, from user: UserID) throws(JamError) {
+        guard let run = calibration else { throw JamError(.notFound, "no calibration is running") }
+        try run.check(report, from: user)
+        endCalibration()
+        var (outcome, changes) = run.outcome(of: report, delays: state.deviceDelay(of:))
+        if !changes.isEmpty {
+            let command = Command.all(changes.map { .setDeviceDelay($0) })
+            do throws(JamError) {
+                if role == .replica {
+                    forwardFromSocket(command, by: run.startedBy, connection: nil, replyId: nil)
+                } else {
+                    try take(.command(command, by: run.startedBy), cause: .command(command, by: run.startedBy, connection: nil, relay: nil))
+                }
+            } catch {
+                outcome.ok = false
+                outcome.message = "the corrections could not be applied: \(error.message)"
+            }
+        }
+        logger.info("calibration finished", metadata: ["calibration.id": "\(run.plan.id)", "calibration.ok": "\(outcome.ok)"])
+        sendPassing(.calibrationResult(outcome), to: Array(connections.keys))
+    }
+
+    private func endCalibration() {
+        calibration = nil
+        calibrationTimer?.cancel()
+        calibrationTimer = nil
+    }
+
+    /// Stops the device-sync timers (the server is stopping).
+    func stopDeviceSyncTimers() {
+        syncPublishTimer?.cancel()
+        syncPublishTimer = nil
+        endCalibration()
+    }
+}

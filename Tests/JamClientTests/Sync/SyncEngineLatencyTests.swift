@@ -1,0 +1,105 @@
+import Foundation
+import JamProtocol
+import Testing
+
+@testable import JamClient
+
+/// What people hear is what counts: the engine schedules ahead by the player's output
+/// latency and this device's delay, and measures the heard position against the timeline.
+struct SyncEngineLatencyTests {
+    static let me = DeviceRef(userId: "host", deviceId: "phone-1")
+
+    /// The heard position minus where the timeline says it should be, now.
+    func heardError(_ rig: EngineRig) async -> Double? {
+        guard let timeline = await rig.engine.timeline, let heard = await rig.player.heardPosition(atLocal: rig.now) else { return nil }
+        return heard - timeline.position(atServer: rig.serverNow)
+    }
+
+    @Test("a player reporting 150 ms of output latency is started 150 ms before the announced instant")
+    func startsEarlyByTheOutputLatency() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 150))
+        let startAt = rig.millis(rig.serverNow) + 2_000
+        await rig.handle(.playPrepare(PlayPrepare(item: Fixture.item("a"), epoch: 1, startAt: startAt, previous: nil)))
+        await rig.handle(.playCommit(PlayCommit(itemId: Fixture.item("a").id, epoch: 1, startAt: startAt, positionMs: 0)))
+        let play = try! #require(await rig.playCalls.last)
+        #expect(abs(play.atLocal - (rig.local(startAt) - 150)) < 0.001)
+        rig.clock.advance(by: 2_500)
+        let heard = try! #require(await heardError(rig))
+        #expect(abs(heard) < 0.5, "heard \(heard) ms off the timeline")
+    }
+
+    @Test("with 150 ms of output latency the correction loop keeps the heard position on the timeline, not the player's")
+    func correctionFollowsTheHeardPosition() async {
+        let rig = await EngineRig(player: .init(startLatencyMs: 40, clockRateErrorPpm: 300, outputLatencyMs: 150))
+        await rig.startPlaying(Fixture.item("a"))
+        var worst = 0.0
+        await rig.correct(forMs: 60_000) { _, _ in }
+        for _ in 0..<40 {
+            rig.clock.advance(by: 250)
+            await rig.engine.correct()
+            if let error = await heardError(rig) { worst = max(worst, abs(error)) }
+        }
+        #expect(worst < 4, "heard error reached \(worst) ms")
+        #expect(await rig.engine.status.outputLatencyMs == 150)
+        // The player itself runs ahead by the latency.
+        let ahead = try! #require(await rig.trueError())
+        #expect(abs(ahead - 150) < 4)
+    }
+
+    @Test("an unreported Bluetooth delay is heard late until the device's delay in the session makes up for it")
+    func deviceDelayFromTheSessionMakesUpAnUnreportedLatency() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 220, reportedOutputLatencyMs: 20), device: Self.me)
+        await rig.startPlaying(Fixture.item("a"))
+        await rig.correct(forMs: 5_000)
+        let before = try! #require(await heardError(rig))
+        #expect(abs(before + 200) < 4, "heard \(before) ms off before the delay")
+        await rig.engine.handle(Fixture.envelope(.deviceDelay(DeviceDelay(userId: "host", deviceId: "phone-1", delayMs: 200))))
+        await rig.correct(forMs: 10_000)
+        let after = try! #require(await heardError(rig))
+        #expect(abs(after) < 4, "heard \(after) ms off after the delay")
+        #expect(await rig.engine.status.deviceDelayMs == 200)
+    }
+
+    @Test("a stateSync carries this device's delay; another device's delay is not applied")
+    func stateSyncCarriesOnlyThisDevicesDelay() async {
+        let rig = await EngineRig(device: Self.me)
+        let view = Fixture.view(nowPlaying: nil, deviceDelays: [
+            DeviceDelay(userId: "host", deviceId: "laptop", delayMs: -50),
+            DeviceDelay(userId: "host", deviceId: "phone-1", delayMs: 35.5),
+        ])
+        await rig.handle(.stateSync(view))
+        #expect(await rig.engine.status.deviceDelayMs == 35.5)
+        await rig.handle(.deviceDelay(DeviceDelay(userId: "other", deviceId: "phone-1", delayMs: 99)))
+        #expect(await rig.engine.status.deviceDelayMs == 35.5)
+    }
+
+    @Test("reports name the device and carry its output latency, delay, clock drift and whether it plays")
+    func reportsCarryTheDeviceFigures() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 150), device: Self.me)
+        await rig.startPlaying(Fixture.item("a"))
+        await rig.handle(.deviceDelay(DeviceDelay(userId: "host", deviceId: "phone-1", delayMs: 12)))
+        #expect(await rig.engine.report())
+        let report = try! #require(rig.sent.reports.last?.report)
+        #expect(report.deviceId == "phone-1")
+        #expect(report.outputLatencyMs == 150)
+        #expect(report.delayMs == 12)
+        #expect(report.playing == true)
+        #expect(report.clockDriftPpm?.isFinite == true)
+        try! report.validate()
+    }
+
+    @Test("a host's resync for this device measures the clock afresh and starts the player again")
+    func resyncRestartsClockAndPlayer() async {
+        let rig = await EngineRig(device: Self.me)
+        await rig.startPlaying(Fixture.item("a"))
+        let startsBefore = await rig.engine.status.starts
+        await rig.handle(.resync(Resync(userId: "host", deviceId: "laptop")))
+        #expect(await rig.engine.status.resyncs == 0, "a resync for another device is ignored")
+        await rig.handle(.resync(Resync(userId: "host", deviceId: "phone-1")))
+        #expect(await rig.engine.status.resyncs == 1)
+        #expect(await rig.sync.estimate == nil, "the old clock samples are gone")
+        await rig.synchronise()
+        await rig.engine.correct()
+        #expect(await rig.engine.status.starts == startsBefore + 1)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import JamCore
+import JamProtocol
+
+struct DeviceDelayTests {
+    func delay(_ user: UserID, _ device: String, _ ms: Double) -> Command {
+        .setDeviceDelay(DeviceDelay(userId: user, deviceId: device, delayMs: ms))
+    }
+
+    @Test func memberSetsTheirOwnDeviceDelay() throws {
+        var jam = try Jam()
+        let outcome = try jam.apply(delay(alice, "phone", 120.04), by: alice)
+        #expect(outcome.events.types == [.deviceDelay])
+        #expect(outcome.events[0].event.deviceDelay == DeviceDelay(userId: alice, deviceId: "phone", delayMs: 120))
+        #expect(jam.state.deviceDelay(of: DeviceRef(userId: alice, deviceId: "phone")) == 120)
+        #expect(jam.state.view(for: bob).deviceDelays == [DeviceDelay(userId: alice, deviceId: "phone", delayMs: 120)])
+    }
+
+    @Test func hostSetsAMembersDeviceDelayButAMemberCannotSetAnothers() throws {
+        var jam = try Jam()
+        try jam.apply(delay(alice, "speaker", -35.5), by: host)
+        #expect(jam.state.deviceDelay(of: DeviceRef(userId: alice, deviceId: "speaker")) == -35.5)
+        jam.reject(delay(alice, "speaker", 10), by: bob, .forbidden)
+        #expect(jam.state.deviceDelay(of: DeviceRef(userId: alice, deviceId: "speaker")) == -35.5)
+    }
+
+    @Test func settingTheSameDelayAgainChangesNothingAndZeroRemovesIt() throws {
+        var jam = try Jam()
+        try jam.apply(delay(alice, "phone", 40), by: alice)
+        #expect(try jam.apply(delay(alice, "phone", 40), by: alice).events.isEmpty)
+        let removed = try jam.apply(delay(alice, "phone", 0), by: alice)
+        #expect(removed.events[0].event.deviceDelay?.delayMs == 0)
+        #expect(jam.state.deviceDelays == nil)
+        #expect(jam.state.view(for: alice).deviceDelays == nil)
+    }
+
+    @Test func badDelaysAndDeviceIdsAreRefusedWithoutChange() throws {
+        var jam = try Jam()
+        jam.reject(delay(alice, "phone", 2_000.5), by: alice, .invalidField)
+        jam.reject(delay(alice, "phone", .nan), by: alice, .invalidField)
+        jam.reject(delay(alice, "", 10), by: alice, .invalidField)
+        jam.reject(delay(alice, "a b", 10), by: alice, .invalidField)
+        jam.reject(delay(stranger, "phone", 10), by: host, .notFound)
+        #expect(jam.state.deviceDelays == nil)
+    }
+
+    @Test func aMemberKeepsDelaysForAtMostEightDevices() throws {
+        var jam = try Jam()
+        for n in 0..<SessionState.deviceDelaysPerMember { try jam.apply(delay(alice, "d\(n)", 5), by: alice) }
+        jam.reject(delay(alice, "one-more", 5), by: alice, .queueLimit)
+        // Changing a kept device still works.
+        try jam.apply(delay(alice, "d0", 9), by: alice)
+        #expect(jam.state.deviceDelays?.count == SessionState.deviceDelaysPerMember)
+    }
+
+    @Test func aMemberWhoLeavesTakesTheirDelaysAlong() throws {
+        var jam = try Jam()
+        try jam.apply(delay(alice, "phone", 40), by: alice)
+        try jam.apply(delay(bob, "laptop", 15), by: bob)
+        try jam.apply(.leave, by: alice)
+        #expect(jam.state.deviceDelays == [DeviceDelay(userId: bob, deviceId: "laptop", delayMs: 15)])
+    }
+
+    @Test func delaysSurviveEncodingAndASessionStoredBeforeDelaysDecodes() throws {
+        var jam = try Jam()
+        try jam.apply(delay(alice, "phone", 40), by: alice)
+        let data = try JSONEncoder().encode(jam.state)
+        #expect(try JSONDecoder().decode(SessionState.self, from: data) == jam.state)
+        var old = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+        old["deviceDelays"] = nil
+        let decoded = try JSONDecoder().decode(SessionState.self, from: JSONSerialization.data(withJSONObject: old))
+        #expect(decoded.deviceDelays == nil)
+    }
+}

@@ -1,0 +1,65 @@
+import JamProtocol
+import Testing
+
+@testable import JamServer
+
+struct SyncBoardTests {
+    let alice: UserID = "alice"
+    let bob: UserID = "bob"
+
+    func report(_ device: String?, clock: Double = 1, playback: Double = 0, playing: Bool = true) -> SyncReport {
+        SyncReport(
+            epoch: 1, offsetMs: 0, errorMs: clock, driftMs: playback, deviceId: device, outputLatencyMs: 20, delayMs: 0,
+            clockDriftPpm: 3, playing: playing)
+    }
+
+    @Test func theFirstReportIsPublishedAtOnceAndTheNextWithinASecondWaitsForTheSecondToEnd() {
+        var board = SyncBoard()
+        #expect(board.record(report("d1"), from: alice, at: 10_000) == .now)
+        _ = board.publish(at: 10_000)
+        #expect(board.record(report("d2"), from: bob, at: 10_300) == .at(11_000))
+        #expect(board.due(at: 11_000) == .now)
+        _ = board.publish(at: 11_000)
+        #expect(board.due(at: 12_500) == .none)
+    }
+
+    @Test func eachDeviceOfAMemberHasItsOwnRowGradedByItsWorstError() {
+        var board = SyncBoard()
+        _ = board.record(report("phone", clock: 1, playback: 2), from: alice, at: 0)
+        _ = board.record(report("laptop", clock: 1, playback: -12), from: alice, at: 0)
+        _ = board.record(report(nil, clock: 45, playback: 0, playing: false), from: bob, at: 0)
+        let rows = board.status(at: 500).devices
+        #expect(rows.map(\.deviceId) == ["laptop", "phone", nil])
+        #expect(rows.map(\.grade) == [.fair, .good, .poor])
+        #expect(rows[1].outputLatencyMs == 20)
+        #expect(rows[1].clockDriftPpm == 3)
+        #expect(rows.map(\.ageMs) == [500, 500, 500])
+    }
+
+    @Test func aSilentDeviceTurnsFairThenPoorAndIsForgottenAfterTwoMinutes() {
+        var board = SyncBoard()
+        _ = board.record(report("phone"), from: alice, at: 0)
+        #expect(board.status(at: 13_000).devices.first?.grade == .fair)
+        #expect(board.status(at: 31_000).devices.first?.grade == .poor)
+        _ = board.record(report("other"), from: bob, at: 121_000)
+        #expect(board.status(at: 121_000).devices.map(\.userId) == [bob])
+    }
+
+    @Test func onlyRecentlyPlayingDevicesWithAnIdCanTakePartInACalibration() {
+        var board = SyncBoard()
+        _ = board.record(report("phone"), from: alice, at: 0)
+        _ = board.record(report("paused", playing: false), from: alice, at: 0)
+        _ = board.record(report(nil), from: bob, at: 0)
+        _ = board.record(report("old"), from: bob, at: -20_000)
+        #expect(board.playingDevices(at: 1_000) == [DeviceRef(userId: alice, deviceId: "phone")])
+    }
+
+    @Test func forgettingAMemberDropsTheirRows() {
+        var board = SyncBoard()
+        _ = board.record(report("phone"), from: alice, at: 0)
+        _ = board.publish(at: 0)
+        board.forget(alice)
+        #expect(board.status(at: 0).devices.isEmpty)
+        #expect(board.due(at: 2_000) == .now, "the removal is news for the hosts")
+    }
+}
