@@ -167,4 +167,9 @@ extension ServerEnvelope {
     var memberJoined: Member? { if case .memberJoined(let v) = event { v } else { nil } }
     var pong: Pong? { if case .pong(let v) = event { v } else { nil } }
     var stopped: PlaybackStopped? { if case .stopped(let v) = event { v } else { nil } }
+    var deviceDelay: DeviceDelay? { if case .deviceDelay(let v) = event { v } else { nil } }
+    var syncStatus: SyncStatusUpdate? { if case .syncStatus(let v) = event { v } else { nil } }
+    var calibration: CalibrationPlan? { if case .calibration(let v) = event { v } else { nil } }
+    var calibrationResult: CalibrationOutcome? { if case .calibrationResult(let v) = event { v } else { nil } }
+    var resync: Resync? { if case .resync(let v) = event { v } else { nil } }
 }
