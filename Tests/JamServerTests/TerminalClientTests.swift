@@ -1,5 +1,6 @@
 import Foundation
 import JamTestSupport
+import JamProtocol
 import Testing
 
 /// `jam host` and `jam join` driven in tmux, as a person at two terminals would.
@@ -118,6 +119,32 @@ import Testing
             }
             await host.kill()
             await guest.kill()
+        }
+    }
+
+    @Test func aMembersSyncReportShowsInTheHostsTerminalWhoseKeysActOnThatDevice() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let host = try await Pane("sync-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana")
+            defer { Task { await host.kill() } }
+            let invite = try await host.waitFor("Join code:")
+            let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
+            try await host.keys("x")
+            // A phone that plays: a raw socket reporting its sync as the web client does.
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let gil = try await api.guest("Gil")
+            let joined = try await api.join(gil.token, code: code)
+            let phone = TestSocket(wsBaseURL: "ws://127.0.0.1:\(server.port)", session: joined.session.id, token: gil.token)
+            try await phone.next(.stateSync)
+            phone.send(.syncReport(SyncReport(
+                epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 0,
+                clockDriftPpm: 2, playing: true)))
+            try await host.waitFor("Gil · gil-phone", "fair", "clock ±0.8 ms", "playback +14 ms", "output 42 ms")
+            // The host raises that device's delay by 5 ms and asks it to re-sync.
+            try await host.keys(">")
+            #expect(try await phone.next(.deviceDelay).deviceDelay == DeviceDelay(userId: gil.userId, deviceId: "gil-phone", delayMs: 5))
+            try await host.keys("r")
+            #expect(try await phone.next(.resync).resync == Resync(userId: gil.userId, deviceId: "gil-phone"))
+            await phone.close()
         }
     }
 

@@ -16,6 +16,7 @@ struct LiveScreen {
         case searched(query: String, Result<[Track], JamError>)
         case tick
         case ended(String)
+        case passing(ServerEvent)
     }
 
     func run() async throws {
@@ -40,6 +41,16 @@ struct LiveScreen {
             }
             group.addTask {
                 for await input in TerminalInputs.stream() { sink.yield(.input(input)) }
+            }
+            group.addTask {
+                // The sync column and calibrations come as passing frames, outside the store.
+                for await update in await participant.client.subscribe() {
+                    guard case .envelope(let envelope) = update else { continue }
+                    switch envelope.event {
+                    case .syncStatus, .calibration, .calibrationResult: sink.yield(.passing(envelope.event))
+                    default: break
+                    }
+                }
             }
             group.addTask {
                 while true {
@@ -70,6 +81,8 @@ struct LiveScreen {
                     }
                 case .ended(let reason):
                     model.message = "Connection closed: \(reason). Press q to quit."
+                case .passing(let event):
+                    show(event, &model)
                 case .input(.resized):
                     break
                 case .input(.hangUp):
@@ -85,6 +98,53 @@ struct LiveScreen {
     }
 
     private enum Outcome { case keepGoing, quit }
+
+    private func show(_ event: ServerEvent, _ model: inout ScreenModel) {
+        switch event {
+        case .syncStatus(let update):
+            // The selection follows its device when rows come and go.
+            let selected = model.selectedDevice.map { DeviceRef(userId: $0.userId, deviceId: $0.deviceId ?? "") }
+            model.syncBoard = update
+            if let selected, let index = update.devices.firstIndex(where: { $0.userId == selected.userId && ($0.deviceId ?? "") == selected.deviceId }) {
+                model.syncSelection = index
+            }
+            model.syncSelection = min(model.syncSelection, max(0, update.devices.count - 1))
+        case .calibration(let plan):
+            model.message = "Calibrating: \(plan.probes.count) devices play a probe in turn; keep the room quiet…"
+        case .calibrationResult(let outcome):
+            model.message = (outcome.ok ? "Calibration: " : "Calibration failed: ") + outcome.message
+        default:
+            break
+        }
+    }
+
+    /// The host's keys on the sync column's chosen device.
+    private func handleSync(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>) -> Bool {
+        guard model.hasHostControls, let count = model.syncBoard?.devices.count, count > 0 else { return false }
+        let store = participant.store
+        switch key {
+        case .character("["):
+            model.syncSelection = max(0, model.syncSelection - 1)
+        case .character("]"):
+            model.syncSelection = min(count - 1, model.syncSelection + 1)
+        case .character("<"), .character(">"):
+            guard let device = model.selectedDevice, let deviceId = device.deviceId else { return true }
+            let step = key == .character(">") ? 5.0 : -5.0
+            let delay = min(max((device.delayMs ?? 0) + step, -Validate.maxDeviceDelayMs), Validate.maxDeviceDelayMs)
+            let command = ClientCommand.setDeviceDelay(SetDeviceDelay(userId: device.userId, deviceId: deviceId, delayMs: delay))
+            group.addTask { await store.perform(command, as: "set the delay") }
+        case .character("r"):
+            guard let device = model.selectedDevice else { return true }
+            group.addTask { await store.perform(.resync(Resync(userId: device.userId, deviceId: device.deviceId)), as: "re-sync") }
+            model.message = "Asked the device to re-sync."
+        case .character("c"):
+            guard let device = model.selectedDevice, let deviceId = device.deviceId else { return true }
+            group.addTask { await store.perform(.calibrate(Calibrate(userId: device.userId, deviceId: deviceId)), as: "calibrate") }
+        default:
+            return false
+        }
+        return true
+    }
 
     private func refreshClock(_ model: inout ScreenModel) async {
         let sync = participant.clockSync
@@ -159,6 +219,7 @@ struct LiveScreen {
             }
             return .keepGoing
         }
+        if handleSync(key, &model, group: &group) { return .keepGoing }
         let selected = model.selectedItem
         switch key {
         case .interrupt, .character("q"):

@@ -32,10 +32,20 @@ struct ScreenModel: Sendable {
     var invite: Invite?
     var rows = 24
     var columns = 80
+    /// Every device's sync, as hosts receive it.
+    var syncBoard: SyncStatusUpdate?
+    /// The chosen row of the sync column.
+    var syncSelection = 0
 
     /// The selected queue item, if any.
     var selectedItem: StoreItem? {
         snapshot.queue.indices.contains(selection) ? snapshot.queue[selection] : nil
+    }
+
+    /// The chosen device of the sync column, if any.
+    var selectedDevice: DeviceSyncStatus? {
+        guard let devices = syncBoard?.devices, devices.indices.contains(syncSelection) else { return nil }
+        return devices[syncSelection]
     }
 
     /// True for the host and co-hosts.

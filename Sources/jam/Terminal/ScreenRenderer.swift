@@ -21,7 +21,8 @@ enum ScreenRenderer {
         lines += nowPlayingLines(model, width: width)
         lines.append(rule(width))
         lines.append("Queue (\(snapshot.queue.count))")
-        let reserved = 8
+        let syncLines = model.hasHostControls ? SyncColumn.lines(model.syncBoard, members: snapshot.members, selection: model.syncSelection) : []
+        let reserved = 8 + (syncLines.isEmpty ? 0 : syncLines.count + 1)
         let room = max(1, model.rows - lines.count - reserved)
         let queueLines = queue(model, width: width)
         if queueLines.isEmpty {
@@ -32,6 +33,10 @@ enum ScreenRenderer {
         }
         lines.append(rule(width))
         lines.append(membersLine(snapshot, width: width))
+        if !syncLines.isEmpty {
+            lines.append(rule(width))
+            lines += syncLines
+        }
         lines.append(rule(width))
         switch model.mode {
         case .adding(let text):
@@ -54,6 +59,7 @@ enum ScreenRenderer {
         }
         var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  q quit"
         if model.hasHostControls { keys += "  |  n skip  p pause/resume  l lock  d remove" }
+        if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
         lines.append(keys)
         return fit(lines, rows: model.rows, width: width)
     }
@@ -140,7 +146,31 @@ enum ScreenRenderer {
     }
 
     static func cut(_ text: String, _ width: Int) -> String {
-        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
+        if visibleCount(text) <= width { return text }
+        // Too long: cut the plain text, colours and all (a cut could split an escape).
+        let plain = text.contains("\u{1B}") ? plainText(text) : text
+        return String(plain.prefix(max(0, width - 1))) + "…"
+    }
+
+    /// Characters a line takes on screen: colour escapes take none.
+    static func visibleCount(_ text: String) -> Int {
+        text.contains("\u{1B}") ? plainText(text).count : text.count
+    }
+
+    /// `text` without its colour escapes (`ESC [ … m`).
+    static func plainText(_ text: String) -> String {
+        var result = ""
+        var inEscape = false
+        for character in text {
+            if inEscape {
+                if character == "m" { inEscape = false }
+            } else if character == "\u{1B}" {
+                inEscape = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
     }
 
     static func fit(_ lines: [String], rows: Int, width: Int) -> [String] {

@@ -41,8 +41,13 @@ final class TestSocket: Sendable {
 
     /// Connects to a session's realtime endpoint.
     /// - Parameter paused: when true the client does not read until `resumeReading()`.
-    init(server: TestServer, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil) {
-        var url = server.wsBaseURL + (path ?? "/api/v1/sessions/\(session)/realtime")
+    convenience init(server: TestServer, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil) {
+        self.init(wsBaseURL: server.wsBaseURL, session: session, token: token, lastSeq: lastSeq, paused: paused, path: path)
+    }
+
+    /// Connects to a session's realtime endpoint on the server at `wsBaseURL` (a server process, say).
+    init(wsBaseURL: String, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil) {
+        var url = wsBaseURL + (path ?? "/api/v1/sessions/\(session)/realtime")
         if let lastSeq { url += "?lastSeq=\(lastSeq)" }
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }

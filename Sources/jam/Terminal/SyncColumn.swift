@@ -1,0 +1,49 @@
+import JamProtocol
+
+/// The host's sync column in the terminal: one line per reporting device, a coloured dot
+/// for its grade and its figures, the selected one marked.
+enum SyncColumn {
+    /// Lines for `board` (none when there is nothing to show).
+    static func lines(_ board: SyncStatusUpdate?, members: [Member], selection: Int) -> [String] {
+        guard let devices = board?.devices, !devices.isEmpty else { return [] }
+        var lines = ["Sync ([ ] choose · < > delay ∓5 ms · r re-sync · c calibrate, this one listening)"]
+        for (index, device) in devices.enumerated() {
+            let name = members.first { $0.userId == device.userId }?.displayName ?? "someone who left"
+            let marker = index == selection ? "›" : " "
+            lines.append("\(marker) \(dot(device.grade)) \(name) · \(device.deviceId ?? "no device id")  \(figures(device))")
+        }
+        return lines
+    }
+
+    /// "good  clock ±0.8 ms  playback +1.5 ms  output 40 ms  delay 0 ms", what the column says of one device.
+    static func figures(_ device: DeviceSyncStatus) -> String {
+        var parts = [
+            device.grade.rawValue,
+            "clock ±\(format(device.clockErrorMs)) ms",
+            "playback \(signed(device.playbackErrorMs)) ms",
+        ]
+        if let latency = device.outputLatencyMs { parts.append("output \(format(latency)) ms") }
+        parts.append("delay \(signed(device.delayMs ?? 0)) ms")
+        if !device.playing { parts.append("not playing") }
+        if device.ageMs > SyncGrade.staleMs { parts.append("last heard \(Int(device.ageMs / 1000)) s ago") }
+        return parts.joined(separator: "  ")
+    }
+
+    /// Green, amber or red.
+    static func dot(_ grade: SyncGrade) -> String {
+        let colour = switch grade {
+        case .good: "32"
+        case .fair: "33"
+        case .poor: "31"
+        }
+        return "\u{1B}[\(colour)m●\u{1B}[0m"
+    }
+
+    private static func format(_ value: Double) -> String {
+        abs(value) >= 10 ? String(Int(value.rounded())) : String((value * 10).rounded() / 10)
+    }
+
+    private static func signed(_ value: Double) -> String {
+        (value >= 0 ? "+" : "−") + format(abs(value))
+    }
+}
