@@ -74,6 +74,21 @@ public struct UpNext: Codable, Hashable, Sendable {
     public var startAt: Millis
 }
 
+/// How far ahead of the timeline one device plays (its output latency plus its delay):
+/// the start's commit has to reach it at least that much earlier.
+public struct DeviceLead: Codable, Hashable, Sendable {
+    public var userId: UserID
+    /// Empty for a device that does not name itself.
+    public var deviceId: String
+    public var leadMs: Int64
+    /// Creates the record.
+    public init(userId: UserID, deviceId: String, leadMs: Int64) {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.leadMs = leadMs
+    }
+}
+
 /// Timing rules of the two-phase start and auto-advance.
 public struct Timing: Codable, Hashable, Sendable {
     /// Shortest lead between `playPrepare` and the start for skip/play.

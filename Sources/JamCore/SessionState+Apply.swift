@@ -67,6 +67,7 @@ extension SessionState {
             ready(user, epoch: epoch, at: now, into: &outcome)
         case .syncReport(let report):
             roundTrips[user] = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
+            recordLead(of: report, from: user)
         case .updateSettings(let patch):
             try requireHostControls(role, "change settings")
             try updateSettings(patch, at: now, into: &outcome)

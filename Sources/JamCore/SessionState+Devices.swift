@@ -39,10 +39,50 @@ extension SessionState {
         emit(.deviceDelay(DeviceDelay(userId: delay.userId, deviceId: delay.deviceId, delayMs: rounded)), at: now, into: &outcome)
     }
 
-    /// A member who leaves takes their devices' delays along.
+    /// A member who leaves takes their devices' delays and leads along.
     mutating func forgetDeviceDelays(of user: UserID) {
-        guard let delays = deviceDelays else { return }
-        let kept = delays.filter { $0.userId != user }
-        deviceDelays = kept.isEmpty ? nil : kept
+        if let delays = deviceDelays {
+            let kept = delays.filter { $0.userId != user }
+            deviceDelays = kept.isEmpty ? nil : kept
+        }
+        if let leads = deviceLeads {
+            let kept = leads.filter { $0.userId != user }
+            deviceLeads = kept.isEmpty ? nil : kept
+        }
+    }
+
+    /// Notes how far ahead the reporting device plays. Rounded up to 5 ms, so a latency
+    /// figure that wobbles by a fraction does not change the state (and the log) each report.
+    mutating func recordLead(of report: SyncReport, from user: UserID) {
+        let ahead = max(0, (report.outputLatencyMs ?? 0) + (report.delayMs ?? 0))
+        let cap = Double(max(0, timing.maxLeadMs - timing.commitMarginMs))
+        let lead = Int64((min(ahead, cap) / 5).rounded(.up)) * 5
+        let deviceId = report.deviceId ?? ""
+        var leads = deviceLeads ?? []
+        if let index = leads.firstIndex(where: { $0.userId == user && $0.deviceId == deviceId }) {
+            if lead == 0 { leads.remove(at: index) } else { leads[index].leadMs = lead }
+        } else if lead > 0 {
+            if leads.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember,
+                let oldest = leads.firstIndex(where: { $0.userId == user })
+            {
+                leads.remove(at: oldest)
+            }
+            leads.append(DeviceLead(userId: user, deviceId: deviceId, leadMs: lead))
+        }
+        deviceLeads = leads.isEmpty ? nil : leads
+    }
+
+    /// The furthest any connected member's device plays ahead of the timeline.
+    public func slowestDeviceLeadMs() -> Int64 {
+        guard let leads = deviceLeads else { return 0 }
+        var slowest: Int64 = 0
+        for lead in leads where member(lead.userId)?.connected == true { slowest = max(slowest, lead.leadMs) }
+        return slowest
+    }
+
+    /// How long before a start its commit goes out at the latest: the margin, plus however
+    /// far ahead the slowest device has to start playing for it to be heard on time.
+    public func commitLeadMs() -> Int64 {
+        timing.commitMarginMs + slowestDeviceLeadMs()
     }
 }

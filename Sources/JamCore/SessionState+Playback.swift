@@ -1,14 +1,16 @@
 import JamProtocol
 
 extension SessionState {
-    /// Lead between `playPrepare` and the start: twice the slowest recent round trip
-    /// of a connected member, at least `minLeadMs`, at most `maxLeadMs`.
+    /// Lead between `playPrepare` and the start: twice the slowest recent round trip of a
+    /// connected member plus how far ahead the slowest device plays, at least `minLeadMs`,
+    /// at most `maxLeadMs`.
     public func leadMs() -> Int64 {
         var slowest = 0.0
         for member in members where member.connected {
             if let rtt = roundTrips[member.userId] { slowest = max(slowest, rtt) }
         }
-        return min(timing.maxLeadMs, max(timing.minLeadMs, Int64((2 * slowest).rounded(.up))))
+        let needed = Int64((2 * slowest).rounded(.up)) + slowestDeviceLeadMs()
+        return min(timing.maxLeadMs, max(timing.minLeadMs, needed))
     }
 
     /// Makes `item` current, starting at `startAt`; the previous item goes to the history.
@@ -20,7 +22,7 @@ extension SessionState {
         readyMembers = []
         current = CurrentItem(
             item: item, epoch: epoch, state: .preparing, positionMs: 0, anchorMs: startAt, startedAt: now,
-            commitBy: max(now, startAt - timing.commitMarginMs))
+            commitBy: max(now, startAt - commitLeadMs()))
         emit(.playPrepare(PlayPrepare(item: itemView(item, reason: "now playing"), epoch: epoch, startAt: startAt, previous: previous)), at: now, into: &outcome)
         if connectedCount > 0 {
             emit(.skipRequests(SkipRequestsUpdate(count: 0, needed: skipRequestsNeeded)), at: now, into: &outcome)
@@ -195,7 +197,7 @@ extension SessionState {
             case .playing:
                 guard let endsAt = current.endsAt else { return }
                 if let upNext {
-                    guard now >= upNext.startAt - timing.commitMarginMs else { return }
+                    guard now >= upNext.startAt - commitLeadMs() else { return }
                     // The gapless hand-over: the prepared item starts exactly at the end.
                     let previous = retireCurrent(.played, endedAt: upNext.startAt)
                     self.upNext = nil
@@ -232,7 +234,7 @@ extension SessionState {
         case .preparing: return current.commitBy
         case .playing:
             guard let endsAt = current.endsAt else { return nil }
-            if let upNext { return upNext.startAt - timing.commitMarginMs }
+            if let upNext { return upNext.startAt - commitLeadMs() }
             if hasNextItem { return endsAt - timing.prepareAheadMs }
             return endsAt
         }

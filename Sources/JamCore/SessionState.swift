@@ -52,6 +52,8 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var fallbackReserve: FallbackReserve?
     /// Device delays that are not zero, in the order first set (absent in sessions stored before delays).
     public var deviceDelays: [DeviceDelay]?
+    /// Devices that play ahead of the timeline, as they last reported (absent when none does).
+    public var deviceLeads: [DeviceLead]?
 
     /// Most history entries kept.
     public static let historyLimit = 100

@@ -73,3 +73,41 @@ struct DeviceDelayTests {
         #expect(decoded.deviceDelays == nil)
     }
 }
+
+/// A device that plays ahead of the timeline (its output latency plus its delay) needs the
+/// start's commit that much earlier, or it is heard late.
+struct DeviceLeadTests {
+    func report(_ device: String, latency: Double, delay: Double = 0) -> Command {
+        .syncReport(SyncReport(epoch: 0, offsetMs: 0, errorMs: 5, driftMs: 0, deviceId: device, outputLatencyMs: latency, delayMs: delay))
+    }
+
+    @Test func theCommitGoesOutEarlierByTheSlowestConnectedDevicesLead() throws {
+        var jam = try Jam()
+        try jam.apply(report("speaker", latency: 180, delay: 21), by: alice)
+        try jam.apply(report("phone", latency: 12), by: bob)
+        #expect(jam.state.commitLeadMs() == jam.state.timing.commitMarginMs + 205)
+        try jam.apply(.add(track: track(1), nonce: "n1", itemId: itemID(1)), by: host)
+        let current = try jam.requireCurrent()
+        #expect(current.commitBy == current.anchorMs - jam.state.timing.commitMarginMs - 205)
+        // Alice's speaker goes quiet (she disconnects): only Bob's phone counts.
+        try jam.apply(.disconnect, by: alice)
+        #expect(jam.state.slowestDeviceLeadMs() == 15)
+    }
+
+    @Test func theLeadBetweenPrepareAndStartMakesRoomForTheSlowestDevice() throws {
+        var jam = try Jam()
+        #expect(jam.state.leadMs() == jam.state.timing.minLeadMs)
+        try jam.apply(report("speaker", latency: 900), by: alice)
+        #expect(jam.state.leadMs() == 2 * 10 + 900, "twice the round trip, plus the lead")
+    }
+
+    @Test func aWobblingLatencyChangesNothingWithinFiveMilliseconds() throws {
+        var jam = try Jam()
+        try jam.apply(report("speaker", latency: 151.2), by: alice)
+        let before = jam.state
+        try jam.apply(report("speaker", latency: 154.9), by: alice)
+        #expect(jam.state == before)
+        try jam.apply(report("speaker", latency: 0), by: alice)
+        #expect(jam.state.deviceLeads == nil)
+    }
+}

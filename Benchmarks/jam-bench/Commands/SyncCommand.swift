@@ -56,11 +56,17 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("filter-bursts"), help: "What-if (OpenJam): bursts whose samples give the offset instead of the default 3.")
     var filterBursts: Int?
 
+    @Option(
+        name: .customLong("output-latency"),
+        help: "Devices' output latencies are spread evenly over 0…this, ms (a Bluetooth speaker: 100–300); positions are measured as heard.")
+    var outputLatency: Double = 200
+
     /// Validates the options, runs the devices and prints the report.
     func run() async throws {
         let wire = self.wire
         guard (1...200).contains(devices) else { throw ValidationError("--devices must be 1…200") }
         guard delay >= 0, jitter >= 0, jitter <= 1_000, delay <= 2_000 else { throw ValidationError("--delay and --jitter must be 0…2000 ms") }
+        guard (0...1_000).contains(outputLatency) else { throw ValidationError("--output-latency must be 0…1000 ms") }
         var deviceCount = common.smoke ? min(devices, 3) : devices
         var joinerCount = joiners ?? (common.smoke ? 1 : 5)
         let roundCount = max(1, min(rounds ?? (common.smoke ? 1 : 2), 10))
@@ -79,6 +85,7 @@ struct SyncCommand: AsyncParsableCommand {
         report.describe(server: server, jam: jam, wire: wire)
         report.set("devices", "\(deviceCount)")
         report.set("path", "\(Int(delay)) ± \(Int(jitter)) ms, asymmetry ±\(Int(asymmetry)) ms")
+        report.set("output latency", "0…\(Int(outputLatency)) ms across devices; every position is measured as heard")
         report.set("rounds", "\(roundCount) × (play, skip, auto-advance, \(joinerCount) joiners)")
         do {
             try await measure(server: server, wire: wire, deviceCount: deviceCount, joinerCount: joinerCount, rounds: roundCount, warmupSeconds: warmupSeconds, into: &report)
@@ -105,6 +112,11 @@ struct SyncCommand: AsyncParsableCommand {
         }
         var random = SeededRandom(seed: common.seed)
         let asymmetry = self.asymmetry, delay = self.delay, jitter = self.jitter, spread = delaySpread, offsetRange = clockOffset
+        let maxLatency = outputLatency
+        /// Device `index`'s output latency: spread evenly over 0…max, so the room holds the extremes.
+        @Sendable func latency(_ index: Int, of count: Int) -> Double {
+            count > 1 ? maxLatency * Double(index) / Double(count - 1) : maxLatency
+        }
         /// Device `index`'s path: asymmetry spread evenly over the devices, base delay varied by the spread.
         @Sendable func shape(_ index: Int, of count: Int, _ random: inout SeededRandom) -> PathShape {
             let asym = count > 1 ? -asymmetry + 2 * asymmetry * Double(index) / Double(count - 1) : asymmetry
@@ -117,7 +129,8 @@ struct SyncCommand: AsyncParsableCommand {
         for index in 0..<deviceCount {
             let offset = offsetRange > 0 ? Double.random(in: -offsetRange...offsetRange, using: &random) : 0
             made.append(try await driver.makeDevice(
-                name: "device \(index)", shape: shape(index, of: deviceCount, &random), clockOffsetMs: offset, seed: UInt64(index + 1) &* 7919))
+                name: "device \(index)", shape: shape(index, of: deviceCount, &random), clockOffsetMs: offset,
+                outputLatencyMs: latency(index, of: deviceCount), seed: UInt64(index + 1) &* 7919))
         }
         let devices = made
         let joinerSeed = common.seed
@@ -128,6 +141,7 @@ struct SyncCommand: AsyncParsableCommand {
                 var random = SeededRandom(seed: joinerSeed &+ UInt64(number))
                 return shape(number % max(1, deviceCount), of: max(1, deviceCount), &random)
             },
+            outputLatencyForJoiner: { number in latency(number % 5, of: 5) },
             offsetForJoiner: { number in
                 var random = SeededRandom(seed: joinerSeed &+ 1000 &+ UInt64(number))
                 return offsetRange > 0 ? Double.random(in: -offsetRange...offsetRange, using: &random) : 0
@@ -209,7 +223,7 @@ struct SyncCommand: AsyncParsableCommand {
             report.add(.distribution("start_error_\(kind)_ms", "start error vs timeline, \(kind)", errors[kind] ?? Distribution()))
             report.add(.distribution("start_skew_\(kind)_ms", kind == "join" ? "joiner vs room median, join" : "start skew across devices, \(kind)", skews[kind] ?? Distribution()), optional: devices.count < 2)
             if kind != "join" {
-                report.add(.distribution("late_start_\(kind)_ms", "started after the announced instant, \(kind)", late[kind] ?? Distribution()), optional: true)
+                report.add(.distribution("late_start_\(kind)_ms", "heard only after the announced instant, \(kind)", late[kind] ?? Distribution()), optional: true)
             }
         }
         // Path asymmetry is invisible to any round-trip sync: with asymmetric paths the skew shows its cost, not a defect.

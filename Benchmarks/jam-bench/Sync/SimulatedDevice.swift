@@ -30,13 +30,21 @@ struct SimulatedDevice: Sendable {
         return (estimated - truth, complete)
     }
 
-    /// Audible position − where `timeline` says the track is, at system monotonic instant
-    /// `monotonicMs`; nil when the device does not have that track loaded.
+    /// Heard position (after the device's output latency) − where `timeline` says the track
+    /// is, at system monotonic instant `monotonicMs`; nil when the device does not have that
+    /// track loaded.
     func positionError(_ timeline: PlaybackTimeline, atMonotonic monotonicMs: Double, serverMinusMonotonic: Double) async -> Double? {
         guard await player.loadedTrackId == timeline.track.id,
-              let position = await player.truePosition(atLocal: clock.local(atMonotonic: monotonicMs))
+              let position = await player.heardPosition(atLocal: clock.local(atMonotonic: monotonicMs))
         else { return nil }
         return position - timeline.position(atServer: monotonicMs + serverMinusMonotonic)
+    }
+
+    /// The system monotonic instant from which the first `play` after the last load of
+    /// `trackId` is heard (the call plus the output latency), if there was one.
+    func audibleFrom(_ trackId: String) async -> Double? {
+        guard let call = await startCall(of: trackId) else { return nil }
+        return call + (await player.configuration.outputLatencyMs)
     }
 
     /// The system monotonic instant of the first `play` after the last load of `trackId`, if any.

@@ -18,8 +18,8 @@ protocol SyncDriver: Sendable {
     func waitStopped() async throws
     /// The timeline now, while something plays.
     func current() async -> PlaybackTimeline?
-    /// A new device in the session behind its own proxy.
-    func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, seed: UInt64) async throws -> SimulatedDevice
+    /// A new device in the session behind its own proxy, its output path taking `outputLatencyMs`.
+    func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, outputLatencyMs: Double, seed: UInt64) async throws -> SimulatedDevice
 }
 
 /// Failure of a scenario step (a wait that ran out, a refused command).
@@ -55,6 +55,7 @@ struct SyncScenario: Sendable {
     /// Length of the track joiners join.
     let joinedTrackMs: Int64
     let shapeForJoiner: @Sendable (Int) -> PathShape
+    let outputLatencyForJoiner: @Sendable (Int) -> Double
     let offsetForJoiner: @Sendable (Int) -> Double
     /// Measure this long after a device starts: before the engine's first correction (250 ms),
     /// so the figure is the start itself.
@@ -89,7 +90,8 @@ struct SyncScenario: Sendable {
         Track(id: "bench-\(id)", name: "Bench \(id)", artist: "jam-bench", durationMs: durationMs, source: .external)
     }
 
-    /// Measures every device just after the start `timeline` announces.
+    /// Measures every device just after the start `timeline` announces, once every device's
+    /// sound can be heard (its start call plus its output latency).
     func measureStart(_ kind: String, _ timeline: PlaybackTimeline) async {
         let offset = TrueTime.serverMinusMonotonic()
         let anchor = timeline.anchorMs - offset
@@ -98,7 +100,7 @@ struct SyncScenario: Sendable {
         let deadline = max(TrueTime.monotonicNow(), anchor) + 3_000
         while TrueTime.monotonicNow() < deadline {
             for (index, device) in devices.enumerated() where calls[index] == nil {
-                calls[index] = await device.startCall(of: timeline.track.id)
+                calls[index] = await device.audibleFrom(timeline.track.id)
             }
             if calls.allSatisfy({ $0 != nil }) { break }
             do {
@@ -133,7 +135,8 @@ struct SyncScenario: Sendable {
         for index in 0..<joiners {
             let number = round * joiners + index
             newcomers.append(try await driver.makeDevice(
-                name: "joiner \(number)", shape: shapeForJoiner(number), clockOffsetMs: offsetForJoiner(number), seed: UInt64(10_000 + number)))
+                name: "joiner \(number)", shape: shapeForJoiner(number), clockOffsetMs: offsetForJoiner(number),
+                outputLatencyMs: outputLatencyForJoiner(number), seed: UInt64(10_000 + number)))
         }
         await withTaskGroup(of: Void.self) { group in
             for device in newcomers {
@@ -157,7 +160,7 @@ struct SyncScenario: Sendable {
     private func measureJoiner(_ device: SimulatedDevice, _ timeline: PlaybackTimeline) async {
         let call: Double
         do {
-            call = try await waitFor("\(device.name) to start", timeout: .seconds(5)) { await device.startCall(of: timeline.track.id) }
+            call = try await waitFor("\(device.name) to start", timeout: .seconds(5)) { await device.audibleFrom(timeline.track.id) }
         } catch {
             await measurements.fail("join: \(device.name) never started \(timeline.track.id)")
             return
