@@ -111,6 +111,8 @@ extension SyncEngine {
     @discardableResult
     public func report() async -> Bool {
         guard let estimate = await clockSync.estimate else { return false }
+        // Before anything plays the server still needs the latency, to commit starts early enough.
+        await refreshOutputLatency()
         let now = clock.now()
         let report = SyncReport(
             epoch: max(0, epoch), offsetMs: estimate.offset(atLocal: now), errorMs: estimate.halfRoundTripBound(atLocal: now),

@@ -88,6 +88,14 @@ struct SyncEngineLatencyTests {
         try! report.validate()
     }
 
+    @Test("the first report, sent before anything plays, already carries the output latency")
+    func firstReportCarriesTheLatencyBeforeAnythingPlays() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 180), device: Self.me)
+        #expect(await rig.engine.report())
+        #expect(rig.sent.reports.last?.report.outputLatencyMs == 180)
+        #expect(rig.sent.reports.last?.report.playing == false)
+    }
+
     @Test("a host's resync for this device measures the clock afresh and starts the player again")
     func resyncRestartsClockAndPlayer() async {
         let rig = await EngineRig(device: Self.me)
