@@ -14,8 +14,9 @@ import Logging
 ///
 /// The offset is modelled as a straight line `offset(t) = a + k·(t − r)` (k: the drift,
 /// r: the newest sample's receive instant):
-/// - **Offset**: the constraints of the samples of the last `filterBursts` bursts are
-///   moved to r along the drift estimate and intersected; the estimate is the middle
+/// - **Offset**: the constraints of the samples of the last `filterBursts` bursts (3
+///   until the drift is fitted, then 6: 90 s of history) are moved to r along the
+///   drift estimate and intersected; the estimate is the middle
 ///   of what remains. Within one burst this is the intersection of the samples'
 ///   intervals, which lies inside the lowest-delay sample's interval: the NTP clock
 ///   filter, refined by the other samples' lowest up and down legs.
@@ -48,8 +49,13 @@ public actor ClockSync {
         public var unsyncedRetryMs: Double = 1_000
         /// A ping sent more than this long after the previous one starts a new burst, ms.
         public var burstGapMs: Double = 1_000
-        /// The newest bursts whose samples give the offset (and `halfRoundTripMs`).
-        public var filterBursts: Int = 3
+        /// The newest bursts whose samples give the offset (and `halfRoundTripMs`) once the
+        /// drift is fitted: 90 s of history moved along the fitted drift. At 40 ± 20 ms with
+        /// a 50 ppm drift, 6 halve the steady p99 of 3 (docs/PERFORMANCE.md).
+        public var filterBursts: Int = 6
+        /// The same before the drift is fitted: older bursts moved along a drift that is
+        /// only the prior's centre would bring that drift's error in.
+        public var filterBurstsBeforeDriftFit: Int = 3
         /// Bursts in the window the drift is estimated from and the bound checked against.
         public var windowBursts: Int = 16
         /// The drift is estimated once the window holds this many bursts...
@@ -300,7 +306,8 @@ public actor ClockSync {
             drift = slope * 1000
             driftUncertainty = max(configuration.minDriftUncertaintyMsPerSecond, max(slope - low, high - slope) * 1000)
             // The offset: the recent samples' constraints moved to r along the drift.
-            let recent = Array(bursts.suffix(max(1, configuration.filterBursts)).flatMap(\.samples))
+            let filterBursts = driftFitted ? configuration.filterBursts : min(configuration.filterBursts, configuration.filterBurstsBeforeDriftFit)
+            let recent = Array(bursts.suffix(max(1, filterBursts)).flatMap(\.samples))
             let filter = LineFit(samples: recent, reference: r, base: window.base)
             let offset = (filter.upper(slope) + filter.lower(slope)) / 2
             // The bound: every line the whole window allows within the drift range.

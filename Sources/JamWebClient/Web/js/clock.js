@@ -19,7 +19,10 @@ export const DEFAULT_CLOCK_CONFIG = Object.freeze({
   resyncIntervalMs: 15_000,
   unsyncedRetryMs: 1_000,
   burstGapMs: 1_000,
-  filterBursts: 3,
+  // The offset's history once the drift is fitted (90 s), and before: older bursts moved
+  // along an unfitted drift would bring its error in (docs/PERFORMANCE.md).
+  filterBursts: 6,
+  filterBurstsBeforeDriftFit: 3,
   windowBursts: 16,
   minDriftBursts: 6,
   minDriftSpanMs: 75_000,
@@ -254,7 +257,8 @@ export class ClockSync {
       slope = Math.min(high, Math.max(low, slope));
       this.drift = slope * 1000;
       this.driftUncertainty = Math.max(c.minDriftUncertaintyMsPerSecond, Math.max(slope - low, high - slope) * 1000);
-      const recent = this.bursts.slice(-Math.max(1, c.filterBursts)).flatMap((b) => b.samples);
+      const filterBursts = this.driftFitted ? c.filterBursts : Math.min(c.filterBursts, c.filterBurstsBeforeDriftFit);
+      const recent = this.bursts.slice(-Math.max(1, filterBursts)).flatMap((b) => b.samples);
       const filter = new LineFit(recent, r, window.base);
       const offset = (filter.upper(slope) + filter.lower(slope)) / 2;
       const [lowest, highest] = window.offsetRange(low, high);
