@@ -9,13 +9,13 @@ import NIOCore
 enum OpenJamDevice {
     /// Signs in, joins by `code` and prepares a participant behind a new proxy shaped `shape`.
     static func make(
-        name: String, rest: OpenJamREST, server: ServerUnderTest, code: String, group: any EventLoopGroup, shape: PathShape, clockOffsetMs: Double,
+        name: String, rest: OpenJamREST, server: ServerUnderTest, code: String, group: any EventLoopGroup, shape: PathShape, clockOffsetMs: Double, clockDriftPpm: Double,
         outputLatencyMs: Double, seed: UInt64, clockConfiguration: ClockSync.Configuration = ClockSync.Configuration()
     ) async throws -> SimulatedDevice {
         let identity = try await rest.guest(name)
         let view = try await rest.join(identity.token, code: code)
         let proxy = try await DelayProxy.start(group: group, targetHost: server.host, targetPort: server.port, shape: shape, seed: seed)
-        let clock = DeviceClock(offsetMs: clockOffsetMs)
+        let clock = DeviceClock(offsetMs: clockOffsetMs, driftPpm: clockDriftPpm)
         let sleeper = TaskSleeper()
         let player = SimulatedPlayer(clock: clock, sleeper: sleeper, configuration: .init(outputLatencyMs: outputLatencyMs))
         // REST went direct; only the realtime socket (pings, events) takes the delayed path.

@@ -69,9 +69,12 @@ struct OpenJamSyncDriver: SyncDriver {
     }
 
     /// A new member device joined by code.
-    func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, outputLatencyMs: Double, seed: UInt64) async throws -> SimulatedDevice {
+    func makeDevice(
+        name: String, shape: PathShape, clockOffsetMs: Double, clockDriftPpm: Double, outputLatencyMs: Double, seed: UInt64
+    ) async throws -> SimulatedDevice {
         try await OpenJamDevice.make(
             name: name, rest: rest, server: server, code: code, group: group, shape: shape, clockOffsetMs: clockOffsetMs,
+            clockDriftPpm: clockDriftPpm,
             outputLatencyMs: outputLatencyMs, seed: seed,
             clockConfiguration: clockConfiguration ?? ClockSync.Configuration())
     }

@@ -12,11 +12,11 @@ enum PirateRadioDevice {
     /// Signs in as user `name`, and prepares a device that joins `session` by opening its socket.
     static func make(
         name: String, rest: PirateRadioREST, server: ServerUnderTest, session: String, group: any EventLoopGroup, shape: PathShape,
-        clockOffsetMs: Double, outputLatencyMs: Double, seed: UInt64
+        clockOffsetMs: Double, clockDriftPpm: Double, outputLatencyMs: Double, seed: UInt64
     ) async throws -> SimulatedDevice {
         let token = try await rest.auth(name, name: name)
         let proxy = try await DelayProxy.start(group: group, targetHost: server.host, targetPort: server.port, shape: shape, seed: seed)
-        let clock = DeviceClock(offsetMs: clockOffsetMs)
+        let clock = DeviceClock(offsetMs: clockOffsetMs, driftPpm: clockDriftPpm)
         let sleeper = TaskSleeper()
         let player = SimulatedPlayer(clock: clock, sleeper: sleeper, configuration: .init(outputLatencyMs: outputLatencyMs))
         let clockSync = ClockSync(clock: clock)

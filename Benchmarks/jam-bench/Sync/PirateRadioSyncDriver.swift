@@ -81,10 +81,12 @@ struct PirateRadioSyncDriver: SyncDriver {
     }
 
     /// A new device that joins by opening its socket.
-    func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, outputLatencyMs: Double, seed: UInt64) async throws -> SimulatedDevice {
+    func makeDevice(
+        name: String, shape: PathShape, clockOffsetMs: Double, clockDriftPpm: Double, outputLatencyMs: Double, seed: UInt64
+    ) async throws -> SimulatedDevice {
         try await PirateRadioDevice.make(
             name: name.replacingOccurrences(of: " ", with: "-"), rest: rest, server: server, session: session, group: group, shape: shape,
-            clockOffsetMs: clockOffsetMs, outputLatencyMs: outputLatencyMs, seed: seed)
+            clockOffsetMs: clockOffsetMs, clockDriftPpm: clockDriftPpm, outputLatencyMs: outputLatencyMs, seed: seed)
     }
 }
 

@@ -21,7 +21,7 @@ struct SimulatedDevice: Sendable {
     func offsetError() async -> (errorMs: Double, bursts: Int)? {
         guard let estimate = await clockSync.estimate else { return nil }
         let monotonic = TrueTime.monotonicNow()
-        let truth = TrueTime.serverMinusMonotonic() - clock.offsetMs
+        let truth = clock.trueOffset(atMonotonic: monotonic, serverMinusMonotonic: TrueTime.serverMinusMonotonic())
         let estimated = estimate.offset(atLocal: clock.local(atMonotonic: monotonic))
         let bursts = await clockSync.burstCount
         let first = await firstBurst.mark(bursts, at: monotonic)
@@ -52,7 +52,7 @@ struct SimulatedDevice: Sendable {
         let calls = await player.calls
         guard let loadIndex = calls.lastIndex(where: { if case .load(let id, _) = $0 { id == trackId } else { false } }) else { return nil }
         for call in calls[loadIndex...] {
-            if case .play(_, _, let at) = call { return at - clock.offsetMs }
+            if case .play(_, _, let at) = call { return clock.monotonic(atLocal: at) }
         }
         return nil
     }

@@ -3,8 +3,9 @@ import Foundation
 /// Everything the sync benchmark measures, gathered from the samplers and the scenario.
 actor SyncMeasurements {
     /// Offset error (estimate − truth): while the first burst is still arriving (the first
-    /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3+.
-    private(set) var offsetByBursts: [Distribution] = Array(repeating: Distribution(), count: 4)
+    /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3–6,
+    /// and 7+ (steady: the drift is fitted and the offset filter holds its full history).
+    private(set) var offsetByBursts: [Distribution] = Array(repeating: Distribution(), count: 5)
     /// Offset error beyond half the device's path asymmetry (only with asymmetric paths).
     private(set) var offsetBeyondAsymmetry = Distribution()
     /// Position error vs the server timeline right after each start, per kind.
@@ -23,7 +24,7 @@ actor SyncMeasurements {
 
     /// Records one offset error for an estimate behind `bursts` bursts (0: the first one is still arriving).
     func recordOffset(_ errorMs: Double, bursts: Int, asymmetryMs: Double, asymmetric: Bool) {
-        offsetByBursts[min(max(bursts, 0), 3)].record(errorMs)
+        offsetByBursts[bursts >= 7 ? 4 : min(max(bursts, 0), 3)].record(errorMs)
         if asymmetric, bursts >= 3 { offsetBeyondAsymmetry.record(max(0, abs(errorMs) - abs(asymmetryMs) / 2)) }
     }
 

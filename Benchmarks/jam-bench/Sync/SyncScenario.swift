@@ -19,7 +19,9 @@ protocol SyncDriver: Sendable {
     /// The timeline now, while something plays.
     func current() async -> PlaybackTimeline?
     /// A new device in the session behind its own proxy, its output path taking `outputLatencyMs`.
-    func makeDevice(name: String, shape: PathShape, clockOffsetMs: Double, outputLatencyMs: Double, seed: UInt64) async throws -> SimulatedDevice
+    func makeDevice(
+        name: String, shape: PathShape, clockOffsetMs: Double, clockDriftPpm: Double, outputLatencyMs: Double, seed: UInt64
+    ) async throws -> SimulatedDevice
 }
 
 /// Failure of a scenario step (a wait that ran out, a refused command).
@@ -56,6 +58,7 @@ struct SyncScenario: Sendable {
     let joinedTrackMs: Int64
     let shapeForJoiner: @Sendable (Int) -> PathShape
     let outputLatencyForJoiner: @Sendable (Int) -> Double
+    let driftForJoiner: @Sendable (Int) -> Double
     let offsetForJoiner: @Sendable (Int) -> Double
     /// Measure this long after a device starts: before the engine's first correction (250 ms),
     /// so the figure is the start itself.
@@ -135,7 +138,7 @@ struct SyncScenario: Sendable {
         for index in 0..<joiners {
             let number = round * joiners + index
             newcomers.append(try await driver.makeDevice(
-                name: "joiner \(number)", shape: shapeForJoiner(number), clockOffsetMs: offsetForJoiner(number),
+                name: "joiner \(number)", shape: shapeForJoiner(number), clockOffsetMs: offsetForJoiner(number), clockDriftPpm: driftForJoiner(number),
                 outputLatencyMs: outputLatencyForJoiner(number), seed: UInt64(10_000 + number)))
         }
         await withTaskGroup(of: Void.self) { group in
