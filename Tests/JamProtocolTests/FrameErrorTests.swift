@@ -36,7 +36,10 @@ struct FrameErrorTests {
     }
 
     @Test func missingDataNamesTheField() {
-        for type in ["ping", "addToQueue", "removeFromQueue", "vote", "seek", "ready", "syncReport", "updateSettings", "promote", "kick"] {
+        for type in [
+            "ping", "addToQueue", "removeFromQueue", "vote", "seek", "ready", "syncReport", "updateSettings", "promote", "kick",
+            "setDeviceDelay", "calibrate", "calibrationReport", "resync",
+        ] {
             #expect(frameError(#"{"type":"\#(type)"}"#) == JamError(.malformed, "missing field data"), "type \(type)")
         }
     }
@@ -121,6 +124,25 @@ struct FrameErrorTests {
             == JamError(.invalidField, "track.name must not be empty"))
         #expect(frameError(#"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":0},"nonce":"n"}}"#)?.code
             == .invalidField)
+    }
+
+    @Test func badDeviceSyncFiguresAreNamed() {
+        #expect(frameError(#"{"type":"setDeviceDelay","data":{"deviceId":"d1","delayMs":2500}}"#)
+            == JamError(.invalidField, "delayMs must be a number from -2000 to 2000"))
+        #expect(frameError(#"{"type":"setDeviceDelay","data":{"deviceId":"no spaces","delayMs":5}}"#)
+            == JamError(.invalidField, "deviceId may hold only letters, digits, '-' and '_'"))
+        #expect(frameError(#"{"type":"setDeviceDelay","data":{"deviceId":"","delayMs":5}}"#)
+            == JamError(.invalidField, "deviceId must be 1 to 64 characters"))
+        #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":0,"errorMs":1,"driftMs":0,"outputLatencyMs":-3}}"#)
+            == JamError(.invalidField, "outputLatencyMs must be from 0 to 2000"))
+        #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":0,"errorMs":1,"driftMs":0,"deviceId":"a/b"}}"#)?.code
+            == .invalidField)
+        let twice = #"{"userId":"u","deviceId":"d","offsetMs":1}"#
+        #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[\#(twice),\#(twice)]}}"#)
+            == JamError(.invalidField, "device d of u appears twice"))
+        #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[{"userId":"u","deviceId":"d","offsetMs":900}]}}"#)
+            == JamError(.invalidField, "offsetMs must be a number within ±400 ms"))
+        #expect(frameError(#"{"type":"calibrate","data":{"deviceId":"x y"}}"#)?.code == .invalidField)
     }
 
     @Test func emptySettingsUpdateIsInvalid() {
