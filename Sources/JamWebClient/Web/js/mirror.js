@@ -2,7 +2,7 @@
 // seq order (JamClient's SessionMirror): stateSync always, duplicates dropped, a
 // gap reported so the caller resumes with hello {lastSeq}, events of an older
 // epoch consumed without effect.
-import { Event, PlaybackState, Role } from './protocol.js';
+import { DIRECT_EVENTS, Event, PlaybackState, Role } from './protocol.js';
 
 export const Applied = Object.freeze({
   applied: 'applied', duplicate: 'duplicate', stale: 'stale', gap: 'gap', direct: 'direct',
@@ -25,11 +25,8 @@ export class SessionMirror {
 
   /** @returns {string} one of Applied */
   apply(envelope) {
+    if (DIRECT_EVENTS.has(envelope.type)) return Applied.direct;
     switch (envelope.type) {
-      case Event.pong:
-      case Event.ack:
-      case Event.error:
-        return Applied.direct;
       case Event.stateSync:
         this.view = envelope.data;
         this.seq = envelope.seq;
@@ -76,6 +73,7 @@ export class SessionMirror {
       }
       case Event.memberLeft: {
         view.members = view.members.filter((m) => m.userId !== data.userId);
+        view.deviceDelays = nonEmpty((view.deviceDelays || []).filter((d) => d.userId !== data.userId));
         view.session.hostId = data.hostId;
         const host = view.members.find((m) => m.userId === data.hostId);
         if (host) view.session.hostDisplayName = host.displayName;
@@ -136,11 +134,34 @@ export class SessionMirror {
       case Event.sessionEnded:
         this.ended = data;
         break;
+      case Event.deviceDelay: {
+        const delays = (view.deviceDelays || []).slice();
+        const index = delays.findIndex((d) => d.userId === data.userId && d.deviceId === data.deviceId);
+        if (index >= 0) {
+          if (data.delayMs === 0) delays.splice(index, 1);
+          else delays[index] = data;
+        } else if (data.delayMs !== 0) {
+          delays.push(data);
+        }
+        view.deviceDelays = nonEmpty(delays);
+        break;
+      }
       default:
         break;
     }
     this.view = view;
   }
+}
+
+/** The server leaves an empty list out of the view; so does the mirror, to stay equal to it. */
+function nonEmpty(delays) {
+  return delays.length ? delays : undefined;
+}
+
+/** The delay of `me`'s device `deviceId` in `view` (0 when none is set). */
+export function deviceDelayOf(view, me, deviceId) {
+  const entry = view && (view.deviceDelays || []).find((d) => d.userId === me && d.deviceId === deviceId);
+  return entry ? entry.delayMs : 0;
 }
 
 function moveTimeline(view, change, state) {

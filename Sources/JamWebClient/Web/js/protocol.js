@@ -26,6 +26,15 @@
  * @typedef {{item: QueueItem, epoch: number, startAt: number, previous?: HistoryEntry|null}} PlayPrepare
  * @typedef {{itemId: string, epoch: number, startAt: number, positionMs: number}} PlayCommit
  * @typedef {{userId: string, displayName: string, token: string}} GuestAuthResponse
+ * @typedef {{userId: string, deviceId: string, delayMs: number}} DeviceDelay
+ * @typedef {'good'|'fair'|'poor'} SyncGrade
+ * @typedef {{userId: string, deviceId?: string, clockErrorMs: number, playbackErrorMs: number, clockDriftPpm?: number,
+ *   outputLatencyMs?: number, delayMs?: number, playing: boolean, ageMs: number, grade: SyncGrade}} DeviceSyncStatus
+ * @typedef {{userId: string, deviceId: string, atMs: number}} CalibrationProbe
+ * @typedef {{id: string, listener: {userId: string, deviceId: string}, probes: CalibrationProbe[], probeMs: number,
+ *   windowMs: number}} CalibrationPlan
+ * @typedef {{id: string, ok: boolean, message: string, results: {userId: string, deviceId: string, heard: boolean,
+ *   correctionMs?: number, delayMs?: number}[]}} CalibrationOutcome
  */
 
 export const TrackSource = Object.freeze({
@@ -59,17 +68,31 @@ export const Event = Object.freeze({
   queueUpdate: 'queueUpdate', votesUpdate: 'votesUpdate', playPrepare: 'playPrepare', playCommit: 'playCommit',
   pause: 'pause', resume: 'resume', seek: 'seek', stopped: 'stopped', skipRequests: 'skipRequests',
   sessionUpdated: 'sessionUpdated', pong: 'pong', ack: 'ack', error: 'error', sessionEnded: 'sessionEnded',
+  deviceDelay: 'deviceDelay', syncStatus: 'syncStatus', calibration: 'calibration', calibrationResult: 'calibrationResult',
+  resync: 'resync',
 });
 
-/** Replies to one connection; they carry the current seq without advancing it. */
-export const DIRECT_EVENTS = new Set([Event.pong, Event.ack, Event.error]);
+/**
+ * Replies to one connection and the passing device-sync frames; they carry the current
+ * seq without advancing it.
+ */
+export const DIRECT_EVENTS = new Set([
+  Event.pong, Event.ack, Event.error, Event.syncStatus, Event.calibration, Event.calibrationResult, Event.resync,
+]);
+
+/** SyncGrade: how a device follows, as the sync column colours it. */
+export const SyncGrade = Object.freeze({ good: 'good', fair: 'fair', poor: 'poor' });
+
+/** Device ids and delays as the server accepts them (Validate.deviceId, Validate.deviceDelay). */
+export const DeviceLimits = Object.freeze({ maxDeviceId: 64, maxDelayMs: 2000 });
 
 /** ClientCommandType. */
 export const Command = Object.freeze({
   hello: 'hello', ping: 'ping', addToQueue: 'addToQueue', removeFromQueue: 'removeFromQueue', vote: 'vote',
   skip: 'skip', requestSkip: 'requestSkip', play: 'play', pause: 'pause', resume: 'resume', seek: 'seek',
   ready: 'ready', syncReport: 'syncReport', updateSettings: 'updateSettings', promote: 'promote', kick: 'kick',
-  leave: 'leave',
+  leave: 'leave', setDeviceDelay: 'setDeviceDelay', calibrate: 'calibrate', calibrationReport: 'calibrationReport',
+  resync: 'resync',
 });
 
 /** ErrorCode with its HTTP status (ErrorCode.httpStatus). */
