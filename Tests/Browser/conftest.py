@@ -112,7 +112,7 @@ class Browsers:
         self.tmp = tmp
         self.drivers = []
 
-    def open(self, name, width=1200, height=900, phone=False):
+    def open(self, name, width=1200, height=900, phone=False, flags=()):
         profile = self.tmp / f"profile-{name}"
         options = webdriver.ChromeOptions()
         options.binary_location = CHROME
@@ -125,6 +125,7 @@ class Browsers:
             f"--user-data-dir={profile}",
             f"--window-size={width},{height}",
             "--no-first-run",
+            *flags,
         ]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
