@@ -24,7 +24,7 @@ export class Connection {
    * @param {string} options.sessionId
    * @param {string} options.token
    * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
-   * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events (not pong/ack/error)
+   * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events and passing frames (not pong/ack/error)
    * @param {(pong: object, receivedAt: number) => void} options.onPong
    * @param {(phase: object) => void} options.onPhase
    * @param {() => void} [options.onOpen] a new socket is open (clock sync restarts)
@@ -151,6 +151,9 @@ export class Connection {
       const error = new JamError(data.code || ErrorCode.internal, data.message || 'the server reported an error');
       if (data.id) this.settle(data.id, error);
       else this.lastRefusal = error;
+    } else {
+      // The passing device-sync frames (syncStatus, calibration, …): the store hands them on.
+      this.options.onEnvelope(envelope, receivedAt);
     }
   }
 

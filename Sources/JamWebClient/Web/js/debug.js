@@ -19,8 +19,10 @@ export function installDebugHook(page) {
     const estimate = clock ? clock.estimate : null;
     const serverNowMs = estimate ? estimate.serverTime(now) : null;
     const timeline = engine ? engine.timeline : null;
-    const expectedPositionMs = timeline && serverNowMs != null ? positionAt(timeline, serverNowMs) : null;
     const status = engine ? engine.status : null;
+    // The element runs ahead of the timeline by the output latency and the delay: where it should be now.
+    const compensationMs = status ? status.outputLatencyMs + status.deviceDelayMs : 0;
+    const expectedPositionMs = timeline && estimate ? positionAt(timeline, estimate.serverTime(now + compensationMs)) : null;
     return {
       itemId: timeline ? timeline.itemId : null,
       epoch: timeline ? timeline.epoch : null,
@@ -44,6 +46,11 @@ export function installDebugHook(page) {
       rateCorrections: status ? status.rateCorrections : 0,
       measurements: status ? status.measurements : 0,
       startLatencyMs: player.startLatencyMs,
+      outputLatencyMs: status ? status.outputLatencyMs : 0,
+      deviceDelayMs: status ? status.deviceDelayMs : 0,
+      compensationMs,
+      resyncs: status ? status.resyncs : 0,
+      deviceId: engine && engine.device ? engine.device.deviceId : null,
       connection: store ? store.phase.phase : Phase.idle,
       seq: store ? store.mirror.seq : null,
     };

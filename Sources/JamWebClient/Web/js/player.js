@@ -11,6 +11,7 @@
 import { AudioPool } from './audio-pool.js';
 import { READY_STATE_FUTURE, seekTo } from './media-element.js';
 import { silenceURL } from './silence.js';
+import { OutputLatency } from './output-latency.js';
 import { MAX_LATENCY_MS, rememberLatency, rememberedLatency } from './start-latency.js';
 
 export class AudioPlayer {
@@ -25,6 +26,39 @@ export class AudioPlayer {
     this.startLatencyMs = rememberedLatency();
     this.cueMarginMs = 150;
     this.onError = null;
+    this.context = null;
+    this.latency = new OutputLatency(now);
+  }
+
+  /** How long after the elements play a sample it is heard, ms, smoothed (0 before the first start). */
+  get outputLatencyMs() {
+    return this.latency.ms;
+  }
+
+  /** The AudioContext the elements play through (made on the first "play on this device"), or null. */
+  get audioContext() {
+    return this.context;
+  }
+
+  /**
+   * Makes (or resumes) the AudioContext and routes the elements through it; from a
+   * click, since browsers start audio contexts only from a user gesture.
+   */
+  openAudio() {
+    const Context = globalThis.AudioContext || globalThis.webkitAudioContext;
+    if (!Context) return;
+    if (!this.context) {
+      try {
+        this.context = new Context();
+        this.pool.route(this.context);
+        this.latency.attach(this.context);
+      } catch {
+        // Without Web Audio the elements play as they are; their latency is then unknown (0).
+        this.context = null;
+        return;
+      }
+    }
+    if (this.context.state === 'suspended') this.context.resume().catch(() => {});
   }
 
   /** The active slot (element, track id, loaded). */
@@ -196,6 +230,7 @@ export class AudioPlayer {
    * in currentTime for every element on the page).
    */
   unlock() {
+    this.openAudio();
     for (const slot of this.pool.slots) {
       const el = slot.element;
       if (!el.paused) continue;

@@ -4,6 +4,7 @@
 // change or in a message in words.
 import { ClockSync } from './clock.js';
 import { Phase } from './connection.js';
+import { DeviceSyncPanel } from './device-sync-page.js';
 import { saveLastSession } from './identity.js';
 import { AudioPlayer } from './player.js';
 import { Command, joinPath } from './protocol.js';
@@ -86,6 +87,8 @@ export class SessionPage {
         onEnd: () => this.endSession(),
       }),
     };
+    // After the views: they fill their panels, and this adds to two of them.
+    this.deviceSync = new DeviceSyncPanel({ player: this.player, notices: this.notices });
     return this.views;
   }
 
@@ -98,7 +101,11 @@ export class SessionPage {
     const views = this.makeViews();
     this.clock = new ClockSync();
     this.store = new SessionStore({ sessionId: view.session.id, token: identity.token, me: identity.userId, clock: this.clock });
-    this.engine = new SyncEngine({ player: this.player, clock: this.clock, post: (type, data) => this.store.connection.post(type, data) });
+    this.engine = new SyncEngine({
+      player: this.player, clock: this.clock, post: (type, data) => this.store.connection.post(type, data),
+      device: this.deviceSync.device(identity.userId),
+    });
+    this.deviceSync.attach(this.store, this.engine, this.clock);
     this.engine.start();
     this.engine.onChange(() => views.nowPlaying.tick());
     this.store.onEnvelope((envelope) => this.engine.handle(envelope));
@@ -140,6 +147,7 @@ export class SessionPage {
     views.search.render(snapshot);
     views.members.render(snapshot);
     views.settings.render(snapshot);
+    this.deviceSync.render(snapshot);
     const rejection = snapshot.lastRejection;
     if (rejection && rejection.id !== this.shownRejection) {
       this.shownRejection = rejection.id;
@@ -167,6 +175,7 @@ export class SessionPage {
     this.ticker = null;
     if (this.engine) this.engine.stop();
     if (this.store) this.store.stop();
+    if (this.deviceSync) this.deviceSync.detach();
     this.player.unload();
     this.engine = null;
     this.store = null;

@@ -31,6 +31,7 @@ export class SessionStore {
     this.helloInFlight = false;
     this.listeners = new Set();
     this.envelopeListeners = new Set();
+    this.passingListeners = new Set();
     this.publishQueued = false;
     this.rejectionCounter = 0;
     // Until the first pong, server time is guessed from the envelope timestamps
@@ -80,6 +81,12 @@ export class SessionStore {
     return () => this.envelopeListeners.delete(fn);
   }
 
+  /** Calls `fn` with every passing frame (syncStatus, calibration, …): outside the session's event order. */
+  onPassing(fn) {
+    this.passingListeners.add(fn);
+    return () => this.passingListeners.delete(fn);
+  }
+
   /** Server time now (Unix ms): from the clock sync, or a rough guess before it. */
   serverNow(local = performance.now()) {
     const synced = this.clock.serverTime(local);
@@ -92,6 +99,10 @@ export class SessionStore {
     const result = this.mirror.apply(envelope);
     if (result === Applied.gap) {
       this.resume();
+      return;
+    }
+    if (result === Applied.direct) {
+      for (const fn of this.passingListeners) fn(envelope);
       return;
     }
     if (result !== Applied.applied) return;

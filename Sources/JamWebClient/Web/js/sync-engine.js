@@ -22,9 +22,12 @@ export class SyncEngine {
    * @param {(type: string, data: object) => boolean} options.post sends a frame that needs no answer
    * @param {() => number} [options.now]
    * @param {object} [options.config]
+   * @param {{userId: string, deviceId: string}} [options.device] this device: its delay in the
+   *   session is applied, its reports name it, and a host's resync for it is followed
    */
-  constructor({ player, clock, post, now = () => performance.now(), config = {} }) {
+  constructor({ player, clock, post, now = () => performance.now(), config = {}, device = null }) {
     this.player = player;
+    this.device = device;
     this.clock = clock;
     this.post = post;
     this.now = now;
@@ -100,7 +103,20 @@ export class SyncEngine {
 
   /** Applies one session event (in seq order, as the store applied it). */
   handle(envelope) {
-    if (envelope.type === Event.stateSync) this.failedLoadEpoch = null; // a snapshot (after a reconnect, say) retries a failed load
+    if (envelope.type === Event.stateSync) {
+      this.failedLoadEpoch = null; // a snapshot (after a reconnect, say) retries a failed load
+      this.status.deviceDelayMs = this.delayIn(envelope.data.deviceDelays);
+    }
+    if (envelope.type === Event.deviceDelay && this.isMine(envelope.data)) {
+      // The correction loop moves the player to the new schedule smoothly.
+      this.status.deviceDelayMs = envelope.data.delayMs;
+      this.changed();
+      return;
+    }
+    if (envelope.type === Event.resync) {
+      this.resync(envelope.data);
+      return;
+    }
     const result = this.tracker.apply(envelope);
     if (result === Tracked.dropped) this.status.droppedEvents += 1;
     if (result === Tracked.changed) {
@@ -111,6 +127,46 @@ export class SyncEngine {
     }
     this.preloadUpNext();
     this.drive();
+  }
+
+  /** True when `ref` ({userId, deviceId}) names this device. */
+  isMine(ref) {
+    return !!this.device && ref.userId === this.device.userId && ref.deviceId === this.device.deviceId;
+  }
+
+  /** This device's delay in a view's `deviceDelays` (0 when none is set). */
+  delayIn(delays) {
+    const entry = (delays || []).find((d) => this.isMine(d));
+    return entry ? entry.delayMs : 0;
+  }
+
+  /**
+   * A host asked this device (or every device of this member) to re-sync: measure the
+   * clock afresh and start again on the timeline rather than nudging towards it.
+   */
+  resync(request) {
+    if (!this.device || request.userId !== this.device.userId) return;
+    if (request.deviceId != null && request.deviceId !== this.device.deviceId) return;
+    this.status.resyncs += 1;
+    this.clock.reset();
+    this.clockWaitOver = false;
+    this.clockWaitSince = null;
+    this.followed = null;
+    this.resetCorrection();
+    this.generation += 1;
+    this.drive();
+    this.changed();
+  }
+
+  /** How far ahead of the timeline the player runs: the output path's latency plus this device's delay. */
+  compensationMs() {
+    return this.status.outputLatencyMs + this.status.deviceDelayMs;
+  }
+
+  /** Reads the player's (smoothed) output latency. */
+  refreshOutputLatency() {
+    const latency = this.player.outputLatencyMs;
+    if (Number.isFinite(latency) && latency >= 0) this.status.outputLatencyMs = latency;
   }
 
   preloadUpNext() {
@@ -234,7 +290,9 @@ export class SyncEngine {
   }
 
   follow(course, estimate, now) {
-    const serverNow = estimate.serverTime(now);
+    // What is heard now left the player compensationMs ago: schedule that much ahead.
+    this.refreshOutputLatency();
+    const serverNow = estimate.serverTime(now + this.compensationMs());
     const end = Timeline.endsAt(course);
     if (end != null && serverNow >= end) {
       // Over already: nothing to play until the server moves on.
@@ -261,7 +319,7 @@ export class SyncEngine {
   startCourse(course, estimate, now) {
     this.resetCorrection();
     this.setRate(1);
-    const startLocal = estimate.localTime(course.anchorMs);
+    const startLocal = estimate.localTime(course.anchorMs) - this.compensationMs();
     this.player.play(course.positionMs, startLocal);
     this.followed = course;
     this.status.starts += 1;

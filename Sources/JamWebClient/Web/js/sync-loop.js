@@ -26,8 +26,10 @@ export const SyncLoop = {
     const wanted = this.followed;
     const estimate = this.clock.estimate;
     if (!wanted || wanted.state !== PlaybackState.playing || !estimate || !isPlayable(wanted.track)) return;
+    this.refreshOutputLatency();
     const now = this.now();
-    const serverNow = estimate.serverTime(now);
+    // The timeline describes what is heard; the player runs compensationMs ahead of it.
+    const serverNow = estimate.serverTime(now + this.compensationMs());
     if (!Timeline.isAdvancing(wanted, serverNow)) return;
     if (this.scheduledStartLocal != null && now >= this.scheduledStartLocal) {
       this.scheduledStartLocal = null;
@@ -75,14 +77,22 @@ export const SyncLoop = {
   report() {
     const estimate = this.clock.estimate;
     if (!estimate) return false;
+    // Before anything plays the server still needs the latency, to commit starts early enough.
+    this.refreshOutputLatency();
     const now = this.now();
     const epoch = this.tracker.epoch;
-    const sent = this.post(Command.syncReport, {
+    const report = {
       epoch: Math.max(0, Number.isFinite(epoch) ? epoch : 0),
       offsetMs: estimate.offset(now),
       errorMs: estimate.halfRoundTripBound(now),
       driftMs: this.status.lastErrorMs ?? 0,
-    });
+      outputLatencyMs: this.status.outputLatencyMs,
+      delayMs: this.status.deviceDelayMs,
+      clockDriftPpm: estimate.driftMsPerSecond * 1000,
+      playing: this.enabled && this.player.isPlaying,
+    };
+    if (this.device) report.deviceId = this.device.deviceId;
+    const sent = this.post(Command.syncReport, report);
     if (sent) this.status.reportsSent += 1;
     return sent;
   },

@@ -12,5 +12,6 @@ export function initialSyncStatus() {
   return {
     phase: SyncPhase.off, epoch: null, itemId: null, lastErrorMs: null, lastMeasuredAt: null, rate: 1,
     measurements: 0, rateCorrections: 0, seeks: 0, starts: 0, droppedEvents: 0, loadFailures: 0, reportsSent: 0,
+    outputLatencyMs: 0, deviceDelayMs: 0, resyncs: 0,
   };
 }

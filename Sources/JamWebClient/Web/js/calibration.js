@@ -1,0 +1,162 @@
+// Room calibration on this device (the server's CalibrationPlan): a device the plan lists
+// plays the probe so that it is heard at its announced server instant; the listening
+// device records the room from before the first probe to after the last, finds each
+// arrival (probe.js) and reports it. Every figure is relative to the listener's own
+// probe, so what its speaker, its microphone and this page's clock mapping add cancels.
+import { Command } from './protocol.js';
+import { detectProbe, synthesizeProbe } from './probe.js';
+
+/** Recording runs from the plan's arrival to this long after the last window, ms. */
+const MARGIN_MS = 300;
+/** The probe plays at this gain: loud enough across a room, not startling up close. */
+const PROBE_GAIN = 0.6;
+/** The microphone as it is: echo cancellation would remove the very probe we listen for. */
+const RAW_AUDIO = Object.freeze({ echoCancellation: false, noiseSuppression: false, autoGainControl: false });
+
+/** Whether `plan` lists `device` (`{userId, deviceId}`) as a probe or as the listener. */
+export function roleIn(plan, device) {
+  const same = (ref) => ref.userId === device.userId && ref.deviceId === device.deviceId;
+  return { probe: plan.probes.find(same) || null, listening: same(plan.listener) };
+}
+
+export class CalibrationRunner {
+  /**
+   * @param {{device: () => {userId: string, deviceId: string}, clock: () => any,
+   *   audio: () => AudioContext|null, compensationMs: () => number,
+   *   post: (type: string, data: any) => boolean, onStatus?: (text: string) => void,
+   *   now?: () => number, getUserMedia?: (constraints: any) => Promise<MediaStream>}} options
+   */
+  constructor(options) {
+    this.options = options;
+    this.now = options.now || (() => performance.now());
+    this.getUserMedia = options.getUserMedia || ((constraints) => navigator.mediaDevices.getUserMedia(constraints));
+    this.running = null;
+  }
+
+  status(text) {
+    if (this.options.onStatus) this.options.onStatus(text);
+  }
+
+  /** Plays this device's part in `plan`; resolves once it is done (the listener: reported). */
+  async handle(plan) {
+    const { probe, listening } = roleIn(plan, this.options.device());
+    if (!probe && !listening) return;
+    if (this.running === plan.id) return; // a repeated plan (a resumed socket) changes nothing
+    this.running = plan.id;
+    try {
+      await Promise.all([
+        probe ? this.playProbe(probe) : null,
+        listening ? this.listen(plan) : null,
+      ]);
+    } finally {
+      this.running = null;
+    }
+  }
+
+  /** The page's local instant (performance.now) of server instant `atMs`; null without a clock. */
+  localAt(atMs) {
+    const clock = this.options.clock();
+    const estimate = clock && clock.estimate;
+    return estimate ? estimate.localTime(atMs) : null;
+  }
+
+  /** Schedules the probe so that, after this device's output path and delay, it is heard at its instant. */
+  playProbe(probe) {
+    const context = this.options.audio();
+    const local = this.localAt(probe.atMs);
+    if (!context || local === null) {
+      this.status('Calibration: this device is not playing, so it plays no probe.');
+      return null;
+    }
+    const samples = synthesizeProbe(context.sampleRate);
+    const buffer = context.createBuffer(1, samples.length, context.sampleRate);
+    buffer.copyToChannel(samples, 0);
+    const source = context.createBufferSource();
+    source.buffer = buffer;
+    const gain = context.createGain();
+    gain.gain.value = PROBE_GAIN;
+    source.connect(gain).connect(context.destination);
+    const startLocal = local - this.options.compensationMs();
+    const when = context.currentTime + (startLocal - this.now()) / 1000;
+    source.start(Math.max(context.currentTime, when));
+    this.status('Calibration: this device plays its probe…');
+    return new Promise((resolve) => { source.onended = resolve; });
+  }
+
+  /** Records the room through every window, finds each probe and reports the arrivals. */
+  async listen(plan) {
+    const context = this.options.audio();
+    if (!context) {
+      this.status('Calibration: press “Play on this device” on the listening device first.');
+      return;
+    }
+    const last = Math.max(...plan.probes.map((p) => p.atMs));
+    const endLocal = this.localAt(last + plan.windowMs + plan.probeMs + MARGIN_MS);
+    if (endLocal === null) return;
+    let stream;
+    try {
+      stream = await this.getUserMedia({ audio: RAW_AUDIO });
+    } catch (error) {
+      this.status(`Calibration: the microphone is not available (${error && error.message ? error.message : error}).`);
+      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })));
+      return;
+    }
+    this.status('Calibration: listening — keep the room quiet…');
+    const recording = await record(context, stream, () => this.now() >= endLocal, this.now);
+    stream.getTracks().forEach((track) => track.stop());
+    const rate = context.sampleRate;
+    const arrivals = plan.probes.map((p) => {
+      const expectedLocal = this.localAt(p.atMs);
+      const expectedSample = Math.round(((expectedLocal - recording.startLocal) * rate) / 1000);
+      const found = expectedSample > 0 && expectedSample < recording.samples.length
+        ? detectProbe(recording.samples, rate, expectedSample, Math.round((plan.windowMs * rate) / 1000))
+        : { offsetMs: null };
+      return { userId: p.userId, deviceId: p.deviceId, offsetMs: found.offsetMs };
+    });
+    this.report(plan, arrivals);
+  }
+
+  report(plan, arrivals) {
+    this.options.post(Command.calibrationReport, { calibrationId: plan.id, arrivals });
+    this.status('Calibration: sent what this device heard; waiting for the result…');
+  }
+}
+
+/**
+ * Records `stream` in `context` until `done()`; returns the samples and the local instant
+ * (performance.now) of the first one, mapped once through the context's clock: the
+ * mapping's own error is the same for every probe, so it cancels.
+ */
+function record(context, stream, done, now) {
+  return new Promise((resolve) => {
+    const source = context.createMediaStreamSource(stream);
+    const processor = context.createScriptProcessor(4096, 1, 1);
+    const chunks = [];
+    let startLocal = null;
+    let length = 0;
+    processor.onaudioprocess = (event) => {
+      const input = event.inputBuffer.getChannelData(0);
+      if (startLocal === null) {
+        // The buffer's first sample, as the context's clock places it, in page time.
+        startLocal = now() - (context.currentTime - event.playbackTime) * 1000 - (input.length / context.sampleRate) * 1000;
+      }
+      chunks.push(new Float32Array(input));
+      length += input.length;
+      if (done()) {
+        processor.onaudioprocess = null;
+        source.disconnect();
+        processor.disconnect();
+        const samples = new Float32Array(length);
+        let offset = 0;
+        for (const chunk of chunks) {
+          samples.set(chunk, offset);
+          offset += chunk.length;
+        }
+        resolve({ samples, startLocal });
+      }
+    };
+    source.connect(processor);
+    // Chromium runs a ScriptProcessor only while it is connected to the destination; it outputs silence.
+    processor.connect(context.destination);
+  });
+}

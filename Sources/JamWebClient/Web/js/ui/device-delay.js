@@ -1,0 +1,42 @@
+// This device's delay: how much later than its reported latency it is heard (a
+// Bluetooth speaker that under-reports, say). The member sets it here; the server keeps
+// it per member and device, so the figure shown is always the one coming back.
+import { DeviceLimits } from '../protocol.js';
+import { h, setText } from './dom.js';
+
+const STEP_MS = 5;
+
+export class DeviceDelayView {
+  /** @param {(delayMs: number) => void} onSet sends the new delay */
+  constructor(onSet) {
+    this.onSet = onSet;
+    this.value = 0;
+    this.input = h('input', {
+      type: 'number', id: 'device-delay', step: 1, min: -DeviceLimits.maxDelayMs, max: DeviceLimits.maxDelayMs, value: 0,
+      'aria-label': 'Delay of this device in milliseconds',
+      onchange: () => this.set(Number(this.input.value)),
+    });
+    this.shown = h('span', { id: 'device-delay-shown', class: 'muted' }, 'no delay');
+    this.root = h('div', { class: 'device-delay', id: 'device-delay-row' },
+      h('span', {}, 'Delay '),
+      h('button', { type: 'button', class: 'quiet small', id: 'device-delay-less', 'aria-label': `${STEP_MS} ms less delay`,
+        onclick: () => this.set(this.value - STEP_MS) }, '−'),
+      this.input,
+      h('button', { type: 'button', class: 'quiet small', id: 'device-delay-more', 'aria-label': `${STEP_MS} ms more delay`,
+        onclick: () => this.set(this.value + STEP_MS) }, '+'),
+      h('span', {}, ' ms '), this.shown);
+  }
+
+  set(delayMs) {
+    if (!Number.isFinite(delayMs)) return;
+    const clamped = Math.max(-DeviceLimits.maxDelayMs, Math.min(DeviceLimits.maxDelayMs, delayMs));
+    this.onSet(clamped);
+  }
+
+  /** Shows the delay the server holds for this device. */
+  render(delayMs) {
+    this.value = delayMs;
+    if (document.activeElement !== this.input) this.input.value = String(delayMs);
+    setText(this.shown, delayMs === 0 ? 'no delay' : delayMs > 0 ? `starts ${delayMs} ms early` : `starts ${-delayMs} ms late`);
+  }
+}
