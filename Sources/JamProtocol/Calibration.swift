@@ -26,25 +26,36 @@ public struct CalibrationProbe: Codable, Hashable, Sendable {
     public var device: DeviceRef { DeviceRef(userId: userId, deviceId: deviceId) }
 }
 
-/// `calibration {id, listener, probes, probeMs, windowMs}`: the announced plan. The
-/// listener records from before the first probe to after the last; each device in
-/// `probes` plays the probe at its instant (its output latency and delay applied). The
-/// listener's own turn comes first, so its path cancels out of everyone else's.
+/// `calibration {id, listener, probes, probeMs, windowMs, repeats, repeatMs}`: the
+/// announced plan. The listener records from before the first probe to after the last;
+/// each device in `probes` plays the probe `repeats` times, `repeatMs` apart, from its
+/// instant on (its output latency and delay applied), and the listener keeps the median
+/// arrival, so one glitch in a recording does not move a device. The listener's own turn
+/// comes first, so its path cancels out of everyone else's.
 public struct CalibrationPlan: Codable, Hashable, Sendable {
     public var id: String
     public var listener: DeviceRef
     public var probes: [CalibrationProbe]
     /// The probe's length.
     public var probeMs: Double
-    /// How far from its instant a probe is looked for, either way.
+    /// How far from its instant a device's first probe is looked for, either way.
     public var windowMs: Double
+    /// How many times each device plays the probe.
+    public var repeats: Int
+    /// From one of a device's probes to its next.
+    public var repeatMs: Double
     /// Creates the plan.
-    public init(id: String, listener: DeviceRef, probes: [CalibrationProbe], probeMs: Double, windowMs: Double) {
+    public init(
+        id: String, listener: DeviceRef, probes: [CalibrationProbe], probeMs: Double, windowMs: Double,
+        repeats: Int = CalibrationRules.repeats, repeatMs: Double = CalibrationRules.repeatMs
+    ) {
         self.id = id
         self.listener = listener
         self.probes = probes
         self.probeMs = probeMs
         self.windowMs = windowMs
+        self.repeats = repeats
+        self.repeatMs = repeatMs
     }
 }
 
@@ -136,10 +147,15 @@ public struct CalibrationOutcome: Codable, Hashable, Sendable {
 public enum CalibrationRules {
     /// Most devices in one calibration.
     public static let maxDevices = 32
-    /// From the announcement to the first probe: every device has to get the plan first.
-    public static let leadMs = 1_500.0
-    /// From one probe to the next: longer than a reverberant room's tail.
-    public static let slotMs = 1_000.0
+    /// From the announcement to the first probe: every device has to get the plan, and the
+    /// listener's microphone has to settle (its first seconds can still skip a few ms).
+    public static let leadMs = 3_000.0
+    /// From one device's turn to the next: its repeats plus a search window either side.
+    public static let slotMs = 1_400.0
+    /// Each device plays the probe this often: the median of three survives one glitch.
+    public static let repeats = 3
+    /// From one of a device's probes to its next: a reverberant tail is 20 dB down by then.
+    public static let repeatMs = 200.0
     /// How far from its instant a probe is looked for (a Bluetooth path nobody accounted for).
     public static let windowMs = 400.0
     /// The probe's length.

@@ -71,6 +71,8 @@ extension CalibrationPlan: JSONWritable {
             $0.field("listener", listener)
             $0.field("probeMs", probeMs)
             $0.field("probes", array: probes)
+            $0.field("repeatMs", repeatMs)
+            $0.field("repeats", repeats)
             $0.field("windowMs", windowMs)
         }
     }

@@ -20,9 +20,10 @@ struct CalibrationRunTests {
     @Test func theListenerPlaysFirstAndTheOthersFollowOneSlotApart() throws {
         let plan = try run().plan
         #expect(plan.probes.map(\.device) == [listener, phone, speaker])
-        #expect(plan.probes.map(\.atMs) == [101_500, 102_500, 103_500])
+        #expect(plan.probes.map(\.atMs) == [103_000, 104_400, 105_800])
+        #expect(plan.repeats == 3)
         #expect(plan.windowMs == CalibrationRules.windowMs)
-        #expect(try run().deadline == 103_500 + 15_000)
+        #expect(try run().deadline == 105_800 + 15_000)
     }
 
     @Test func aListenerThatDoesNotPlayOrHasNobodyToHearIsRefused() {

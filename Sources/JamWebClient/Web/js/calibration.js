@@ -8,6 +8,8 @@ import { detectProbe, synthesizeProbe } from './probe.js';
 
 /** Recording runs from the plan's arrival to this long after the last window, ms. */
 const MARGIN_MS = 300;
+/** A device's later probes are looked for this close to where its first one says, ms. */
+const REPEAT_WINDOW_MS = 15;
 /** The probe plays at this gain: loud enough across a room, not startling up close. */
 const PROBE_GAIN = 0.6;
 /** The microphone as it is: echo cancellation would remove the very probe we listen for. */
@@ -45,7 +47,7 @@ export class CalibrationRunner {
     this.running = plan.id;
     try {
       await Promise.all([
-        probe ? this.playProbe(probe) : null,
+        probe ? this.playProbe(probe, plan) : null,
         listening ? this.listen(plan) : null,
       ]);
     } finally {
@@ -60,8 +62,11 @@ export class CalibrationRunner {
     return estimate ? estimate.localTime(atMs) : null;
   }
 
-  /** Schedules the probe so that, after this device's output path and delay, it is heard at its instant. */
-  playProbe(probe) {
+  /**
+   * Schedules the plan's repeats of the probe so that, after this device's output path
+   * and delay, the first is heard at its instant.
+   */
+  playProbe(probe, plan) {
     const context = this.options.audio();
     const local = this.localAt(probe.atMs);
     if (!context || local === null) {
@@ -71,16 +76,21 @@ export class CalibrationRunner {
     const samples = synthesizeProbe(context.sampleRate);
     const buffer = context.createBuffer(1, samples.length, context.sampleRate);
     buffer.copyToChannel(samples, 0);
-    const source = context.createBufferSource();
-    source.buffer = buffer;
     const gain = context.createGain();
     gain.gain.value = PROBE_GAIN;
-    source.connect(gain).connect(context.destination);
+    gain.connect(context.destination);
     const startLocal = local - this.options.compensationMs();
-    const when = context.currentTime + (startLocal - this.now()) / 1000;
-    source.start(Math.max(context.currentTime, when));
+    const first = context.currentTime + (startLocal - this.now()) / 1000;
+    let last = null;
+    for (let repeat = 0; repeat < plan.repeats; repeat++) {
+      const source = context.createBufferSource();
+      source.buffer = buffer;
+      source.connect(gain);
+      source.start(Math.max(context.currentTime, first + (repeat * plan.repeatMs) / 1000));
+      last = source;
+    }
     this.status('Calibration: this device plays its probe…');
-    return new Promise((resolve) => { source.onended = resolve; });
+    return new Promise((resolve) => { last.onended = resolve; });
   }
 
   /** Records the room through every window, finds each probe and reports the arrivals. */
@@ -91,7 +101,7 @@ export class CalibrationRunner {
       return;
     }
     const last = Math.max(...plan.probes.map((p) => p.atMs));
-    const endLocal = this.localAt(last + plan.windowMs + plan.probeMs + MARGIN_MS);
+    const endLocal = this.localAt(last + (plan.repeats - 1) * plan.repeatMs + plan.windowMs + plan.probeMs + MARGIN_MS);
     if (endLocal === null) return;
     let stream;
     try {
@@ -102,16 +112,15 @@ export class CalibrationRunner {
       return;
     }
     this.status('Calibration: listening — keep the room quiet…');
-    const recording = await record(context, stream, () => this.now() >= endLocal, this.now);
+    const done = () => this.now() >= endLocal;
+    const recording = globalThis.MediaStreamTrackProcessor
+      ? await recordFrames(stream, done, this.now)
+      : await record(context, stream, done, this.now);
     stream.getTracks().forEach((track) => track.stop());
-    const rate = context.sampleRate;
+    const rate = recording.rate;
     const arrivals = plan.probes.map((p) => {
-      const expectedLocal = this.localAt(p.atMs);
-      const expectedSample = Math.round(((expectedLocal - recording.startLocal) * rate) / 1000);
-      const found = expectedSample > 0 && expectedSample < recording.samples.length
-        ? detectProbe(recording.samples, rate, expectedSample, Math.round((plan.windowMs * rate) / 1000))
-        : { offsetMs: null };
-      return { userId: p.userId, deviceId: p.deviceId, offsetMs: found.offsetMs };
+      const expectedSample = Math.round(((this.localAt(p.atMs) - recording.startLocal) * rate) / 1000);
+      return { userId: p.userId, deviceId: p.deviceId, offsetMs: medianArrival(recording.samples, rate, expectedSample, plan) };
     });
     this.report(plan, arrivals);
   }
@@ -120,6 +129,63 @@ export class CalibrationRunner {
     this.options.post(Command.calibrationReport, { calibrationId: plan.id, arrivals });
     this.status('Calibration: sent what this device heard; waiting for the result…');
   }
+}
+
+/**
+ * One device's arrival: its first probe within the plan's window of `expectedSample`,
+ * its repeats close to where that one says, and the median of what was found (null
+ * when the first is not heard). A glitch in the recording moves one probe, not the median.
+ */
+export function medianArrival(samples, rate, expectedSample, plan) {
+  const inside = (sample) => sample > 0 && sample < samples.length;
+  if (!inside(expectedSample)) return null;
+  const first = detectProbe(samples, rate, expectedSample, Math.round((plan.windowMs * rate) / 1000));
+  if (first.offsetMs === null) return null;
+  const offsets = [first.offsetMs];
+  for (let repeat = 1; repeat < plan.repeats; repeat++) {
+    const near = expectedSample + Math.round(((first.offsetMs + repeat * plan.repeatMs) * rate) / 1000);
+    if (!inside(near)) continue;
+    const found = detectProbe(samples, rate, near, Math.round((REPEAT_WINDOW_MS * rate) / 1000));
+    if (found.offsetMs !== null) offsets.push(first.offsetMs + found.offsetMs);
+  }
+  offsets.sort((a, b) => a - b);
+  const middle = offsets.length >> 1;
+  return offsets.length % 2 ? offsets[middle] : (offsets[middle - 1] + offsets[middle]) / 2;
+}
+
+/**
+ * Records `stream` frame by frame as the microphone delivers them (MediaStreamTrackProcessor,
+ * where the browser has it): no Web Audio graph in between, whose input buffer drops or
+ * repeats a 128-frame block now and then when the microphone's clock and the output's
+ * differ, shifting every later probe by 2.9 ms. The first frame's local instant anchors
+ * the recording; its error is the same for every probe, so it cancels.
+ */
+async function recordFrames(stream, done, now) {
+  const [track] = stream.getAudioTracks();
+  const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
+  const chunks = [];
+  let length = 0, rate = 48_000, startLocal = null;
+  while (!done()) {
+    const { value: frame, done: ended } = await reader.read();
+    if (ended) break;
+    if (startLocal === null) {
+      rate = frame.sampleRate;
+      startLocal = now() - (frame.numberOfFrames / rate) * 1000;
+    }
+    const samples = new Float32Array(frame.numberOfFrames);
+    frame.copyTo(samples, { planeIndex: 0, format: 'f32-planar' });
+    frame.close();
+    chunks.push(samples);
+    length += samples.length;
+  }
+  reader.cancel().catch(() => {});
+  const samples = new Float32Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    samples.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { samples, startLocal, rate };
 }
 
 /**
@@ -152,7 +218,7 @@ function record(context, stream, done, now) {
           samples.set(chunk, offset);
           offset += chunk.length;
         }
-        resolve({ samples, startLocal });
+        resolve({ samples, startLocal, rate: context.sampleRate });
       }
     };
     source.connect(processor);

@@ -36,6 +36,9 @@ const ACTIONS = {
   leave: () => "Couldn't leave the session",
   end: () => "Couldn't end the session",
   resume_session: () => "Couldn't reopen your session",
+  delay: () => "Couldn't set the device's delay",
+  resync: () => "Couldn't ask the device to re-sync",
+  calibrate: () => "Couldn't start the calibration",
 };
 
 /** "no session with code X" -> "No session with code X." */

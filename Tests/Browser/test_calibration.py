@@ -1,0 +1,122 @@
+"""Room calibration end to end in headless Chromium with a fake microphone: the host's
+browser listens (Chromium plays a WAV file as its microphone), two guests' browsers play
+along, the host starts a calibration from the sync column, and the delays the server sets
+match the offsets the WAV was built with, within 2 ms.
+
+The WAV is built in a page from js/probe.js (one definition of the probe): the listener's
+own probe, then each guest's probe one slot later, late or early by a known amount, as a
+microphone in the room would hear them. The listener opens its microphone when the plan
+arrives, 3 s before the first probe; Chromium starts the file then, so the listener's
+own probe sits a little before its instant, and the guests' by the same amount plus their
+offsets. Only the differences count, as in a real room.
+"""
+
+import base64
+import json
+
+from jam_page import add_track, click, create_session, debug, el, join_by_link, wait_for
+
+# Guest offsets (ms): how much later than the listener's own probe each one is heard.
+OFFSETS_MS = [42.5, -27.0]
+# Where the listener's own probe sits in the file: the plan arrives 3 s before it, and
+# the microphone opens a moment after the plan.
+FIRST_MS = 2_920
+SLOT_MS = 1_400
+REPEATS, REPEAT_MS = 3, 200
+
+BUILD_WAV = """
+const [positionsMs, repeats, repeatMs, done] = arguments;
+(async () => {
+  const { synthesizeProbe, encodeWav } = await import('/js/probe.js');
+  const rate = 48000;
+  const probe = synthesizeProbe(rate);
+  const samples = new Float32Array(rate * 10);
+  let seed = 7;
+  const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
+  for (let i = 0; i < samples.length; i++) samples[i] = 0.02 * random();  // a quiet room
+  // Each device plays the probe `repeats` times, `repeatMs` apart (CalibrationRules).
+  for (const ms of positionsMs.flatMap((first) => Array.from({ length: repeats }, (_, r) => first + r * repeatMs))) {
+    const at = ms / 1000 * rate;
+    const whole = Math.floor(at), part = at - whole;
+    for (let i = 0; i < probe.length; i++) {
+      samples[whole + i] += 0.7 * probe[i] * (1 - part);
+      samples[whole + i + 1] += 0.7 * probe[i] * part;
+    }
+  }
+  const bytes = encodeWav(samples, rate);
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  done(btoa(text));
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def user_id(driver):
+    return json.loads(driver.execute_script("return localStorage.getItem('openjam.identity')"))["userId"]
+
+
+def test_a_calibration_with_a_fake_microphone_sets_the_delays_the_recording_holds(base_url, browsers, tmp_path):
+    guests = [browsers.open("gil"), browsers.open("fay")]
+    # The first guest's page builds the WAV from js/probe.js.
+    guests[0].get(base_url + "/")
+
+    host = None
+    try:
+        # The listener's browser is started with the file's path; the file is written once
+        # the guests have joined, since the plan orders the devices after the listener by
+        # user id, and Chromium reads it only when the microphone opens.
+        builder = guests[0]
+        wav_path = tmp_path / "room.wav"
+        wav_path.write_bytes(b"")
+        host = browsers.open("hana", flags=[
+            "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-audio-capture={wav_path}",
+        ])
+        code = create_session(host, base_url, "Hana")
+        for guest, name in zip(guests, ["Gil", "Fay"]):
+            join_by_link(guest, base_url, code, name)
+        ids = [user_id(g) for g in guests]
+        order = sorted(range(len(guests)), key=lambda i: ids[i])
+        positions = [FIRST_MS] + [FIRST_MS + (slot + 1) * SLOT_MS + OFFSETS_MS[i] for slot, i in enumerate(order)]
+        data = builder.execute_async_script(BUILD_WAV, positions, REPEATS, REPEAT_MS)
+        assert not isinstance(data, dict), data
+        wav_path.write_bytes(base64.b64decode(data))
+
+        for driver in [host] + guests:
+            click(driver, el(driver, "device-toggle"))
+        add_track(host, 3)
+        for driver in [host] + guests:
+            wait_for(driver, lambda d: debug(d)["playing"], 15, "a browser never started playing")
+        host_device = debug(host)["deviceId"]
+
+        def own_row(d):
+            for row in d.find_elements("css selector", "#sync-list .sync-device"):
+                if row.get_attribute("data-device-id") == host_device:
+                    return row
+            return None
+
+        # Every device reports as playing (its calibrate button shows), the host's own among them.
+        def all_playing(d):
+            rows = d.find_elements("css selector", "#sync-list .sync-device")
+            return len(rows) == 1 + len(guests) and all(r.find_element("css selector", "button.sync-calibrate").is_displayed() for r in rows)
+
+        wait_for(host, all_playing, 20, "the playing devices never showed in the host's sync column")
+        click(host, own_row(host).find_element("css selector", "button.sync-calibrate"))
+        wait_for(host, lambda d: "Calibration done" in el(d, "sync-message").text or "Calibration failed" in el(d, "sync-message").text,
+                 20, "the calibration never finished")
+        message = el(host, "sync-message").text
+        assert "done" in message, message
+
+        errors = []
+        for index, guest in enumerate(guests):
+            wait_for(guest, lambda d: debug(d)["deviceDelayMs"] != 0, 10, "a guest's delay was never set")
+            delay = debug(guest)["deviceDelayMs"]
+            print(f"\n[figures] calibration: guest {index} heard {OFFSETS_MS[index]:+.1f} ms from the listener, "
+                  f"delay set to {delay:+.1f} ms (error {delay - OFFSETS_MS[index]:+.2f} ms)")
+            errors.append((index, delay, delay - OFFSETS_MS[index]))
+        for index, delay, error in errors:
+            assert abs(error) <= 2, f"guest {index}: delay {delay} ms, recorded offset {OFFSETS_MS[index]} ms"
+    finally:
+        # What the host saw, for a failure's diagnosis.
+        if host is not None:
+            print("\nhost's sync column says:", el(host, "sync-message").text)
