@@ -17,17 +17,6 @@ export class AudioPool {
     this.slots = [makeElement(host), makeElement(host)].map((element) => ({ element, trackId: null, ready: null, loaded: false }));
     this.active = 0;
     this.retiring = null;
-    this.routed = null;
-  }
-
-  /**
-   * Plays the elements through `context` from now on, so its output latency is the
-   * elements' too (once: an element can feed one context only).
-   */
-  route(context) {
-    if (this.routed) return;
-    for (const slot of this.slots) context.createMediaElementSource(slot.element).connect(context.destination);
-    this.routed = context;
   }
 
   /** The active slot: the one that plays. */
