@@ -12,6 +12,7 @@ import { DEFAULT_SYNC_CONFIG } from './sync-config.js';
 import { SyncPhase, initialSyncStatus } from './sync-status.js';
 import * as Timeline from './timeline.js';
 import { TimelineTracker, Tracked } from './timeline-tracker.js';
+import { SyncDevice } from './sync-device.js';
 import { SyncLoop } from './sync-loop.js';
 
 export class SyncEngine {
@@ -127,46 +128,6 @@ export class SyncEngine {
     }
     this.preloadUpNext();
     this.drive();
-  }
-
-  /** True when `ref` ({userId, deviceId}) names this device. */
-  isMine(ref) {
-    return !!this.device && ref.userId === this.device.userId && ref.deviceId === this.device.deviceId;
-  }
-
-  /** This device's delay in a view's `deviceDelays` (0 when none is set). */
-  delayIn(delays) {
-    const entry = (delays || []).find((d) => this.isMine(d));
-    return entry ? entry.delayMs : 0;
-  }
-
-  /**
-   * A host asked this device (or every device of this member) to re-sync: measure the
-   * clock afresh and start again on the timeline rather than nudging towards it.
-   */
-  resync(request) {
-    if (!this.device || request.userId !== this.device.userId) return;
-    if (request.deviceId != null && request.deviceId !== this.device.deviceId) return;
-    this.status.resyncs += 1;
-    this.clock.reset();
-    this.clockWaitOver = false;
-    this.clockWaitSince = null;
-    this.followed = null;
-    this.resetCorrection();
-    this.generation += 1;
-    this.drive();
-    this.changed();
-  }
-
-  /** How far ahead of the timeline the player runs: the output path's latency plus this device's delay. */
-  compensationMs() {
-    return this.status.outputLatencyMs + this.status.deviceDelayMs;
-  }
-
-  /** Reads the player's (smoothed) output latency. */
-  refreshOutputLatency() {
-    const latency = this.player.outputLatencyMs;
-    if (Number.isFinite(latency) && latency >= 0) this.status.outputLatencyMs = latency;
   }
 
   preloadUpNext() {
@@ -344,4 +305,4 @@ export class SyncEngine {
 
 // The periodic half (measuring, correcting, reporting) lives in sync-loop.js, as
 // JamClient keeps it in SyncEngine+Correction.
-Object.assign(SyncEngine.prototype, SyncLoop);
+Object.assign(SyncEngine.prototype, SyncLoop, SyncDevice);
