@@ -68,7 +68,8 @@ def row_for(driver, user_name):
     return None
 
 
-def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_own_across_a_reload(base_url, browsers):
+def host_and_playing_guest(base_url, browsers):
+    """Hana hosts, Gil plays along; returns both pages and Gil's row in Hana's sync column."""
     host = browsers.open("host")
     guest = browsers.open("guest")
     code = create_session(host, base_url, "Hana")
@@ -76,9 +77,13 @@ def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_o
     click(guest, el(guest, "device-toggle"))
     add_track(host, 3)
     wait_for(guest, playing_item, 10, "Gil's browser never started playing")
-
-    # Gil's reports reach Hana's sync column: a row for his device with a grade and its figures.
     row = wait_for(host, lambda d: row_for(d, "Gil"), 15, "Gil's device never showed in the host's sync column")
+    return host, guest, row
+
+
+def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_own_across_a_reload(base_url, browsers):
+    # Gil's reports reach Hana's sync column: a row for his device with a grade and its figures.
+    host, guest, row = host_and_playing_guest(base_url, browsers)
     guest_device = debug(guest)["deviceId"]
     assert row.get_attribute("data-device-id") == guest_device
     assert row.get_attribute("data-grade") in ("good", "fair", "poor")
@@ -106,14 +111,7 @@ def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_o
 
 
 def test_a_hosts_resync_reaches_the_members_device(base_url, browsers):
-    host = browsers.open("host")
-    guest = browsers.open("guest")
-    code = create_session(host, base_url, "Hana")
-    join_by_link(guest, base_url, code, "Gil")
-    click(guest, el(guest, "device-toggle"))
-    add_track(host, 3)
-    wait_for(guest, playing_item, 10, "Gil's browser never started playing")
-    row = wait_for(host, lambda d: row_for(d, "Gil"), 15, "Gil's device never showed in the host's sync column")
+    host, guest, row = host_and_playing_guest(base_url, browsers)
     starts = debug(guest)["starts"]
     click(host, row.find_element("css selector", "button.sync-resync"))
     wait_for(guest, lambda d: debug(d)["resyncs"] == 1, 10, "the re-sync never reached Gil's device")
