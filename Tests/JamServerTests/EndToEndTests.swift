@@ -204,12 +204,14 @@ import Testing
     }
 
     @Test func autoAdvanceStartsTheNextItemExactlyAtTheEnd() async throws {
-        try await TestServer.with { server in
+        // A long lead keeps the first item from ending before the second add lands, however
+        // slow the machine is; otherwise the second would start afresh instead of gaplessly.
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 3000 }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 800))
             _ = try await server.api.add(party.host.token, party.id, testTrack(2, durationMs: 600))
             let eli = party.guests[0].socket
-            let firstCommit = try #require(try await eli.next(.playCommit).playCommit)
+            let firstCommit = try #require(try await eli.next("track 1 committed", timeout: .seconds(10)) { $0.playCommit != nil }.playCommit)
             let secondPrepare = try #require(try await eli.next("track 2 prepared") { $0.playPrepare?.item.track.id == "track-2" }.playPrepare)
             // Gapless: the next item starts exactly where the first one ends.
             #expect(secondPrepare.startAt == firstCommit.startAt + 800)
