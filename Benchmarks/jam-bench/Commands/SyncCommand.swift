@@ -56,6 +56,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("filter-bursts"), help: "What-if (OpenJam): bursts whose samples give the offset instead of the default 3.")
     var filterBursts: Int?
 
+    @Flag(name: .customLong("per-device"), help: "Print each device's steady offset error, its fitted drift and what its samples allow.")
+    var perDevice = false
+
     @Option(
         name: .customLong("output-latency"),
         help: "Devices' output latencies are spread evenly over 0…this, ms (a Bluetooth speaker: 100–300); positions are measured as heard.")
@@ -222,6 +225,20 @@ struct SyncCommand: AsyncParsableCommand {
                 "offset_error_steady_ms", "clock offset error, 7+ bursts (steady: drift fitted)", byBursts[4],
                 target: symmetric ? .atMost(1, .p99, "≤ 1 ms p99") : nil),
             optional: smoke)
+        report.add(
+            .distribution(
+                "offset_error_window_full_ms", "clock offset error, \(SyncMeasurements.windowBursts)+ bursts (drift window full; --warmup 300)",
+                await m.offsetWindowFull),
+            optional: true)
+        let byDevice = await m.steadyOffsetByDevice
+        if let worst = byDevice.max(by: { $0.value.p99 < $1.value.p99 }) {
+            let means = byDevice.values.map(\.mean)
+            report.add(.distribution("offset_error_steady_worst_device_ms", "clock offset error, steady, worst device (\(worst.key))", worst.value), optional: true)
+            report.add(
+                .value("offset_bias_spread_ms", "clock offset error, steady: spread of the devices' mean errors", (means.max() ?? 0) - (means.min() ?? 0), unit: "ms"),
+                optional: true)
+            if perDevice { await OffsetDiagnosis.print(devices: devices, steady: byDevice) }
+        }
         if !symmetric {
             report.add(
                 .distribution("offset_error_beyond_asymmetry_ms", "offset error beyond |asymmetry|/2, 3+ bursts", await m.offsetBeyondAsymmetry,

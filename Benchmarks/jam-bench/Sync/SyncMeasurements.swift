@@ -1,4 +1,5 @@
 import Foundation
+import JamClient
 
 /// Everything the sync benchmark measures, gathered from the samplers and the scenario.
 actor SyncMeasurements {
@@ -6,6 +7,12 @@ actor SyncMeasurements {
     /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3–6,
     /// and 7+ (steady: the drift is fitted and the offset filter holds its full history).
     private(set) var offsetByBursts: [Distribution] = Array(repeating: Distribution(), count: 5)
+    /// The steady errors once the drift window is full (`ClockSync.Configuration.windowBursts`
+    /// bursts, 4 minutes): where a device spends a listening session.
+    private(set) var offsetWindowFull = Distribution()
+    /// The steady offset error of each device, by name: tells a per-device bias (the means
+    /// differ) from noise every device shares (they agree).
+    private(set) var steadyOffsetByDevice: [String: Distribution] = [:]
     /// Offset error beyond half the device's path asymmetry (only with asymmetric paths).
     private(set) var offsetBeyondAsymmetry = Distribution()
     /// Position error vs the server timeline right after each start, per kind.
@@ -22,9 +29,13 @@ actor SyncMeasurements {
     private(set) var failures: [String] = []
     private var finished = false
 
+    static let windowBursts = ClockSync.Configuration().windowBursts
+
     /// Records one offset error for an estimate behind `bursts` bursts (0: the first one is still arriving).
-    func recordOffset(_ errorMs: Double, bursts: Int, asymmetryMs: Double, asymmetric: Bool) {
+    func recordOffset(_ errorMs: Double, device: String, bursts: Int, asymmetryMs: Double, asymmetric: Bool) {
         offsetByBursts[bursts >= 7 ? 4 : min(max(bursts, 0), 3)].record(errorMs)
+        if bursts >= 7 { steadyOffsetByDevice[device, default: Distribution()].record(errorMs) }
+        if bursts >= Self.windowBursts { offsetWindowFull.record(errorMs) }
         if asymmetric, bursts >= 3 { offsetBeyondAsymmetry.record(max(0, abs(errorMs) - abs(asymmetryMs) / 2)) }
     }
 

@@ -200,7 +200,7 @@ struct SyncSamplers: Sendable {
         while !Task.isCancelled {
             for device in devices {
                 if let (error, bursts) = await device.offsetError() {
-                    await measurements.recordOffset(error, bursts: bursts, asymmetryMs: device.shape.asymmetryMs, asymmetric: asymmetric)
+                    await measurements.recordOffset(error, device: device.name, bursts: bursts, asymmetryMs: device.shape.asymmetryMs, asymmetric: asymmetric)
                 }
             }
             do {

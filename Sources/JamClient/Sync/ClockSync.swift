@@ -167,6 +167,12 @@ public actor ClockSync {
     /// The local instant for server instant `s`; nil when not synchronised.
     public func localTime(atServer s: Double) -> Double? { cached?.localTime(atServer: s) }
 
+    /// The samples of the newest `filterBursts` bursts as (t0, t1, t2, t3): for diagnosis
+    /// by the package's own benchmark, which knows the true offset.
+    package var filterSamples: [(Double, Double, Double, Double)] {
+        bursts.suffix(max(1, configuration.filterBursts)).flatMap(\.samples).map { ($0.t0, $0.t1, $0.t2, $0.t3) }
+    }
+
     // MARK: - Exchanges
 
     /// Stamps a ping with the local time now and remembers it.
