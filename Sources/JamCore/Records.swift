@@ -99,12 +99,28 @@ public struct Timing: Codable, Hashable, Sendable {
     public var prepareAheadMs: Int64
     /// How long before the start `playCommit` goes out at the latest.
     public var commitMarginMs: Int64
+    /// Playback pauses once no member has been connected for this long, so a session
+    /// nobody listens to stops advancing (and writing); `nil` never pauses. Absent in
+    /// sessions stored before it existed, until the next restart applies the server's.
+    public var unattendedPauseMs: Int64?
+    /// A session ends once no member has been connected for this long; `nil` never.
+    public var abandonAfterMs: Int64?
+
+    /// Pause after 15 minutes without a connected member.
+    public static let defaultUnattendedPauseMs: Int64 = 15 * 60_000
+    /// End after a day without a connected member.
+    public static let defaultAbandonAfterMs: Int64 = 24 * 3_600_000
 
     /// Creates timing rules; the defaults suit real networks.
-    public init(minLeadMs: Int64 = 500, maxLeadMs: Int64 = 5000, prepareAheadMs: Int64 = 5000, commitMarginMs: Int64 = 150) {
+    public init(
+        minLeadMs: Int64 = 500, maxLeadMs: Int64 = 5000, prepareAheadMs: Int64 = 5000, commitMarginMs: Int64 = 150,
+        unattendedPauseMs: Int64? = Timing.defaultUnattendedPauseMs, abandonAfterMs: Int64? = Timing.defaultAbandonAfterMs
+    ) {
         self.minLeadMs = minLeadMs
         self.maxLeadMs = maxLeadMs
         self.prepareAheadMs = prepareAheadMs
         self.commitMarginMs = commitMarginMs
+        self.unattendedPauseMs = unattendedPauseMs
+        self.abandonAfterMs = abandonAfterMs
     }
 }

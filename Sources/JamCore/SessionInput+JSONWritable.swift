@@ -143,10 +143,12 @@ extension DJTimeline: JSONWritable {
 extension Timing: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            $0.field("abandonAfterMs", ifPresent: abandonAfterMs)
             $0.field("commitMarginMs", commitMarginMs)
             $0.field("maxLeadMs", maxLeadMs)
             $0.field("minLeadMs", minLeadMs)
             $0.field("prepareAheadMs", prepareAheadMs)
+            $0.field("unattendedPauseMs", ifPresent: unattendedPauseMs)
         }
     }
 }

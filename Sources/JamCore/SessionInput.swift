@@ -56,7 +56,7 @@ extension SessionState {
             }
             return Outcome()
         case .restart(let timing):
-            resetConnections()
+            resetConnections(at: timed.at)
             self.timing = timing
             return Outcome()
         }

@@ -22,6 +22,7 @@ extension SessionState {
         }
         if case .join(let name) = command {
             try join(user, displayName: name, at: now, into: &outcome)
+            noteAttendance(at: now)
             return outcome
         }
         guard let role = role(of: user) else {
@@ -93,6 +94,7 @@ extension SessionState {
             try requireHost(role, "end the session")
             end(reason: "the host ended the session", at: now, into: &outcome)
         }
+        noteAttendance(at: now)
         return outcome
     }
 

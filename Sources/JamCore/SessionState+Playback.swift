@@ -176,6 +176,11 @@ extension SessionState {
             end(reason: "nobody came back", at: now, into: &outcome)
             return outcome.events
         }
+        // The timeline first: what was due while people were still there still happens.
+        if let since = unattendedSince, let pauseAfter = timing.unattendedPauseMs, connectedCount == 0 {
+            advanceTimeline(to: min(now, since + pauseAfter), into: &outcome)
+        }
+        if applyUnattended(at: now, into: &outcome) { return outcome.events }
         advanceTimeline(to: now, into: &outcome)
         return outcome.events
     }
@@ -221,9 +226,10 @@ extension SessionState {
     /// The next server instant at which `advance(to:)` has something to do.
     public func nextDeadline() -> Millis? {
         guard !hasEnded else { return nil }
-        let timeline = timelineDeadline()
-        guard let emptySince, let grace = rules.emptyGraceMs, members.isEmpty else { return timeline }
-        return min(timeline ?? .max, emptySince + grace)
+        var deadline = timelineDeadline()
+        if let unattended = unattendedDeadline() { deadline = min(deadline ?? .max, unattended) }
+        guard let emptySince, let grace = rules.emptyGraceMs, members.isEmpty else { return deadline }
+        return min(deadline ?? .max, emptySince + grace)
     }
 
     func timelineDeadline() -> Millis? {

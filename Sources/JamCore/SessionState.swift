@@ -48,6 +48,9 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var rules: SessionRules
     /// When the last member left a session that waits out its grace period.
     public var emptySince: Millis?
+    /// Since when no member has been connected nor sent a command (`nil` while one is
+    /// connected): pauses and then ends a session nobody attends (`Timing`).
+    public var unattendedSince: Millis?
     /// Tracks the server set aside for fallback (absent in sessions stored before fallback existed).
     public var fallbackReserve: FallbackReserve?
     /// Device delays that are not zero, in the order first set (absent in sessions stored before delays).
@@ -93,6 +96,8 @@ public struct SessionState: Codable, Hashable, Sendable {
         self.endedAt = nil
         self.rules = rules
         self.emptySince = nil
+        // Nobody is connected until the creator's socket opens.
+        self.unattendedSince = now
     }
 
     // MARK: Lookups
@@ -116,9 +121,11 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var hasEnded: Bool { endedAt != nil }
 
     /// After a restart no connection is open: every member reads as disconnected.
-    public mutating func resetConnections() {
+    public mutating func resetConnections(at now: Millis) {
         for index in members.indices { members[index].connections = 0 }
         readyMembers = []
+        // The outage counts as unattended time from its start, if that is known.
+        if unattendedSince == nil { unattendedSince = now }
     }
 
     // MARK: Events

@@ -15,6 +15,9 @@ struct Serve: AsyncParsableCommand {
             JAM_DATA_DIR, JAM_SECRET, JAM_LOG_LEVEL, JAM_PROFILE, JAM_DATABASE_URL. Options win over
             the environment.
 
+            A session nobody is connected to pauses after 15 minutes and ends after 24 hours
+            (--pause-unattended-minutes, --end-abandoned-hours; 0 turns either off).
+
             --database postgres://user:password@host:5432/database keeps sessions in PostgreSQL
             instead of the SQLite file in the data folder; several nodes sharing one database
             (and one JAM_SECRET) serve the same sessions (docs/SEVERAL_NODES.md).
@@ -54,6 +57,16 @@ struct Serve: AsyncParsableCommand {
 
     @Option(name: .customLong("web-root"), help: "Serve the web client from this folder instead of the bundled one (JAM_WEB_ROOT; for working on the client).")
     var webRoot: String?
+
+    @Option(
+        name: .customLong("pause-unattended-minutes"),
+        help: "Pause a session's playback once no member has been connected this long; 0 never (JAM_PAUSE_UNATTENDED_MINUTES, default 15).")
+    var pauseUnattendedMinutes: Int?
+
+    @Option(
+        name: .customLong("end-abandoned-hours"),
+        help: "End a session once no member has been connected this long; 0 never (JAM_END_ABANDONED_HOURS, default 24).")
+    var endAbandonedHours: Int?
 
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
@@ -121,6 +134,12 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.webRoot = URL(fileURLWithPath: root)
         }
+        if let minutes = try count(pauseUnattendedMinutes, "JAM_PAUSE_UNATTENDED_MINUTES", "--pause-unattended-minutes") {
+            configuration.timing.unattendedPauseMs = minutes == 0 ? nil : Int64(minutes) * 60_000
+        }
+        if let hours = try count(endAbandonedHours, "JAM_END_ABANDONED_HOURS", "--end-abandoned-hours") {
+            configuration.timing.abandonAfterMs = hours == 0 ? nil : Int64(hours) * 3_600_000
+        }
         if pirate {
             var options = PirateRadioOptions()
             options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? options.idleTimeoutMs
@@ -151,6 +170,21 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(line.utf8))
         }
         try await app.runService()
+    }
+
+    /// A whole-number option, else its environment variable; 0 (never) up to a year's worth.
+    private func count(_ option: Int?, _ variable: String, _ name: String) throws -> Int? {
+        let value: Int
+        if let option {
+            value = option
+        } else if let text = ProcessInfo.processInfo.environment[variable] {
+            guard let parsed = Int(text) else { throw ValidationError("\(variable) must be a whole number, got \"\(text)\"") }
+            value = parsed
+        } else {
+            return nil
+        }
+        guard (0...8_760).contains(value) else { throw ValidationError("\(name) must be 0 (never) to 8760, got \(value)") }
+        return value
     }
 
     /// A duration option, else its environment variable; both must be positive.

@@ -23,7 +23,9 @@ struct SessionBasicsTests {
         #expect(state.epoch == 0)
         #expect(state.seq == 0)
         #expect(!state.hasEnded)
-        #expect(state.nextDeadline() == nil)
+        // Nobody has connected yet: if nobody ever does, the session ends after a day.
+        #expect(state.unattendedSince == 5_000)
+        #expect(state.nextDeadline() == 5_000 + Timing.defaultAbandonAfterMs)
     }
 
     @Test func viewOfANewSession() {
@@ -161,7 +163,7 @@ struct SessionBasicsTests {
         var jam = try Jam()
         try jam.add(1, by: host)
         try jam.apply(.ready(epoch: 1), by: alice)
-        jam.state.resetConnections()
+        jam.state.resetConnections(at: 0)
         #expect(jam.state.connectedCount == 0)
         #expect(jam.state.readyMembers.isEmpty)
         #expect(jam.state.members.count == 3)

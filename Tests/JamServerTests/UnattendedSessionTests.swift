@@ -1,0 +1,78 @@
+import Foundation
+import JamCore
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// Sessions nobody is connected to pause and then end, on the real server.
+@Suite struct UnattendedSessionTests {
+    @Test func aSessionEveryoneLeftOpenPausesThenEndsAndIsGone() async throws {
+        try await TestServer.with(configure: {
+            $0.timing.unattendedPauseMs = 400
+            $0.timing.abandonAfterMs = 1_500
+        }) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 600_000))
+            _ = try await party.guests[0].socket.next("playing", timeout: .seconds(5)) { $0.playCommit != nil }
+            await party.close()
+
+            let paused = try await Self.eventually("paused") {
+                let view = try await server.api.view(party.host.token, party.id)
+                return view.nowPlaying?.state == .paused ? view : nil
+            }
+            #expect(paused.nowPlaying?.item.track.id == "track-1")
+            #expect((paused.nowPlaying?.positionMs ?? 0) > 0)
+            let gone = try await Self.eventually("ended") {
+                let response = try await server.api.request("GET", "/api/v1/sessions/\(party.id)", token: party.host.token)
+                return response.status == 410 ? response : nil
+            }
+            #expect(gone.errorCode == .gone)
+        }
+    }
+
+    @Test func aConnectedMemberKeepsTheSessionPlaying() async throws {
+        try await TestServer.with(configure: {
+            $0.timing.unattendedPauseMs = 300
+            $0.timing.abandonAfterMs = 600
+        }) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 600_000))
+            _ = try await party.guests[0].socket.next("playing", timeout: .seconds(5)) { $0.playCommit != nil }
+            await party.host.socket.close()
+            try await Task.sleep(for: .milliseconds(1_200))
+            let view = try await server.api.view(party.guests[0].token, party.id)
+            #expect(view.nowPlaying?.state == .playing)
+            await party.close()
+        }
+    }
+
+    @Test(arguments: [
+        (["--end-abandoned-hours", "9000"], [:], "--end-abandoned-hours must be 0 (never) to 8760, got 9000"),
+        (["--pause-unattended-minutes=-5"], [:], "--pause-unattended-minutes must be 0 (never) to 8760, got -5"),
+        ([], ["JAM_PAUSE_UNATTENDED_MINUTES": "soon"], "JAM_PAUSE_UNATTENDED_MINUTES must be a whole number, got \"soon\""),
+    ] as [([String], [String: String], String)])
+    func badLimitsStopTheServerWithTheReason(arguments: [String], environment: [String: String], message: String) throws {
+        let process = Process()
+        process.executableURL = try ServerProcess.executable
+        process.arguments = ["serve", "--port", "0", "--data-dir", TestServer.makeDataDirectory().path] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(text.contains(message), "stderr: \(text)")
+    }
+
+    /// Polls `probe` every 50 ms for up to 10 s until it returns a value.
+    static func eventually<T>(_ what: String, _ probe: () async throws -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let value = try await probe() { return value }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestFailure("the session never became \(what)")
+    }
+}
