@@ -1,18 +1,60 @@
 import Crypto
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The token secret: from configuration, else read from (or first written to) the data folder.
 enum SecretStore {
+    /// Shortest secret accepted from the file (a generated one has 64 hex digits).
+    static let minimumLength = 32
+
+    /// Why the secret file cannot be used; the server does not start.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Reads `directory/secret`, or creates it readable by this user only (0600, from the
+    /// first byte: the file never exists with wider permissions). An existing file is never
+    /// replaced: every token signed with it would stop working.
     static func loadOrCreate(in directory: URL) throws -> String {
         let file = directory.appendingPathComponent("secret")
-        if let existing = try? String(contentsOf: file, encoding: .utf8) {
-            let trimmed = existing.trimmingCharacters(in: .whitespacesAndNewlines)
-            if trimmed.count >= 32 { return trimmed }
-        }
+        if FileManager.default.fileExists(atPath: file.path) { return try read(file) }
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
         let secret = bytes.map { String(format: "%02x", $0) }.joined()
-        try Data(secret.utf8).write(to: file, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else {
+            // Another process created it first: use theirs.
+            if errno == EEXIST { return try read(file) }
+            throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data(secret.utf8))
+        try handle.synchronize()
+        return secret
+    }
+
+    private static func read(_ file: URL) throws -> String {
+        let text: String
+        do {
+            text = try String(contentsOf: file, encoding: .utf8)
+        } catch {
+            throw Failure(description: "cannot read the secret file \(file.path): \(error.localizedDescription)")
+        }
+        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.count >= minimumLength else {
+            throw Failure(description:
+                "the secret file \(file.path) holds \(secret.count) characters, fewer than \(minimumLength); "
+                    + "put a longer secret in it, or remove it to have a new one made (signed-in tokens then stop working)")
+        }
+        // Tighten a file someone made readable by others; the secret signs every token.
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        if let mode = attributes[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        }
         return secret
     }
 }
