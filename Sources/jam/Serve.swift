@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
             the environment.
 
             A session nobody is connected to pauses after 15 minutes and ends after 24 hours
-            (--pause-unattended-minutes, --end-abandoned-hours; 0 turns either off).
+            (--pause-unattended-minutes, --end-abandoned-hours; 0 turns either off); an ended
+            session's data is removed 7 days later (--purge-ended-days; 0 keeps it).
 
             --database postgres://user:password@host:5432/database keeps sessions in PostgreSQL
             instead of the SQLite file in the data folder; several nodes sharing one database
@@ -67,6 +68,11 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("end-abandoned-hours"),
         help: "End a session once no member has been connected this long; 0 never (JAM_END_ABANDONED_HOURS, default 24).")
     var endAbandonedHours: Int?
+
+    @Option(
+        name: .customLong("purge-ended-days"),
+        help: "Remove an ended session's data this many days after it ended; 0 keeps it (JAM_PURGE_ENDED_DAYS, default 7).")
+    var purgeEndedDays: Int?
 
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
@@ -139,6 +145,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let hours = try count(endAbandonedHours, "JAM_END_ABANDONED_HOURS", "--end-abandoned-hours") {
             configuration.timing.abandonAfterMs = hours == 0 ? nil : Int64(hours) * 3_600_000
+        }
+        if let days = try count(purgeEndedDays, "JAM_PURGE_ENDED_DAYS", "--purge-ended-days") {
+            configuration.endedRetentionMs = days == 0 ? nil : Int64(days) * 24 * 3_600_000
         }
         if pirate {
             var options = PirateRadioOptions()

@@ -58,6 +58,32 @@ import Testing
     }
 
     @Test(arguments: Kind.testable)
+    func aPurgedSessionLeavesNothingBehindAndTheOthersStay(_ kind: Kind) async throws {
+        let subject = try await Self.subject(kind)
+        let gone = Self.id(1), kept = Self.id(2)
+        for id in [gone, kept] {
+            try await commit(subject.store, [
+                .index(StoredSessionEntry(id: id, joinCode: id == gone ? "ABC234" : "XYZ789", codeIssuedAt: 5, ended: id == gone, wakeAt: nil)),
+                .snapshot(id, Self.snapshot(0, seq: 0)),
+                .record(id, Self.record(1, seq: 1, wakeAt: 900)),
+                .snapshot(id, Self.snapshot(1, seq: 1, wakeAt: 900)),
+                .record(id, Self.record(2, seq: 2, wakeAt: 900)),
+            ])
+        }
+        try await commit(subject.store, [.purge(gone)])
+        try await subject.store.close()
+
+        let store = try await subject.reopen()
+        #expect(try await store.loadIndex().map(\.id) == [kept])
+        #expect(try await store.loadSession(gone) == nil)
+        #expect(try await store.loadSession(kept)?.records.map(\.lsn) == [1, 2])
+        // A second purge of the same session (another node's, say) changes nothing.
+        try await commit(store, [.purge(gone)])
+        #expect(try await store.loadIndex().map(\.id) == [kept])
+        try await store.close()
+    }
+
+    @Test(arguments: Kind.testable)
     func aSessionComesBackAsItsSnapshotAndTheRecordsAfterIt(_ kind: Kind) async throws {
         let subject = try await Self.subject(kind)
         let id = Self.id(1)

@@ -8,12 +8,12 @@ import Testing
 @Suite struct UnattendedSessionTests {
     @Test func aSessionEveryoneLeftOpenPausesThenEndsAndIsGone() async throws {
         try await TestServer.with(configure: {
+            // Long enough that the session does not end before its sockets open on a busy machine
+            // (a session nobody ever opens is abandoned too, counted from its creation).
             $0.timing.unattendedPauseMs = 400
-            $0.timing.abandonAfterMs = 1_500
+            $0.timing.abandonAfterMs = 4_000
         }) { server in
-            let party = try await Party.start(server, guests: ["Eli"])
-            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 600_000))
-            _ = try await party.guests[0].socket.next("playing", timeout: .seconds(5)) { $0.playCommit != nil }
+            let party = try await Self.playingParty(server)
             await party.close()
 
             let paused = try await Self.eventually("paused") {
@@ -33,11 +33,9 @@ import Testing
     @Test func aConnectedMemberKeepsTheSessionPlaying() async throws {
         try await TestServer.with(configure: {
             $0.timing.unattendedPauseMs = 300
-            $0.timing.abandonAfterMs = 600
+            $0.timing.abandonAfterMs = 4_000
         }) { server in
-            let party = try await Party.start(server, guests: ["Eli"])
-            _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 600_000))
-            _ = try await party.guests[0].socket.next("playing", timeout: .seconds(5)) { $0.playCommit != nil }
+            let party = try await Self.playingParty(server)
             await party.host.socket.close()
             try await Task.sleep(for: .milliseconds(1_200))
             let view = try await server.api.view(party.guests[0].token, party.id)
@@ -64,6 +62,14 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
         #expect(text.contains(message), "stderr: \(text)")
+    }
+
+    /// A host and Eli, connected, with a ten-minute track playing.
+    static func playingParty(_ server: TestServer) async throws -> Party {
+        let party = try await Party.start(server, guests: ["Eli"])
+        _ = try await server.api.add(party.host.token, party.id, testTrack(1, durationMs: 600_000))
+        _ = try await party.guests[0].socket.next("playing", timeout: .seconds(5)) { $0.playCommit != nil }
+        return party
     }
 
     /// Polls `probe` every 50 ms for up to 10 s until it returns a value.

@@ -48,6 +48,8 @@ public func buildApplication(
         snapshotEvery: configuration.snapshotEvery, timing: configuration.timing,
         fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
     environment.cluster = cluster
+    environment.endedRetentionMs = configuration.endedRetentionMs
+    environment.endedSweepMs = configuration.endedSweepMs
     let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
     cluster?.setEvents(registry)
     try await registry.loadIndex()

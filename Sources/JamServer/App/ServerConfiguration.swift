@@ -44,6 +44,12 @@ public struct ServerConfiguration: Sendable {
     public var musicFolders: [URL] = []
     /// How often the music folders are rescanned while the server runs; 0 never.
     public var libraryRescanSeconds = 300
+    /// How long an ended session's rows stay in the store before they are purged (its link
+    /// answers 410 until then, 404 after); `nil` keeps them for ever.
+    public var endedRetentionMs: Int64? = 7 * 24 * 3_600_000
+    /// How often the registry looks for sessions that ended while in memory, to let them go
+    /// and schedule their purge.
+    public var endedSweepMs: Int64 = 60_000
     /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?
     /// A PostgreSQL database to keep sessions in (several nodes may share it); nil keeps them

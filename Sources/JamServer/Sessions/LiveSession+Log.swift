@@ -7,7 +7,7 @@ extension LiveSession {
     /// Writes the turn's record (and the index row or a snapshot when due) to the pipeline.
     func log(inputs: [TimedInput], firstSeq: Int64, answer: StoredAnswer?, lsn: Int64, consumes inboxId: Int64? = nil) {
         let record = LogRecord(
-            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: state.nextDeadline(), inputs: LogCoding.encode(inputs), answer: answer)
+            lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: storedWakeAt, inputs: LogCoding.encode(inputs), answer: answer)
         var writes: [StoreWrite] = []
         let entry = indexEntry()
         if entry != indexed {
@@ -24,6 +24,13 @@ extension LiveSession {
         environment.pipeline.submit(writes, receipt: (self, lsn))
     }
 
+    /// When the store must hand the session back without anybody asking: its next deadline,
+    /// or once it has ended, when its retention is over and its rows are purged.
+    var storedWakeAt: Millis? {
+        if let endedAt = state.endedAt { return environment.endedRetentionMs.map { endedAt + $0 } }
+        return state.nextDeadline()
+    }
+
     /// The index row as the session stands.
     func indexEntry() -> StoredSessionEntry {
         StoredSessionEntry(
@@ -36,7 +43,7 @@ extension LiveSession {
         recordsSinceSnapshot = 0
         eventsSinceSnapshot = 0
         let snapshot = SessionSnapshot(
-            lsn: lsn, seq: state.seq, wakeAt: state.nextDeadline(), state: LogCoding.encode(state), answers: answers.stored)
+            lsn: lsn, seq: state.seq, wakeAt: storedWakeAt, state: LogCoding.encode(state), answers: answers.stored)
         return .snapshot(id, snapshot)
     }
 

@@ -18,4 +18,8 @@ struct SessionEnvironment: Sendable {
     var fallbackTracks: [Track] = []
     /// The node, when several share a PostgreSQL database.
     var cluster: ClusterNode?
+    /// How long an ended session's rows stay in the store; `nil` keeps them.
+    var endedRetentionMs: Int64?
+    /// How often the registry lets go of sessions that ended in memory.
+    var endedSweepMs: Int64 = 60_000
 }

@@ -15,6 +15,8 @@ extension SessionRegistry {
             for entry in stored {
                 if entry.ended {
                     index.entries[entry.id] = .ended
+                    // Ended before purging existed (no purge time stored): the retention counts from now.
+                    if let retention = baseEnvironment.endedRetentionMs { index.wakeUps.append((entry.wakeAt ?? now + retention, entry.id)) }
                     continue
                 }
                 live += 1
@@ -44,6 +46,7 @@ extension SessionRegistry {
     private func wakeStoredSessions() async {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let now = clock.now()
+            sweepEnded(now: now)
             let (due, next) = index.withLock { index -> ([SessionID], Millis?) in
                 let split = index.wakeUps.firstIndex { $0.at > now } ?? index.wakeUps.count
                 let due = index.wakeUps[..<split].map(\.id)
@@ -70,7 +73,35 @@ extension SessionRegistry {
         }
     }
 
+    /// Lets go of sessions that ended while in memory (every `endedSweepMs`), so neither they
+    /// nor their ids stay for ever: each is purged once its retention is over.
+    private func sweepEnded(now: Millis) {
+        let ended = index.withLock { index -> Int in
+            guard now - index.lastSweep >= baseEnvironment.endedSweepMs else { return 0 }
+            index.lastSweep = now
+            var count = 0
+            for (id, entry) in index.entries {
+                guard case .live(let session) = entry, session.hasEnded else { continue }
+                forget(id, in: &index)
+                count += 1
+            }
+            return count
+        }
+        if ended > 0 { logger.debug("ended sessions let go", metadata: ["sessions.ended": "\(ended)"]) }
+    }
+
+    /// Removes an ended session's rows from the store and forgets it: its link answers 404 now.
+    private func purge(_ id: SessionID) {
+        baseEnvironment.pipeline.submit([.purge(id)], receipt: nil)
+        index.withLock { _ = $0.entries.removeValue(forKey: id) }
+        logger.info("ended session purged", metadata: ["session.id": "\(id)"])
+    }
+
     private func wake(_ id: SessionID) async {
+        if index.withLock({ index in if case .ended? = index.entries[id] { true } else { false } }) {
+            purge(id)
+            return
+        }
         // A session another node owns wakes there; this node would only follow it.
         if let cluster, await cluster.tryLock([id]).isEmpty { return }
         do {

@@ -26,14 +26,22 @@ public final class SessionRegistry: Service, Sendable {
         var codes: [String: SessionID] = [:]
         /// When each live code was issued, for profiles whose codes expire.
         var codeIssuedAt: [String: Millis] = [:]
-        /// Stored sessions to bring back at their deadline, soonest first.
+        /// Stored sessions to bring back at their deadline (ended ones: to purge), soonest first.
         var wakeUps: [(at: Millis, id: SessionID)] = []
+        /// When the registry last let go of the sessions that ended in memory.
+        var lastSweep: Millis = 0
+
+        /// Adds a wake-up, keeping the list in order.
+        mutating func schedule(_ id: SessionID, at: Millis) {
+            let position = wakeUps.firstIndex { $0.at > at } ?? wakeUps.count
+            wakeUps.insert((at, id), at: position)
+        }
         var fallbackTracks: [Track] = []
     }
 
     let index = Mutex(Index())
     let store: any SessionStore
-    private let baseEnvironment: SessionEnvironment
+    let baseEnvironment: SessionEnvironment
     let defaults: SessionDefaults
     private let loops: any EventLoopGroup
     let logger: Logger
@@ -82,7 +90,7 @@ public final class SessionRegistry: Service, Sendable {
                 return .lookUp
             case .live(let session)?:
                 guard session.hasEnded else { return .found(session) }
-                Self.forget(id, in: &index)
+                forget(id, in: &index)
                 throw JamError(.gone, "the session has ended")
             case .loading(let future, _)?:
                 return .wait(future)
@@ -202,7 +210,7 @@ public final class SessionRegistry: Service, Sendable {
     package var liveCount: Int {
         index.withLock { index in
             for (id, entry) in index.entries {
-                if case .live(let session) = entry, session.hasEnded { Self.forget(id, in: &index) }
+                if case .live(let session) = entry, session.hasEnded { forget(id, in: &index) }
             }
             return index.entries.values.reduce(0) { count, entry in
                 switch entry {
@@ -322,11 +330,14 @@ public final class SessionRegistry: Service, Sendable {
         }
     }
 
-    private static func forget(_ id: SessionID, in index: inout Index) {
+    /// Marks a session that ended in memory as ended (letting go of it and its codes) and
+    /// schedules the purge of its rows once the retention is over.
+    func forget(_ id: SessionID, in index: inout Index) {
         index.entries[id] = .ended
         for (code, owner) in index.codes where owner == id {
             index.codes[code] = nil
             index.codeIssuedAt[code] = nil
         }
+        if let retention = baseEnvironment.endedRetentionMs { index.schedule(id, at: clock.now() + retention) }
     }
 }

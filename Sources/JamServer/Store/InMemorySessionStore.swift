@@ -55,6 +55,10 @@ public final class InMemorySessionStore: SessionStore, Sendable {
                 case .consumed:
                     // Only nodes sharing PostgreSQL forward commands.
                     break
+                case .purge(let id):
+                    contents.index[id] = nil
+                    contents.logs[id] = nil
+                    contents.snapshots[id] = nil
                 case .snapshot(let id, let snapshot):
                     var kept = (contents.snapshots[id] ?? []).filter { $0.lsn != snapshot.lsn } + [snapshot]
                     kept.sort { $0.lsn < $1.lsn }

@@ -8,6 +8,8 @@ struct PostgresBatch {
     var appends: [(id: SessionID, first: Int64, last: Int64)] = []
     var snapshots: [(id: SessionID, snapshot: SessionSnapshot)] = []
     var consumed: [Int64] = []
+    /// Sessions whose rows go, after the batch's other writes.
+    var purged: [SessionID] = []
 
     init(_ writes: [StoreWrite]) {
         var position: [SessionID: Int] = [:]
@@ -34,6 +36,8 @@ struct PostgresBatch {
                 }
             case .consumed(_, let inboxId):
                 consumed.append(inboxId)
+            case .purge(let id):
+                purged.append(id)
             case .snapshot(let id, let snapshot):
                 let key = "\(id.rawValue) \(snapshot.lsn)"
                 if let at = snapshotPosition[key] {

@@ -257,6 +257,13 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         if !batch.consumed.isEmpty {
             try await connection.query("DELETE FROM session_inbox WHERE id = ANY(\(batch.consumed))", logger: logger)
         }
+        if !batch.purged.isEmpty {
+            let ids = batch.purged.map(\.rawValue)
+            try await connection.query("DELETE FROM session_inbox WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.query("DELETE FROM session_log WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.query("DELETE FROM session_snapshots WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.query("DELETE FROM sessions WHERE id = ANY(\(ids))", logger: logger)
+        }
         for payload in batch.notifications {
             try await connection.query("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
         }

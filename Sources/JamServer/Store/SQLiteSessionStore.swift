@@ -165,6 +165,11 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         case .consumed:
             // Only nodes sharing PostgreSQL forward commands; an embedded store has no inbox.
             break
+        case .purge(let id):
+            for table in ["session_log", "session_snapshots"] {
+                try writer.run("DELETE FROM \(table) WHERE session_id = ?1", [.text(id.rawValue)])
+            }
+            try writer.run("DELETE FROM sessions WHERE id = ?1", [.text(id.rawValue)])
         case .snapshot(let id, let snapshot):
             try writer.run(
                 """

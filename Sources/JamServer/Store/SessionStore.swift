@@ -123,6 +123,8 @@ public enum StoreWrite: Sendable, Equatable {
     /// A command another node forwarded is applied (or refused): its inbox row goes, in the
     /// same transaction as the record that applied it, so it is applied exactly once.
     case consumed(SessionID, inboxId: Int64)
+    /// An ended session's retention is over: its index row, snapshots, log (and inbox) go.
+    case purge(SessionID)
 }
 
 extension StoreWrite {
@@ -130,7 +132,7 @@ extension StoreWrite {
     var sessionID: SessionID {
         switch self {
         case .index(let entry): entry.id
-        case .record(let id, _), .snapshot(let id, _), .consumed(let id, _): id
+        case .record(let id, _), .snapshot(let id, _), .consumed(let id, _), .purge(let id): id
         }
     }
 }
