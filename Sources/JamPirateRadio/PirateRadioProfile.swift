@@ -43,6 +43,8 @@ package struct PirateRadioProfile: WireProfile {
 
     package var name: String { "pirate-radio" }
     package var usesLibrary: Bool { false }
+    /// PirateRadio's server limits no socket message; its clients may rely on that.
+    package var limitsSocketMessages: Bool { false }
 
     package var idleTimeout: IdleTimeout? {
         IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "idle for \(options.idleTimeoutMs / 1000) s")

@@ -59,11 +59,14 @@ public struct JamError: Error, Equatable, Sendable, CustomStringConvertible {
     public var code: ErrorCode
     /// A specific explanation, safe to show to the user.
     public var message: String
+    /// For `rateLimited`: how long to wait before the same kind of request can pass, ms.
+    public var retryAfterMs: Int64?
 
     /// Creates an error.
-    public init(_ code: ErrorCode, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String, retryAfterMs: Int64? = nil) {
         self.code = code
         self.message = message
+        self.retryAfterMs = retryAfterMs
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -224,6 +224,7 @@ extension ErrorEvent: JSONWritable {
             $0.field("code", code)
             $0.field("id", ifPresent: id)
             $0.field("message", message)
+            $0.field("retryAfterMs", ifPresent: retryAfterMs)
         }
     }
 }

@@ -145,11 +145,14 @@ public struct ErrorEvent: Codable, Hashable, Sendable {
     public var id: String?
     public var code: ErrorCode
     public var message: String
+    /// For `rateLimited`: when the same kind of command can pass again, ms from now.
+    public var retryAfterMs: Int64?
     /// Creates the payload.
-    public init(id: String?, code: ErrorCode, message: String) {
+    public init(id: String?, code: ErrorCode, message: String, retryAfterMs: Int64? = nil) {
         self.id = id
         self.code = code
         self.message = message
+        self.retryAfterMs = retryAfterMs
     }
 }
 

@@ -156,6 +156,11 @@ struct Serve: AsyncParsableCommand {
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
             configuration.profile = PirateRadioProfile(options: options)
         }
+        if let text = environment["JAM_SOCKET_LIMITS"] {
+            // Load tests send far faster than people; production keeps the limits.
+            guard text == "off" || text == "on" else { throw ValidationError("JAM_SOCKET_LIMITS must be on or off, got \"\(text)\"") }
+            if text == "off" { configuration.commandLimits = nil }
+        }
         if let text = environment["JAM_COMMIT_LINGER_US"] {
             // A tuning knob for measuring, not an option people need.
             guard let value = Int64(text), value >= 0 else { throw ValidationError("JAM_COMMIT_LINGER_US must be a number of microseconds, got \"\(text)\"") }

@@ -301,7 +301,8 @@ import Testing
     @Test func aReaderStalledInASessionThatFallsQuietIsClosedAfterTheStallTimeout() async throws {
         // The backlog limit is out of reach: only the stall timeout can close this socket, and
         // it runs out after the session has gone quiet.
-        try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500 }) { server in
+        // The host sends hundreds of votes a second to flood the reader: no member limits here.
+        try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500; $0.commandLimits = nil }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket
             let ids = try await Self.queueThirtyLargeItems(host)
@@ -331,7 +332,8 @@ import Testing
     }
 
     @Test func aStalledReaderIsClosedAndOthersAreNotSlowed() async throws {
-        try await TestServer.with(configure: { $0.outboxLimit = 64 }) { server in
+        // The host sends hundreds of votes a second to flood the reader: no member limits here.
+        try await TestServer.with(configure: { $0.outboxLimit = 64; $0.commandLimits = nil }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket, eli = party.guests[0].socket
             // A queue of 30 large items makes every reorder a ~30 kB queueUpdate.

@@ -46,3 +46,43 @@ import Testing
         }
     }
 }
+
+/// Members' socket messages are held to token buckets (`CommandLimits`).
+@Suite struct SocketLimitsTests {
+    @Test func aMemberFloodingAddsIsRefusedWithAWaitAndNothingOfTheRefusedIsQueued() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0].socket
+            let burst = Int(CommandLimits().add.capacity)
+            for n in 0...burst {
+                eli.send(.addToQueue(AddToQueue(track: testTrack(100 + n), nonce: "flood-\(n)")), id: "add-\(n)")
+            }
+            let lastId = "add-\(burst)"
+            let refusal = try await eli.next("refusal") { $0.error?.id == lastId }
+            let refused = try #require(refusal.error)
+            // The burst itself went through (its acks may come before or after the refusal).
+            let acked = { await Set(eli.received.compactMap(\.ack?.id)) }
+            let deadline = ContinuousClock.now + .seconds(5)
+            while await acked().count < burst, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await acked() == Set((0..<burst).map { "add-\($0)" }))
+            #expect(refused.code == .rateLimited)
+            #expect(refused.message.hasPrefix("too many adds at once; try again in "))
+            let wait = try #require(refused.retryAfterMs)
+            #expect(wait > 0 && wait <= 2_000)
+            let view = try await server.api.view(party.host.token, party.id)
+            let ids = Set(([view.nowPlaying?.item.track.id] + view.queue.map(\.track.id)).compactMap { $0 })
+            #expect(ids.count == burst)
+            #expect(!ids.contains("track-\(100 + burst)"))
+            // Other kinds are not held up by the adds, and another member has a budget of their own.
+            eli.send(.vote(Vote(itemId: view.queue[0].id, value: 1)), id: "vote")
+            _ = try await eli.next("vote ack") { $0.ack?.id == "vote" }
+            party.host.socket.send(.addToQueue(AddToQueue(track: testTrack(999), nonce: "host")), id: "host-add")
+            _ = try await party.host.socket.next("host add ack") { $0.ack?.id == "host-add" }
+            // Once the wait is over, the refused add goes through.
+            try await Task.sleep(for: .milliseconds(Int(wait) + 50))
+            eli.send(.addToQueue(AddToQueue(track: testTrack(100 + burst), nonce: "flood-\(burst)")), id: "again")
+            _ = try await eli.next("ack again") { $0.ack?.id == "again" }
+            await party.close()
+        }
+    }
+}

@@ -195,7 +195,7 @@ public actor SessionClient {
             return
         case .error(let error):
             if let id = error.id {
-                settle(id, .failure(JamError(error.code, error.message)))
+                settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
             } else {
                 logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
             }

@@ -50,6 +50,7 @@ public func buildApplication(
     environment.cluster = cluster
     environment.endedRetentionMs = configuration.endedRetentionMs
     environment.endedSweepMs = configuration.endedSweepMs
+    environment.commandLimits = profile.limitsSocketMessages ? configuration.commandLimits : nil
     let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
     cluster?.setEvents(registry)
     try await registry.loadIndex()

@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var replayLogLimit: Int
     /// Rate limits; `nil` disables them (benchmarks).
     public var rateLimits: RateLimits?
+    /// How fast each member may send socket messages (profiles whose original server had
+    /// no such limit leave them off); `nil` disables them (benchmarks).
+    public var commandLimits: CommandLimits? = CommandLimits()
     /// Which protocol the server speaks (OpenJam's own unless a foreign profile is chosen).
     package var profile: any WireProfile = OpenJamProfile()
     /// A session's snapshot is written after `replayLogLimit` events, or after this many log

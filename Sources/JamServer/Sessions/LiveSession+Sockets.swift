@@ -111,6 +111,11 @@ extension LiveSession {
         } else {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
+        if let refusal = overBudget(request, from: user, now: now) {
+            Metrics.commandErrors.increment()
+            reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
+            return
+        }
         switch request {
         case .command(let command, let replyId, let relay):
             receiveCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
@@ -139,6 +144,29 @@ extension LiveSession {
         case .ignore:
             break
         }
+    }
+
+    /// The refusal for a message beyond its sender's budget (`CommandLimits`), if it is.
+    func overBudget(_ request: SessionRequest, from user: UserID, now: Millis) -> (error: JamError, replyId: String?)? {
+        guard budget != nil else { return nil }
+        let kinds: [CommandBudget.Kind]
+        let replyId: String?
+        switch request {
+        case .command(let command, let id, _):
+            (kinds, replyId) = (CommandBudget.Kind.of(command), id)
+        case .deviceSync(_, let id), .hello(_, let id):
+            (kinds, replyId) = ([.other], id)
+        case .ping:
+            (kinds, replyId) = ([.ping], nil)
+        case .toHost, .reply, .refuse, .ignore:
+            return nil
+        }
+        guard case .refused(let kind, let wait)? = budget?.spend(kinds, by: user, at: now) else { return nil }
+        let seconds = Double(wait) / 1000
+        let error = JamError(
+            .rateLimited, "too many \(kind.noun) at once; try again in \(seconds < 10 ? String(format: "%.1f", seconds) : String(Int(seconds.rounded(.up)))) s",
+            retryAfterMs: wait)
+        return (error, replyId)
     }
 
     /// Applies a member's command (or forwards it to the owner), answering `replyId`.

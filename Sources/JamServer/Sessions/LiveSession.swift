@@ -59,6 +59,8 @@ public actor LiveSession: CommitReceiver {
     /// Every device's latest sync report (passing, never logged).
     var syncBoard = SyncBoard()
     var syncPublishTimer: Scheduled<Void>?
+    /// Members' token buckets for socket messages (nil: no limits).
+    var budget: CommandBudget?
     /// The room calibration under way, if any.
     var calibration: CalibrationRun?
     var calibrationTimer: Scheduled<Void>?
@@ -77,6 +79,7 @@ public actor LiveSession: CommitReceiver {
         self.state = state
         self.wire = wire
         self.environment = environment
+        self.budget = environment.commandLimits.map(CommandBudget.init)
         self.fallbackTracks = environment.fallbackTracks
         self.fallbackShuffle = fallbackShuffle
         self.logger = environment.logger

@@ -22,4 +22,6 @@ struct SessionEnvironment: Sendable {
     var endedRetentionMs: Int64?
     /// How often the registry lets go of sessions that ended in memory.
     var endedSweepMs: Int64 = 60_000
+    /// How fast each member may send socket messages; `nil` for no limit.
+    var commandLimits: CommandLimits?
 }

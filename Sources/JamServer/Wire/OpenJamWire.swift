@@ -54,7 +54,7 @@ struct OpenJamWire: SessionWire {
     }
 
     func error(_ error: JamError, id: String?, state: SessionState, now: Millis) -> ByteBuffer {
-        envelope(.error(ErrorEvent(id: id, code: error.code, message: error.message)), state: state, now: now)
+        envelope(.error(ErrorEvent(id: id, code: error.code, message: error.message, retryAfterMs: error.retryAfterMs)), state: state, now: now)
     }
 
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {

@@ -196,6 +196,9 @@ package protocol WireProfile: Sendable {
     var idleTimeout: IdleTimeout? { get }
     /// Whether its sessions need the music library (fallback, search, audio).
     var usesLibrary: Bool { get }
+    /// Whether members' socket messages are held to `ServerConfiguration.commandLimits`
+    /// (a foreign profile matches its original server, which may have had none).
+    var limitsSocketMessages: Bool { get }
 
     /// Adds the profile's REST routes and middleware; returns any services they need.
     func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service]

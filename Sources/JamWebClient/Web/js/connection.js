@@ -148,7 +148,7 @@ export class Connection {
     } else if (envelope.type === Event.ack) {
       this.settle(data.id, null, data);
     } else if (envelope.type === Event.error) {
-      const error = new JamError(data.code || ErrorCode.internal, data.message || 'the server reported an error');
+      const error = new JamError(data.code || ErrorCode.internal, data.message || 'the server reported an error', data.retryAfterMs);
       if (data.id) this.settle(data.id, error);
       else this.lastRefusal = error;
     } else {

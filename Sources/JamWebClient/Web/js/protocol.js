@@ -111,11 +111,15 @@ export const ERROR_STATUS = Object.freeze({
 
 /** A typed error with a message meant for people (JamError). */
 export class JamError extends Error {
-  /** @param {string} code one of ErrorCode @param {string} message */
-  constructor(code, message) {
+  /**
+   * @param {string} code one of ErrorCode @param {string} message
+   * @param {number} [retryAfterMs] for rateLimited: when the same kind of command can pass again
+   */
+  constructor(code, message, retryAfterMs) {
     super(message);
     this.name = 'JamError';
     this.code = code;
+    if (Number.isFinite(retryAfterMs)) this.retryAfterMs = retryAfterMs;
   }
 }
 
