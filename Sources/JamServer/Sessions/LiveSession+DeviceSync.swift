@@ -12,6 +12,7 @@ extension LiveSession {
         do throws(JamError) {
             switch request {
             case .report(let report):
+                Metrics.syncReports.increment()
                 schedulePublish(syncBoard.record(report, from: user, at: now))
                 // The round trip also sets the start lead, which is session state.
                 receiveCommand(.syncReport(report), from: connectionID, user: user, replyId: replyId, relay: nil)
@@ -27,7 +28,7 @@ extension LiveSession {
             }
             if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
         } catch {
-            Metrics.commandErrors.increment()
+            Metrics.commandFailed(error)
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
         }
     }

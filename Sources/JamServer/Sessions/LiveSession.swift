@@ -164,7 +164,7 @@ public actor LiveSession: CommitReceiver {
         do {
             outcome = try state.apply(inputs[0])
         } catch {
-            Metrics.commandErrors.increment()
+            Metrics.commandFailed(error)
             throw error
         }
         if case .command = input { Metrics.commands.increment() }

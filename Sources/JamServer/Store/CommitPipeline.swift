@@ -1,3 +1,4 @@
+import Foundation
 import JamProtocol
 import Logging
 import NIOCore
@@ -152,11 +153,14 @@ public final class CommitPipeline: Service, Sendable {
             resumeIdleWaiters()
             return
         }
+        let handedOver = DispatchTime.now().uptimeNanoseconds
         store.commit(writes, on: loop).whenComplete { result in
             switch result {
             case .success:
                 Metrics.persistedBatches.increment()
                 Metrics.persistedRows.increment(by: writes.count)
+                Metrics.batchWrites.record(writes.count)
+                Metrics.commitDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - handedOver))
                 self.queue.withLock {
                     $0.failures = 0
                     $0.lastCommit = .now()
