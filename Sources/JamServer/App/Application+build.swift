@@ -67,7 +67,9 @@ public func buildApplication(
     return Application(
         router: router,
         server: HTTPServerBuilder { responder in
-            RealtimeServerChannel(responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing)
+            RealtimeServerChannel(
+                responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing,
+                headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: services,

@@ -39,6 +39,11 @@ public struct ServerConfiguration: Sendable {
     public var snapshotEvery = 4_096
     /// How long a socket that does not drain may hold on before it is closed (4429).
     public var stallTimeoutMs: Int64 = 30_000
+    /// A new connection's first request head must be in within this long, or it is closed
+    /// (a client holding connections open by sending nothing, or its headers a byte at a time).
+    public var headerTimeout: Duration = .seconds(10)
+    /// A kept-alive HTTP connection with no request under way is closed after this long.
+    public var httpIdleTimeout: Duration = .seconds(75)
     /// How often the store moves its write-ahead log into the database.
     public var checkpointInterval: Duration = .milliseconds(500)
     /// How group commits wait for company under load.

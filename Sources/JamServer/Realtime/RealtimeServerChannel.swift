@@ -34,6 +34,10 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     let context: ProfileContext
     let maxFrameBytes: Int
     let timing: RealtimeHandler.Timing
+    /// A connection's first request head must be in within this long.
+    var headerTimeout: TimeAmount = .seconds(10)
+    /// A kept-alive HTTP connection with no request under way closes after this long.
+    var idleTimeout: Duration = .seconds(75)
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -59,7 +63,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
                         let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                         return upgradeAttempted.value ? .failedUpgrade(asyncChannel) : .notUpgraded(asyncChannel)
@@ -70,6 +74,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(deadline: headerTimeout), position: .first)
             return Value(upgradeResult: result, channel: channel)
         }
     }

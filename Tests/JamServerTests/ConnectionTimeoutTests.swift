@@ -1,0 +1,56 @@
+import Foundation
+import JamTestSupport
+import NIOCore
+import Testing
+
+@testable import JamServer
+
+/// Connections that never finish a request head, and kept-alive ones left idle, are closed.
+@Suite struct ConnectionTimeoutTests {
+    static let configure: @Sendable (inout ServerConfiguration) -> Void = {
+        $0.headerTimeout = .milliseconds(400)
+        $0.httpIdleTimeout = .milliseconds(1_500)
+    }
+
+    @Test func aConnectionThatSendsNothingIsClosedAfterTheHeaderTimeout() async throws {
+        try await TestServer.with(configure: Self.configure) { server in
+            let connection = try await RawConnection(port: server.port)
+            #expect(await connection.closedByServer(within: .seconds(5)))
+        }
+    }
+
+    @Test func headersDrippedSlowerThanTheTimeoutAreCutOff() async throws {
+        try await TestServer.with(configure: Self.configure) { server in
+            let connection = try await RawConnection(port: server.port)
+            var closed = false
+            for line in ["GET /healthz HTTP/1.1\r\n", "Host: 127.0.0.1\r\n", "X-A: 1\r\n", "X-B: 2\r\n", "X-C: 3\r\n"] {
+                try? await connection.send(line)
+                if await connection.closedByServer(within: .milliseconds(200)) {
+                    closed = true
+                    break
+                }
+            }
+            #expect(closed)
+        }
+    }
+
+    @Test func aKeptAliveConnectionOutlivesTheHeaderTimeoutUntilItIsIdleTooLong() async throws {
+        try await TestServer.with(configure: Self.configure) { server in
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            // Past the header timeout: the head came in time, so the connection stays.
+            #expect(await !connection.closedByServer(within: .milliseconds(800)))
+            // Idle past the HTTP idle timeout: closed.
+            #expect(await connection.closedByServer(within: .seconds(5)))
+        }
+    }
+
+    @Test func theEndOfAHeadIsFoundAcrossReads() {
+        var matched = 0
+        #expect(HeaderDeadlineHandler.endOfHead(in: ByteBuffer(string: "GET / HTTP/1.1\r\nHost: a\r"), matched: &matched) == nil)
+        #expect(HeaderDeadlineHandler.endOfHead(in: ByteBuffer(string: "\n\r"), matched: &matched) == nil)
+        #expect(HeaderDeadlineHandler.endOfHead(in: ByteBuffer(string: "\nbody"), matched: &matched) == 1)
+        matched = 0
+        #expect(HeaderDeadlineHandler.endOfHead(in: ByteBuffer(string: "a\r\n\r\r\n\r\nb"), matched: &matched) == 8)
+    }
+}
