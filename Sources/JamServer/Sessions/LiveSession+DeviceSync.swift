@@ -28,7 +28,7 @@ extension LiveSession {
             }
             if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
         } catch {
-            Metrics.commandFailed(error)
+            noteRefusal(error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
         }
     }

@@ -112,7 +112,7 @@ extension LiveSession {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
         if let refusal = overBudget(request, from: user, now: now) {
-            Metrics.commandFailed(refusal.error)
+            noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
             return
         }
@@ -139,7 +139,7 @@ extension LiveSession {
         case .reply(let frame):
             reply(to: connectionID, frame)
         case .refuse(let error, let replyId):
-            Metrics.commandFailed(error)
+            noteRefusal(error, by: user, what: "message")
             reply(to: connectionID, wire.error(error, id: replyId, state: state, now: now))
         case .ignore:
             break

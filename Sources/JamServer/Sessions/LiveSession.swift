@@ -164,7 +164,7 @@ public actor LiveSession: CommitReceiver {
         do {
             outcome = try state.apply(inputs[0])
         } catch {
-            Metrics.commandFailed(error)
+            if case .command(_, let user) = input { noteRefusal(error, by: user, what: input.logName) } else { Metrics.commandFailed(error) }
             throw error
         }
         if case .command = input { Metrics.commands.increment() }

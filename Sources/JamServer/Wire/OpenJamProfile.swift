@@ -28,6 +28,7 @@ package struct OpenJamProfile: WireProfile {
         let configuration = context.configuration
         router.add(middleware: ErrorMiddleware(body: { Data((try? WireCoding.encode(ErrorBody($0))) ?? Data()) }))
         router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes))
+        router.add(middleware: RequestLogMiddleware(logger: context.logger))
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: context.registry, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
