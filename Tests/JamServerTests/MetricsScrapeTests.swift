@@ -20,12 +20,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         try await ServerProcess.with(dataDirectory: folder) { process in
             let server = process.server
-            let party = try await Party.start(server, guests: ["Eli"])
-            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let (party, code) = try await Party.withARefusedVote(server)
             let eli = party.guests[0].socket
-            eli.send(.vote(Vote(itemId: "not-a-uuid", value: 1)), id: "bad")
-            let refusal = try await eli.next("refusal") { $0.error?.id == "bad" }
-            let code = try #require(refusal.error?.code)
             eli.send(.syncReport(SyncReport(epoch: 1, offsetMs: 0, errorMs: 2, driftMs: 0)), id: "report")
             _ = try await eli.next("report ack") { $0.ack?.id == "report" || $0.error?.id == "report" }
 

@@ -10,12 +10,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = try await ServerProcess(dataDirectory: folder, extraArguments: ["--log-level", "info"])
         let server = process.server
-        let party = try await Party.start(server, guests: ["Eli"])
-        _ = try await server.api.add(party.host.token, party.id, testTrack(1))
-        let eli = party.guests[0].socket
-        eli.send(.vote(Vote(itemId: "not-a-uuid", value: 1)), id: "bad")
-        let refusal = try await eli.next("refusal") { $0.error?.id == "bad" }
-        let code = try #require(refusal.error?.code)
+        let (party, code) = try await Party.withARefusedVote(server)
         await party.close()
         try await process.terminate()
 
