@@ -95,9 +95,15 @@ extension SessionState {
     }
 
     mutating func pause(at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        guard var current else { throw JamError(.conflict, "nothing is playing") }
+        guard let current else { throw JamError(.conflict, "nothing is playing") }
         guard current.state != .paused else { throw JamError(.conflict, "already paused") }
-        current.positionMs = current.position(at: now)
+        hold(positionAt: now, at: now, into: &outcome)
+    }
+
+    /// Pauses the current item at the position it had at `positionAt`, announced at `now`.
+    mutating func hold(positionAt instant: Millis, at now: Millis, into outcome: inout Outcome) {
+        guard var current else { return }
+        current.positionMs = current.position(at: instant)
         current.anchorMs = now
         current.state = .paused
         self.current = current

@@ -22,8 +22,9 @@ extension SessionState {
             let current, current.state != .paused
         {
             // Where the timeline stood at the pause's own instant, however late this runs
-            // (after a restart, say), so replaying the log gives the same position.
-            pauseUnattended(positionAt: since + pauseAfter, at: now, into: &outcome)
+            // (after a restart, say), so replaying the log gives the same position. A host
+            // resumes when people are back.
+            hold(positionAt: since + pauseAfter, at: now, into: &outcome)
         }
         return false
     }
@@ -37,16 +38,6 @@ extension SessionState {
             deadline = min(deadline ?? .max, since + pauseAfter)
         }
         return deadline
-    }
-
-    /// Pauses where the timeline stands; a host resumes when people are back.
-    private mutating func pauseUnattended(positionAt pauseAt: Millis, at now: Millis, into outcome: inout Outcome) {
-        guard var current else { return }
-        current.positionMs = current.position(at: pauseAt)
-        current.anchorMs = now
-        current.state = .paused
-        self.current = current
-        emit(.pause(TimelineChange(epoch: epoch, positionMs: current.positionMs, atMs: now)), at: now, into: &outcome)
     }
 
     /// "90 minutes", "24 hours": how long, in words a member reads in the end notice.

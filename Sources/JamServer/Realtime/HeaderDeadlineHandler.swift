@@ -36,8 +36,7 @@ final class HeaderDeadlineHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        if !done, let end = Self.endOfHead(in: bytes, matched: &matched) {
-            _ = end
+        if !done, Self.endOfHead(in: bytes, matched: &matched) != nil {
             done = true
             timer?.cancel()
             timer = nil
