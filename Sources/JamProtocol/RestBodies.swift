@@ -10,11 +10,15 @@ public struct GuestAuthResponse: Codable, Hashable, Sendable {
     public var userId: UserID
     public var displayName: String
     public var token: String
+    /// When the token stops being accepted (server time, ms since 1970); refresh it before
+    /// then with `POST /auth/refresh`.
+    public var expiresAt: Millis
     /// Creates the body.
-    public init(userId: UserID, displayName: String, token: String) {
+    public init(userId: UserID, displayName: String, token: String, expiresAt: Millis) {
         self.userId = userId
         self.displayName = displayName
         self.token = token
+        self.expiresAt = expiresAt
     }
 }
 

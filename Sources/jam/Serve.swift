@@ -74,6 +74,16 @@ struct Serve: AsyncParsableCommand {
         help: "Remove an ended session's data this many days after it ended; 0 keeps it (JAM_PURGE_ENDED_DAYS, default 7).")
     var purgeEndedDays: Int?
 
+    @Option(
+        name: .customLong("token-hours"),
+        help: "How long a guest token is valid; clients refresh theirs before then (JAM_TOKEN_HOURS, 1 to 8760, default 720).")
+    var tokenHours: Int?
+
+    @Option(
+        name: .customLong("max-sockets-per-address"),
+        help: "Most realtime sockets one client address may hold open; 0 for no cap (JAM_MAX_SOCKETS_PER_ADDRESS, default 256).")
+    var maxSocketsPerAddress: Int?
+
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
 
@@ -148,6 +158,16 @@ struct Serve: AsyncParsableCommand {
         }
         if let days = try count(purgeEndedDays, "JAM_PURGE_ENDED_DAYS", "--purge-ended-days") {
             configuration.endedRetentionMs = days == 0 ? nil : Int64(days) * 24 * 3_600_000
+        }
+        if let hours = try count(tokenHours, "JAM_TOKEN_HOURS", "--token-hours") {
+            guard hours > 0 else { throw ValidationError("--token-hours must be 1 to 8760, got 0: a token must be valid for some time") }
+            configuration.tokenLifetimeMs = Int64(hours) * 3_600_000
+        }
+        if let text = maxSocketsPerAddress.map(String.init) ?? environment["JAM_MAX_SOCKETS_PER_ADDRESS"] {
+            guard let value = Int(text), (0...1_000_000).contains(value) else {
+                throw ValidationError("the socket cap per address must be 0 (no cap) to 1000000, got \"\(text)\"")
+            }
+            configuration.maxSocketsPerAddress = value == 0 ? nil : value
         }
         if pirate {
             var options = PirateRadioOptions()

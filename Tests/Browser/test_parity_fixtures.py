@@ -131,7 +131,7 @@ const [ordering, done] = arguments;
     members: [member], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false }, nowPlaying: null,
     queue: [{ id: 'item-2', track, addedBy: member, addedAt: 0, score: 0, reason: ordering === 'votes' ? 'no votes' : "U's turn" }],
   };
-  const store = new SessionStore({ sessionId: 's', token: 't', me: 'u', clock: {} });
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'u', clock: {} });
   store.mirror.apply({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
   store.connection.send = () => new Promise(() => {}); // the vote stays in flight
   store.vote('item-2', 1);

@@ -6,7 +6,7 @@ struct RestBodyTests {
     @Test func everyRestBodyRoundTrips() throws {
         let guestRequest = GuestAuthRequest(displayName: "Alice")
         #expect(try roundTrip(guestRequest) == guestRequest)
-        let guestResponse = GuestAuthResponse(userId: Sample.alice, displayName: "Alice", token: "a.b.c")
+        let guestResponse = GuestAuthResponse(userId: Sample.alice, displayName: "Alice", token: "a.b.c", expiresAt: 1_700_000_000_000)
         #expect(try roundTrip(guestResponse) == guestResponse)
         for create in [CreateSessionRequest(), CreateSessionRequest(name: "Party", displayName: "DJ", settings: SettingsPatch(locked: true, ordering: .fair))] {
             #expect(try roundTrip(create) == create)

@@ -40,7 +40,7 @@ struct AutoAdvanceTests {
             let started = try await party.play(track)
 
             for person in party.everyone {
-                let sync = try await person.socket.next("stateSync", timeout: .seconds(5), "after the end of the only track") { _ in true }
+                let sync = try await person.socket.next("stateSync", timeout: .seconds(15), "after the end of the only track") { _ in true }
                 let elapsed = milliseconds(from: started, to: sync.receivedAt)
                 #expect(elapsed >= 450, "\(person.id): stopped after \(elapsed) ms of a 700 ms track")
                 #expect(sync.data.bool("isPlaying") == false, "\(sync.text)")

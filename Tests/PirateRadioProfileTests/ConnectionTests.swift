@@ -119,13 +119,13 @@ struct ConnectionTests {
 
     @Test("A socket that sends nothing for the idle timeout is closed with 4008; one that pings stays open")
     func idleSocketCloses4008() async throws {
-        try await PirateServer.with(.init(idleTimeoutMs: 600)) { server in
+        try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in
             let creator = try await server.http.signIn("creator1")
             let chatty = try await server.http.signIn("chatty1")
             let session = try await server.http.createSession(creator)
             let busy = try await server.connect(chatty, to: session.id)
             let pinger = Task {
-                for n in 1...40 {
+                for n in 1...80 {
                     busy.socket.send("ping", ["clientSendTime": n])
                     try await Task.sleep(for: .milliseconds(150))
                 }
@@ -134,13 +134,14 @@ struct ConnectionTests {
 
             let opened = ContinuousClock.now
             let quiet = try await server.connect(creator, to: session.id)
-            let code = try await quiet.socket.closeCode(timeout: .seconds(4))
+            let code = try await quiet.socket.closeCode(timeout: .seconds(8))
             let elapsed = milliseconds(from: opened, to: .now)
             #expect(code == 4008, "closed with \(String(describing: code))")
-            #expect(elapsed >= 450, "closed after \(elapsed) ms, before the 600 ms idle timeout")
+            #expect(elapsed >= 1200, "closed after \(elapsed) ms, before the 1500 ms idle timeout")
 
-            // Well past the timeout, the socket that keeps talking is still open.
-            try await Task.sleep(until: opened + .milliseconds(1500))
+            // Well past the timeout, the socket that keeps talking (every 150 ms, a tenth of
+            // the timeout, so a stalled loaded machine does not close it) is still open.
+            try await Task.sleep(until: opened + .milliseconds(3500))
             let seen = await busy.socket.summary()
             #expect(await busy.socket.isClosed == false, "the pinging socket was closed: \(seen)")
             try await busy.socket.roundTrip()

@@ -27,6 +27,14 @@ public struct JamAPI: Sendable {
         return response
     }
 
+    /// Swaps the current token, which must still be valid, for a fresh one and keeps it: an
+    /// app refreshes once half of the token's life (`expiresAt`) is gone.
+    public mutating func refreshToken() async throws(JamError) -> GuestAuthResponse {
+        let response: GuestAuthResponse = try await send("POST", "/auth/refresh", body: Optional<String>.none)
+        token = response.token
+        return response
+    }
+
     /// Opens a session hosted by the caller.
     public func createSession(_ request: CreateSessionRequest = CreateSessionRequest()) async throws(JamError) -> SessionView {
         try await send("POST", "/api/v1/sessions", body: request)

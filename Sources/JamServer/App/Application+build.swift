@@ -33,7 +33,7 @@ public func buildApplication(
 
     try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
     let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
-    let signer = TokenSigner(secret: secret)
+    let signer = TokenSigner(secret: secret, lifetimeMs: configuration.tokenLifetimeMs)
     let store: any SessionStore
     if let givenStore { store = givenStore } else { store = try await openStore(configuration, logger: logger) }
     let pipeline = CommitPipeline(store: store, logger: logger, timing: configuration.commitTiming)
@@ -59,6 +59,7 @@ public func buildApplication(
         registry: registry, clock: clock, ids: ids, signer: signer, secret: secret, limiter: RateLimiter(clock: clock),
         configuration: configuration, metrics: metrics, library: library, logger: logger)
     let router = Router(context: JamRequestContext.self)
+    let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
     let routeServices = profile.registerRoutes(on: router, context: context)
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
     // registry (snapshots), the store's own work, and the commit pipeline last of all.
@@ -69,7 +70,8 @@ public func buildApplication(
         server: HTTPServerBuilder { responder in
             RealtimeServerChannel(
                 responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing,
-                headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout)
+                headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout,
+                socketCaps: socketCaps)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: services,

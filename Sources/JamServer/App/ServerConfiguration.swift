@@ -39,6 +39,10 @@ public struct ServerConfiguration: Sendable {
     public var snapshotEvery = 4_096
     /// How long a socket that does not drain may hold on before it is closed (4429).
     public var stallTimeoutMs: Int64 = 30_000
+    /// Most realtime sockets one client address may hold open; nil for no cap.
+    public var maxSocketsPerAddress: Int? = 256
+    /// How long a guest token is valid; members refresh theirs before it runs out.
+    public var tokenLifetimeMs: Int64 = TokenSigner.defaultLifetimeMs
     /// A new connection's first request head must be in within this long, or it is closed
     /// (a client holding connections open by sending nothing, or its headers a byte at a time).
     public var headerTimeout: Duration = .seconds(10)
@@ -106,11 +110,17 @@ public struct RateLimits: Sendable {
     public var createSession: (count: Int, window: Int)
     /// Join attempts per client address (guessing codes).
     public var join: (count: Int, window: Int)
+    /// API requests per client address without a valid token (the web client's own files
+    /// do not count).
+    public var anonymous: (count: Int, window: Int)
 
     /// Creates limits; the defaults suit a party, not a brute-force attempt.
-    public init(guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), join: (Int, Int) = (30, 60)) {
+    public init(
+        guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60)
+    ) {
         self.guestAuth = guestAuth
         self.createSession = createSession
         self.join = join
+        self.anonymous = anonymous
     }
 }

@@ -2,10 +2,12 @@ import Foundation
 import JamProtocol
 
 /// The token a request carries, one rule for every profile: `Authorization: Bearer <token>`,
-/// or else (for sockets, whose browser API sets no headers) `?token=`.
+/// or, for a browser's socket (whose API sets no headers), the `bearer.<token>` subprotocol
+/// (`SocketAuth`). A token in the URL is refused: URLs end up in access logs.
 package enum BearerToken {
-    /// The token, nil when the request carries none; throws when the header is not `Bearer <token>`.
-    package static func read(authorization: String?, query: Substring? = nil) throws(JamError) -> String? {
+    /// The token, nil when the request carries none; throws when the header is not
+    /// `Bearer <token>` or the token is in the URL.
+    package static func read(authorization: String?, subprotocols: [String] = [], query: Substring? = nil) throws(JamError) -> String? {
         if let authorization {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
@@ -13,6 +15,15 @@ package enum BearerToken {
             }
             return String(parts[1]).trimmingCharacters(in: .whitespaces)
         }
-        return query.map(String.init)
+        if let token = SocketAuth.token(offered: SocketAuth.offered(subprotocols)) {
+            return token
+        }
+        if query != nil {
+            throw JamError(
+                .unauthorized,
+                "a token does not go in the URL (it would end up in access logs): send 'Authorization: Bearer <token>', or from a browser the WebSocket subprotocol 'bearer.<token>'")
+        }
+        return nil
     }
+
 }

@@ -39,7 +39,7 @@ public struct JamRequestContext: RequestContext {
     }
 }
 
-/// Reads `Authorization: Bearer <token>` (or `?token=` for sockets) into the context.
+/// Reads `Authorization: Bearer <token>` into the context (a `?token=` is refused as invalid).
 struct AuthMiddleware: RouterMiddleware {
     let signer: TokenSigner
     let clock: any ServerClock

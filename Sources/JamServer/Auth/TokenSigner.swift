@@ -27,17 +27,25 @@ public struct TokenSigner: Sendable {
 
     private let keyBytes: [UInt8]
     private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
-    /// How long a guest token is valid.
-    public static let lifetimeMs: Int64 = 30 * 24 * 3_600_000
+    /// How long a guest token is valid unless the server is told otherwise.
+    public static let defaultLifetimeMs: Int64 = 30 * 24 * 3_600_000
+    /// How long the tokens this signer mints are valid.
+    public let lifetimeMs: Int64
 
     /// Creates a signer with the server secret.
-    public init(secret: String) {
+    public init(secret: String, lifetimeMs: Int64 = TokenSigner.defaultLifetimeMs) {
         keyBytes = Array(SHA256.hash(data: Data(secret.utf8)))
+        self.lifetimeMs = lifetimeMs
     }
 
-    /// A token for `identity`, valid from `now`.
+    /// When a token minted at `now` expires.
+    public func expiry(from now: Millis) -> Millis {
+        now + lifetimeMs
+    }
+
+    /// A token for `identity`, valid from `now` until `expiry(from: now)`.
     public func token(for identity: Identity, now: Millis) -> String {
-        let payload = Payload(sub: identity.userId.rawValue, name: identity.displayName, iat: now, exp: now + Self.lifetimeMs)
+        let payload = Payload(sub: identity.userId.rawValue, name: identity.displayName, iat: now, exp: expiry(from: now))
         let body = (try? JSONEncoder().encode(payload)).map(Self.base64url) ?? ""
         let signature = HMAC<SHA256>.authenticationCode(for: Data("v1.\(body)".utf8), using: key)
         return "v1.\(body).\(Self.base64url(Data(signature)))"
@@ -58,7 +66,7 @@ public struct TokenSigner: Sendable {
         } catch {
             throw JamError(.unauthorized, "the token is malformed")
         }
-        guard payload.exp > now else { throw JamError(.unauthorized, "the token has expired; sign in again") }
+        guard payload.exp > now else { throw JamError(.unauthorized, "the token has expired; sign in again (refresh a token before it expires: POST /auth/refresh)") }
         return Identity(userId: JamID(payload.sub), displayName: payload.name)
     }
 

@@ -38,13 +38,15 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     var headerTimeout: TimeAmount = .seconds(10)
     /// A kept-alive HTTP connection with no request under way closes after this long.
     var idleTimeout: Duration = .seconds(75)
+    /// Open sockets per client address; nil for no cap.
+    var socketCaps: SocketCaps?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: maxFrameBytes,
                 shouldUpgrade: { channel, head in
-                    channel.eventLoop.makeSucceededFuture(profile.isRealtimeRequest(head) ? HTTPHeaders() : nil)
+                    channel.eventLoop.makeSucceededFuture(profile.isRealtimeRequest(head) ? Self.upgradeHeaders(head) : nil)
                 },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
@@ -79,6 +81,13 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// The upgrade answer's headers: a client that offered OpenJam's subprotocol gets it
+    /// selected, or a browser would fail the connection.
+    static func upgradeHeaders(_ head: HTTPRequestHead) -> HTTPHeaders {
+        guard SocketAuth.offersOpenJam(SocketAuth.offered(head.headers["sec-websocket-protocol"])) else { return HTTPHeaders() }
+        return HTTPHeaders([("Sec-WebSocket-Protocol", SocketAuth.protocolName)])
+    }
+
     func handle(value: Value, logger: Logger) async {
         do {
             switch try await value.upgradeResult.get() {
@@ -98,7 +107,16 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// the socket, and stays until it closes; a graceful shutdown closes it normally.
     private func runRealtime(_ handler: NIOLoopBound<RealtimeHandler>, head: HTTPRequestHead, channel: any Channel, logger: Logger) async {
         let loop = channel.eventLoop
+        let address = channel.remoteAddress?.ipAddress ?? "unknown"
+        var counted = false
+        defer { if counted { socketCaps?.release(address) } }
         do {
+            if let socketCaps {
+                counted = socketCaps.acquire(address)
+                guard counted else {
+                    throw JamError(.rateLimited, "too many open sockets from your address (at most \(socketCaps.limit)); close one first")
+                }
+            }
             let ticket = try await profile.openRealtime(head, context: context)
             let connection = try await loop.submit {
                 RealtimeConnection(user: ticket.user, displayName: ticket.displayName, handler: handler.value, eventLoop: loop)

@@ -1,7 +1,9 @@
 import Hummingbird
 import JamProtocol
 
-/// `POST /auth/guest`: a user ID and a signed token for a display name.
+/// `POST /auth/guest`: a user ID and a signed token for a display name; `POST /auth/refresh`:
+/// a fresh token for the caller's still valid one, so a member who keeps coming back never
+/// has to become somebody new.
 struct AuthRoutes {
     let signer: TokenSigner
     let clock: any ServerClock
@@ -16,9 +18,20 @@ struct AuthRoutes {
             }
             let body = try await RouteHelpers.body(GuestAuthRequest.self, from: request, context: context)
             let name = try Validate.displayName(body.displayName)
-            let identity = Identity(userId: ids.next(), displayName: name)
-            let token = signer.token(for: identity, now: clock.now())
-            return try RouteHelpers.json(GuestAuthResponse(userId: identity.userId, displayName: name, token: token), status: .created)
+            return try RouteHelpers.json(issue(Identity(userId: ids.next(), displayName: name)), status: .created)
         }
+        router.post("auth/refresh") { _, context in
+            let identity = try context.requireIdentity()
+            if let limits {
+                try await limiter.check("refresh:\(identity.userId)", limit: limits.guestAuth)
+            }
+            return try RouteHelpers.json(issue(identity), status: .ok)
+        }
+    }
+
+    private func issue(_ identity: Identity) -> GuestAuthResponse {
+        let now = clock.now()
+        return GuestAuthResponse(
+            userId: identity.userId, displayName: identity.displayName, token: signer.token(for: identity, now: now), expiresAt: signer.expiry(from: now))
     }
 }

@@ -29,6 +29,9 @@ package struct OpenJamProfile: WireProfile {
         router.add(middleware: ErrorMiddleware(body: { Data((try? WireCoding.encode(ErrorBody($0))) ?? Data()) }))
         router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: RequestLogMiddleware(logger: context.logger))
+        if let limits = configuration.rateLimits {
+            router.add(middleware: AnonymousRequestLimit(limiter: context.limiter, limit: limits.anonymous))
+        }
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
         SessionRoutes(registry: context.registry, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
@@ -61,10 +64,13 @@ package struct OpenJamProfile: WireProfile {
         return RealtimeTicket(session: session, user: identity.userId, displayName: identity.displayName, lastSeq: lastSeq)
     }
 
-    /// The bearer token of the upgrade request, or its `?token=`.
+    /// The bearer token of the upgrade request, from its header or its `bearer.<token>` subprotocol.
     private func authenticate(_ head: HTTPRequestHead, uri: URI, context: ProfileContext) throws(JamError) -> Identity {
-        guard let token = try BearerToken.read(authorization: head.headers.first(name: "authorization"), query: uri.queryParameters["token"]) else {
-            throw JamError(.unauthorized, "sign in first: send a token as 'Authorization: Bearer <token>'")
+        let token = try BearerToken.read(
+            authorization: head.headers.first(name: "authorization"), subprotocols: head.headers["sec-websocket-protocol"],
+            query: uri.queryParameters["token"])
+        guard let token else {
+            throw JamError(.unauthorized, "sign in first: send a token as 'Authorization: Bearer <token>' or the subprotocol 'bearer.<token>'")
         }
         return try context.signer.verify(token, now: context.clock.now())
     }

@@ -1,20 +1,49 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// A plain TCP connection to the server, for what a misbehaving client does below HTTP.
+/// A plain TCP connection to the server, for what a misbehaving client does below HTTP and
+/// for reading exactly what the server answers (an upgrade's headers, say).
 final class RawConnection: Sendable {
     private let channel: any Channel
     private let closed: EventLoopFuture<Void>
+    private let inbox: Inbox
+
+    /// Everything the server sent so far.
+    private final class Inbox: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let bytes = NIOLockedValueBox<[UInt8]>([])
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let buffer = unwrapInboundIn(data)
+            bytes.withLockedValue { $0.append(contentsOf: buffer.readableBytesView) }
+        }
+    }
 
     init(port: Int) async throws {
-        channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+        let inbox = Inbox()
+        channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(inbox) } }
+            .connect(host: "127.0.0.1", port: port).get()
         closed = channel.closeFuture
+        self.inbox = inbox
     }
 
     /// Sends `text` as it is.
     func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
+    }
+
+    /// The bytes received once `enough` says they are enough, or all of them after `timeout`.
+    func received(within timeout: Duration = .seconds(5), until enough: ([UInt8]) -> Bool) async -> [UInt8] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let bytes = inbox.bytes.withLockedValue { $0 }
+            if enough(bytes) { return bytes }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return inbox.bytes.withLockedValue { $0 }
     }
 
     /// True when the server closed the connection within `timeout`.

@@ -48,6 +48,11 @@ export class Api {
     return this.request('POST', '/auth/guest', { displayName });
   }
 
+  /** A fresh token for the current one (which must still be valid). */
+  refresh() {
+    return this.request('POST', '/auth/refresh');
+  }
+
   createSession({ name, displayName } = {}) {
     const body = {};
     if (name) body.name = name;

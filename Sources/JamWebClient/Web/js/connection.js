@@ -4,7 +4,7 @@
 // command twice), and a watchdog, because a browser only notices a dead TCP path
 // when it next writes — a phone switching networks would otherwise sit "connected".
 import {
-  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, permanentCloseFailure, realtimePath,
+  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, permanentCloseFailure, realtimePath, socketProtocols,
 } from './protocol.js';
 import { randomFraction, randomUUID } from './ids.js';
 
@@ -22,7 +22,7 @@ export class Connection {
   /**
    * @param {object} options
    * @param {string} options.sessionId
-   * @param {string} options.token
+   * @param {() => string} options.token the current token (it may be refreshed while the page is open)
    * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
    * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events and passing frames (not pong/ack/error)
    * @param {(pong: object, receivedAt: number) => void} options.onPong
@@ -88,10 +88,11 @@ export class Connection {
 
   url() {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const params = new URLSearchParams({ token: this.options.token });
+    const params = new URLSearchParams();
     const lastSeq = this.options.lastSeq();
     if (lastSeq != null) params.set('lastSeq', String(lastSeq));
-    return `${scheme}//${location.host}${realtimePath(this.options.sessionId)}?${params}`;
+    const query = params.toString();
+    return `${scheme}//${location.host}${realtimePath(this.options.sessionId)}${query ? `?${query}` : ''}`;
   }
 
   open() {
@@ -102,7 +103,8 @@ export class Connection {
     this.openedAt = this.now();
     let socket;
     try {
-      socket = new WebSocket(this.url());
+      // The token rides in a subprotocol, not the URL, so it stays out of access logs.
+      socket = new WebSocket(this.url(), socketProtocols(this.options.token()));
     } catch (error) {
       this.retry(`cannot open a connection: ${error.message}`);
       return;

@@ -1,4 +1,4 @@
-// What the browser remembers between visits: the guest token (valid 30 days), the
+// What the browser remembers between visits: the guest token (and when to refresh it), the
 // name, and the last session, so a reload or a dropped tab returns to the session.
 import { readStored, writeStored } from './storage.js';
 

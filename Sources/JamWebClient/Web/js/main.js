@@ -63,6 +63,7 @@ class App {
   async boot() {
     const code = codeFromPath();
     const last = loadLastSession();
+    await this.signIn.refreshIfDue();
     const identity = this.signIn.identity;
     if (identity && last && (!code || code === last.joinCode)) {
       try {

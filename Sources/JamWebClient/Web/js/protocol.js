@@ -25,7 +25,7 @@
  * @typedef {{epoch: number, positionMs: number, atMs: number}} TimelineChange
  * @typedef {{item: QueueItem, epoch: number, startAt: number, previous?: HistoryEntry|null}} PlayPrepare
  * @typedef {{itemId: string, epoch: number, startAt: number, positionMs: number}} PlayCommit
- * @typedef {{userId: string, displayName: string, token: string}} GuestAuthResponse
+ * @typedef {{userId: string, displayName: string, token: string, expiresAt: number}} GuestAuthResponse
  * @typedef {{userId: string, deviceId: string, delayMs: number}} DeviceDelay
  * @typedef {'good'|'fair'|'poor'} SyncGrade
  * @typedef {{userId: string, deviceId?: string, clockErrorMs: number, playbackErrorMs: number, clockDriftPpm?: number,
@@ -201,6 +201,18 @@ export function isPlayable(track) {
 /** The invite link's path: the server serves the page there, which joins that session. */
 export function joinPath(code) {
   return `/j/${encodeURIComponent(code)}`;
+}
+
+/**
+ * How the socket carries the token without putting it in the URL (mirrors Swift's
+ * `SocketAuth`): the page offers the subprotocols `openjam` and `bearer.<token>`, and the
+ * server selects `openjam`.
+ */
+export const SocketAuth = Object.freeze({ protocolName: 'openjam', tokenPrefix: 'bearer.' });
+
+/** The subprotocols a browser offers for `token`. */
+export function socketProtocols(token) {
+  return [SocketAuth.protocolName, SocketAuth.tokenPrefix + token];
 }
 
 /** The realtime endpoint's path. */

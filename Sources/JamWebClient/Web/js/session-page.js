@@ -94,13 +94,13 @@ export class SessionPage {
 
   /**
    * Shows the session `view` (a REST answer) and follows it live.
-   * @param {{token: string, userId: string}} identity
+   * @param {{token: string, userId: string}} identity kept current by `SignIn` when it refreshes the token
    */
   enter(view, identity) {
     this.close();
     const views = this.makeViews();
     this.clock = new ClockSync();
-    this.store = new SessionStore({ sessionId: view.session.id, token: identity.token, me: identity.userId, clock: this.clock });
+    this.store = new SessionStore({ sessionId: view.session.id, token: () => identity.token, me: identity.userId, clock: this.clock });
     this.engine = new SyncEngine({
       player: this.player, clock: this.clock, post: (type, data) => this.store.connection.post(type, data),
       device: this.deviceSync.device(identity.userId),

@@ -1,15 +1,21 @@
 // Who this browser is to the server: a guest token, made on first use and kept
-// (identity.js), signed in again once when the server no longer takes the stored one.
+// (identity.js), refreshed once half its life is gone so a member who keeps coming back
+// stays the same member, and signed in again once when the server no longer takes it.
 import { forgetIdentity, loadIdentity, saveIdentity } from './identity.js';
 import { ErrorCode } from './protocol.js';
 
+/** setTimeout's longest delay (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class SignIn {
   /** @param {import('./api.js').Api} api gets the token for its calls */
-  constructor(api) {
+  constructor(api, now = () => Date.now()) {
     this.api = api;
-    /** @type {{token: string, userId: string, displayName: string}|null} */
+    this.now = now;
+    /** @type {{token: string, userId: string, displayName: string, refreshAt?: number}|null} */
     this.identity = loadIdentity();
     if (this.identity) this.api.token = this.identity.token;
+    this.refreshTimer = null;
   }
 
   /** A token for `displayName`: the stored one when there is one (the name goes with each join). */
@@ -17,9 +23,46 @@ export class SignIn {
     if (this.identity && !fresh) return this.identity;
     const answer = await this.api.guest(displayName);
     this.identity = { token: answer.token, userId: answer.userId, displayName: answer.displayName };
+    this.took(answer);
+    return this.identity;
+  }
+
+  /**
+   * Swaps the stored token for a fresh one once half its life is gone (or when the stored
+   * one predates expiry times), then again at the next half-life while the page is open.
+   * A refused token is forgotten; an unreachable server is tried again at the next load.
+   */
+  async refreshIfDue() {
+    if (!this.identity) return;
+    if (this.identity.refreshAt && this.now() < this.identity.refreshAt) {
+      this.scheduleRefresh();
+      return;
+    }
+    try {
+      this.took(await this.api.refresh());
+    } catch (error) {
+      if (error.code !== ErrorCode.unauthorized) return;
+      forgetIdentity();
+      this.identity = null;
+      this.api.token = null;
+    }
+  }
+
+  /** Keeps `answer`'s token in the same identity object, so open sockets reconnect with it. */
+  took(answer) {
+    const now = this.now();
+    this.identity.token = answer.token;
+    this.identity.refreshAt = now + Math.max(0, (answer.expiresAt - now) / 2);
     this.api.token = answer.token;
     saveIdentity(this.identity);
-    return this.identity;
+    this.scheduleRefresh();
+  }
+
+  scheduleRefresh() {
+    clearTimeout(this.refreshTimer);
+    if (!this.identity || !this.identity.refreshAt) return;
+    const wait = Math.min(MAX_TIMER_MS, Math.max(0, this.identity.refreshAt - this.now()));
+    this.refreshTimer = setTimeout(() => this.refreshIfDue(), wait);
   }
 
   /** Runs a REST call that needs a token, signing in again once if the stored token is refused. */
@@ -38,7 +81,7 @@ export class SignIn {
 
   rememberName(displayName) {
     if (this.identity && this.identity.displayName !== displayName) {
-      this.identity = { ...this.identity, displayName };
+      this.identity.displayName = displayName;
       saveIdentity(this.identity);
     }
   }

@@ -13,7 +13,7 @@ export class SessionStore {
   /**
    * @param {object} options
    * @param {string} options.sessionId
-   * @param {string} options.token
+   * @param {() => string} options.token the current token
    * @param {string} options.me the caller's user id
    * @param {import('./clock.js').ClockSync} options.clock
    */
