@@ -42,4 +42,38 @@ import Testing
             await party.close()
         }
     }
+
+    static let dashboard = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../deploy/grafana/openjam.json").standardizedFileURL
+
+    /// The OpenJam series a Grafana dashboard's queries read.
+    static func chartedSeries(_ dashboard: Data) throws -> Set<String> {
+        struct Dashboard: Decodable {
+            struct Panel: Decodable {
+                struct Target: Decodable { let expr: String }
+                let title: String
+                let targets: [Target]
+            }
+            let panels: [Panel]
+        }
+        let panels = try JSONDecoder().decode(Dashboard.self, from: dashboard).panels
+        let pattern = /openjam_[a-z_]+/
+        return Set(panels.flatMap(\.targets).flatMap { $0.expr.matches(of: pattern).map { String($0.output) } })
+    }
+
+    @Test func everySeriesTheGrafanaDashboardChartsIsExported() async throws {
+        let charted = try Self.chartedSeries(Data(contentsOf: Self.dashboard))
+        #expect(charted.count >= 10, "\(charted.sorted())")
+        let folder = TestServer.makeDataDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await ServerProcess.with(dataDirectory: folder) { process in
+            let server = process.server
+            let (party, _) = try await Party.withARefusedVote(server)
+            let text = try await server.api.request("GET", "/metrics").text
+            let exported = Set(Self.samples(text).keys.map { String($0.prefix { $0 != "{" }) })
+            let missing = charted.subtracting(exported)
+            #expect(missing.isEmpty, "the dashboard charts series /metrics does not export: \(missing.sorted())")
+            await party.close()
+        }
+    }
 }

@@ -30,6 +30,7 @@ public func buildApplication(
     var logger = Logger(label: "openjam")
     logger.logLevel = configuration.logLevel
     let profile = configuration.profile
+    if metrics != nil { Metrics.createAll() }
 
     try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
     let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)

@@ -23,6 +23,14 @@ enum Metrics {
     private static let commandErrors: [ErrorCode: Counter] = Dictionary(
         uniqueKeysWithValues: ErrorCode.allCases.map { ($0, Counter(label: "openjam_command_errors_total", dimensions: [("code", $0.rawValue)])) })
 
+    /// Creates every metric now, so `/metrics` carries each series from the start (at 0) and a
+    /// dashboard or alert sees 0 rather than no data until the first event. Static lets are
+    /// made on first use, so this must run after the metrics system is bootstrapped.
+    static func createAll() {
+        _ = (commands, broadcasts, deliveries, slowConsumers, connections, liveSessions)
+        _ = (persistedBatches, persistedRows, batchWrites, commitDuration, syncReports, commandErrors)
+    }
+
     /// Counts a refused command (or message) by its error code.
     static func commandFailed(_ error: any Error) {
         let code = (error as? JamError)?.code ?? .internal
