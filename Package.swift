@@ -96,6 +96,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "jam-sdk-example", dependencies: ["JamClient"], path: "Examples/SDKExample"),
+        // libFuzzer targets (libFuzzer's `main`); `scripts/fuzz.sh` builds them with coverage and the address sanitizer.
+        .executableTarget(
+            name: "jam-fuzz", dependencies: ["CLibFuzzer", "JamProtocol", "JamCore", "JamMedia", "JamServer", "JamPirateRadio"], path: "Fuzz/JamFuzz",
+            linkerSettings: [.unsafeFlags(["-sanitize=fuzzer"])]),
+        .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "jam-bench",
             dependencies: [

@@ -82,6 +82,9 @@ scripts/release.sh --check
 echo "==> web client in two headless browsers"
 scripts/browser-tests.sh
 
+echo "==> fuzzing every parser strangers reach, 20 s per target (scripts/fuzz.sh)"
+scripts/fuzz.sh "${JAM_FUZZ_SECONDS:-20}"
+
 echo "==> Swift tests"
 # A hung test must fail the run with a diagnosis, not stall CI: after the limit the
 # run is stopped and the tests that started but never finished are named.

@@ -32,6 +32,12 @@ public enum AudioFile {
         return metadata
     }
 
+    /// Tags, length and format of an audio file already in memory, with its embedded cover.
+    public static func read(bytes: [UInt8]) throws(ReadError) -> (metadata: AudioMetadata, cover: CoverArt?) {
+        let parsed = try parse(FileReader(bytes: bytes), cover: true)
+        return (parsed.metadata, parsed.cover)
+    }
+
     /// The picture embedded in the file at `url`, else a cover picture beside it
     /// (`cover.jpg`, `folder.png`, … in any letter case); nil when there is neither.
     public static func coverArt(_ url: URL) throws(ReadError) -> CoverArt? {

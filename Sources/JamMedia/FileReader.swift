@@ -2,11 +2,12 @@ import Foundation
 
 /// Random access to a file through a 64 kB window, so the readers can seek to the few
 /// places they need (headers, the last Ogg page, MP4 atoms) and walk frame headers byte
-/// by byte without a system call per byte or the whole file in memory.
+/// by byte without a system call per byte or the whole file in memory. It also reads
+/// bytes already in memory (an upload, a fuzzer's input) through the same calls.
 final class FileReader {
     let url: URL
     let size: Int
-    private let handle: FileHandle
+    private let handle: FileHandle?
     private var window: [UInt8] = []
     private var windowStart = 0
     private static let windowSize = 65_536
@@ -14,16 +15,25 @@ final class FileReader {
     init(_ url: URL) throws(AudioFile.ReadError) {
         self.url = url
         do {
-            handle = try FileHandle(forReadingFrom: url)
+            let handle = try FileHandle(forReadingFrom: url)
             size = Int(try handle.seekToEnd())
+            self.handle = handle
         } catch {
             throw AudioFile.ReadError("the file cannot be opened (\(Self.reason(error)))")
         }
     }
 
+    /// Reads `bytes` as if they were a file's.
+    init(bytes: [UInt8]) {
+        url = URL(fileURLWithPath: "/dev/null")
+        size = bytes.count
+        handle = nil
+        window = bytes
+    }
+
     deinit {
         // Only reads went through this handle, so a failing close loses nothing.
-        try? handle.close()
+        try? handle?.close()
     }
 
     /// Up to `count` bytes from `offset`; fewer at the end of the file.
@@ -65,6 +75,7 @@ final class FileReader {
     }
 
     private func readDirect(at offset: Int, count: Int) throws(AudioFile.ReadError) -> [UInt8] {
+        guard let handle else { return [] }  // in memory: the window is all of it
         do {
             try handle.seek(toOffset: UInt64(offset))
             return [UInt8](try handle.read(upToCount: count) ?? Data())

@@ -28,7 +28,7 @@ extension PirateRadio {
 
     /// A decoded client message, read as leniently as PirateRadio's server reads it. Its `data`
     /// is kept whole for relaying and echoing.
-    struct ClientMessage: Sendable {
+    package struct ClientMessage: Sendable {
         /// What the client asks for.
         enum Body: Sendable, Hashable {
             /// Not something PirateRadio's server acts on (not JSON, no or an unknown `type`): it
@@ -81,7 +81,7 @@ extension PirateRadio {
 
         /// Decodes a client frame. It never fails: what PirateRadio's server ignores is `.ignored`,
         /// and what the profile refuses carries its error.
-        static func decode(_ bytes: Data) -> ClientMessage {
+        package static func decode(_ bytes: Data) -> ClientMessage {
             guard case .object(let frame)? = Value.parse(bytes), let rawType = frame["type"]?.string,
                   let type = ClientType(rawValue: rawType)
             else { return ClientMessage(type: nil, body: .success(.ignored), data: [:], rawData: "{}") }

@@ -16,6 +16,18 @@ import Testing
         #expect(abs(Double(metadata.durationMs) - seconds * 1000) <= 50, "read \(metadata.durationMs) ms for a \(seconds) s tone")
     }
 
+    @Test(arguments: AudioFixture.all)
+    func bytesInMemoryReadAsTheSameFileDoes(_ fixture: AudioFixture) throws {
+        let (metadata, cover) = try AudioFile.read(bytes: [UInt8](MediaFixtures.data(fixture.name)))
+        #expect(metadata == (try AudioFile.read(MediaFixtures.url(fixture.name))))
+        #expect(cover?.data == (fixture.hasCover ? try MediaFixtures.data("cover.png") : nil))
+    }
+
+    @Test func damagedBytesInMemoryAreRefusedWithTheReason() {
+        #expect(throws: AudioFile.ReadError("empty file")) { try AudioFile.read(bytes: []) }
+        #expect(throws: AudioFile.ReadError("truncated FLAC STREAMINFO")) { try AudioFile.read(bytes: Array("fLaC".utf8) + [0, 0, 0, 34]) }
+    }
+
     @Test(arguments: AudioFixture.all.filter(\.hasCover))
     func embeddedCoversAreTheExactPNG(_ fixture: AudioFixture) throws {
         let cover = try #require(try AudioFile.embeddedCoverArt(MediaFixtures.url(fixture.name)))

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Only single ranges are served as 206; a list of ranges is answered with the whole
 /// file (which the RFC allows), so players that probe with several ranges still play.
-enum ByteRange: Equatable {
+package enum ByteRange: Equatable {
     /// No usable range: send the whole file with 200.
     case whole
     /// Send `bytes` with 206.
@@ -14,7 +14,7 @@ enum ByteRange: Equatable {
 
     /// Resolves `header` (the `Range` value, if any) for a file of `size` bytes.
     /// A header that is not a byte range at all is ignored, as the RFC asks.
-    init(header: String?, size: Int) {
+    package init(header: String?, size: Int) {
         guard let header else { self = .whole; return }
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes=") else { self = .whole; return }
