@@ -10,6 +10,9 @@ public struct MemberRecord: Codable, Hashable, Sendable {
     public var joinedAt: Millis
     /// Join order, to break ties between members who joined in the same millisecond.
     public var joinOrder: Int64
+    /// Since when the member has had no open socket and sent nothing; nil while connected
+    /// (`Timing.dropAwayMs`).
+    public var awaySince: Millis? = nil
 
     /// True while at least one realtime connection is open.
     public var connected: Bool { connections > 0 }
@@ -105,16 +108,23 @@ public struct Timing: Codable, Hashable, Sendable {
     public var unattendedPauseMs: Int64?
     /// A session ends once no member has been connected for this long; `nil` never.
     public var abandonAfterMs: Int64?
+    /// A member away this long (no socket, nothing sent) leaves the session while others are
+    /// there, so a session people come and go from neither fills up with the absent nor
+    /// keeps them for ever; `nil` never.
+    public var dropAwayMs: Int64?
 
     /// Pause after 15 minutes without a connected member.
     public static let defaultUnattendedPauseMs: Int64 = 15 * 60_000
     /// End after a day without a connected member.
     public static let defaultAbandonAfterMs: Int64 = 24 * 3_600_000
+    /// A member away for 12 hours leaves.
+    public static let defaultDropAwayMs: Int64 = 12 * 3_600_000
 
     /// Creates timing rules; the defaults suit real networks.
     public init(
         minLeadMs: Int64 = 500, maxLeadMs: Int64 = 5000, prepareAheadMs: Int64 = 5000, commitMarginMs: Int64 = 150,
-        unattendedPauseMs: Int64? = Timing.defaultUnattendedPauseMs, abandonAfterMs: Int64? = Timing.defaultAbandonAfterMs
+        unattendedPauseMs: Int64? = Timing.defaultUnattendedPauseMs, abandonAfterMs: Int64? = Timing.defaultAbandonAfterMs,
+        dropAwayMs: Int64? = Timing.defaultDropAwayMs
     ) {
         self.minLeadMs = minLeadMs
         self.maxLeadMs = maxLeadMs
@@ -122,5 +132,6 @@ public struct Timing: Codable, Hashable, Sendable {
         self.commitMarginMs = commitMarginMs
         self.unattendedPauseMs = unattendedPauseMs
         self.abandonAfterMs = abandonAfterMs
+        self.dropAwayMs = dropAwayMs
     }
 }

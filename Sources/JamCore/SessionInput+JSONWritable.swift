@@ -145,6 +145,7 @@ extension Timing: JSONWritable {
         json.object {
             $0.field("abandonAfterMs", ifPresent: abandonAfterMs)
             $0.field("commitMarginMs", commitMarginMs)
+            $0.field("dropAwayMs", ifPresent: dropAwayMs)
             $0.field("maxLeadMs", maxLeadMs)
             $0.field("minLeadMs", minLeadMs)
             $0.field("prepareAheadMs", prepareAheadMs)

@@ -22,6 +22,7 @@ extension SessionState {
         }
         if case .join(let name) = command {
             try join(user, displayName: name, at: now, into: &outcome)
+            noteActivity(of: user, at: now)
             noteAttendance(at: now)
             return outcome
         }
@@ -94,6 +95,7 @@ extension SessionState {
             try requireHost(role, "end the session")
             end(reason: "the host ended the session", at: now, into: &outcome)
         }
+        noteActivity(of: user, at: now)
         noteAttendance(at: now)
         return outcome
     }

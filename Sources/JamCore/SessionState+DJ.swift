@@ -58,6 +58,7 @@ extension SessionState {
         epoch += 1
         turnCounter += 1
         lastTurn[item.addedBy] = turnCounter
+        forgetTurnIfGone(item.addedBy)
         skipRequests = []
         readyMembers = []
         current = CurrentItem(item: item, epoch: epoch, state: .playing, positionMs: 0, anchorMs: at, startedAt: at, commitBy: at)

@@ -16,7 +16,8 @@ extension SessionState {
         }
         // Somebody arriving in a session its host has left (a grace period) takes over.
         let takesOver = member(hostId) == nil
-        let record = MemberRecord(userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter)
+        let record = MemberRecord(
+            userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter, awaySince: now)
         joinCounter += 1
         members.append(record)
         emptySince = nil
@@ -49,6 +50,7 @@ extension SessionState {
         skipRequests.remove(user)
         readyMembers.remove(user)
         roundTrips[user] = nil
+        forgetTurnIfGone(user)
         forgetDeviceDelays(of: user)
         if wasHost, let successor = successor() {
             let successorIndex = members.firstIndex { $0.userId == successor }!

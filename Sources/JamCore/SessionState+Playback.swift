@@ -18,6 +18,7 @@ extension SessionState {
         epoch += 1
         turnCounter += 1
         lastTurn[item.addedBy] = turnCounter
+        forgetTurnIfGone(item.addedBy)
         skipRequests = []
         readyMembers = []
         current = CurrentItem(
@@ -187,6 +188,7 @@ extension SessionState {
             advanceTimeline(to: min(now, since + pauseAfter), into: &outcome)
         }
         if applyUnattended(at: now, into: &outcome) { return outcome.events }
+        dropAwayMembers(at: now, into: &outcome)
         advanceTimeline(to: now, into: &outcome)
         return outcome.events
     }
@@ -234,6 +236,7 @@ extension SessionState {
         guard !hasEnded else { return nil }
         var deadline = timelineDeadline()
         if let unattended = unattendedDeadline() { deadline = min(deadline ?? .max, unattended) }
+        if let away = awayDeadline() { deadline = min(deadline ?? .max, away) }
         guard let emptySince, let grace = rules.emptyGraceMs, members.isEmpty else { return deadline }
         return min(deadline ?? .max, emptySince + grace)
     }

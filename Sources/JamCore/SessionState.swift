@@ -76,7 +76,7 @@ public struct SessionState: Codable, Hashable, Sendable {
         self.createdAt = now
         self.settings = settings
         self.timing = timing
-        self.members = [MemberRecord(userId: creator, displayName: creatorName, role: .host, connections: 0, joinedAt: now, joinOrder: 0)]
+        self.members = [MemberRecord(userId: creator, displayName: creatorName, role: .host, connections: 0, joinedAt: now, joinOrder: 0, awaySince: now)]
         self.queue = []
         self.current = nil
         self.upNext = nil
@@ -122,7 +122,11 @@ public struct SessionState: Codable, Hashable, Sendable {
 
     /// After a restart no connection is open: every member reads as disconnected.
     public mutating func resetConnections(at now: Millis) {
-        for index in members.indices { members[index].connections = 0 }
+        for index in members.indices {
+            members[index].connections = 0
+            // Away since the outage began, as far as anybody can tell.
+            if members[index].awaySince == nil { members[index].awaySince = unattendedSince ?? now }
+        }
         readyMembers = []
         // The outage counts as unattended time from its start, if that is known.
         if unattendedSince == nil { unattendedSince = now }

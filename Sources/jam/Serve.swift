@@ -70,6 +70,11 @@ struct Serve: AsyncParsableCommand {
     var endAbandonedHours: Int?
 
     @Option(
+        name: .customLong("drop-away-hours"),
+        help: "A member with no socket who sent nothing this long leaves the session while others are there; 0 never (JAM_DROP_AWAY_HOURS, default 12).")
+    var dropAwayHours: Int?
+
+    @Option(
         name: .customLong("purge-ended-days"),
         help: "Remove an ended session's data this many days after it ended; 0 keeps it (JAM_PURGE_ENDED_DAYS, default 7).")
     var purgeEndedDays: Int?
@@ -155,6 +160,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let hours = try count(endAbandonedHours, "JAM_END_ABANDONED_HOURS", "--end-abandoned-hours") {
             configuration.timing.abandonAfterMs = hours == 0 ? nil : Int64(hours) * 3_600_000
+        }
+        if let hours = try count(dropAwayHours, "JAM_DROP_AWAY_HOURS", "--drop-away-hours") {
+            configuration.timing.dropAwayMs = hours == 0 ? nil : Int64(hours) * 3_600_000
         }
         if let days = try count(purgeEndedDays, "JAM_PURGE_ENDED_DAYS", "--purge-ended-days") {
             configuration.endedRetentionMs = days == 0 ? nil : Int64(days) * 24 * 3_600_000
