@@ -76,6 +76,9 @@ if [ -n "${JAM_TEST_DATABASE_URL:-}" ]; then
   timeout 180 .build/debug/jam-bench fanout --nodes 2 --database "$JAM_TEST_DATABASE_URL" --smoke --jam .build/debug/jam
 fi
 
+echo "==> crash-and-restart soak, 1 minute (scripts/soak.sh)"
+scripts/soak.sh 1 --kill-max 30
+
 echo "==> the single-file release build, run from an empty folder with the build folders hidden"
 scripts/release.sh --check
 

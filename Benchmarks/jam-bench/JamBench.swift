@@ -15,7 +15,7 @@ struct JamBench: AsyncParsableCommand {
             server CPU and memory from /proc) with the targets beside the figures, and one JSON
             line for tracking. --smoke runs each in seconds with tiny sizes. See docs/PERFORMANCE.md.
             """,
-        subcommands: [SyncCommand.self, FanoutCommand.self, DurableCommand.self, PrepareCommand.self, IdleCommand.self, RestartCommand.self, EchoServerCommand.self]
+        subcommands: [SyncCommand.self, FanoutCommand.self, DurableCommand.self, PrepareCommand.self, IdleCommand.self, RestartCommand.self, SoakCommand.self, EchoServerCommand.self]
     )
 
     /// Sets up logging and interruption before the chosen subcommand runs.

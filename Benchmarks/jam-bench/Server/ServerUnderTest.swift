@@ -43,7 +43,7 @@ struct ServerUnderTest: Sendable {
     /// pirate-radio` with `PORT=0` and `JWT_SECRET` in the environment, as its own server reads them.
     static func start(
         _ jam: JamExecutable, protocol wire: WireProtocol, music: URL? = nil, extraArguments: [String] = [], dataDirectory: URL? = nil,
-        timeout: Duration = .seconds(120)
+        port: Int = 0, timeout: Duration = .seconds(120)
     ) async throws -> ServerUnderTest {
         let data = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("jam-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
@@ -51,7 +51,7 @@ struct ServerUnderTest: Sendable {
         var environment: [String: String] = [:]
         switch wire {
         case .openjam:
-            arguments += ["--port", "0", "--secret", secret]
+            arguments += ["--port", "\(port)", "--secret", secret]
             // An empty folder: no demo library to synthesise unless a benchmark wants music.
             let folder: URL
             if let music {
@@ -65,7 +65,7 @@ struct ServerUnderTest: Sendable {
             environment["JAM_SOCKET_LIMITS"] = "off"
         case .pirateRadio:
             arguments += ["--profile", "pirate-radio"]
-            environment = ["PORT": "0", "JWT_SECRET": secret]
+            environment = ["PORT": "\(port)", "JWT_SECRET": secret]
         }
         arguments += extraArguments
         let started = MonoTime.seconds()
