@@ -19,13 +19,16 @@ import ServiceLifecycle
 ///   - store: where sessions are kept; when nil, `configuration.database` or else the SQLite
 ///     file in the data folder.
 ///   - onServerRunning: called with the bound port once the server accepts connections.
+///   - onRoutes: called with every REST route ("GET /api/v1/sessions/{id}") once they are
+///     registered (a test holds them against the OpenAPI description).
 public func buildApplication(
     _ configuration: ServerConfiguration,
     clock: any ServerClock = SystemClock(),
     ids: any IDGenerator = RandomIDGenerator(),
     metrics: PrometheusCollectorRegistry? = nil,
     store givenStore: (any SessionStore)? = nil,
-    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+    onRoutes: ([String]) -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "openjam")
     logger.logLevel = configuration.logLevel
@@ -45,7 +48,8 @@ public func buildApplication(
     var environment = SessionEnvironment(
         clock: clock, ids: ids, pipeline: pipeline, logger: logger,
         outbox: SessionOutbox.Configuration(
-            replayLimit: configuration.replayLogLimit, backlogLimit: configuration.outboxLimit, stallTimeoutMs: configuration.stallTimeoutMs),
+            replayLimit: configuration.replayLogLimit, replayBytesLimit: configuration.replayLogBytes, backlogLimit: configuration.outboxLimit,
+            stallTimeoutMs: configuration.stallTimeoutMs),
         snapshotEvery: configuration.snapshotEvery, timing: configuration.timing,
         fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
     environment.cluster = cluster
@@ -62,6 +66,7 @@ public func buildApplication(
     let router = Router(context: JamRequestContext.self)
     let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
     let routeServices = profile.registerRoutes(on: router, context: context)
+    onRoutes(router.routes.map { "\($0.method) \($0.path)" })
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
     // registry (snapshots), the store's own work, and the commit pipeline last of all.
     let services: [any Service] = [pipeline] + store.services + (cluster.map { [$0] } ?? []) + [registry] + routeServices

@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeoutMs: Int64 = 30_000
     /// Most realtime sockets one client address may hold open; nil for no cap.
     public var maxSocketsPerAddress: Int? = 256
+    /// Bytes of a session's resume frames kept in memory (besides `replayLogLimit` frames).
+    public var replayLogBytes = 1 << 20
     /// How long a guest token is valid; members refresh theirs before it runs out.
     public var tokenLifetimeMs: Int64 = TokenSigner.defaultLifetimeMs
     /// A new connection's first request head must be in within this long, or it is closed

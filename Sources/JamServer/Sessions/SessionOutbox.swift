@@ -24,6 +24,9 @@ struct SessionOutbox {
     struct Configuration: Sendable, Equatable {
         /// Logged frames kept for resumes.
         var replayLimit: Int
+        /// Bytes those frames may take: a session with a long queue sends big frames, and a
+        /// thousand of them would hold tens of MiB for resumes a full state answers as well.
+        var replayBytesLimit: Int = 1 << 20
         /// Frames a connection may be sent while its socket does not drain.
         var backlogLimit: Int
         /// How long a connection may stay undrained before it is evicted anyway.
@@ -93,6 +96,8 @@ struct SessionOutbox {
     private var pending = CircularBuffer<(lsn: Int64, item: Item)>()
     private var peers: [ConnectionID: Peer] = [:]
     private var ring = CircularBuffer<(seq: Int64, bytes: ByteBuffer)>()
+    /// The bytes of the frames in `ring`.
+    private(set) var ringBytes = 0
 
     /// An outbox whose store already holds record `storedLsn`, and whose newest published
     /// event is `publishedSeq`.
@@ -104,8 +109,10 @@ struct SessionOutbox {
 
     /// Frames to resume from, oldest first (a session brought back from the store).
     mutating func restoreRing(_ frames: [(seq: Int64, bytes: ByteBuffer)]) {
-        ring = CircularBuffer(frames.suffix(configuration.replayLimit))
-        if let last = ring.last { publishedSeq = max(publishedSeq, last.seq) }
+        ring = CircularBuffer()
+        ringBytes = 0
+        for frame in frames { keep(frame) }
+        if let last = frames.last { publishedSeq = max(publishedSeq, last.seq) }
     }
 
     /// Attached connections.
@@ -191,6 +198,16 @@ struct SessionOutbox {
 
     // MARK: Release
 
+    /// Puts a logged frame in the resume ring, dropping the oldest beyond its count or its
+    /// bytes (the newest frame stays, whatever its size).
+    private mutating func keep(_ frame: (seq: Int64, bytes: ByteBuffer)) {
+        ring.append(frame)
+        ringBytes += frame.bytes.readableBytes
+        while ring.count > 1, ring.count > configuration.replayLimit || ringBytes > configuration.replayBytesLimit {
+            ringBytes -= ring.removeFirst().bytes.readableBytes
+        }
+    }
+
     private mutating func release(now: Millis) -> Actions {
         var actions = Actions()
         while let head = pending.first, head.lsn <= storedLsn {
@@ -199,8 +216,7 @@ struct SessionOutbox {
             case .broadcast(let frame):
                 if frame.logged {
                     publishedSeq = max(publishedSeq, frame.seq)
-                    ring.append((frame.seq, frame.bytes))
-                    if ring.count > configuration.replayLimit { ring.removeFirst() }
+                    keep((frame.seq, frame.bytes))
                 }
                 var stalled: [ConnectionID] = []
                 // Values change in place (no copy of the table per frame); evictions come after.

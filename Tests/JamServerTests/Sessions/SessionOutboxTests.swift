@@ -170,6 +170,29 @@ import Testing
         #expect(stranger == nil, "not attached")
     }
 
+    @Test func theRingKeepsToItsByteBudgetAndOlderResumesGetTheWholeState() throws {
+        var configuration = Self.configuration
+        configuration.replayLimit = 100
+        configuration.replayBytesLimit = 10
+        var outbox = Self.attached(configuration: configuration)
+        // "e21"…"e28": 3 bytes each, so the newest three fit in 10 bytes.
+        for seq in Int64(21)...28 { _ = outbox.enqueue(.broadcast(Self.frame(seq)), after: 11, now: 0) }
+        _ = outbox.stored(through: 11, now: 0)
+        #expect(outbox.ringCount == 3 && outbox.ringBytes == 9)
+        #expect(outbox.replay(to: 1, after: 24, now: 0) == nil, "frame 25 left the ring")
+        let replayed = outbox.replay(to: 1, after: 25, now: 0)
+        let resumed = try #require(replayed)
+        #expect(Self.text(resumed.frames(for: 1)) == ["e26", "e27", "e28"])
+
+        var restored = SessionOutbox(configuration: configuration, storedLsn: 3, publishedSeq: 0)
+        restored.restoreRing((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) })
+        #expect(restored.ringCount == 5 && restored.ringBytes == 10 && restored.publishedSeq == 6)
+        let huge = WireFrame(seq: 29, bytes: ByteBuffer(string: String(repeating: "x", count: 50)), audience: .everyone, logged: true)
+        _ = outbox.enqueue(.broadcast(huge), after: 12, now: 0)
+        _ = outbox.stored(through: 12, now: 0)
+        #expect(outbox.ringCount == 1, "the newest frame stays, however big")
+    }
+
     @Test func aRestoredRingServesResumesAfterARestart() throws {
         var outbox = SessionOutbox(configuration: Self.configuration, storedLsn: 3, publishedSeq: 0)
         outbox.restoreRing((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) })
