@@ -85,6 +85,9 @@ scripts/release.sh --check
 echo "==> web client in two headless browsers"
 scripts/browser-tests.sh
 
+echo "==> the REST API against /openapi.json (schemathesis, scripts/api-check.sh)"
+scripts/api-check.sh
+
 echo "==> fuzzing every parser strangers reach, 20 s per target (scripts/fuzz.sh)"
 scripts/fuzz.sh "${JAM_FUZZ_SECONDS:-20}"
 

@@ -189,6 +189,11 @@ struct Serve: AsyncParsableCommand {
             guard text == "off" || text == "on" else { throw ValidationError("JAM_SOCKET_LIMITS must be on or off, got \"\(text)\"") }
             if text == "off" { configuration.commandLimits = nil }
         }
+        if let text = environment["JAM_RATE_LIMITS"] {
+            // An API conformance run sends far more requests per address than people do.
+            guard text == "off" || text == "on" else { throw ValidationError("JAM_RATE_LIMITS must be on or off, got \"\(text)\"") }
+            if text == "off" { configuration.rateLimits = nil }
+        }
         if let text = environment["JAM_COMMIT_LINGER_US"] {
             // A tuning knob for measuring, not an option people need.
             guard let value = Int64(text), value >= 0 else { throw ValidationError("JAM_COMMIT_LINGER_US must be a number of microseconds, got \"\(text)\"") }

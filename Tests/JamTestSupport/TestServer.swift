@@ -39,18 +39,20 @@ public struct TestServer: Sendable {
         store: (any SessionStore)? = nil,
         clock: any ServerClock = SystemClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in },
+        onRoutes: ([String]) -> Void = { _ in },
         _ body: @Sendable (TestServer) async throws -> T
     ) async throws -> T {
         guard let dataDirectory else {
             let fresh = makeDataDirectory()
             defer { try? FileManager.default.removeItem(at: fresh) }
-            return try await with(dataDirectory: fresh, port: port, store: store, clock: clock, configure: configure, body)
+            return try await with(dataDirectory: fresh, port: port, store: store, clock: clock, configure: configure, onRoutes: onRoutes, body)
         }
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
         configuration.musicFolders = [try DemoFolder.shared()]
         configure(&configuration)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try await buildApplication(configuration, clock: clock, store: store) { port in portContinuation.yield(port) }
+        let app = try await buildApplication(
+            configuration, clock: clock, store: store, onServerRunning: { port in portContinuation.yield(port) }, onRoutes: onRoutes)
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
