@@ -79,7 +79,7 @@ TOML
 echo "==> schemathesis against $base/openapi.json ($examples examples per operation and phase)"
 status=0
 # From the scratch folder: schemathesis keeps its caches in the working directory.
-(cd "$work" && st --config-file "$work/schemathesis.toml" run "$base/openapi.json" \
+(cd "$work" && "$python" -m schemathesis.cli --config-file "$work/schemathesis.toml" run "$base/openapi.json" \
   --header "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing --max-examples "$examples" --seed 42 --request-timeout 10 \

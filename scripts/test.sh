@@ -77,7 +77,7 @@ if [ -n "${JAM_TEST_DATABASE_URL:-}" ]; then
 fi
 
 echo "==> crash-and-restart soak, 1 minute (scripts/soak.sh)"
-scripts/soak.sh 1 --kill-max 30
+timeout 600 scripts/soak.sh 1 --kill-max 30
 
 echo "==> the single-file release build, run from an empty folder with the build folders hidden"
 scripts/release.sh --check
@@ -86,10 +86,10 @@ echo "==> web client in two headless browsers"
 scripts/browser-tests.sh
 
 echo "==> the REST API against /openapi.json (schemathesis, scripts/api-check.sh)"
-scripts/api-check.sh
+timeout 900 scripts/api-check.sh
 
 echo "==> fuzzing every parser strangers reach, 20 s per target (scripts/fuzz.sh)"
-scripts/fuzz.sh "${JAM_FUZZ_SECONDS:-20}"
+timeout 1800 scripts/fuzz.sh "${JAM_FUZZ_SECONDS:-20}"
 
 echo "==> Swift tests"
 # A hung test must fail the run with a diagnosis, not stall CI: after the limit the

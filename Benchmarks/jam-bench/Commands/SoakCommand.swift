@@ -126,7 +126,7 @@ struct SoakCommand: AsyncParsableCommand {
             var hostAPI = JamAPI(server: url)
             let host = try await hostAPI.signIn(displayName: "Host \(session)")
             let view = try await hostAPI.createSession(
-                CreateSessionRequest(name: "Soak \(session)", settings: SettingsPatch(maxMembers: members + 10, maxQueuedPerMember: 50)))
+                CreateSessionRequest(name: "Soak \(session)", settings: SettingsPatch(maxMembers: members + 10)))
             ids.append(view.session.id)
             people.append(SoakMember(
                 index: people.count, session: session, isHost: true, api: hostAPI, sessionId: view.session.id, me: host.userId, seed: seed &+ 1_000))

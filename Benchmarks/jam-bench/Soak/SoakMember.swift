@@ -37,6 +37,10 @@ final class SoakMember: Sendable {
             do {
                 switch roll {
                 case 0..<35:
+                    // The queue stays as long as the per-member limit lets it (a host has
+                    // none, so it keeps to the same), so the load does not grow with time.
+                    let me = client.me
+                    guard let queue = await client.mirror.view?.queue, queue.count(where: { $0.addedBy.userId == me }) < 20 else { continue }
                     count += 1
                     let track = Track(
                         id: "soak-\(index)-\(count)", name: "Soak \(index).\(count)", artist: "Member \(index)",

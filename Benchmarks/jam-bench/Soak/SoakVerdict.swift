@@ -21,35 +21,50 @@ enum SoakVerdict {
         }
 
         var description: String {
-            "playing \(nowPlaying ?? "nothing"), queue \(queue), \(members.count) members, history \(history.count), my votes \(myVotes.count)"
+            "playing \(nowPlaying ?? "nothing"), \(queue.count) queued, \(members.count) members, history \(history.count), my votes \(myVotes.count)"
+        }
+
+        /// Where `other` first differs from this, in a few words.
+        func difference(from other: Shape) -> String {
+            if nowPlaying != other.nowPlaying { return "playing \(nowPlaying ?? "nothing") / \(other.nowPlaying ?? "nothing")" }
+            if queue != other.queue {
+                let index = queue.indices.first { $0 >= other.queue.count || queue[$0] != other.queue[$0] } ?? queue.count
+                let mine = index < queue.count ? queue[index] : "end", theirs = index < other.queue.count ? other.queue[index] : "end"
+                return "queue (\(queue.count) / \(other.queue.count) items) at \(index): \(mine) / \(theirs)"
+            }
+            if members != other.members { return "members \(members) / \(other.members)" }
+            if history != other.history { return "history (\(history.count) / \(other.history.count) entries)" }
+            return "my votes (\(myVotes.count) / \(other.myVotes.count))"
         }
     }
 
-    /// Waits (bounded) until every member's mirror shows what the server shows that member;
-    /// returns the members that never agreed, with both views.
+    /// Waits (bounded) until each member's mirror shows what the server shows that member at
+    /// the same moment (the mirror before or after the server's answer, as the session keeps
+    /// advancing); returns the members that never agreed, with their first difference.
     static func mirrorsAgree(_ members: [SoakMember], sessionIds: [SessionID], within timeout: Duration) async -> [String] {
         let deadline = ContinuousClock.now + timeout
         var disagreements: [String] = []
-        repeat {
-            disagreements = []
-            for member in members {
-                let id = sessionIds[member.session]
-                guard await member.client.phase == .connected, let mirror = await member.client.mirror.view else {
-                    disagreements.append("member \(member.index): not connected (\(await member.client.phase))")
-                    continue
-                }
+        for member in members {
+            var last = "never compared"
+            while true {
+                let before = await member.client.mirror.view
+                let phase = await member.client.phase
                 do {
-                    let server = try await member.api.session(id)
-                    if Shape(mirror) != Shape(server) {
-                        disagreements.append("member \(member.index): client \(Shape(mirror)) / server \(Shape(server))")
-                    }
+                    let server = Shape(try await member.api.session(sessionIds[member.session]))
+                    let after = await member.client.mirror.view
+                    let mirrors = [before, after].compactMap { $0 }.map(Shape.init)
+                    if phase == .connected, mirrors.contains(server) { break }
+                    last = phase != .connected ? "not connected (\(phase))" : mirrors.last.map { "client / server: \($0.difference(from: server))" } ?? "no view"
                 } catch {
-                    disagreements.append("member \(member.index): the server's view failed: \(error)")
+                    last = "the server's view failed: \(error)"
                 }
+                guard ContinuousClock.now < deadline else {
+                    disagreements.append("member \(member.index): \(last)")
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(100))
             }
-            if disagreements.isEmpty { return [] }
-            try? await Task.sleep(for: .milliseconds(250))
-        } while ContinuousClock.now < deadline
+        }
         return disagreements
     }
 
