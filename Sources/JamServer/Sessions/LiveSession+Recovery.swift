@@ -47,6 +47,7 @@ extension LiveSession {
         var answers = AnswerCache()
         for answer in start.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         var lastLsn = start.lsn
+        var replayed = 0
         var ring: [(seq: Int64, bytes: ByteBuffer)] = []
         var replayWire = makeWire(state.epoch)
         for record in stored.records where record.lsn > start.lsn {
@@ -74,12 +75,17 @@ extension LiveSession {
                 throw JamError(.internal, "the session \(id) could not be replayed from the store")
             }
             lastLsn = record.lsn
+            replayed += 1
             if let answer = record.answer { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         }
         let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(state.epoch), environment: environment, eventLoop: eventLoop)
         session.assumeIsolated { session in
             session.answers = answers
             session.indexed = entry
+            // What was replayed counts towards the next snapshot: a server killed before each
+            // one would otherwise never write one, and every start would replay more.
+            session.recordsSinceSnapshot = replayed
+            session.eventsSinceSnapshot = Int(state.seq - start.seq)
             session.outbox.restoreRing(ring)
             session.role = role
             if role == .owner { session.resume() }
