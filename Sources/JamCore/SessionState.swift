@@ -59,7 +59,7 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var deviceLeads: [DeviceLead]?
 
     /// Most history entries kept.
-    public static let historyLimit = 100
+    public static let historyLimit = SessionView.historyLimit
     /// Most remembered nonces per session.
     public static let nonceLimit = 4096
 

@@ -303,3 +303,15 @@ public struct SessionView: Codable, Hashable, Sendable {
         self.deviceDelays = deviceDelays
     }
 }
+
+extension SessionView {
+    /// Most `history` entries a session keeps and a view carries; a client keeping a view
+    /// current from events drops the oldest beyond it, as the server does.
+    public static let historyLimit = 100
+
+    /// Appends `entry` to the history, dropping the oldest beyond `historyLimit`.
+    public mutating func recordHistory(_ entry: HistoryEntry) {
+        history.append(entry)
+        if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
+    }
+}

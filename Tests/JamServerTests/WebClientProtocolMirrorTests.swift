@@ -38,6 +38,9 @@ import Testing
         #expect(Set(commands.values) == Set(ClientCommandType.allCases.map(\.rawValue)))
         let codes = try Self.frozenObject("ErrorCode", in: source)
         #expect(Set(codes.values) == Set(ErrorCode.allCases.map(\.rawValue)))
+        #expect(source.contains("export const HISTORY_LIMIT = \(SessionView.historyLimit);"))
+        let auth = try Self.frozenObject("SocketAuth", in: source)
+        #expect(auth == ["protocolName": SocketAuth.protocolName, "tokenPrefix": SocketAuth.tokenPrefix])
         let statuses = try Self.frozenObject("ERROR_STATUS", in: source)
         for code in ErrorCode.allCases {
             #expect(statuses[code.rawValue] == String(code.httpStatus), "\(code)")

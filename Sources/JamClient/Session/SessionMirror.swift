@@ -99,7 +99,7 @@ public struct SessionMirror: Sendable, Equatable {
                 // Announced to follow the current item without a gap.
                 view.upNext = announced
             } else {
-                if let previous = prepare.previous { view.history.append(previous) }
+                if let previous = prepare.previous { view.recordHistory(previous) }
                 view.nowPlaying = announced
                 if view.upNext?.item.id == prepare.item.id { view.upNext = nil }
                 view.skipRequests = SkipRequestsView(count: 0, needed: view.skipRequests.needed, mine: false)
@@ -118,7 +118,7 @@ public struct SessionMirror: Sendable, Equatable {
         case .seek(let change):
             update(&view, change, state: nil)
         case .stopped(let stopped):
-            if let previous = stopped.previous { view.history.append(previous) }
+            if let previous = stopped.previous { view.recordHistory(previous) }
             view.nowPlaying = nil
             view.upNext = nil
         case .skipRequests(let requests):

@@ -2,7 +2,7 @@
 // seq order (JamClient's SessionMirror): stateSync always, duplicates dropped, a
 // gap reported so the caller resumes with hello {lastSeq}, events of an older
 // epoch consumed without effect.
-import { DIRECT_EVENTS, Event, PlaybackState, Role } from './protocol.js';
+import { DIRECT_EVENTS, Event, HISTORY_LIMIT, PlaybackState, Role } from './protocol.js';
 
 export const Applied = Object.freeze({
   applied: 'applied', duplicate: 'duplicate', stale: 'stale', gap: 'gap', direct: 'direct',
@@ -95,7 +95,7 @@ export class SessionMirror {
           // Announced to follow the current item without a gap.
           view.upNext = announced;
         } else {
-          if (data.previous) view.history = [...(view.history || []), data.previous];
+          if (data.previous) view.history = [...(view.history || []), data.previous].slice(-HISTORY_LIMIT);
           view.nowPlaying = announced;
           if (view.upNext && view.upNext.item.id === data.item.id) view.upNext = null;
           view.skipRequests = { count: 0, needed: view.skipRequests.needed, mine: false };
@@ -117,7 +117,7 @@ export class SessionMirror {
         moveTimeline(view, data, null);
         break;
       case Event.stopped:
-        if (data.previous) view.history = [...(view.history || []), data.previous];
+        if (data.previous) view.history = [...(view.history || []), data.previous].slice(-HISTORY_LIMIT);
         view.nowPlaying = null;
         view.upNext = null;
         break;

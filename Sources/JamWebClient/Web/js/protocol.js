@@ -215,6 +215,9 @@ export function socketProtocols(token) {
   return [SocketAuth.protocolName, SocketAuth.tokenPrefix + token];
 }
 
+/** Most history entries a session keeps (Swift's `SessionView.historyLimit`); the mirror drops older ones too. */
+export const HISTORY_LIMIT = 100;
+
 /** The realtime endpoint's path. */
 export function realtimePath(sessionId) {
   return `/api/v1/sessions/${encodeURIComponent(sessionId)}/realtime`;
