@@ -12,13 +12,21 @@ final class SoakMember: Sendable {
     let isHost: Bool
     let api: JamAPI
     let client: SessionClient
+    /// A member who joins during the run: how long after the start, and the code to join with.
+    let lateJoin: (after: Duration, code: String)?
     private let stopping = Atomic<Bool>(false)
+    private let joined: Atomic<Bool>
 
-    init(index: Int, session: Int, isHost: Bool, api: JamAPI, sessionId: SessionID, me: UserID, seed: UInt64) {
+    init(
+        index: Int, session: Int, isHost: Bool, api: JamAPI, sessionId: SessionID, me: UserID, seed: UInt64,
+        lateJoin: (after: Duration, code: String)? = nil
+    ) {
         self.index = index
         self.session = session
         self.isHost = isHost
         self.api = api
+        self.lateJoin = lateJoin
+        joined = Atomic(lateJoin == nil)
         client = SessionClient(
             api: api, sessionId: sessionId, me: me, transport: NIOWebSocketTransport(), backoff: Backoff(baseMs: 100, capMs: 2_000), seed: seed)
     }
@@ -26,12 +34,41 @@ final class SoakMember: Sendable {
     /// Ends the loop after the command under way.
     func stop() { stopping.store(true, ordering: .relaxed) }
 
+    /// True once a member of the session (late joiners join during the run).
+    var isMember: Bool { joined.load(ordering: .relaxed) }
+
+    /// Holds the member's socket once it is a member, until cancelled.
+    func connect() async {
+        while !isMember {
+            if Task.isCancelled { return }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        _ = try? await client.run()
+    }
+
+    /// A late joiner joins over REST at its time (again and again while the server is down).
+    private func joinWhenDue(ledger: SoakLedger) async {
+        guard let lateJoin else { return }
+        try? await Task.sleep(for: lateJoin.after)
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                _ = try await api.join(code: lateJoin.code)
+                joined.store(true, ordering: .relaxed)
+                await ledger.joined()
+                return
+            } catch {
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
     /// Adds, votes, skips (or asks to) and drops its socket now and then, a few times a
     /// second, until stopped; records every answer in `ledger`.
     func act(ledger: SoakLedger, seed: UInt64) async {
         var random = SeededRandom(seed: seed)
         var count = 0
-        while !stopping.load(ordering: .relaxed) {
+        await joinWhenDue(ledger: ledger)
+        while !stopping.load(ordering: .relaxed), isMember {
             try? await Task.sleep(for: .milliseconds(Int.random(in: 150...600, using: &random)))
             let roll = Int.random(in: 0..<100, using: &random)
             do {
