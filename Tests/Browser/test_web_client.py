@@ -341,3 +341,29 @@ def test_a_song_that_failed_to_load_is_fetched_again(base_url, browsers):
     wait_for(dana, lambda d: debug(d)["phase"] == "playing", 10, "the retried song did not play")
     # The blocked request is logged by Chromium; nothing else may be.
     assert_clean_console(dana, allow=("/audio - Failed to load resource",))
+
+
+def test_a_token_past_half_its_life_is_refreshed_and_the_page_reconnects_with_it(base_url, browsers):
+    alice = browsers.open("alice")
+    create_session(alice, base_url, "Alice")
+    before = alice.execute_script("return JSON.parse(localStorage.getItem('openjam.identity'));")
+    assert before["refreshAt"] > alice.execute_script("return Date.now();"), before
+    # Half its life gone: the next load swaps it for a fresh one before anything else.
+    alice.execute_script("""
+        const identity = JSON.parse(localStorage.getItem('openjam.identity'));
+        identity.refreshAt = Date.now() - 1000;
+        localStorage.setItem('openjam.identity', JSON.stringify(identity));""")
+    alice.refresh()
+    wait_connected(alice)
+    after = alice.execute_script("return JSON.parse(localStorage.getItem('openjam.identity'));")
+    assert after["userId"] == before["userId"], "a refresh keeps the member"
+    assert after["token"] != before["token"], "the token was not refreshed"
+    assert after["refreshAt"] > alice.execute_script("return Date.now();"), after
+    # The socket came up with the new token in its subprotocol: a token in the URL is refused.
+    status = alice.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const session = JSON.parse(localStorage.getItem('openjam.session'));
+        fetch('/api/v1/sessions/' + session.id, {headers: {Authorization: 'Bearer ' + arguments[0]}}).then(r => done(r.status));""",
+        after["token"])
+    assert status == 200
+    assert_clean_console(alice)
