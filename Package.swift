@@ -75,6 +75,19 @@ let package = Package(
             ]
         ),
         .target(
+            name: "JamQueueIT",
+            dependencies: [
+                "JamProtocol", "JamCore", "JamMedia", "JamServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "JamClient",
             dependencies: ["JamProtocol", .product(name: "Logging", package: "swift-log")]
         ),
@@ -90,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "jam",
             dependencies: [
-                "JamServer", "JamPirateRadio", "JamClient", "JamClientNIO", "JamQR",
+                "JamServer", "JamPirateRadio", "JamQueueIT", "JamClient", "JamClientNIO", "JamQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -147,6 +160,14 @@ let package = Package(
             name: "JamClientTests",
             dependencies: [
                 "JamClient", "JamClientNIO", "JamServer", "JamTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "QueueITProfileTests",
+            dependencies: [
+                "JamQueueIT", "JamServer", "JamCore", "JamProtocol", "JamTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ]
         ),
         .testTarget(

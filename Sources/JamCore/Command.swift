@@ -20,6 +20,9 @@ public enum Command: Hashable, Sendable, Codable {
     case skip
     /// A member asks to skip the current item.
     case requestSkip
+    /// The host's device played the current item to its end (host-device sessions); the
+    /// next one starts. Nothing current: nothing happens, so a repeated finish is harmless.
+    case finish
     /// Start the queue (or resume when paused).
     case play
     /// Hold the timeline.

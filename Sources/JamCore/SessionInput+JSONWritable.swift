@@ -69,6 +69,7 @@ extension Command: JSONWritable {
                 }
             case .skip: Self.empty("skip", &json)
             case .requestSkip: Self.empty("requestSkip", &json)
+            case .finish: Self.empty("finish", &json)
             case .play: Self.empty("play", &json)
             case .pause: Self.empty("pause", &json)
             case .resume: Self.empty("resume", &json)

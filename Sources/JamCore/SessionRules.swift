@@ -10,6 +10,10 @@ public struct SessionRules: Codable, Hashable, Sendable {
         /// The DJ's device sets the timeline (prepare, commit, pause, resume, seek); the server
         /// keeps it and advances to the queue head when an item ends.
         case djDriven
+        /// The host's device plays (a foreign app with its own player): the first add becomes
+        /// current at once, and an item ends only when the host says it finished or skips it,
+        /// or enough members ask to skip. Every member counts for skip requests, socket or not.
+        case hostDevice
     }
 
     /// Who starts items.

@@ -46,13 +46,15 @@ extension SessionState {
             try vote(itemId, value: value, by: user, at: now, into: &outcome)
         case .skip:
             try requireHostControls(role, "skip")
-            if rules.startMode == .djDriven {
-                try djSkip(at: now, into: &outcome)
-            } else {
-                try hostSkip(at: now, into: &outcome)
+            switch rules.startMode {
+            case .djDriven: try djSkip(at: now, into: &outcome)
+            case .scheduled, .hostDevice: try hostSkip(at: now, into: &outcome)
             }
         case .requestSkip:
             try requestSkip(by: user, at: now, into: &outcome)
+        case .finish:
+            try requireHostControls(role, "finish a track")
+            try finish(at: now, into: &outcome)
         case .play:
             try requireHostControls(role, "start playback")
             try play(at: now, into: &outcome)

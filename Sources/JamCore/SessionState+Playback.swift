@@ -45,6 +45,10 @@ extension SessionState {
 
     /// Ends the current item now and starts the next one (or stops).
     mutating func skipCurrent(at now: Millis, into outcome: inout Outcome) {
+        if rules.startMode == .hostDevice {
+            hostDeviceNext(retiring: .skipped, at: now, into: &outcome)
+            return
+        }
         let previous = retireCurrent(.skipped, endedAt: now)
         let next: ItemRecord?
         if let upNext {
@@ -76,7 +80,7 @@ extension SessionState {
 
     /// Skips the current item once requests from connected members reach the threshold.
     mutating func evaluateSkipRequests(at now: Millis, into outcome: inout Outcome) {
-        guard current != nil, !skipRequests.isEmpty, connectedCount > 0 else { return }
+        guard current != nil, !skipRequests.isEmpty, skipVoterCount > 0 else { return }
         if skipRequestCount >= skipRequestsNeeded {
             skipCurrent(at: now, into: &outcome)
         }
@@ -194,9 +198,15 @@ extension SessionState {
     }
 
     mutating func advanceTimeline(to now: Millis, into outcome: inout Outcome) {
-        if rules.startMode == .djDriven {
+        switch rules.startMode {
+        case .djDriven:
             djAdvance(to: now, into: &outcome)
             return
+        case .hostDevice:
+            // Only the host's device knows when an item ends.
+            return
+        case .scheduled:
+            break
         }
         // Each pass moves one step; a restart after a long outage may need many.
         for _ in 0..<10_000 {
@@ -243,7 +253,11 @@ extension SessionState {
 
     func timelineDeadline() -> Millis? {
         guard let current else { return nil }
-        if rules.startMode == .djDriven { return current.endsAt }
+        switch rules.startMode {
+        case .djDriven: return current.endsAt
+        case .hostDevice: return nil
+        case .scheduled: break
+        }
         switch current.state {
         case .paused: return nil
         case .preparing: return current.commitBy

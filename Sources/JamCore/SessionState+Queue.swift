@@ -39,6 +39,10 @@ extension SessionState {
             // Nothing plays: the first track added starts at once.
             start(item, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
             emitQueue(at: now, into: &outcome)
+        } else if current == nil && rules.startMode == .hostDevice {
+            // The host's device plays it as soon as it hears of it.
+            playAtOnce(item, at: now, previous: nil, into: &outcome)
+            emitQueue(at: now, into: &outcome)
         } else {
             queue.append(item)
             emitQueue(at: now, into: &outcome)
@@ -83,6 +87,11 @@ extension SessionState {
     mutating func vote(_ itemId: ItemID, value: Int, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         try Validate.vote(value)
         guard let index = queue.firstIndex(where: { $0.id == itemId }) else {
+            if rules.startMode == .hostDevice, current?.item.id == itemId {
+                // Its app shows votes on what plays too; they rank nothing, so no reason changes.
+                voteOnCurrent(value: value, by: user, at: now, into: &outcome)
+                return
+            }
             if current?.item.id == itemId || upNext?.item.id == itemId {
                 throw JamError(.conflict, "votes only apply to queued items; this one is playing")
             }

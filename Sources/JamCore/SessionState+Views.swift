@@ -28,17 +28,27 @@ extension SessionState {
             hostDisplayName: member(hostId)?.displayName ?? "", settings: settings, createdAt: createdAt)
     }
 
-    /// Skip requests that count: those of connected members.
+    /// Skip requests that count: those of members who may ask (`skipVoterCount`).
     public var skipRequestCount: Int {
-        members.reduce(0) { $0 + ($1.connected && skipRequests.contains($1.userId) ? 1 : 0) }
+        members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
     }
 
-    /// Requests needed to skip: strictly more than `skipThreshold` of the connected members,
-    /// never more than there are connected members, at least one.
+    /// Members whose skip requests count: the connected ones, or every member where the
+    /// host's device plays (its app's members need no socket).
+    public var skipVoterCount: Int {
+        rules.startMode == .hostDevice ? members.count : connectedCount
+    }
+
+    private func countsForSkip(_ member: MemberRecord) -> Bool {
+        rules.startMode == .hostDevice || member.connected
+    }
+
+    /// Requests needed to skip: strictly more than `skipThreshold` of the members who may
+    /// ask, never more than there are of them, at least one.
     public var skipRequestsNeeded: Int {
-        let connected = connectedCount
-        let needed = Int((settings.skipThreshold * Double(connected)).rounded(.down)) + 1
-        return max(1, min(needed, connected))
+        let voters = skipVoterCount
+        let needed = Int((settings.skipThreshold * Double(voters)).rounded(.down)) + 1
+        return max(1, min(needed, voters))
     }
 
     /// The whole session as `viewer` sees it.

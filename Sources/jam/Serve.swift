@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JamPirateRadio
+import JamQueueIT
 import JamServer
 import Logging
 import Metrics
@@ -26,6 +27,10 @@ struct Serve: AsyncParsableCommand {
             --profile pirate-radio speaks the PirateRadio app's protocol (docs/PIRATE_RADIO.md)
             and also reads PORT and JWT_SECRET like that app's server. Its sign-in trusts the
             user id a client sends, so it is off unless asked for.
+
+            --profile queueit speaks the QueueIT app's REST API and socket (docs/QUEUEIT.md);
+            OpenJam's guest tokens stand in for its Supabase sign-in, and the host's phone
+            plays, so it too is off unless asked for.
             """
     )
 
@@ -47,7 +52,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (JAM_LOG_LEVEL).")
     var logLevel: String?
 
-    @Option(help: "openjam (default) or pirate-radio (JAM_PROFILE).")
+    @Option(help: "openjam (default), pirate-radio or queueit (JAM_PROFILE).")
     var profile: String?
 
     @Option(name: .customLong("music"), help: "A music folder; repeat for more (JAM_MUSIC, ':'-separated). Without one, a built-in demo library plays.")
@@ -102,8 +107,8 @@ struct Serve: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         var configuration = ServerConfiguration()
         let profileName = profile ?? environment["JAM_PROFILE"] ?? "openjam"
-        guard profileName == "openjam" || profileName == "pirate-radio" else {
-            throw ValidationError("unknown profile \"\(profileName)\"; use openjam or pirate-radio")
+        guard ["openjam", "pirate-radio", "queueit"].contains(profileName) else {
+            throw ValidationError("unknown profile \"\(profileName)\"; use openjam, pirate-radio or queueit")
         }
         let pirate = profileName == "pirate-radio"
         if pirate {
@@ -183,6 +188,8 @@ struct Serve: AsyncParsableCommand {
             options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? options.gracePeriodMs
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
             configuration.profile = PirateRadioProfile(options: options)
+        } else if profileName == "queueit" {
+            configuration.profile = QueueITProfile()
         }
         if let text = environment["JAM_SOCKET_LIMITS"] {
             // Load tests send far faster than people; production keeps the limits.

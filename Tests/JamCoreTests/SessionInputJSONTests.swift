@@ -18,7 +18,7 @@ struct SessionInputJSONTests {
         .add(track: track(1), nonce: "n-1", itemId: itemID(1)),
         .add(track: Track(id: "x", name: "Bare", artist: "", source: .spotify), nonce: "n\n2", itemId: itemID(2)),
         .add(track: Track(id: "lib", name: "Full", artist: "A", album: "Al", durationMs: 5, artworkURL: "https://a/b", isrc: "I", source: .library), nonce: "n", itemId: itemID(3)),
-        .remove(itemId: itemID(4)), .vote(itemId: itemID(5), value: -1), .skip, .requestSkip, .play, .pause, .resume,
+        .remove(itemId: itemID(4)), .vote(itemId: itemID(5), value: -1), .skip, .requestSkip, .finish, .play, .pause, .resume,
         .seek(positionMs: 12_345), .ready(epoch: 7),
         .syncReport(SyncReport(epoch: 3, offsetMs: -1.25, errorMs: 0.5, driftMs: 1e-7)),
         .updateSettings(SettingsPatch()),

@@ -40,12 +40,18 @@ public struct JamRequestContext: RequestContext {
 }
 
 /// Reads `Authorization: Bearer <token>` into the context (a `?token=` is refused as invalid).
-struct AuthMiddleware: RouterMiddleware {
+package struct AuthMiddleware: RouterMiddleware {
     let signer: TokenSigner
     let clock: any ServerClock
     let maxBodyBytes: Int
 
-    func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+    package init(signer: TokenSigner, clock: any ServerClock, maxBodyBytes: Int) {
+        self.signer = signer
+        self.clock = clock
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         context.maxBodyBytes = maxBodyBytes
         context.authentication = authenticate(request)

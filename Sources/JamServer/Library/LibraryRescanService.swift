@@ -6,13 +6,20 @@ import ServiceLifecycle
 /// Rescans the music folders every `interval`, so music added, changed or removed
 /// while the server runs is offered (and no longer offered) without a restart.
 /// Unchanged files are not read again, which keeps a rescan to a walk of the folders.
-struct LibraryRescanService: Service {
+package struct LibraryRescanService: Service {
     let catalog: LibraryCatalog
     let registry: SessionRegistry
     let interval: Duration
     let logger: Logger
 
-    func run() async throws {
+    package init(catalog: LibraryCatalog, registry: SessionRegistry, interval: Duration, logger: Logger) {
+        self.catalog = catalog
+        self.registry = registry
+        self.interval = interval
+        self.logger = logger
+    }
+
+    package func run() async throws {
         while !Task.isShuttingDownGracefully {
             do {
                 // A shutdown must not wait out the interval.

@@ -4,11 +4,16 @@ import Hummingbird
 /// a stranger guessing tokens or hammering the library and audio routes gets 429 with
 /// `Retry-After`, while signed-in members are limited per member instead. The web client's
 /// own files are left out: a party behind one router loads them all at once.
-struct AnonymousRequestLimit: RouterMiddleware {
+package struct AnonymousRequestLimit: RouterMiddleware {
     let limiter: RateLimiter
     let limit: (count: Int, window: Int)
 
-    func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+    package init(limiter: RateLimiter, limit: (count: Int, window: Int)) {
+        self.limiter = limiter
+        self.limit = limit
+    }
+
+    package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
         if case .user = context.authentication {
             return try await next(request, context)
         }

@@ -59,7 +59,7 @@ struct CommandBudget {
             case .requestSkip: [.skipRequest]
             case .all(let commands): commands.flatMap(of)
             case .join, .leave, .connect, .disconnect, .remove, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
-                .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .djPrepare, .djTimeline, .end:
+                .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .djPrepare, .djTimeline, .end, .finish:
                 [.other]
             }
         }

@@ -2,7 +2,7 @@ import JamProtocol
 
 /// Thrown when a caller exceeds a limit; becomes 429 with `Retry-After`.
 package struct RateLimitedError: Error {
-    let retryAfter: Int
+    package let retryAfter: Int
 }
 
 /// Fixed-window counters per key ("join:127.0.0.1", "create:<user>").

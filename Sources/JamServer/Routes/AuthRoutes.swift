@@ -4,14 +4,22 @@ import JamProtocol
 /// `POST /auth/guest`: a user ID and a signed token for a display name; `POST /auth/refresh`:
 /// a fresh token for the caller's still valid one, so a member who keeps coming back never
 /// has to become somebody new.
-struct AuthRoutes {
+package struct AuthRoutes {
     let signer: TokenSigner
     let clock: any ServerClock
     let ids: any IDGenerator
     let limiter: RateLimiter
     let limits: RateLimits?
 
-    func register(on router: Router<JamRequestContext>) {
+    package init(signer: TokenSigner, clock: any ServerClock, ids: any IDGenerator, limiter: RateLimiter, limits: RateLimits?) {
+        self.signer = signer
+        self.clock = clock
+        self.ids = ids
+        self.limiter = limiter
+        self.limits = limits
+    }
+
+    package func register(on router: Router<JamRequestContext>) {
         router.post("auth/guest") { request, context in
             if let limits {
                 try await limiter.check("guest:\(RouteHelpers.clientAddress(context))", limit: limits.guestAuth)

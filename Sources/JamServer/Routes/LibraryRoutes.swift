@@ -42,7 +42,7 @@ struct LibraryRoutes {
 
 extension LibraryTrack {
     /// The wire form, with the server's artwork URL when the track has a cover.
-    var wireTrack: Track {
+    package var wireTrack: Track {
         track(artworkURL: hasCover ? "/api/v1/tracks/\(id)/artwork" : nil)
     }
 }

@@ -5,12 +5,16 @@ import Logging
 
 /// One structured log line per HTTP request: method, path, status, duration, and the
 /// member and session it concerned when the request names them.
-struct RequestLogMiddleware: RouterMiddleware {
-    typealias Context = JamRequestContext
+package struct RequestLogMiddleware: RouterMiddleware {
+    package typealias Context = JamRequestContext
 
     let logger: Logger
 
-    func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+    package init(logger: Logger) {
+        self.logger = logger
+    }
+
+    package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             let response = try await next(request, context)

@@ -41,6 +41,7 @@ extension Command {
         case .vote: "vote"
         case .skip: "skip"
         case .requestSkip: "requestSkip"
+        case .finish: "finish"
         case .play: "play"
         case .pause: "pause"
         case .resume: "resume"

@@ -206,6 +206,20 @@ public final class SessionRegistry: Service, Sendable {
         }
     }
 
+    /// Every session this node knows that has not ended, live or stored (a profile that keeps
+    /// an index over members reads them all once at start).
+    package var unendedSessionIDs: [SessionID] {
+        index.withLock { index in
+            index.entries.compactMap { id, entry in
+                switch entry {
+                case .live(let session): session.hasEnded ? nil : id
+                case .stored, .loading: id
+                case .ended, .unreadable: nil
+                }
+            }
+        }
+    }
+
     /// Number of sessions that have not ended (live or stored).
     package var liveCount: Int {
         index.withLock { index in
@@ -223,8 +237,10 @@ public final class SessionRegistry: Service, Sendable {
 
     // MARK: Changing sessions
 
-    /// Creates a session hosted by `identity`; returns once it is stored.
-    package func create(by identity: Identity, _ request: CreateSessionRequest) async throws(JamError) -> (LiveSession, SessionView) {
+    /// Creates a session hosted by `identity`; returns once it is stored. `code` is a join
+    /// code the host chose (a profile whose app lets them), kept normalised; it is refused as a conflict
+    /// while a session that has not ended holds it.
+    package func create(by identity: Identity, _ request: CreateSessionRequest, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
         let displayName = try Validate.displayName(request.displayName ?? identity.displayName)
         let name = try request.name.map { (value) throws(JamError) in
             let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -242,9 +258,15 @@ public final class SessionRegistry: Service, Sendable {
         if let cluster, await cluster.tryLock([id]).isEmpty {
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
-        let reserved = cluster == nil ? nil : try await codeFreeOnEveryNode(for: id)
-        let session = index.withLock { index -> LiveSession in
-            let code = reserved ?? Self.uniqueCode(defaults.codes, in: index)
+        let chosenKey = chosen.map(JoinCodes.normalise)
+        if let chosenKey {
+            guard !chosenKey.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
+            if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
+        }
+        let reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
+        let created = index.withLock { index -> LiveSession? in
+            if let chosenKey, index.codes[chosenKey] != nil { return nil }
+            let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index)
             let state = SessionState(
                 id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
                 timing: environment.timing, rules: defaults.rules, now: now)
@@ -254,6 +276,7 @@ public final class SessionRegistry: Service, Sendable {
             index.codeIssuedAt[code] = now
             return session
         }
+        guard let session = created else { throw Self.codeTaken(chosenKey ?? "") }
         Metrics.liveSessions.record(liveCount)
         await session.waitUntilStored()
         return (session, try await session.view(for: identity.userId))
@@ -293,6 +316,10 @@ public final class SessionRegistry: Service, Sendable {
                 }
             }
         }
+    }
+
+    private static func codeTaken(_ code: String) -> JamError {
+        JamError(.conflict, "the join code \(code) is already in use; choose another")
     }
 
     /// A rescan changed the library: new sessions and live ones shuffle the new tracks.

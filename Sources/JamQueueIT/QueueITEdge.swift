@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import JamCore
+import JamProtocol
+import JamServer
+import NIOCore
+
+/// What every QueueIT route needs: who calls, their current session, and answers in its shapes.
+struct QueueITEdge: Sendable {
+    let registry: SessionRegistry
+    let currentSessions: CurrentSessions
+    let limiter: RateLimiter
+    let limits: RateLimits?
+
+    /// The caller, from OpenJam's bearer token (it stands in for the app's Supabase token);
+    /// 401 in its backend's words otherwise.
+    func identity(_ context: JamRequestContext) throws -> Identity {
+        switch context.authentication {
+        case .user(let identity): return identity
+        case .anonymous: throw QueueITError(.unauthorized, "Missing Authorization header")
+        case .invalid(let error): throw QueueITError(.unauthorized, "Invalid token: \(error.message)")
+        }
+    }
+
+    /// Holds the caller to one of its backend's per-user limits when limits are on.
+    func limit(_ name: String, _ user: UserID, _ limit: (count: Int, window: Int)) async throws {
+        guard limits != nil else { return }
+        try await limiter.check("queueit-\(name):\(user)", limit: limit)
+    }
+
+    /// The caller's current session, if they are still one of its members.
+    func currentSession(of user: UserID) async throws -> LiveSession? {
+        guard let id = await currentSessions.current(user) else { return nil }
+        let session: LiveSession
+        do throws(JamError) {
+            session = try await registry.session(id)
+        } catch {
+            guard error.code == .notFound || error.code == .gone else { throw error }
+            currentSessions.clear(user, ifIn: id)
+            return nil
+        }
+        guard await session.snapshot.member(user) != nil else {
+            currentSessions.clear(user, ifIn: id)
+            return nil
+        }
+        return session
+    }
+
+    /// The current session, or `error` when there is none.
+    func requireCurrentSession(of user: UserID, else error: QueueITError = .noActiveSession) async throws -> LiveSession {
+        guard let session = try await currentSession(of: user) else { throw error }
+        return session
+    }
+
+    /// The caller's session becomes `session`; the one they were in before, they leave.
+    func moveIn(_ user: UserID, to session: LiveSession, from previous: LiveSession?) async throws {
+        if let previous, previous.id != session.id { try await leave(user, previous) }
+        currentSessions.set(user, session.id)
+    }
+
+    /// Leaves `session`; having already left, or its having ended, is fine.
+    func leave(_ user: UserID, _ session: LiveSession) async throws {
+        do throws(JamError) {
+            try await session.perform(.leave, by: user)
+        } catch {
+            guard error.code == .notMember || error.code == .gone || error.code == .notFound else { throw error }
+            // Already out: leaving is what was wanted.
+        }
+        currentSessions.clear(user, ifIn: session.id)
+    }
+
+    /// Fails unless the caller may use the host's controls.
+    func requireHost(_ user: UserID, of session: LiveSession) async throws -> SessionState {
+        let state = await session.snapshot
+        guard state.member(user)?.role.hasHostControls == true else { throw QueueITError.notHost }
+        return state
+    }
+
+    /// `CurrentSessionResponse` for the caller.
+    func currentResponse(_ session: LiveSession, for user: UserID) async throws -> Response {
+        let view = await session.inspect { state, wire in
+            QueueITViews.current(state, for: user, lastSkipWasCrowdsourced: (wire as? QueueITWire)?.lastSkipWasCrowdsourced ?? false)
+        }
+        return try Self.json(view)
+    }
+
+    /// A JSON answer in its backend's encoding.
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: try QueueIT.encode(value))))
+    }
+}

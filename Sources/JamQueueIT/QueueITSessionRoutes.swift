@@ -1,0 +1,128 @@
+import Foundation
+import Hummingbird
+import JamCore
+import JamProtocol
+import JamServer
+
+/// QueueIT's `/api/v1/sessions/*`: create with a chosen code, join, current, leave, the
+/// host's controls, skip requests and the host's "song finished".
+struct QueueITSessionRoutes {
+    let edge: QueueITEdge
+
+    /// Its request model's join code: 4–20 characters; control characters are refused too.
+    static func joinCode(_ body: inout QueueITBody) -> String? {
+        guard let code = body.string("join_code", min: 4, max: 20) else { return nil }
+        if code.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            body.refuse("join_code", type: "value_error", "Value error, a join code cannot contain control characters", input: code)
+            return nil
+        }
+        return code
+    }
+
+    func register(on router: Router<JamRequestContext>) {
+        let sessions = router.group("api/v1/sessions")
+
+        sessions.post("create") { request, context in
+            let identity = try edge.identity(context)
+            if let limits = edge.limits { try await edge.limiter.check("create:\(identity.userId)", limit: limits.createSession) }
+            var body = try await QueueITBody.read(request, context: context)
+            let code = Self.joinCode(&body)
+            _ = try body.validated()
+            guard let code else { throw QueueITError(.internalServerError, "Internal server error") }
+            let previous = try await edge.currentSession(of: identity.userId)
+            let session: LiveSession
+            do throws(JamError) {
+                (session, _) = try await edge.registry.create(by: identity, CreateSessionRequest(), code: code)
+            } catch {
+                if error.code == .conflict { throw QueueITError.codeInUse }
+                throw error
+            }
+            try await edge.moveIn(identity.userId, to: session, from: previous)
+            return try await edge.currentResponse(session, for: identity.userId)
+        }
+
+        sessions.post("join") { request, context in
+            let identity = try edge.identity(context)
+            if let limits = edge.limits { try await edge.limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
+            var body = try await QueueITBody.read(request, context: context)
+            let code = Self.joinCode(&body)
+            _ = try body.validated()
+            guard let code else { throw QueueITError(.internalServerError, "Internal server error") }
+            let session: LiveSession
+            do throws(JamError) {
+                session = try await edge.registry.session(code: code)
+            } catch {
+                switch error.code {
+                case .notFound, .gone, .invalidField: throw QueueITError.sessionNotFound
+                default: throw error
+                }
+            }
+            let previous = try await edge.currentSession(of: identity.userId)
+            try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
+            try await edge.moveIn(identity.userId, to: session, from: previous)
+            return try await edge.currentResponse(session, for: identity.userId)
+        }
+
+        sessions.get("current") { _, context in
+            let identity = try edge.identity(context)
+            let session = try await edge.requireCurrentSession(of: identity.userId)
+            return try await edge.currentResponse(session, for: identity.userId)
+        }
+
+        sessions.post("leave") { _, context in
+            let identity = try edge.identity(context)
+            if let session = try await edge.currentSession(of: identity.userId) {
+                try await edge.leave(identity.userId, session)
+            }
+            return try QueueITEdge.json(QueueIT.OK())
+        }
+
+        sessions.patch("control_session") { request, context in
+            let identity = try edge.identity(context)
+            var body = try await QueueITBody.read(request, context: context)
+            let locked = body.optionalBool("is_locked")
+            let skip = body.optionalBool("skip_current_track")
+            let pause = body.optionalBool("pause_playback")
+            _ = try body.validated()
+            let session = try await edge.requireCurrentSession(of: identity.userId)
+            let state = try await edge.requireHost(identity.userId, of: session)
+            var commands: [Command] = []
+            if let locked = locked ?? nil, locked != state.settings.locked {
+                commands.append(.updateSettings(SettingsPatch(locked: locked)))
+            }
+            if let pause = pause ?? nil, let current = state.current {
+                if pause && current.state != .paused { commands.append(.pause) }
+                if !pause && current.state == .paused { commands.append(.resume) }
+            }
+            if skip == true, state.current != nil { commands.append(.skip) }
+            if !commands.isEmpty { try await session.perform(commands.count == 1 ? commands[0] : .all(commands), by: identity.userId) }
+            return try QueueITEdge.json(QueueIT.OK())
+        }
+
+        sessions.post("request_skip") { _, context in
+            let identity = try edge.identity(context)
+            let session = try await edge.requireCurrentSession(of: identity.userId)
+            var skipped = false
+            if await session.snapshot.current != nil {
+                let outcome = try await session.perform(.requestSkip, by: identity.userId)
+                skipped = outcome.events.contains { envelope in
+                    switch envelope.event {
+                    case .playPrepare, .stopped: true
+                    default: false
+                    }
+                }
+            }
+            let state = await session.snapshot
+            return try QueueITEdge.json(QueueIT.SkipResponse(
+                skipRequestCount: state.skipRequestCount, participantCount: max(1, state.members.count), skipped: skipped))
+        }
+
+        sessions.post("song_finished") { _, context in
+            let identity = try edge.identity(context)
+            let session = try await edge.requireCurrentSession(of: identity.userId)
+            _ = try await edge.requireHost(identity.userId, of: session)
+            try await session.perform(.finish, by: identity.userId)
+            return try QueueITEdge.json(QueueIT.OK())
+        }
+    }
+}

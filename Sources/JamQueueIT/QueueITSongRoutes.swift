@@ -1,0 +1,163 @@
+import Foundation
+import Hummingbird
+import JamCore
+import JamMedia
+import JamProtocol
+import JamServer
+
+/// QueueIT's songs, votes and search (`/api/v1/songs/*`, `/api/v1/spotify/search`), and the
+/// small routes its app and health checks call (`/api/v1/users/me`, `/api/v1/ping`).
+struct QueueITSongRoutes {
+    let edge: QueueITEdge
+    let catalog: LibraryCatalog
+
+    /// Its backend's per-user limits (requests per minute).
+    static let addLimit = (count: 30, window: 60)
+    static let voteLimit = (count: 60, window: 60)
+    static let searchLimit = (count: 20, window: 60)
+
+    /// The song in an add request, as OpenJam's track; empty `isrc` and `image_url` (what
+    /// its app sends for a track without them) are accepted and left out.
+    static func track(_ body: inout QueueITBody) throws -> Track {
+        let id = body.string("id")
+        let isrc = body.string("isrc")
+        let name = body.string("name")
+        let artists = body.string("artists")
+        let album = body.string("album")
+        let duration = body.integer("duration_ms", min: 0)
+        let image = body.optionalString("image_url")
+        let source = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")
+        var artwork: String?
+        if let image = image ?? nil, !image.isEmpty {
+            if let url = URL(string: image), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
+                artwork = image
+            } else {
+                body.refuse("image_url", type: "url_parsing", "Input should be a valid URL, relative URL without a base", input: image)
+            }
+        }
+        _ = try body.validated()
+        guard let id, let isrc, let name, let artists, let album, let duration, let source else {
+            throw QueueITError(.internalServerError, "Internal server error")
+        }
+        return Track(
+            id: id, name: name, artist: artists, album: album.isEmpty ? nil : album, durationMs: duration, artworkURL: artwork,
+            isrc: isrc.isEmpty ? nil : isrc, source: source == "apple_music" ? .appleMusic : .spotify)
+    }
+
+    /// The queued song named in the path: a UUID in any case (its app sends upper case).
+    static func songId(_ context: JamRequestContext) throws -> ItemID {
+        let raw = try context.parameters.require("queued_song_id")
+        guard let id = JamID.uuid(raw) else {
+            var error = QueueITError.validation([ValidationIssue(
+                type: "uuid_parsing", loc: [.key("path"), .key("queued_song_id")],
+                msg: "Input should be a valid UUID, invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-]",
+                input: String(decoding: JSONWriter.encode(JSONValue.string(String(raw.prefix(64)))), as: UTF8.self))])
+            error.message = "Validation error"
+            throw error
+        }
+        return id
+    }
+
+    func register(on router: Router<JamRequestContext>) {
+        router.post("api/v1/songs/add") { request, context in
+            let identity = try edge.identity(context)
+            try await edge.limit("add", identity.userId, Self.addLimit)
+            var body = try await QueueITBody.read(request, context: context)
+            let track = try Self.track(&body)
+            let session = try await edge.requireCurrentSession(of: identity.userId, else: QueueITError(.badRequest, "User has no active session"))
+            let itemId = edge.registry.newID()
+            try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId)
+            let song = await session.inspect { state, _ -> QueueIT.QueuedSong? in
+                if let current = state.current, current.item.id == itemId { return QueueITViews.song(current.item, status: "playing", in: state) }
+                return state.queue.first { $0.id == itemId }.map { QueueITViews.song($0, status: "queued", in: state) }
+            }
+            guard let song else { throw QueueITError(.internalServerError, "Failed to build queued song response") }
+            return try QueueITEdge.json(song)
+        }
+
+        router.post("api/v1/songs/:queued_song_id/vote") { request, context in
+            let identity = try edge.identity(context)
+            try await edge.limit("vote", identity.userId, Self.voteLimit)
+            var body = try await QueueITBody.read(request, context: context)
+            let value = body.literal("vote_value", [1, -1])
+            _ = try body.validated()
+            let itemId = try Self.songId(context)
+            return try await vote(itemId, value: Int(value ?? 0), by: identity.userId)
+        }
+
+        router.delete("api/v1/songs/:queued_song_id/vote") { _, context in
+            let identity = try edge.identity(context)
+            let itemId = try Self.songId(context)
+            return try await vote(itemId, value: 0, by: identity.userId)
+        }
+
+        router.get("api/v1/spotify/search") { request, context in
+            let identity = try edge.identity(context)
+            try await edge.limit("search", identity.userId, Self.searchLimit)
+            let (query, limit) = try Self.searchQuery(request.uri.queryParameters)
+            let library = await catalog.library
+            let tracks = library.search(query, limit: limit).map { QueueITViews.track($0.wireTrack) }
+            return try QueueITEdge.json(QueueIT.SearchResults(tracks: tracks))
+        }
+
+        router.get("api/v1/users/me") { _, context in
+            let identity = try edge.identity(context)
+            return try QueueITEdge.json(QueueITViews.user(identity.userId, name: identity.displayName))
+        }
+
+        router.get("api/v1/ping") { _, context in
+            _ = try edge.identity(context)
+            return try QueueITEdge.json(QueueIT.OK())
+        }
+    }
+
+    /// Sets the caller's vote (0 clears it) on a song of their current session.
+    private func vote(_ itemId: ItemID, value: Int, by user: UserID) async throws -> Response {
+        let session = try await edge.requireCurrentSession(of: user, else: .notInSession)
+        let outcome: Outcome
+        do throws(JamError) {
+            outcome = try await session.perform(.vote(itemId: itemId, value: value), by: user)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            // Its database refuses a vote on a song outside the caller's session the same way.
+            throw QueueITError.notInSession
+        }
+        return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: outcome.score ?? 0))
+    }
+
+    /// `q` (at least one character) and `limit` (1–50, default 10), or a 422 listing what is wrong.
+    static func searchQuery(_ parameters: Parameters) throws -> (String, Int) {
+        var issues: [ValidationIssue] = []
+        let q = parameters["q"].map(String.init)
+        if q == nil {
+            issues.append(ValidationIssue(type: "missing", loc: [.key("query"), .key("q")], msg: "Field required", input: "null"))
+        } else if q?.isEmpty == true {
+            issues.append(ValidationIssue(
+                type: "string_too_short", loc: [.key("query"), .key("q")], msg: "String should have at least 1 character", input: "\"\"",
+                ctx: #"{"min_length": 1}"#))
+        }
+        var limit = 10
+        if let text = parameters["limit"].map(String.init) {
+            let input = String(decoding: JSONWriter.encode(JSONValue.string(String(text.prefix(64)))), as: UTF8.self)
+            if let value = Int(text) {
+                if value < 1 {
+                    issues.append(ValidationIssue(
+                        type: "greater_than_equal", loc: [.key("query"), .key("limit")], msg: "Input should be greater than or equal to 1", input: input,
+                        ctx: #"{"ge": 1}"#))
+                } else if value > 50 {
+                    issues.append(ValidationIssue(
+                        type: "less_than_equal", loc: [.key("query"), .key("limit")], msg: "Input should be less than or equal to 50", input: input,
+                        ctx: #"{"le": 50}"#))
+                } else {
+                    limit = value
+                }
+            } else {
+                issues.append(ValidationIssue(
+                    type: "int_parsing", loc: [.key("query"), .key("limit")], msg: "Input should be a valid integer, unable to parse string as an integer",
+                    input: input))
+            }
+        }
+        guard issues.isEmpty, let q else { throw QueueITError.validation(issues) }
+        return (q, limit)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import JamTestSupport
+import Testing
+
+/// Dates as the app's decoder reads them: ISO 8601 with a zone, fractional seconds optional.
+func appDate(_ text: String?) -> Date? {
+    guard let text else { return nil }
+    let fractional = ISO8601DateFormatter()
+    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+}
+
+/// Whether `text` is a lowercase hyphenated UUID.
+func isLowercaseUUID(_ text: String?) -> Bool {
+    guard let text, let uuid = UUID(uuidString: text) else { return false }
+    return uuid.uuidString.lowercased() == text
+}
+
+@Suite("QueueIT: sessions")
+struct SessionTests {
+    @Test("create with a chosen code answers CurrentSessionResponse with every field the app decodes")
+    func createAnswersTheFullCurrentSession() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let answer = try await api.create(ann, code: "PARTY")
+            let json = try api.ok(answer, "create")
+            let session = try #require(json.object("session"), "\(answer)")
+            #expect(isLowercaseUUID(session.string("id")), "\(session)")
+            #expect(session.string("join_code") == "PARTY")
+            let created = try #require(appDate(session.string("created_at")), "created_at must be ISO 8601 with a zone: \(session)")
+            #expect(abs(created.timeIntervalSinceNow) < 60)
+            #expect(session.string("host_provider") == "spotify")
+            let host = try #require(session.object("host"))
+            #expect(host.string("id") == ann.id)
+            #expect(host.string("username") == "Ann")
+            #expect(host.bool("is_anonymous") == false)
+            #expect(host.string("music_provider") == "none")
+            #expect(host.string("storefront") == "us")
+            #expect(json.isNull("current_song"), "current_song must be present as null: \(answer)")
+            #expect(json.objects("queue")?.isEmpty == true)
+            #expect(json.object("my_votes")?.isEmpty == true)
+            #expect(json.int("skip_request_count") == 0)
+            #expect(json.int("participant_count") == 1)
+            #expect(json.bool("user_requested_skip") == false)
+            #expect(json.bool("last_skip_was_crowdsourced") == false)
+            #expect(answer.requestId?.isEmpty == false, "every answer carries X-Request-ID")
+        }
+    }
+
+    @Test("a code in use is 409 in its backend's words, and a code of 3 or 21 characters is a 422 naming the field")
+    func codesAreCheckedLikeItsBackend() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            _ = try await api.hosting(ann, code: "PARTY")
+            let taken = try await api.create(bob, code: "PARTY")
+            #expect(taken.status == 409, "\(taken)")
+            #expect(taken.error == "This join code is already in use. Please choose another.")
+            #expect(taken.json?.int("status_code") == 409)
+            #expect(taken.json?.string("request_id") == taken.requestId)
+
+            for (code, type) in [("abc", "string_too_short"), (String(repeating: "x", count: 21), "string_too_long")] {
+                let refused = try await api.create(bob, code: code)
+                #expect(refused.status == 422, "\(refused)")
+                #expect(refused.error == "Validation error")
+                let detail = try #require(refused.json?.objects("detail")?.first, "\(refused)")
+                #expect(detail.string("type") == type)
+                #expect(detail["loc"] as? [String] == ["body", "join_code"])
+                #expect(detail.string("input") == code)
+            }
+            let missing = try await api.request("POST", "/api/v1/sessions/create", token: bob.token)
+            #expect(missing.status == 422, "\(missing)")
+            #expect(missing.json?.objects("detail")?.first?["loc"] as? [String] == ["body"])
+            let notJSON = try await api.send("POST", "/api/v1/sessions/create", as: bob, text: "join_code=PARTY")
+            #expect(notJSON.status == 422, "\(notJSON)")
+            #expect(notJSON.json?.objects("detail")?.first?.string("type") == "json_invalid")
+            // Nothing of the refused attempts was created: Bob has no session.
+            #expect(try await api.current(bob).status == 404)
+        }
+    }
+
+    @Test("join by code makes the session current; an unknown code is 404 Session not found")
+    func joinMakesTheSessionCurrent() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let id = try await api.hosting(ann, code: "Party-Time")
+            let unknown = try await api.join(bob, code: "NOPE1")
+            #expect(unknown.status == 404, "\(unknown)")
+            #expect(unknown.error == "Session not found")
+            // Codes are read as people type them: any case, with or without the dash.
+            let joined = try api.ok(try await api.join(bob, code: "party-time"), "join")
+            #expect(joined.object("session")?.string("id") == id)
+            #expect(joined.int("participant_count") == 2)
+            let current = try api.ok(try await api.current(bob), "current")
+            #expect(current.object("session")?.string("id") == id)
+            #expect(current.object("session")?.object("host")?.string("id") == ann.id)
+        }
+    }
+
+    @Test("joining or creating another session leaves the one before")
+    func movingOnLeavesThePreviousSession() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let cat = try await api.signIn("Cat")
+            _ = try await api.hosting(ann, code: "FIRST")
+            _ = try await api.hosting(cat, code: "SECOND")
+            _ = try api.ok(try await api.join(bob, code: "FIRST"), "join first")
+            #expect(try api.ok(try await api.current(ann), "current").int("participant_count") == 2)
+            _ = try api.ok(try await api.join(bob, code: "SECOND"), "join second")
+            #expect(try api.ok(try await api.current(ann), "current").int("participant_count") == 1)
+            #expect(try api.ok(try await api.current(cat), "current").int("participant_count") == 2)
+            let third = try await api.hosting(bob, code: "THIRD")
+            #expect(try api.ok(try await api.current(bob), "current").object("session")?.string("id") == third)
+            #expect(try api.ok(try await api.current(cat), "current").int("participant_count") == 1)
+        }
+    }
+
+    @Test("leave always answers {ok: true}; afterwards current is 404 No active session")
+    func leaveEndsTheCurrentSession() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            let left = try await api.leave(bob)
+            #expect(left.status == 200)
+            #expect(left.text == #"{"ok":true}"#, "the app decodes [String: Bool]: \(left)")
+            let none = try await api.current(bob)
+            #expect(none.status == 404, "\(none)")
+            #expect(none.error == "No active session")
+            #expect(try await api.leave(bob).text == #"{"ok":true}"#)
+            #expect(try api.ok(try await api.current(ann), "current").int("participant_count") == 1)
+        }
+    }
+
+    @Test("without a token every route is 401 Missing Authorization header; a bad token is 401 Invalid token")
+    func everyRouteNeedsAToken() async throws {
+        try await QueueITServer.with { api, _ in
+            let routes: [(String, String)] = [
+                ("POST", "/api/v1/sessions/create"), ("POST", "/api/v1/sessions/join"), ("GET", "/api/v1/sessions/current"),
+                ("POST", "/api/v1/sessions/leave"), ("PATCH", "/api/v1/sessions/control_session"), ("POST", "/api/v1/sessions/request_skip"),
+                ("POST", "/api/v1/sessions/song_finished"), ("POST", "/api/v1/songs/add"),
+                ("POST", "/api/v1/songs/6F9619FF-8B86-D011-B42D-00CF4FC964FF/vote"),
+                ("DELETE", "/api/v1/songs/6F9619FF-8B86-D011-B42D-00CF4FC964FF/vote"), ("GET", "/api/v1/spotify/search?q=a"),
+                ("GET", "/api/v1/users/me"),
+            ]
+            for (method, path) in routes {
+                let missing = try await api.request(method, path, token: nil, body: Data("{}".utf8))
+                #expect(missing.status == 401, "\(method) \(path): \(missing)")
+                #expect(missing.error == "Missing Authorization header", "\(method) \(path): \(missing)")
+                let bad = try await api.request(method, path, token: "not.a.token", body: Data("{}".utf8))
+                #expect(bad.status == 401, "\(method) \(path): \(bad)")
+                #expect(bad.error?.hasPrefix("Invalid token: ") == true, "\(method) \(path): \(bad)")
+            }
+        }
+    }
+
+    @Test("a member's current session, votes and queue survive a restart")
+    func theCurrentSessionSurvivesARestart() async throws {
+        let folder = TestServer.makeDataDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (ann, bob, songId) = try await TestServer.with(dataDirectory: folder, configure: { $0.profile = QueueITProfileForTests.make() }) { server in
+            let api = QueueITAPI(base: server.baseURL)
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            let queued = try await api.added(bob, song(2))
+            _ = try api.ok(try await api.vote(ann, queued, 1), "vote")
+            return (ann, bob, queued)
+        }
+        try await QueueITServer.with(dataDirectory: folder) { api, _ in
+            let current = try api.ok(try await api.current(bob), "current after restart")
+            #expect(current.object("session")?.string("join_code") == "PARTY")
+            #expect(current.int("participant_count") == 2)
+            #expect(current.object("current_song")?.object("song")?.string("id") == "track1")
+            let queued = current.objects("queue")?.first { $0.string("id") == songId }
+            #expect(queued?.int("votes") == 1, "\(current)")
+            #expect(try api.ok(try await api.current(ann), "current").object("my_votes")?.int(songId) == 1)
+            // The code still belongs to the session.
+            #expect(try await api.create(bob, code: "PARTY").status == 409)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@Suite("QueueIT: skips and the host's controls")
+struct SkipAndControlTests {
+    @Test("a skip request skips once more than half of the participants ask")
+    func skipRequestsPastHalfSkip() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let cat = try await api.signIn("Cat")
+            _ = try await api.hosting(ann, code: "PARTY")
+            _ = try api.ok(try await api.join(bob, code: "PARTY"), "join bob")
+            _ = try api.ok(try await api.join(cat, code: "PARTY"), "join cat")
+            let playing = try await api.added(ann, song(1))
+            let next = try await api.added(ann, song(2))
+
+            let one = try await api.requestSkip(bob)
+            #expect(one.text == #"{"ok":true,"participant_count":3,"skip_request_count":1,"skipped":false}"#, "\(one)")
+            // Asking twice counts once.
+            #expect(try api.ok(try await api.requestSkip(bob), "again").int("skip_request_count") == 1)
+            let bobsView = try api.ok(try await api.current(bob), "current")
+            #expect(bobsView.bool("user_requested_skip") == true)
+            #expect(bobsView.int("skip_request_count") == 1)
+
+            let two = try api.ok(try await api.requestSkip(cat), "cat")
+            #expect(two.bool("skipped") == true)
+            #expect(two.int("skip_request_count") == 0)
+            let after = try api.ok(try await api.current(ann), "current")
+            #expect(after.object("current_song")?.string("id") == next)
+            #expect(after.bool("last_skip_was_crowdsourced") == true)
+            #expect(after.objects("queue")?.first { $0.string("id") == playing }?.string("status") == "skipped")
+        }
+    }
+
+    @Test("the host's skip_current_track marks the song skipped and plays the next; a guest's is 403")
+    func hostSkips() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            let playing = try await api.added(bob, song(1))
+            let next = try await api.added(bob, song(2))
+            let guest = try await api.control(bob, ["skip_current_track": true])
+            #expect(guest.status == 403, "\(guest)")
+            #expect(guest.error == "You are not the host of this session")
+            let skipped = try await api.control(ann, ["skip_current_track": true])
+            #expect(skipped.text == #"{"ok":true}"#, "\(skipped)")
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.object("current_song")?.string("id") == next)
+            #expect(current.bool("last_skip_was_crowdsourced") == false)
+            #expect(current.objects("queue")?.first { $0.string("id") == playing }?.string("status") == "skipped")
+            // An empty body changes nothing; a missing one is a 422.
+            #expect(try await api.control(ann, [:]).text == #"{"ok":true}"#)
+            #expect(try await api.request("PATCH", "/api/v1/sessions/control_session", token: ann.token).status == 422)
+            #expect(try await api.control(ann, ["is_locked": "maybe"]).status == 422)
+        }
+    }
+
+    @Test("song_finished marks the song played and plays the next; only the host may say so")
+    func songFinishedMovesOn() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            let first = try await api.added(bob, song(1))
+            let second = try await api.added(bob, song(2))
+            #expect(try await api.songFinished(bob).status == 403)
+            #expect(try await api.songFinished(ann).text == #"{"ok":true}"#)
+            var current = try api.ok(try await api.current(ann), "current")
+            #expect(current.object("current_song")?.string("id") == second)
+            #expect(current.objects("queue")?.first { $0.string("id") == first }?.string("status") == "played")
+            #expect(try await api.songFinished(ann).status == 200)
+            current = try api.ok(try await api.current(ann), "current")
+            #expect(current.isNull("current_song"))
+            // Nothing plays: a repeated finish is harmless.
+            #expect(try await api.songFinished(ann).status == 200)
+            let none = try await api.songFinished(try await api.signIn("Cat"))
+            #expect(none.status == 404)
+            #expect(none.error == "No active session")
+        }
+    }
+
+    @Test("is_locked stops guests adding until it is lifted; hosts still add")
+    func lockAndPause() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            #expect(try await api.control(ann, ["is_locked": true, "pause_playback": true]).status == 200)
+            let refused = try await api.add(bob, song(2))
+            #expect(refused.status == 403, "\(refused)")
+            #expect(refused.error?.contains("locked") == true)
+            #expect(try await api.add(ann, song(3)).status == 200, "hosts still add")
+            #expect(try await api.control(ann, ["is_locked": false, "pause_playback": false]).status == 200)
+            #expect(try await api.add(bob, song(2)).status == 200)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+@Suite("QueueIT: songs, votes and search")
+struct SongTests {
+    @Test("the first song added plays at once and later ones queue; the app's empty isrc and image_url are accepted")
+    func addingQueuesAndTheFirstPlays() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            let first = try api.ok(try await api.add(ann, song(1)), "add 1")
+            #expect(first.string("status") == "playing")
+            #expect(isLowercaseUUID(first.string("id")))
+            #expect(appDate(first.string("added_at")) != nil, "\(first)")
+            #expect(first.int("votes") == 0)
+            let track = try #require(first.object("song"))
+            #expect(track.string("id") == "track1")
+            #expect(track.string("isrc") == "", "isrc is never null: \(track)")
+            #expect(track.isNull("image_url"), "an empty image_url comes back null: \(track)")
+            #expect(track.string("artists") == "Artist 1")
+            #expect(track.string("album") == "Album 1")
+            #expect(track.int("duration_ms") == 200_000)
+            #expect(track.string("source") == "spotify")
+            #expect(first.object("added_by")?.string("id") == ann.id)
+            #expect(first.object("added_by")?.bool("is_anonymous") == false)
+
+            let second = try api.ok(
+                try await api.add(ann, song(2, isrc: "USRC17607839", image: "https://img.example/2.jpg", source: "apple_music")), "add 2")
+            #expect(second.string("status") == "queued")
+            #expect(second.object("song")?.string("image_url") == "https://img.example/2.jpg")
+            #expect(second.object("song")?.string("source") == "apple_music")
+            #expect(second.object("song")?.string("isrc") == "USRC17607839")
+
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.object("current_song")?.string("id") == first.string("id"))
+            #expect(current.objects("queue")?.map { $0.string("status") ?? "" } == ["playing", "queued"])
+        }
+    }
+
+    @Test("an add with bad fields is one 422 listing each, and changes nothing")
+    func badSongsAreRefusedWithEveryReason() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            var bad = song(1, image: "not a url", source: "apple")
+            bad["name"] = nil
+            bad["duration_ms"] = -5
+            let answer = try await api.add(ann, bad)
+            #expect(answer.status == 422, "\(answer)")
+            let detail = try #require(answer.json?.objects("detail"), "\(answer)")
+            let byField = Dictionary(detail.map { (($0["loc"] as? [String])?.last ?? "", $0.string("type") ?? "") }, uniquingKeysWith: { a, _ in a })
+            #expect(byField == [
+                "name": "missing", "duration_ms": "greater_than_equal", "source": "literal_error", "image_url": "url_parsing",
+            ], "\(detail)")
+            #expect(detail.first { ($0["loc"] as? [String])?.last == "source" }?.string("msg") == "Input should be 'spotify' or 'apple_music'")
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.objects("queue")?.isEmpty == true)
+        }
+    }
+
+    @Test("adding without a session is 400 User has no active session")
+    func addingNeedsASession() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let answer = try await api.add(ann, song(1))
+            #expect(answer.status == 400, "\(answer)")
+            #expect(answer.error == "User has no active session")
+        }
+    }
+
+    @Test("votes sent with upper-case ids count, replace each other and clear with DELETE")
+    func votesWithUpperCaseIds() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            let playing = try await api.added(ann, song(1))
+            let queued = try await api.added(ann, song(2))
+            let up = try await api.vote(bob, queued, 1)
+            #expect(up.status == 200, "\(up)")
+            #expect(up.text == #"{"ok":true,"total_votes":1}"#)
+            #expect(try api.ok(try await api.vote(ann, queued, 1), "ann").int("total_votes") == 2)
+            #expect(try api.ok(try await api.vote(bob, queued, -1), "bob changes").int("total_votes") == 0)
+            #expect(try api.ok(try await api.current(bob), "current").object("my_votes")?.int(queued) == -1)
+            #expect(try api.ok(try await api.unvote(bob, queued), "unvote").int("total_votes") == 1)
+            #expect(try api.ok(try await api.current(bob), "current").object("my_votes")?.isEmpty == true)
+            // The app shows vote buttons on what plays, too.
+            #expect(try api.ok(try await api.vote(bob, playing, 1), "vote on playing").int("total_votes") == 1)
+            #expect(try api.ok(try await api.current(bob), "current").object("current_song")?.int("votes") == 1)
+        }
+    }
+
+    @Test("a vote of 0 is a 422; a song outside the caller's session is 403; a malformed id is a 422")
+    func badVotesAreRefused() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let cat = try await api.signIn("Cat")
+            _ = try await api.hosting(ann, code: "PARTY")
+            _ = try await api.added(ann, song(1))
+            let queued = try await api.added(ann, song(2))
+            let zero = try await api.vote(ann, queued, 0)
+            #expect(zero.status == 422, "\(zero)")
+            #expect(zero.json?.objects("detail")?.first?.string("msg") == "Input should be 1 or -1")
+            _ = try await api.hosting(cat, code: "OTHER")
+            let outside = try await api.vote(cat, queued, 1)
+            #expect(outside.status == 403, "\(outside)")
+            #expect(outside.error == "You don't have permission to perform this action. Make sure you've joined the session.")
+            let malformed = try await api.send("POST", "/api/v1/songs/not-a-uuid/vote", as: ann, json: ["vote_value": 1])
+            #expect(malformed.status == 422, "\(malformed)")
+            #expect(try api.ok(try await api.current(ann), "current").objects("queue")?.first { $0.string("id") == queued }?.int("votes") == 0)
+        }
+    }
+
+    @Test("the queue is sorted by votes, then by add time")
+    func theQueueIsSortedByVotesThenAddTime() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            let two = try await api.added(ann, song(2))
+            let three = try await api.added(bob, song(3))
+            let four = try await api.added(bob, song(4))
+            _ = try api.ok(try await api.vote(ann, four, 1), "vote four")
+            let queue = try api.ok(try await api.current(ann), "current").objects("queue") ?? []
+            #expect(queue.filter { $0.string("status") == "queued" }.map { $0.string("id") ?? "" } == [four, two, three])
+        }
+    }
+
+    @Test("search answers from the library in SearchResults' shape; a missing q or a limit of 51 is a 422")
+    func searchUsesTheLibrary() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let all = try api.ok(try await api.request("GET", "/api/v1/spotify/search?q=a&limit=50", token: ann.token), "search")
+            let tracks = try #require(all.objects("tracks"), "\(all)")
+            #expect(!tracks.isEmpty)
+            let first = try #require(tracks.first)
+            let title = try #require(first.string("name"))
+            for key in ["id", "isrc", "name", "artists", "album", "source"] { #expect(first.string(key) != nil, "\(key) in \(first)") }
+            #expect(first.int("duration_ms").map { $0 > 0 } == true)
+            #expect(first.string("source") == "spotify")
+            let word = String(title.split(separator: " ").first ?? "")
+            let narrowed = try api.ok(try await api.request("GET", "/api/v1/spotify/search?q=\(word)&limit=1", token: ann.token), "narrowed")
+            #expect(narrowed.objects("tracks")?.count == 1)
+            let missing = try await api.request("GET", "/api/v1/spotify/search", token: ann.token)
+            #expect(missing.status == 422, "\(missing)")
+            #expect(missing.json?.objects("detail")?.first?["loc"] as? [String] == ["query", "q"])
+            let tooMany = try await api.request("GET", "/api/v1/spotify/search?q=a&limit=51", token: ann.token)
+            #expect(tooMany.status == 422, "\(tooMany)")
+            // A found track can be queued as the app would send it.
+            _ = try await api.hosting(ann, code: "PARTY")
+            var found = first
+            found["image_url"] = ""
+            #expect(try await api.add(ann, found).status == 200)
+        }
+    }
+}
