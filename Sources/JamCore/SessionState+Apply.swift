@@ -47,14 +47,14 @@ extension SessionState {
         case .skip:
             try requireHostControls(role, "skip")
             switch rules.startMode {
-            case .djDriven: try djSkip(at: now, into: &outcome)
-            case .scheduled, .hostDevice: try hostSkip(at: now, into: &outcome)
+            case .djDriven: try djSkip(by: user, at: now, into: &outcome)
+            case .scheduled, .hostDevice: try hostSkip(by: user, at: now, into: &outcome)
             }
         case .requestSkip:
             try requestSkip(by: user, at: now, into: &outcome)
         case .finish:
             try requireHostControls(role, "finish a track")
-            try finish(at: now, into: &outcome)
+            try finish(by: user, at: now, into: &outcome)
         case .play:
             try requireHostControls(role, "start playback")
             try play(at: now, into: &outcome)

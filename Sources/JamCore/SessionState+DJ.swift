@@ -8,7 +8,7 @@ extension SessionState {
         if queue.contains(where: { $0.id == itemId }) || current?.item.id == itemId {
             throw JamError(.conflict, "item \(itemId) already exists")
         }
-        let previous = retireCurrent(.skipped, endedAt: now)
+        let previous = retireCurrent(.skipped, endedAt: now, by: user)
         let item = ItemRecord(
             id: itemId, track: track, addedBy: user, addedByName: member(user)?.displayName ?? "", addedAt: now,
             addOrder: addCounter, votes: [:], scoreSince: now)
@@ -45,10 +45,10 @@ extension SessionState {
     }
 
     /// DJ-driven skip: the queue head plays from the start now; an empty queue is refused.
-    mutating func djSkip(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+    mutating func djSkip(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard let head = queueHead() else { throw JamError(.conflict, "the queue is empty") }
         queue.removeAll { $0.id == head.id }
-        let previous = retireCurrent(.skipped, endedAt: now)
+        let previous = retireCurrent(.skipped, endedAt: now, by: user)
         playAtOnce(head, at: now, previous: previous, into: &outcome)
         emitQueue(at: now, into: &outcome)
     }

@@ -4,17 +4,18 @@ import JamProtocol
 /// on only when that device says the item finished, a host skips, or members ask to skip.
 extension SessionState {
     /// The host's device played the current item to its end.
-    mutating func finish(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+    mutating func finish(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard rules.startMode == .hostDevice else {
             throw JamError(.conflict, "this session's server decides when a track ends; use skip")
         }
         guard current != nil else { return }
-        hostDeviceNext(retiring: .played, at: now, into: &outcome)
+        hostDeviceNext(retiring: .played, by: user, at: now, into: &outcome)
     }
 
-    /// Retires the current item as `outcome` and makes the queue head current at once.
-    mutating func hostDeviceNext(retiring result: HistoryOutcome, at now: Millis, into outcome: inout Outcome) {
-        let previous = retireCurrent(result, endedAt: now)
+    /// Retires the current item as `outcome` (ended by `user`, nil for skip requests) and
+    /// makes the queue head current at once.
+    mutating func hostDeviceNext(retiring result: HistoryOutcome, by user: UserID?, at now: Millis, into outcome: inout Outcome) {
+        let previous = retireCurrent(result, endedAt: now, by: user)
         if let head = takeNextItem(at: now) {
             playAtOnce(head, at: now, previous: previous, into: &outcome)
             emitQueue(at: now, into: &outcome)

@@ -31,9 +31,11 @@ extension SessionState {
     }
 
     /// Closes the current item into the history.
-    mutating func retireCurrent(_ outcome: HistoryOutcome, endedAt: Millis) -> HistoryEntry? {
+    mutating func retireCurrent(_ outcome: HistoryOutcome, endedAt: Millis, by user: UserID? = nil) -> HistoryEntry? {
         guard let current else { return nil }
-        let entry = HistoryEntry(item: itemView(current.item, reason: outcome.rawValue), startedAt: current.startedAt, endedAt: endedAt, outcome: outcome)
+        let entry = HistoryEntry(
+            item: itemView(current.item, reason: outcome.rawValue), startedAt: current.startedAt, endedAt: endedAt, outcome: outcome,
+            endedBy: user, endedByName: user.flatMap { member($0)?.displayName })
         history.append(entry)
         trimHistory()
         self.current = nil
@@ -43,13 +45,14 @@ extension SessionState {
         return entry
     }
 
-    /// Ends the current item now and starts the next one (or stops).
-    mutating func skipCurrent(at now: Millis, into outcome: inout Outcome) {
+    /// Ends the current item now and starts the next one (or stops); `user` is the host who
+    /// skipped, nil for members' skip requests.
+    mutating func skipCurrent(by user: UserID?, at now: Millis, into outcome: inout Outcome) {
         if rules.startMode == .hostDevice {
-            hostDeviceNext(retiring: .skipped, at: now, into: &outcome)
+            hostDeviceNext(retiring: .skipped, by: user, at: now, into: &outcome)
             return
         }
-        let previous = retireCurrent(.skipped, endedAt: now)
+        let previous = retireCurrent(.skipped, endedAt: now, by: user)
         let next: ItemRecord?
         if let upNext {
             next = upNext.item
@@ -65,9 +68,9 @@ extension SessionState {
         }
     }
 
-    mutating func hostSkip(at now: Millis, into outcome: inout Outcome) throws(JamError) {
+    mutating func hostSkip(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard current != nil else { throw JamError(.conflict, "nothing is playing") }
-        skipCurrent(at: now, into: &outcome)
+        skipCurrent(by: user, at: now, into: &outcome)
     }
 
     mutating func requestSkip(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
@@ -82,7 +85,7 @@ extension SessionState {
     mutating func evaluateSkipRequests(at now: Millis, into outcome: inout Outcome) {
         guard current != nil, !skipRequests.isEmpty, skipVoterCount > 0 else { return }
         if skipRequestCount >= skipRequestsNeeded {
-            skipCurrent(at: now, into: &outcome)
+            skipCurrent(by: nil, at: now, into: &outcome)
         }
     }
 

@@ -239,6 +239,8 @@ extension HistoryEntry: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
             $0.field("endedAt", endedAt)
+            $0.field("endedBy", ifPresent: endedBy)
+            $0.field("endedByName", ifPresent: endedByName)
             $0.field("item", item)
             $0.field("outcome", outcome)
             $0.field("startedAt", startedAt)

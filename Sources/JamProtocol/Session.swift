@@ -261,13 +261,20 @@ public struct HistoryEntry: Codable, Hashable, Sendable {
     public var startedAt: Millis
     public var endedAt: Millis
     public var outcome: HistoryOutcome
+    /// The member whose command ended it (a host's skip or finish); absent when it played
+    /// to its end or members' skip requests ended it.
+    public var endedBy: UserID?
+    /// That member's display name then (they may have left since).
+    public var endedByName: String?
 
     /// Creates a history entry.
-    public init(item: QueueItem, startedAt: Millis, endedAt: Millis, outcome: HistoryOutcome) {
+    public init(item: QueueItem, startedAt: Millis, endedAt: Millis, outcome: HistoryOutcome, endedBy: UserID? = nil, endedByName: String? = nil) {
         self.item = item
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.outcome = outcome
+        self.endedBy = endedBy
+        self.endedByName = endedByName
     }
 }
 

@@ -367,3 +367,77 @@ def test_a_token_past_half_its_life_is_refreshed_and_the_page_reconnects_with_it
         after["token"])
     assert status == 200
     assert_clean_console(alice)
+
+
+def history(driver):
+    """The history panel's entries, newest first: (title, meta)."""
+    return [(e.find_element(By.CSS_SELECTOR, ".item-title").text, e.find_element(By.CSS_SELECTOR, ".item-meta").text)
+            for e in driver.find_elements(By.CSS_SELECTOR, "#history-list li.history-item")]
+
+
+def test_history_seek_and_a_new_join_code(base_url, browsers):
+    host = browsers.open("host")
+    guest = browsers.open("guest")
+    code = create_session(host, base_url, "Hana")
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    assert visible(guest, "history-empty")
+
+    first = add_track(host, 2)
+    wait_for(host, lambda d: now_playing_title(d) == first)
+    second = add_track(host, 3)
+    third = add_track(host, 4)
+    wait_for(guest, lambda d: queue_titles(d) == [second, third])
+
+    # Seek: the host drags the bar; the guest's page follows. Members get no slider.
+    wait_for(guest, lambda d: el(d, "np-state").text == "Playing", message="the song never started")
+    assert visible(host, "np-seek") and not visible(guest, "np-seek")
+    assert visible(guest, "np-progress")
+    target = int(int(el(host, "np-seek").get_attribute("max")) * 0.6)
+    host.execute_script("""
+        const seek = document.getElementById('np-seek');
+        seek.value = String(arguments[0]);
+        seek.dispatchEvent(new Event('input'));
+        seek.dispatchEvent(new Event('change'));""", target)
+    wait_for(guest, lambda d: float(el(d, "np-progress").get_attribute("value")) >= target - 1500,
+             message="the guest's progress did not jump to the host's seek")
+
+    # Both ask to skip (2 of 2): the history says the room skipped it.
+    click(guest, el(guest, "skip-request"))
+    click(host, el(host, "skip-request"))
+    wait_for(guest, lambda d: now_playing_title(d) == second, message="the skip requests did not skip")
+    wait_for(guest, lambda d: history(d) and history(d)[0][0] == first and "skipped by vote" in history(d)[0][1],
+             message="the guest's history does not show the vote")
+
+    # The host skips: named on the guest's page, "you" on the host's.
+    click(host, el(host, "host-skip"))
+    wait_for(guest, lambda d: len(history(d)) == 2 and "skipped by Hana" in history(d)[0][1],
+             message="the host's skip is not in the guest's history")
+    assert history(guest)[0][0] == second
+    wait_for(host, lambda d: len(history(d)) == 2 and "skipped by you" in history(d)[0][1])
+
+    # A new join code: the old one stops working, the new one joins.
+    click(host, el(host, "invite-toggle"))
+    wait_for(host, lambda d: visible(d, "invite-new-code") and el(d, "invite-code").text.strip())
+    old_code = el(host, "invite-code").text.strip()
+    click(host, el(host, "invite-new-code"))
+    new_code = wait_for(host, lambda d: el(d, "invite-code").text.strip() != old_code and el(d, "invite-code").text.strip(),
+                        message="the invite did not show a new code")
+    late = browsers.open("late")
+    late.get(base_url + "/")
+    wait_for(late, lambda d: visible(d, "display-name"))
+    el(late, "display-name").send_keys("Lou")
+    el(late, "join-code").send_keys(old_code)
+    click(late, el(late, "join-button"))
+    message = wait_for(late, lambda d: visible(d, "welcome-error") and el(d, "welcome-error").text)
+    assert "Check the code" in message, message
+    field = el(late, "join-code")
+    field.clear()
+    field.send_keys(new_code)
+    click(late, el(late, "join-button"))
+    wait_for(late, lambda d: visible(d, "now-playing"), message="the new code did not open the session")
+    wait_connected(late)
+    wait_for(host, lambda d: "Lou" in el(d, "members-list").text, message="the new code did not let Lou in")
+    wait_for(late, lambda d: now_playing_title(d) == third)
+    assert_clean_console(host, guest)
+    assert_clean_console(late, allow=("/api/v1/sessions/join - Failed to load resource",))

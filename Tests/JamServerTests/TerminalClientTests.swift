@@ -191,6 +191,17 @@ import Testing
         try await host.keys("n")
         try await host.waitFor("▶ Third Song — Band")
         try await guest.waitFor("▶ Third Song — Band")
+        // What played, and who skipped it, on both screens.
+        try await guest.waitFor("Played: Harvest Moon (skipped by Hana)")
+        try await host.waitFor("Played: Harvest Moon (skipped by you)")
+
+        // Hana seeks ten seconds ahead, twice: Gil's bar follows.
+        try await host.keys(".")
+        try await guest.waitFor("] 0:1")
+        try await host.keys(".")
+        try await guest.waitFor("] 0:2")
+        try await host.keys(",")
+        try await guest.waitFor("] 0:1")
 
         // A resized terminal is redrawn to its new width.
         try await Pane.tmux(["resize-window", "-t", host.name, "-x", "72", "-y", "30"])

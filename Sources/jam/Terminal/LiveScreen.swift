@@ -7,6 +7,8 @@ import JamProtocol
 struct LiveScreen {
     let participant: Participant
     let api: JamAPI
+    /// Who is at this terminal ("skipped by you").
+    let me: UserID
     var invite: ScreenModel.Invite?
     var startWithInvite = false
 
@@ -25,6 +27,7 @@ struct LiveScreen {
         defer { terminal.restore() }
         let (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
         var model = ScreenModel()
+        model.me = me
         model.invite = invite
         if startWithInvite, invite != nil { model.mode = .invite }
         await withThrowingTaskGroup(of: Void.self) { group in
@@ -247,6 +250,15 @@ struct LiveScreen {
         case .character("p") where model.hasHostControls:
             let paused = model.snapshot.nowPlaying?.state == .paused
             group.addTask { await store.perform(paused ? .resume : .pause, as: paused ? "resume" : "pause") }
+        case .character(","), .character(".") where model.hasHostControls:
+            // Ten seconds back or ahead, from where the song is now; never to its very end.
+            guard let now = model.snapshot.nowPlaying else { return .keepGoing }
+            let position = model.serverNowMs.map { now.position(at: Millis($0)) } ?? now.positionMs
+            let step: Int64 = key == .character(".") ? 10_000 : -10_000
+            var target = max(0, position + step)
+            if let duration = now.item.track.durationMs { target = min(target, max(0, duration - 1000)) }
+            let command = ClientCommand.seek(Seek(positionMs: target))
+            group.addTask { await store.perform(command, as: "seek") }
         case .character("l") where model.hasHostControls:
             let locked = model.snapshot.session?.settings.locked == true
             group.addTask { await store.perform(.updateSettings(SettingsPatch(locked: !locked)), as: locked ? "unlock" : "lock") }

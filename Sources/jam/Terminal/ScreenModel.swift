@@ -22,6 +22,8 @@ struct ScreenModel: Sendable {
     }
 
     var snapshot: StoreSnapshot = .empty
+    /// The user at this terminal.
+    var me: UserID?
     /// Server time now, once the clock is in sync.
     var serverNowMs: Double?
     /// "+12.3 ms ±1.1 ms, drift 0.02 ms/s" once the clock is in sync.

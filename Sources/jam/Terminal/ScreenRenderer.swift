@@ -22,7 +22,7 @@ enum ScreenRenderer {
         lines.append(rule(width))
         lines.append("Queue (\(snapshot.queue.count))")
         let syncLines = model.hasHostControls ? SyncColumn.lines(model.syncBoard, members: snapshot.members, selection: model.syncSelection) : []
-        let reserved = 8 + (syncLines.isEmpty ? 0 : syncLines.count + 1)
+        let reserved = 8 + (syncLines.isEmpty ? 0 : syncLines.count + 1) + (snapshot.history.isEmpty ? 0 : 1)
         let room = max(1, model.rows - lines.count - reserved)
         let queueLines = queue(model, width: width)
         if queueLines.isEmpty {
@@ -31,6 +31,7 @@ enum ScreenRenderer {
             let start = max(0, min(model.selection - room / 2, queueLines.count - room))
             lines += queueLines[start..<min(queueLines.count, start + room)]
         }
+        if let played = historyLine(snapshot.history, viewer: model.me) { lines.append(played) }
         lines.append(rule(width))
         lines.append(membersLine(snapshot, width: width))
         if !syncLines.isEmpty {
@@ -58,7 +59,7 @@ enum ScreenRenderer {
             }
         }
         var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  q quit"
-        if model.hasHostControls { keys += "  |  n skip  p pause/resume  l lock  d remove" }
+        if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove" }
         if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
         lines.append(keys)
         return fit(lines, rows: model.rows, width: width)
@@ -103,6 +104,25 @@ enum ScreenRenderer {
             if entry.voteInFlight { right += " · voting…" }
             let left = "\(marker) \(vote)\(score.padding(toLength: 4, withPad: " ", startingAt: 0)) \(entry.item.track.name) — \(entry.item.track.artist)"
             return spread(left, right, width: width)
+        }
+    }
+
+    /// The last songs that played, newest first, each with how it ended.
+    static func historyLine(_ history: [HistoryEntry], viewer: UserID?) -> String? {
+        guard !history.isEmpty else { return nil }
+        let entries = history.suffix(3).reversed().map { entry in
+            "\(entry.item.track.name) (\(endedText(entry, viewer: viewer)))"
+        }
+        return "Played: " + entries.joined(separator: " · ")
+    }
+
+    /// How a song ended, in words: "played", "skipped by Ann", "skipped by vote".
+    static func endedText(_ entry: HistoryEntry, viewer: UserID?) -> String {
+        let who = entry.endedBy != nil && entry.endedBy == viewer ? "you" : entry.endedByName
+        switch entry.outcome {
+        case .played: return "played"
+        case .skipped: return who.map { "skipped by \($0)" } ?? "skipped by vote"
+        case .removed: return who.map { "removed by \($0)" } ?? "removed"
         }
     }
 

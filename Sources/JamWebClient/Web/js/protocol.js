@@ -16,7 +16,8 @@
  * @typedef {{id: string, joinCode: string, name: string, hostId: string, hostDisplayName: string,
  *   settings: SessionSettings, createdAt: number}} SessionInfo
  * @typedef {{count: number, needed: number, mine: boolean}} SkipRequestsView
- * @typedef {{item: QueueItem, startedAt: number, endedAt: number, outcome: 'played'|'skipped'|'removed'}} HistoryEntry
+ * @typedef {{item: QueueItem, startedAt: number, endedAt: number, outcome: 'played'|'skipped'|'removed',
+ *   endedBy?: string, endedByName?: string}} HistoryEntry
  * @typedef {{session: SessionInfo, members: Member[], nowPlaying: NowPlaying|null, queue: QueueItem[],
  *   myVotes: Object<string, number>, skipRequests: SkipRequestsView, history: HistoryEntry[],
  *   upNext?: NowPlaying|null}} SessionView

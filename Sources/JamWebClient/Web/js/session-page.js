@@ -19,6 +19,7 @@ import { NowPlayingView } from './ui/now-playing.js';
 import { QueueView } from './ui/queue.js';
 import { SearchView } from './ui/search.js';
 import { SettingsView } from './ui/settings.js';
+import { HistoryView } from './ui/history.js';
 
 const TICK_MS = 200;
 const OFF_STATUS = Object.freeze(initialSyncStatus());
@@ -70,6 +71,7 @@ export class SessionPage {
         onPause: () => this.store.perform(Command.pause, undefined, 'pause'),
         onResume: () => this.store.perform(Command.resume, undefined, 'resume'),
         onPlay: () => this.store.perform(Command.play, undefined, 'play'),
+        onSeek: (positionMs) => this.store.perform(Command.seek, { positionMs }, 'seek'),
         onDeviceToggle: (on) => this.setDevicePlayback(on),
         onVolume: (v) => this.player.setVolume(v),
       }, env),
@@ -77,6 +79,7 @@ export class SessionPage {
         onVote: (itemId, value) => this.store.vote(itemId, value),
         onRemove: (item) => this.store.perform(Command.removeFromQueue, { itemId: item.id }, 'remove', item.track.name),
       }),
+      history: new HistoryView(byId('history')),
       search: new SearchView(byId('search'), { onAdd: (track) => this.store.add(track) }, env),
       members: new MembersView(byId('members'), {
         onRole: (member, role) => this.store.perform(Command.promote, { userId: member.userId, role }, 'role'),
@@ -144,6 +147,7 @@ export class SessionPage {
     views.invite.render(snapshot);
     views.nowPlaying.render(snapshot);
     views.queue.render(snapshot);
+    views.history.render(snapshot);
     views.search.render(snapshot);
     views.members.render(snapshot);
     views.settings.render(snapshot);

@@ -1,7 +1,7 @@
 // Now playing: cover, title, who added it, a progress bar that follows the server's
 // timeline (mapped through the clock offset, so it is right even when this device
-// does not play), skip requests, the host's playback controls, and "play on this
-// device" with its sync indicator.
+// does not play) and that hosts drag to seek, skip requests, the host's playback
+// controls, and "play on this device" with its sync indicator.
 import { PlaybackState, hasHostControls, isPlayable } from '../protocol.js';
 import { fromNowPlaying, positionAt } from '../timeline.js';
 import { h, setAttr, setText } from './dom.js';
@@ -12,7 +12,7 @@ import { SyncIndicator } from './sync-indicator.js';
 export class NowPlayingView {
   /**
    * @param {HTMLElement} root
-   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onDeviceToggle(on), onVolume(v)
+   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onSeek(ms), onDeviceToggle(on), onVolume(v)
    * @param {object} env serverNow(), syncInfo()
    */
   constructor(root, actions, env) {
@@ -25,6 +25,17 @@ export class NowPlayingView {
     this.addedBy = h('p', { class: 'np-added', id: 'np-added' });
     this.state = h('p', { class: 'np-state', id: 'np-state' });
     this.progress = h('progress', { class: 'np-progress', id: 'np-progress', max: 1, value: 0, 'aria-label': 'Song progress' });
+    // Hosts get a slider in the bar's place: dragging it moves the song for everybody.
+    this.seek = h('input', { type: 'range', class: 'np-seek', id: 'np-seek', min: 0, max: 1, step: 1000, value: 0, hidden: true, 'aria-label': 'Seek' });
+    this.seek.addEventListener('input', () => {
+      this.dragging = true;
+      setText(this.elapsed, formatTime(Number(this.seek.value)));
+    });
+    this.seek.addEventListener('change', () => {
+      this.dragging = false;
+      actions.onSeek(Math.round(Number(this.seek.value)));
+    });
+    this.dragging = false;
     this.elapsed = h('span', { id: 'np-elapsed' }, '0:00');
     this.total = h('span', { id: 'np-total' }, '–:––');
     this.unplayable = h('p', { class: 'np-note', id: 'np-unplayable', hidden: true },
@@ -50,7 +61,7 @@ export class NowPlayingView {
       h('h2', { id: 'now-playing-heading' }, 'Now playing'),
       this.empty,
       this.body,
-      h('div', { class: 'np-progress-row' }, this.elapsed, this.progress, this.total),
+      h('div', { class: 'np-progress-row' }, this.elapsed, this.progress, this.seek, this.total),
       this.unplayable,
       h('div', { class: 'np-controls' }, this.skipRequest, this.hostControls, this.play),
       h('div', { class: 'device-row' }, this.device, h('label', { class: 'volume' }, h('span', { class: 'visually-hidden' }, 'Volume'), this.volume)),
@@ -111,6 +122,9 @@ export class NowPlayingView {
       setAttr(this.skip, 'aria-label', 'Skip this song for everybody');
     }
     this.play.hidden = !host || !!now || !snapshot.queue.some((entry) => !entry.pending);
+    const seekable = host && !!now && !!now.item.track.durationMs;
+    this.seek.hidden = !seekable;
+    this.progress.hidden = seekable;
     this.tick();
   }
 
@@ -137,7 +151,14 @@ export class NowPlayingView {
       this.progress.removeAttribute('value');
     }
     setAttr(this.progress, 'aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
-    setText(this.elapsed, formatTime(position));
+    // While a host drags, the slider and the time show where they are going.
+    if (!this.dragging && duration) {
+      // The last second is out of reach: the server refuses a seek to the very end.
+      this.seek.max = String(Math.max(0, duration - 1000));
+      this.seek.value = String(Math.min(duration, position));
+      setAttr(this.seek, 'aria-valuetext', `${formatTime(position)} of ${formatTime(duration)}`);
+    }
+    if (!this.dragging) setText(this.elapsed, formatTime(position));
     setText(this.total, formatTime(duration));
     let state;
     if (now.state === PlaybackState.paused) state = 'Paused';
