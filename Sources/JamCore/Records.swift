@@ -13,13 +13,15 @@ public struct MemberRecord: Codable, Hashable, Sendable {
     /// Since when the member has had no open socket and sent nothing; nil while connected
     /// (`Timing.dropAwayMs`).
     public var awaySince: Millis? = nil
+    /// When the member last added a song.
+    public var lastAddedAt: Millis? = nil
 
     /// True while at least one realtime connection is open.
     public var connected: Bool { connections > 0 }
 
     /// The wire view of this member.
     public var view: Member {
-        Member(userId: userId, displayName: displayName, role: role, connected: connected)
+        Member(userId: userId, displayName: displayName, role: role, connected: connected, lastAddedAt: lastAddedAt)
     }
 }
 

@@ -174,6 +174,7 @@ extension SyncReport: JSONWritable {
 extension SettingsPatch: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            $0.field("addCooldownSeconds", ifPresent: addCooldownSeconds)
             $0.field("allowDuplicates", ifPresent: allowDuplicates)
             $0.field("fallback", ifPresent: fallback)
             $0.field("locked", ifPresent: locked)

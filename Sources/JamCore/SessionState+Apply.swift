@@ -120,7 +120,11 @@ extension SessionState {
         settings = patch.applied(to: settings)
         emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
         if queueOrder() != before { emitQueue(at: now, into: &outcome) }
-        if skipRequestsNeeded != neededBefore { evaluateSkipRequests(at: now, into: &outcome) }
+        if skipRequestsNeeded != neededBefore, current != nil {
+            // Members see "1 of 2": a new threshold changes the second number, and may skip now.
+            emit(.skipRequests(SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)), at: now, into: &outcome)
+            evaluateSkipRequests(at: now, into: &outcome)
+        }
     }
 
     /// Ends the session: no command is accepted afterwards.

@@ -25,6 +25,10 @@ extension SessionState {
         if mine >= settings.maxQueuedPerMember && !role.hasHostControls {
             throw JamError(.queueLimit, "you already have \(mine) items queued (limit \(settings.maxQueuedPerMember))")
         }
+        let adder = members.firstIndex { $0.userId == user }
+        if let adder, let next = settings.nextAddAt(for: members[adder].view), now < next {
+            throw JamError(.rateLimited, "you can add again in \(Self.minutesAndSeconds(next - now)) (one add every \(Self.minutesAndSeconds(Int64(settings.addCooldownSeconds) * 1000)))")
+        }
         if queue.contains(where: { $0.id == itemId }) || current?.item.id == itemId || upNext?.item.id == itemId {
             throw JamError(.conflict, "item \(itemId) already exists")
         }
@@ -35,6 +39,11 @@ extension SessionState {
         addCounter += 1
         rememberNonce(key, itemId)
         outcome.itemId = itemId
+        if let adder, settings.addCooldownSeconds > 0 {
+            // Kept only while a cooldown is set, so turning one on starts everybody afresh.
+            members[adder].lastAddedAt = now
+            emit(.memberUpdated(members[adder].view), at: now, into: &outcome)
+        }
         if current == nil && rules.startMode == .scheduled {
             // Nothing plays: the first track added starts at once.
             start(item, startAt: now + leadMs(), previous: nil, at: now, into: &outcome)
@@ -49,6 +58,12 @@ extension SessionState {
             // A playing item may now have a successor to prepare.
             advanceTimeline(to: now, into: &outcome)
         }
+    }
+
+    /// "2:05": a wait as people read it, rounded up to the second.
+    static func minutesAndSeconds(_ ms: Int64) -> String {
+        let seconds = (max(0, ms) + 999) / 1000
+        return "\(seconds / 60):" + String(repeating: "0", count: seconds % 60 < 10 ? 1 : 0) + "\(seconds % 60)"
     }
 
     func isQueuedOrPlaying(_ track: Track) -> Bool {

@@ -3,8 +3,10 @@ import JamProtocol
 extension SessionState {
     /// The wire view of an item: the adder as they are now (or as they were, if gone).
     public func itemView(_ item: ItemRecord, reason: String) -> QueueItem {
-        let adder = member(item.addedBy)?.view
+        // Who added it, as they are now; when they last added is the member list's business.
+        var adder = member(item.addedBy)?.view
             ?? Member(userId: item.addedBy, displayName: item.addedByName, role: .member, connected: false)
+        adder.lastAddedAt = nil
         return QueueItem(id: item.id, track: item.track, addedBy: adder, addedAt: item.addedAt, score: item.score, reason: reason)
     }
 

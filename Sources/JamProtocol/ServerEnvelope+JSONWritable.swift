@@ -80,6 +80,7 @@ extension Member: JSONWritable {
         json.object {
             $0.field("connected", connected)
             $0.field("displayName", displayName)
+            $0.field("lastAddedAt", ifPresent: lastAddedAt)
             $0.field("role", role)
             $0.field("userId", userId)
         }
@@ -177,6 +178,7 @@ extension SkipRequestsUpdate: JSONWritable {
 extension SessionSettings: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            $0.field("addCooldownSeconds", addCooldownSeconds)
             $0.field("allowDuplicates", allowDuplicates)
             $0.field("fallback", fallback)
             $0.field("locked", locked)

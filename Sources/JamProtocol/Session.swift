@@ -21,13 +21,17 @@ public struct Member: Codable, Hashable, Sendable {
     public var role: Role
     /// True while the user has at least one realtime connection open.
     public var connected: Bool
+    /// When the member last added a song (absent before their first): with an add cooldown,
+    /// `SessionSettings.nextAddAt(for:)` tells when they may add again.
+    public var lastAddedAt: Millis?
 
     /// Creates a member.
-    public init(userId: UserID, displayName: String, role: Role, connected: Bool) {
+    public init(userId: UserID, displayName: String, role: Role, connected: Bool, lastAddedAt: Millis? = nil) {
         self.userId = userId
         self.displayName = displayName
         self.role = role
         self.connected = connected
+        self.lastAddedAt = lastAddedAt
     }
 }
 
@@ -55,11 +59,14 @@ public struct SessionSettings: Codable, Hashable, Sendable {
     public var ordering: QueueOrdering
     /// Continue with a library shuffle when the queue runs dry.
     public var fallback: Bool
+    /// A member (hosts and co-hosts aside) may add again only this long after their last
+    /// add: one add per so many seconds; 0 for no wait.
+    public var addCooldownSeconds: Int
 
     /// Creates settings; the defaults are the ones a new session gets.
     public init(
         locked: Bool = false, skipThreshold: Double = 0.5, maxMembers: Int = 50, maxQueuedPerMember: Int = 20,
-        allowDuplicates: Bool = false, ordering: QueueOrdering = .votes, fallback: Bool = false
+        allowDuplicates: Bool = false, ordering: QueueOrdering = .votes, fallback: Bool = false, addCooldownSeconds: Int = 0
     ) {
         self.locked = locked
         self.skipThreshold = skipThreshold
@@ -68,12 +75,39 @@ public struct SessionSettings: Codable, Hashable, Sendable {
         self.allowDuplicates = allowDuplicates
         self.ordering = ordering
         self.fallback = fallback
+        self.addCooldownSeconds = addCooldownSeconds
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case locked, skipThreshold, maxMembers, maxQueuedPerMember, allowDuplicates, ordering, fallback, addCooldownSeconds
+    }
+
+    /// Reads settings; sessions stored before the add cooldown existed have none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        locked = try c.decode(Bool.self, forKey: .locked)
+        skipThreshold = try c.decode(Double.self, forKey: .skipThreshold)
+        maxMembers = try c.decode(Int.self, forKey: .maxMembers)
+        maxQueuedPerMember = try c.decode(Int.self, forKey: .maxQueuedPerMember)
+        allowDuplicates = try c.decode(Bool.self, forKey: .allowDuplicates)
+        ordering = try c.decode(QueueOrdering.self, forKey: .ordering)
+        fallback = try c.decode(Bool.self, forKey: .fallback)
+        addCooldownSeconds = try c.decodeIfPresent(Int.self, forKey: .addCooldownSeconds) ?? 0
+    }
+
+    /// When `member` may add again: nil when they may now (no cooldown, host controls, no
+    /// add yet); otherwise the server instant their cooldown ends, which may have passed.
+    public func nextAddAt(for member: Member) -> Millis? {
+        guard addCooldownSeconds > 0, !member.role.hasHostControls, let last = member.lastAddedAt else { return nil }
+        return last + Int64(addCooldownSeconds) * 1000
     }
 
     /// Highest `maxMembers` a host may set.
     public static let memberLimit = 1000
     /// Highest `maxQueuedPerMember` a host may set.
     public static let queueLimit = 500
+    /// Longest add cooldown a host may set: an hour.
+    public static let cooldownLimit = 3600
 }
 
 /// A partial settings change; absent fields stay as they are.
@@ -85,12 +119,14 @@ public struct SettingsPatch: Codable, Hashable, Sendable {
     public var allowDuplicates: Bool?
     public var ordering: QueueOrdering?
     public var fallback: Bool?
+    public var addCooldownSeconds: Int?
 
     /// Creates a patch.
     public init(
         locked: Bool? = nil, skipThreshold: Double? = nil, maxMembers: Int? = nil, maxQueuedPerMember: Int? = nil,
-        allowDuplicates: Bool? = nil, ordering: QueueOrdering? = nil, fallback: Bool? = nil
+        allowDuplicates: Bool? = nil, ordering: QueueOrdering? = nil, fallback: Bool? = nil, addCooldownSeconds: Int? = nil
     ) {
+        self.addCooldownSeconds = addCooldownSeconds
         self.locked = locked
         self.skipThreshold = skipThreshold
         self.maxMembers = maxMembers
@@ -114,6 +150,9 @@ public struct SettingsPatch: Codable, Hashable, Sendable {
         if let maxQueuedPerMember, !(1...SessionSettings.queueLimit).contains(maxQueuedPerMember) {
             throw JamError(.invalidField, "settings.maxQueuedPerMember must be between 1 and \(SessionSettings.queueLimit), got \(maxQueuedPerMember)")
         }
+        if let addCooldownSeconds, !(0...SessionSettings.cooldownLimit).contains(addCooldownSeconds) {
+            throw JamError(.invalidField, "settings.addCooldownSeconds must be between 0 and \(SessionSettings.cooldownLimit), got \(addCooldownSeconds)")
+        }
     }
 
     /// Returns `settings` with the patch applied.
@@ -126,6 +165,7 @@ public struct SettingsPatch: Codable, Hashable, Sendable {
         if let allowDuplicates { result.allowDuplicates = allowDuplicates }
         if let ordering { result.ordering = ordering }
         if let fallback { result.fallback = fallback }
+        if let addCooldownSeconds { result.addCooldownSeconds = addCooldownSeconds }
         return result
     }
 }

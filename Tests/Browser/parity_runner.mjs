@@ -144,3 +144,13 @@ export async function runDefaults(base, fixture) {
   }
   return failures;
 }
+
+export async function runCredits(base, fixture) {
+  const { nextAddAt } = await import(`${base}protocol.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const actual = nextAddAt({ addCooldownSeconds: c.addCooldownSeconds }, c.member);
+    if (actual !== c.expected) failures.push(`${c.name}: ${actual}, expected ${c.expected}`);
+  }
+  return failures;
+}

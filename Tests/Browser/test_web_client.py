@@ -375,6 +375,16 @@ def history(driver):
             for e in driver.find_elements(By.CSS_SELECTOR, "#history-list li.history-item")]
 
 
+def refused_join(driver, base, code, name):
+    """Tries to join with `code` as a new person; returns the refusal the page shows."""
+    driver.get(base + "/")
+    wait_for(driver, lambda d: visible(d, "display-name"))
+    el(driver, "display-name").send_keys(name)
+    el(driver, "join-code").send_keys(code)
+    click(driver, el(driver, "join-button"))
+    return wait_for(driver, lambda d: visible(d, "welcome-error") and el(d, "welcome-error").text)
+
+
 def test_history_seek_and_a_new_join_code(base_url, browsers):
     host = browsers.open("host")
     guest = browsers.open("guest")
@@ -424,12 +434,7 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     new_code = wait_for(host, lambda d: el(d, "invite-code").text.strip() != old_code and el(d, "invite-code").text.strip(),
                         message="the invite did not show a new code")
     late = browsers.open("late")
-    late.get(base_url + "/")
-    wait_for(late, lambda d: visible(d, "display-name"))
-    el(late, "display-name").send_keys("Lou")
-    el(late, "join-code").send_keys(old_code)
-    click(late, el(late, "join-button"))
-    message = wait_for(late, lambda d: visible(d, "welcome-error") and el(d, "welcome-error").text)
+    message = refused_join(late, base_url, old_code, "Lou")
     assert "Check the code" in message, message
     field = el(late, "join-code")
     field.clear()
@@ -441,3 +446,63 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     wait_for(late, lambda d: now_playing_title(d) == third)
     assert_clean_console(host, guest)
     assert_clean_console(late, allow=("/api/v1/sessions/join - Failed to load resource",))
+
+
+def choose(driver, select_id, value):
+    """Picks an option of a <select> as a person would, firing its change event."""
+    from selenium.webdriver.support.ui import Select
+    Select(el(driver, select_id)).select_by_value(value)
+
+
+def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
+    host = browsers.open("host")
+    guest = browsers.open("guest")
+    code = create_session(host, base_url, "Hana")
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    for control in ("setting-threshold", "setting-duplicates", "setting-ordering", "setting-cooldown", "setting-max-members"):
+        assert visible(host, control), control
+    assert not visible(guest, "host-settings")
+
+    # Take turns: Hana's three songs and Gus's one alternate, on both pages.
+    choose(host, "setting-ordering", "fair")
+    first = add_track(host, 1)
+    wait_for(host, lambda d: now_playing_title(d) == first)
+    h2, h3 = add_track(host, 2), add_track(host, 3)
+    wait_for(host, lambda d: queue_titles(d) == [h2, h3])
+    g1 = add_track(guest, 4)
+    wait_for(guest, lambda d: queue_titles(d) == [g1, h2, h3], message="the guest's song did not take its turn")
+    wait_for(host, lambda d: queue_titles(d) == [g1, h2, h3])
+    assert "Gus's turn" in queue_item(host, g1).text or "turn" in queue_item(host, g1).text
+
+    # Skip threshold: "more than a quarter" of two is one request.
+    choose(host, "setting-threshold", "0.25")
+    wait_for(guest, lambda d: "(0 of 1)" in el(d, "skip-request").text, message="the new threshold did not reach the guest")
+
+    # Duplicates: a queued song becomes addable again.
+    row = next(r for r in search_results(guest) if r.find_element(By.CSS_SELECTOR, ".item-title").text == h2)
+    assert not row.find_element(By.CSS_SELECTOR, "button.add").is_enabled()
+    click(host, el(host, "setting-duplicates"))
+    wait_for(guest, lambda d: next(r for r in search_results(d) if r.find_element(By.CSS_SELECTOR, ".item-title").text == h2)
+             .find_element(By.CSS_SELECTOR, "button.add").is_enabled(), message="allowing duplicates did not reach the guest")
+
+    # One add a minute: Gus adds, sees how long until the next, and cannot add before.
+    choose(host, "setting-cooldown", "60")
+    wait_for(guest, lambda d: el(d, "search-cooldown").get_attribute("hidden") is not None)
+    add_track(guest, 5)
+    note = wait_for(guest, lambda d: visible(d, "search-cooldown") and el(d, "search-cooldown").text,
+                    message="the guest was not told when they may add next")
+    assert re.match(r"Next add in (1:00|0:[345]\d) \(one add every 1:00\)\.", note), note
+    assert all(not r.find_element(By.CSS_SELECTOR, "button.add").is_enabled() for r in search_results(guest))
+    assert not visible(host, "search-cooldown"), "hosts add without waiting"
+    add_track(host, 6)
+
+    # Most people: two, so a third person is told the session is full.
+    field = el(host, "setting-max-members")
+    field.clear()
+    field.send_keys("2")
+    host.execute_script("document.getElementById('setting-max-members').dispatchEvent(new Event('change'))")
+    wait_for(host, lambda d: el(d, "setting-max-members").get_attribute("value") == "2")
+    message = refused_join(browsers.open("late"), base_url, code, "Lou")
+    assert "full" in message.lower(), message
+    assert_clean_console(host, guest)

@@ -22,7 +22,7 @@ struct SessionInputJSONTests {
         .seek(positionMs: 12_345), .ready(epoch: 7),
         .syncReport(SyncReport(epoch: 3, offsetMs: -1.25, errorMs: 0.5, driftMs: 1e-7)),
         .updateSettings(SettingsPatch()),
-        .updateSettings(SettingsPatch(locked: true, skipThreshold: 0.75, maxMembers: 9, maxQueuedPerMember: 4, allowDuplicates: false, ordering: .fair, fallback: true)),
+        .updateSettings(SettingsPatch(locked: true, skipThreshold: 0.75, maxMembers: 9, maxQueuedPerMember: 4, allowDuplicates: false, ordering: .fair, fallback: true, addCooldownSeconds: 90)),
         .setRole(userId: alice, role: .cohost), .kick(userId: bob), .setJoinCode("K7PQ2X"), .end,
         .djPrepare(track: track(6), itemId: itemID(6)),
         .djTimeline(.commit(positionMs: 0, at: 10)), .djTimeline(.pause(positionMs: 1, at: 11)),

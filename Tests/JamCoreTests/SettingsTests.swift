@@ -113,8 +113,23 @@ struct SettingsTests {
         #expect(jam.state.current?.item.id == itemID(1))
         // 4 connected: 0.5 needs 3; 0.25 needs 2, which two requests reach.
         let outcome = try jam.apply(.updateSettings(SettingsPatch(skipThreshold: 0.25)), by: host)
-        #expect(outcome.events.types == [.sessionUpdated, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(outcome.events.types == [.sessionUpdated, .skipRequests, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(outcome.events[1].event == .skipRequests(SkipRequestsUpdate(count: 2, needed: 2)))
         #expect(jam.state.current?.item.id == itemID(2))
         #expect(jam.state.history.last?.outcome == .skipped)
+    }
+
+    @Test func aNewSkipThresholdTellsMembersHowManyRequestsItTakes() throws {
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.startPlaying(1)
+        try jam.apply(.requestSkip, by: alice)
+        // 4 connected: 0.5 needs 3; 0.75 needs 4.
+        let outcome = try jam.apply(.updateSettings(SettingsPatch(skipThreshold: 0.75)), by: host)
+        #expect(outcome.events.types == [.sessionUpdated, .skipRequests])
+        #expect(outcome.events[1].event == .skipRequests(SkipRequestsUpdate(count: 1, needed: 4)))
+        // Nothing playing: nobody is shown a count, so nothing is sent.
+        var idle = try Jam(members: [alice, bob, carol])
+        let quiet = try idle.apply(.updateSettings(SettingsPatch(skipThreshold: 0.75)), by: host)
+        #expect(quiet.events.types == [.sessionUpdated])
     }
 }

@@ -148,6 +148,52 @@ import Testing
         }
     }
 
+    @Test func theHostsSettingsFromTheKeyboardReachTheGuestsScreen() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let jam = try ServerProcess.executable.path
+            let url = "http://127.0.0.1:\(server.port)"
+            let host = try await Pane("settings-host-\(suffix)", command: "\(jam) host --server \(url) --name Hana")
+            defer { Task { await host.kill() } }
+            let invite = try await host.waitFor("Join code:")
+            let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
+            try await host.keys("x")
+            let guest = try await Pane("settings-guest-\(suffix)", command: "\(jam) join \(code) --server \(url) --name Gil")
+            defer { Task { await guest.kill() } }
+            try await guest.waitFor("Queue (0)", "● Gil")
+
+            // Every setting is a row: the cooldown and the member limit, changed with ← →.
+            try await host.keys("o")
+            try await host.waitFor("Session settings", "› Lock the queue: off", "Skip a song when: more than half ask", "Members add: whenever they like")
+            for _ in 0..<5 { try await host.keys("Down") }
+            try await host.keys("Right")
+            try await host.waitFor("› Members add: one a minute")
+            try await host.keys("Down")
+            try await host.keys("Left")
+            try await host.waitFor("› Most people: 49")
+            try await host.keys("Up")
+            try await host.keys("Up")
+            try await host.keys("Left")
+            try await host.waitFor("Skip a song when: more than a third ask")
+            try await host.keys("Escape")
+            try await host.waitFor("Queue (0)")
+
+            // Gil adds once, is told when he may add again, and a second add is refused in words.
+            try await guest.keys("a")
+            try await guest.type("First Song - Band")
+            try await guest.keys("Enter")
+            try await guest.waitFor("▶ First Song — Band", "your next add in 0:")
+            try await guest.keys("a")
+            try await guest.type("Second Song - Band")
+            try await guest.keys("Enter")
+            try await guest.waitFor("refused: you can add again in 0:")
+            // The host is not held to it.
+            try await host.keys("a")
+            try await host.type("Host Song - Band")
+            try await host.keys("Enter")
+            try await guest.waitFor("Host Song — Band")
+        }
+    }
+
     /// Host and guest at their terminals: invite, join, add, vote, skip, resize, search, quit.
     private func play(server: ServerProcess, host: Pane, guest guestPane: Pane) async throws {
         let jam = try ServerProcess.executable.path

@@ -170,6 +170,25 @@ struct LiveScreen {
             model.mode = .normal
             return .keepGoing
         }
+        if case .settings(let choice) = model.mode {
+            let rows = SettingsRow.allCases
+            switch key {
+            case .up: model.mode = .settings(choice: max(0, choice - 1))
+            case .down: model.mode = .settings(choice: min(rows.count - 1, choice + 1))
+            case .left, .right, .enter, .character(" "):
+                guard model.hasHostControls, let settings = model.snapshot.session?.settings,
+                    let patch = rows[choice].patch(settings, step: key == .left ? -1 : 1)
+                else { return .keepGoing }
+                group.addTask { await store.perform(.updateSettings(patch), as: "change the settings") }
+            case .escape, .character("o"), .character("q"):
+                model.mode = .normal
+            case .interrupt:
+                return .quit
+            default:
+                break
+            }
+            return .keepGoing
+        }
         if case .searching(let query, let results, let choice) = model.mode {
             switch key {
             case .enter:
@@ -259,6 +278,8 @@ struct LiveScreen {
             if let duration = now.item.track.durationMs { target = min(target, max(0, duration - 1000)) }
             let command = ClientCommand.seek(Seek(positionMs: target))
             group.addTask { await store.perform(command, as: "seek") }
+        case .character("o") where model.hasHostControls:
+            model.mode = .settings(choice: 0)
         case .character("l") where model.hasHostControls:
             let locked = model.snapshot.session?.settings.locked == true
             group.addTask { await store.perform(.updateSettings(SettingsPatch(locked: !locked)), as: locked ? "unlock" : "lock") }

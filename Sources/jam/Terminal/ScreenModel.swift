@@ -12,6 +12,8 @@ struct ScreenModel: Sendable {
         case searching(query: String, results: [Track], choice: Int)
         /// The invite (code, link, QR) over everything.
         case invite
+        /// The host's settings over everything, with the chosen row.
+        case settings(choice: Int)
     }
 
     /// How to invite people.
@@ -48,6 +50,14 @@ struct ScreenModel: Sendable {
     var selectedDevice: DeviceSyncStatus? {
         guard let devices = syncBoard?.devices, devices.indices.contains(syncSelection) else { return nil }
         return devices[syncSelection]
+    }
+
+    /// Milliseconds until this member may add again (0: now), by the session's add cooldown.
+    var cooldownLeftMs: Int64 {
+        guard let settings = snapshot.session?.settings, let me, let member = snapshot.members.first(where: { $0.userId == me }),
+            let next = settings.nextAddAt(for: member), let now = serverNowMs
+        else { return 0 }
+        return max(0, next - Int64(now))
     }
 
     /// True for the host and co-hosts.

@@ -9,6 +9,11 @@ enum ScreenRenderer {
         if model.mode == .invite, let invite = model.invite {
             return fit(inviteLines(invite, width: width), rows: model.rows, width: width)
         }
+        if case .settings(let choice) = model.mode, let settings = model.snapshot.session?.settings {
+            var lines = settingsLines(settings, choice: choice)
+            if let rejection = model.snapshot.lastRejection { lines += ["", "✗ \(rejection.action) refused: \(rejection.message)"] }
+            return fit(lines, rows: model.rows, width: width)
+        }
         var lines: [String] = []
         let snapshot = model.snapshot
         let title = snapshot.session.map { "OpenJam · \($0.name)" } ?? "OpenJam"
@@ -20,7 +25,8 @@ enum ScreenRenderer {
         lines.append(rule(width))
         lines += nowPlayingLines(model, width: width)
         lines.append(rule(width))
-        lines.append("Queue (\(snapshot.queue.count))")
+        let wait = model.cooldownLeftMs
+        lines.append("Queue (\(snapshot.queue.count))" + (wait > 0 ? " · your next add in \(clock(wait + 999))" : ""))
         let syncLines = model.hasHostControls ? SyncColumn.lines(model.syncBoard, members: snapshot.members, selection: model.syncSelection) : []
         let reserved = 8 + (syncLines.isEmpty ? 0 : syncLines.count + 1) + (snapshot.history.isEmpty ? 0 : 1)
         let room = max(1, model.rows - lines.count - reserved)
@@ -47,7 +53,7 @@ enum ScreenRenderer {
             for (index, track) in results.prefix(6).enumerated() {
                 lines.append("\(index == choice ? "›" : " ") \(track.name) — \(track.artist)  \(clock(track.durationMs ?? 0))")
             }
-        case .normal, .invite:
+        case .normal, .invite, .settings:
             if let rejection = snapshot.lastRejection {
                 lines.append("✗ \(rejection.action) refused: \(rejection.message)")
             } else if let message = model.message {
@@ -59,7 +65,7 @@ enum ScreenRenderer {
             }
         }
         var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  q quit"
-        if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove" }
+        if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove  o settings" }
         if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
         lines.append(keys)
         return fit(lines, rows: model.rows, width: width)
@@ -132,6 +138,14 @@ enum ScreenRenderer {
             return "\(member.connected ? "●" : "○") \(member.displayName)\(role)"
         }
         return "Members: " + members.joined(separator: "  ")
+    }
+
+    static func settingsLines(_ settings: SessionSettings, choice: Int) -> [String] {
+        var lines = ["Session settings   (↑↓ choose, ← → change, Esc close)", ""]
+        for (index, row) in SettingsRow.allCases.enumerated() {
+            lines.append("\(index == choice ? "›" : " ") \(row.label): \(row.value(settings))")
+        }
+        return lines
     }
 
     static func inviteLines(_ invite: ScreenModel.Invite, width: Int) -> [String] {

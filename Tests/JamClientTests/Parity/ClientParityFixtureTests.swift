@@ -21,6 +21,26 @@ enum ParityFixtures {
 }
 
 struct ClientParityFixtureTests {
+    // MARK: Add cooldown
+
+    struct CreditsFixture: Decodable {
+        struct Case: Decodable {
+            struct Who: Decodable { var role: Role, lastAddedAt: Millis? }
+            var name: String, addCooldownSeconds: Int, member: Who, expected: Millis?
+        }
+        var cases: [Case]
+    }
+
+    @Test func addCooldownsMatchTheSharedCases() throws {
+        let fixture = try ParityFixtures.load(CreditsFixture.self, "credits")
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let settings = SessionSettings(addCooldownSeconds: c.addCooldownSeconds)
+            let member = Member(userId: "u", displayName: "U", role: c.member.role, connected: true, lastAddedAt: c.member.lastAddedAt)
+            #expect(settings.nextAddAt(for: member) == c.expected, "\(c.name)")
+        }
+    }
+
     // MARK: Timeline
 
     struct TimelineFixture: Decodable {

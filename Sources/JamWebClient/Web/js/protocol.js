@@ -49,6 +49,15 @@ export function hasHostControls(role) {
   return role === Role.host || role === Role.cohost;
 }
 
+/**
+ * When `member` may add again (SessionSettings.nextAddAt(for:)): null when they may now (no
+ * cooldown, host controls, no add yet), else the server instant the cooldown ends.
+ */
+export function nextAddAt(settings, member) {
+  if (!settings || !member || !(settings.addCooldownSeconds > 0) || hasHostControls(member.role) || member.lastAddedAt == null) return null;
+  return member.lastAddedAt + settings.addCooldownSeconds * 1000;
+}
+
 export const PlaybackState = Object.freeze({ preparing: 'preparing', playing: 'playing', paused: 'paused' });
 
 export const QueueOrdering = Object.freeze({ votes: 'votes', fair: 'fair' });

@@ -128,6 +128,7 @@ export class SessionPage {
     this.ticker = setInterval(() => {
       this.header.tick();
       views.nowPlaying.tick();
+      views.search.tick();
     }, TICK_MS);
     byId('main').focus({ preventScroll: true });
   }

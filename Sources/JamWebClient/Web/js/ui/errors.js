@@ -62,6 +62,9 @@ export function describeError(error, action, subject) {
     detail = `${sentence(error.message)} Check the code and try again.`;
   } else if (action === 'join' && code === ErrorCode.invalidField) {
     detail = `${sentence(error.message)} A join code has 6 letters and digits, like K7MPQ2.`;
+  } else if (action === 'add' && code === ErrorCode.rateLimited && error.message) {
+    // The session's add cooldown: its words say how long to wait.
+    detail = sentence(error.message);
   } else if (PLAIN[code]) {
     detail = PLAIN[code];
     if (code === ErrorCode.rateLimited && error.retryAfterSeconds) detail = `Too many attempts. Try again in ${error.retryAfterSeconds} s.`;

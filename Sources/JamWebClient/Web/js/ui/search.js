@@ -1,7 +1,7 @@
 // Search the server's library and add songs. Typing searches as you go (debounced,
 // and an older answer never overwrites a newer one); an empty search lists the
 // library. Songs already queued or playing say so instead of offering "Add".
-import { hasHostControls } from '../protocol.js';
+import { hasHostControls, nextAddAt } from '../protocol.js';
 import { h, setAttr, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
@@ -10,6 +10,14 @@ import { describeError } from './errors.js';
 /** The key that tells tracks apart: the same id may come from two sources. */
 function trackKey(track) {
   return `${track.source}:${track.id}`;
+}
+
+/** Milliseconds until this member may add again (0: now), by the session's add cooldown. */
+function cooldownLeft(snapshot, serverNow) {
+  if (!snapshot.session) return 0;
+  const me = snapshot.members.find((member) => member.userId === snapshot.me);
+  const next = nextAddAt(snapshot.session.settings, me);
+  return next == null ? 0 : Math.max(0, next - serverNow);
 }
 
 /** True when the queue is locked and this member may not add. */
@@ -21,7 +29,7 @@ export class SearchView {
   /**
    * @param {HTMLElement} root
    * @param {{onAdd: (track: object) => void}} actions
-   * @param {{search: (q: string) => Promise<{tracks: object[]}>}} env
+   * @param {{search: (q: string) => Promise<{tracks: object[]}>, serverNow: () => number}} env
    */
   constructor(root, actions, env) {
     this.root = root;
@@ -33,11 +41,12 @@ export class SearchView {
     });
     this.status = h('p', { class: 'hint', id: 'search-status', role: 'status' });
     this.locked = h('p', { class: 'note', id: 'search-locked', hidden: true }, 'The host has locked the queue: only the host and co-hosts can add songs.');
+    this.cooldown = h('p', { class: 'note', id: 'search-cooldown', role: 'status', hidden: true });
     this.results = h('ul', { class: 'results', id: 'search-results' });
     const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); this.run(true); } },
       h('label', { for: 'search-input', class: 'visually-hidden' }, 'Search the library'),
       h('div', { class: 'row' }, this.input, h('button', { type: 'submit' }, 'Search')));
-    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.status, this.results);
+    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.cooldown, this.status, this.results);
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(false), 200);
@@ -51,11 +60,29 @@ export class SearchView {
   render(snapshot) {
     this.snapshot = snapshot;
     this.locked.hidden = !lockedOut(snapshot);
+    this.tick();
     if (!this.started && snapshot.session) {
       this.started = true;
       this.run(false);
     }
     this.renderResults();
+  }
+
+  /** The add cooldown counts down with time, not with events. */
+  tick() {
+    const snapshot = this.snapshot;
+    if (!snapshot) return;
+    const left = cooldownLeft(snapshot, this.env.serverNow());
+    const waiting = left > 0;
+    this.cooldown.hidden = !waiting;
+    if (waiting) {
+      const every = formatTime(snapshot.session.settings.addCooldownSeconds * 1000);
+      setText(this.cooldown, `Next add in ${formatTime(left + 999)} (one add every ${every}).`);
+    }
+    if (waiting !== this.waiting) {
+      this.waiting = waiting;
+      this.renderResults();
+    }
   }
 
   async run(force) {
@@ -94,7 +121,7 @@ export class SearchView {
       setText(li.parts.title, track.name);
       setText(li.parts.meta, [track.artist, track.album, track.durationMs ? formatTime(track.durationMs) : null].filter(Boolean).join(' · '));
       const queued = taken.has(trackKey(track));
-      li.parts.add.disabled = queued || locked;
+      li.parts.add.disabled = queued || locked || !!this.waiting;
       setText(li.parts.add, queued ? 'Queued' : 'Add');
       setAttr(li.parts.add, 'aria-label', queued ? `${track.name} is already queued` : `Add ${track.name} to the queue`);
     });

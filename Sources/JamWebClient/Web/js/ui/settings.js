@@ -1,8 +1,22 @@
 // Session settings for the host and co-hosts: lock the queue, keep playing from the
-// library when the queue runs dry, and how the queue is ordered; the host can also
-// end the session for everybody.
+// library when the queue runs dry, how the queue is ordered, how many skip requests
+// skip a song, whether a song may be queued twice, how many people may join, and how
+// often a member may add; the host can also end the session for everybody.
 import { QueueOrdering, Role, hasHostControls } from '../protocol.js';
 import { confirmButton, h } from './dom.js';
+
+/** The skip thresholds offered: "more than" this share of the members who may ask. */
+const THRESHOLDS = [[0.25, 'a quarter'], [0.34, 'a third'], [0.5, 'half'], [0.67, 'two thirds'], [0.99, 'nearly everybody']];
+/** The add cooldowns offered, in seconds. */
+const COOLDOWNS = [[0, 'Whenever they like'], [60, 'One a minute'], [120, 'One every 2 minutes'], [300, 'One every 5 minutes'],
+  [600, 'One every 10 minutes'], [900, 'One every 15 minutes'], [1800, 'One every 30 minutes'], [3600, 'One an hour']];
+/** Highest member limit a host may set (SessionSettings.memberLimit). */
+const MEMBER_LIMIT = 1000;
+
+/** The option closest to `value`, so a setting made elsewhere still shows. */
+function closest(options, value) {
+  return options.reduce((best, option) => (Math.abs(option[0] - value) < Math.abs(best[0] - value) ? option : best))[0];
+}
 
 export class SettingsView {
   /** @param {HTMLElement} root @param {{onChange: (patch: object) => void, onEnd: () => void}} actions */
@@ -10,20 +24,42 @@ export class SettingsView {
     this.root = root;
     this.locked = h('input', { type: 'checkbox', id: 'setting-locked' });
     this.fallback = h('input', { type: 'checkbox', id: 'setting-fallback' });
+    this.duplicates = h('input', { type: 'checkbox', id: 'setting-duplicates' });
     this.ordering = h('select', { id: 'setting-ordering' },
       h('option', { value: QueueOrdering.votes }, 'Most votes first'),
       h('option', { value: QueueOrdering.fair }, 'Take turns (fair)'));
+    this.threshold = h('select', { id: 'setting-threshold' },
+      ...THRESHOLDS.map(([value, words]) => h('option', { value: String(value) }, `More than ${words} ask`)));
+    this.cooldown = h('select', { id: 'setting-cooldown' },
+      ...COOLDOWNS.map(([value, words]) => h('option', { value: String(value) }, words)));
+    this.maxMembers = h('input', { type: 'number', id: 'setting-max-members', min: 1, max: MEMBER_LIMIT, step: 1, inputmode: 'numeric' });
     this.locked.addEventListener('change', () => actions.onChange({ locked: this.locked.checked }));
     this.fallback.addEventListener('change', () => actions.onChange({ fallback: this.fallback.checked }));
+    this.duplicates.addEventListener('change', () => actions.onChange({ allowDuplicates: this.duplicates.checked }));
     this.ordering.addEventListener('change', () => actions.onChange({ ordering: this.ordering.value }));
+    this.threshold.addEventListener('change', () => actions.onChange({ skipThreshold: Number(this.threshold.value) }));
+    this.cooldown.addEventListener('change', () => actions.onChange({ addCooldownSeconds: Number(this.cooldown.value) }));
+    this.maxMembers.addEventListener('change', () => {
+      const value = Number(this.maxMembers.value);
+      // Out of range or not a whole number: the server's words say why (it refuses it).
+      if (this.maxMembers.value !== '') actions.onChange({ maxMembers: Number.isInteger(value) ? value : this.maxMembers.value });
+    });
     root.replaceChildren(
       h('h2', { id: 'settings-heading' }, 'Session settings'),
       h('div', { class: 'setting' }, this.locked,
         h('label', { for: 'setting-locked' }, 'Lock the queue', h('span', { class: 'hint' }, 'Only the host and co-hosts can add songs.'))),
       h('div', { class: 'setting' }, this.fallback,
         h('label', { for: 'setting-fallback' }, 'Keep the music going', h('span', { class: 'hint' }, 'Shuffle the library when the queue runs dry.'))),
+      h('div', { class: 'setting' }, this.duplicates,
+        h('label', { for: 'setting-duplicates' }, 'Allow a song twice', h('span', { class: 'hint' }, 'A song may be queued while it is queued or playing.'))),
       h('div', { class: 'setting setting-select' },
         h('label', { for: 'setting-ordering' }, 'Queue order'), this.ordering),
+      h('div', { class: 'setting setting-select' },
+        h('label', { for: 'setting-threshold' }, 'Skip a song when'), this.threshold),
+      h('div', { class: 'setting setting-select' },
+        h('label', { for: 'setting-cooldown' }, 'Members add'), this.cooldown),
+      h('div', { class: 'setting setting-select' },
+        h('label', { for: 'setting-max-members' }, 'Most people'), this.maxMembers),
       this.end = confirmButton('End the session', 'End it for everybody?', actions.onEnd, { class: 'quiet danger', id: 'end-session' }));
   }
 
@@ -35,7 +71,11 @@ export class SettingsView {
     // A pending change shows the server's answer when it comes, not the click.
     this.locked.checked = settings.locked;
     this.fallback.checked = settings.fallback;
+    this.duplicates.checked = settings.allowDuplicates;
     this.ordering.value = settings.ordering;
+    this.threshold.value = String(closest(THRESHOLDS, settings.skipThreshold));
+    this.cooldown.value = String(closest(COOLDOWNS, settings.addCooldownSeconds || 0));
+    if (document.activeElement !== this.maxMembers) this.maxMembers.value = String(settings.maxMembers);
     this.end.hidden = snapshot.role !== Role.host;
   }
 }
