@@ -375,6 +375,16 @@ def history(driver):
             for e in driver.find_elements(By.CSS_SELECTOR, "#history-list li.history-item")]
 
 
+def set_number(driver, input_id, value):
+    """Types a number into a field and leaves it, as a person does (one change event)."""
+    driver.execute_script("""
+        const input = document.getElementById(arguments[0]);
+        input.focus();
+        input.value = String(arguments[1]);
+        input.dispatchEvent(new Event('change'));
+        input.blur();""", input_id, value)
+
+
 def refused_join(driver, base, code, name):
     """Tries to join with `code` as a new person; returns the refusal the page shows."""
     driver.get(base + "/")
@@ -460,7 +470,8 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     code = create_session(host, base_url, "Hana")
     join_by_code(guest, base_url, code, "Gus")
     wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
-    for control in ("setting-threshold", "setting-duplicates", "setting-ordering", "setting-cooldown", "setting-max-members"):
+    for control in ("setting-threshold", "setting-duplicates", "setting-ordering", "setting-cooldown", "setting-max-members",
+                    "setting-max-queued"):
         assert visible(host, control), control
     assert not visible(guest, "host-settings")
 
@@ -497,11 +508,17 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     assert not visible(host, "search-cooldown"), "hosts add without waiting"
     add_track(host, 6)
 
+    # Songs waiting per member: one; Gus has two waiting, so with the cooldown off he is
+    # told he has as many as the session allows.
+    choose(host, "setting-cooldown", "0")
+    wait_for(guest, lambda d: not visible(d, "search-cooldown"), message="turning the cooldown off did not reach the guest")
+    set_number(host, "setting-max-queued", 1)
+    wait_for(host, lambda d: el(d, "setting-max-queued").get_attribute("value") == "1")
+    add_track(guest, 7)
+    wait_for(guest, lambda d: "as many songs waiting" in el(d, "notices").text, message="the guest was not told of the limit")
+
     # Most people: two, so a third person is told the session is full.
-    field = el(host, "setting-max-members")
-    field.clear()
-    field.send_keys("2")
-    host.execute_script("document.getElementById('setting-max-members').dispatchEvent(new Event('change'))")
+    set_number(host, "setting-max-members", 2)
     wait_for(host, lambda d: el(d, "setting-max-members").get_attribute("value") == "2")
     message = refused_join(browsers.open("late"), base_url, code, "Lou")
     assert "full" in message.lower(), message

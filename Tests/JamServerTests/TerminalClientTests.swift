@@ -169,9 +169,11 @@ import Testing
             try await host.waitFor("› Members add: one a minute")
             try await host.keys("Down")
             try await host.keys("Left")
+            try await host.waitFor("› Songs waiting per member: 19")
+            try await host.keys("Down")
+            try await host.keys("Left")
             try await host.waitFor("› Most people: 49")
-            try await host.keys("Up")
-            try await host.keys("Up")
+            for _ in 0..<3 { try await host.keys("Up") }
             try await host.keys("Left")
             try await host.waitFor("Skip a song when: more than a third ask")
             try await host.keys("Escape")

@@ -2,7 +2,7 @@ import JamProtocol
 
 /// The host's settings on the live screen: one row each, changed with ← and →.
 enum SettingsRow: CaseIterable, Sendable {
-    case locked, fallback, duplicates, ordering, threshold, cooldown, maxMembers
+    case locked, fallback, duplicates, ordering, threshold, cooldown, maxQueued, maxMembers
 
     /// Skip thresholds offered: "more than" this share of the members who may ask.
     static let thresholds: [(value: Double, words: String)] = [
@@ -22,6 +22,7 @@ enum SettingsRow: CaseIterable, Sendable {
         case .ordering: "Queue order"
         case .threshold: "Skip a song when"
         case .cooldown: "Members add"
+        case .maxQueued: "Songs waiting per member"
         case .maxMembers: "Most people"
         }
     }
@@ -34,6 +35,7 @@ enum SettingsRow: CaseIterable, Sendable {
         case .ordering: settings.ordering == .fair ? "take turns (fair)" : "most votes first"
         case .threshold: "more than \(Self.thresholds[Self.closest(Self.thresholds.map(\.value), settings.skipThreshold)].words) ask"
         case .cooldown: Self.cooldowns[Self.closest(Self.cooldowns.map { Double($0.value) }, Double(settings.addCooldownSeconds))].words
+        case .maxQueued: "\(settings.maxQueuedPerMember)"
         case .maxMembers: "\(settings.maxMembers)"
         }
     }
@@ -51,6 +53,9 @@ enum SettingsRow: CaseIterable, Sendable {
         case .cooldown:
             let index = Self.closest(Self.cooldowns.map { Double($0.value) }, Double(settings.addCooldownSeconds)) + step
             return Self.cooldowns.indices.contains(index) ? SettingsPatch(addCooldownSeconds: Self.cooldowns[index].value) : nil
+        case .maxQueued:
+            let value = settings.maxQueuedPerMember + step
+            return (1...SessionSettings.queueLimit).contains(value) ? SettingsPatch(maxQueuedPerMember: value) : nil
         case .maxMembers:
             let value = settings.maxMembers + step
             return (1...SessionSettings.memberLimit).contains(value) ? SettingsPatch(maxMembers: value) : nil

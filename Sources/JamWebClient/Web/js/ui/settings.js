@@ -1,7 +1,7 @@
 // Session settings for the host and co-hosts: lock the queue, keep playing from the
 // library when the queue runs dry, how the queue is ordered, how many skip requests
 // skip a song, whether a song may be queued twice, how many people may join, and how
-// often a member may add; the host can also end the session for everybody.
+// often and how much a member may add; the host can also end the session for everybody.
 import { QueueOrdering, Role, hasHostControls } from '../protocol.js';
 import { confirmButton, h } from './dom.js';
 
@@ -12,6 +12,8 @@ const COOLDOWNS = [[0, 'Whenever they like'], [60, 'One a minute'], [120, 'One e
   [600, 'One every 10 minutes'], [900, 'One every 15 minutes'], [1800, 'One every 30 minutes'], [3600, 'One an hour']];
 /** Highest member limit a host may set (SessionSettings.memberLimit). */
 const MEMBER_LIMIT = 1000;
+/** Highest per-member queue limit a host may set (SessionSettings.queueLimit). */
+const QUEUE_LIMIT = 500;
 
 /** The option closest to `value`, so a setting made elsewhere still shows. */
 function closest(options, value) {
@@ -33,17 +35,20 @@ export class SettingsView {
     this.cooldown = h('select', { id: 'setting-cooldown' },
       ...COOLDOWNS.map(([value, words]) => h('option', { value: String(value) }, words)));
     this.maxMembers = h('input', { type: 'number', id: 'setting-max-members', min: 1, max: MEMBER_LIMIT, step: 1, inputmode: 'numeric' });
+    this.maxQueued = h('input', { type: 'number', id: 'setting-max-queued', min: 1, max: QUEUE_LIMIT, step: 1, inputmode: 'numeric' });
     this.locked.addEventListener('change', () => actions.onChange({ locked: this.locked.checked }));
     this.fallback.addEventListener('change', () => actions.onChange({ fallback: this.fallback.checked }));
     this.duplicates.addEventListener('change', () => actions.onChange({ allowDuplicates: this.duplicates.checked }));
     this.ordering.addEventListener('change', () => actions.onChange({ ordering: this.ordering.value }));
     this.threshold.addEventListener('change', () => actions.onChange({ skipThreshold: Number(this.threshold.value) }));
     this.cooldown.addEventListener('change', () => actions.onChange({ addCooldownSeconds: Number(this.cooldown.value) }));
-    this.maxMembers.addEventListener('change', () => {
-      const value = Number(this.maxMembers.value);
-      // Out of range or not a whole number: the server's words say why (it refuses it).
-      if (this.maxMembers.value !== '') actions.onChange({ maxMembers: Number.isInteger(value) ? value : this.maxMembers.value });
-    });
+    for (const [input, key] of [[this.maxMembers, 'maxMembers'], [this.maxQueued, 'maxQueuedPerMember']]) {
+      input.addEventListener('change', () => {
+        const value = Number(input.value);
+        // Out of range or not a whole number: the server's words say why (it refuses it).
+        if (input.value !== '') actions.onChange({ [key]: Number.isInteger(value) ? value : input.value });
+      });
+    }
     root.replaceChildren(
       h('h2', { id: 'settings-heading' }, 'Session settings'),
       h('div', { class: 'setting' }, this.locked,
@@ -58,6 +63,8 @@ export class SettingsView {
         h('label', { for: 'setting-threshold' }, 'Skip a song when'), this.threshold),
       h('div', { class: 'setting setting-select' },
         h('label', { for: 'setting-cooldown' }, 'Members add'), this.cooldown),
+      h('div', { class: 'setting setting-select' },
+        h('label', { for: 'setting-max-queued' }, 'Songs waiting per member'), this.maxQueued),
       h('div', { class: 'setting setting-select' },
         h('label', { for: 'setting-max-members' }, 'Most people'), this.maxMembers),
       this.end = confirmButton('End the session', 'End it for everybody?', actions.onEnd, { class: 'quiet danger', id: 'end-session' }));
@@ -76,6 +83,7 @@ export class SettingsView {
     this.threshold.value = String(closest(THRESHOLDS, settings.skipThreshold));
     this.cooldown.value = String(closest(COOLDOWNS, settings.addCooldownSeconds || 0));
     if (document.activeElement !== this.maxMembers) this.maxMembers.value = String(settings.maxMembers);
+    if (document.activeElement !== this.maxQueued) this.maxQueued.value = String(settings.maxQueuedPerMember);
     this.end.hidden = snapshot.role !== Role.host;
   }
 }
