@@ -67,7 +67,10 @@ enum LiveSession {
             throw ValidationError("jam host and jam join need a terminal; the join code is \(view.session.joinCode)")
         }
         let participant = Participant(api: api, sessionId: view.session.id, me: me, transport: NIOWebSocketTransport())
-        try await LiveScreen(participant: participant, api: api, me: me, invite: invite, startWithInvite: startWithInvite).run()
-        FileHandle.standardOutput.write(Data("Left the live screen of \(view.session.name) (code \(view.session.joinCode)).\n".utf8))
+        let ending = try await LiveScreen(participant: participant, api: api, me: me, invite: invite, startWithInvite: startWithInvite).run()
+        // A closed terminal refuses every write (EIO): FileHandle's write would trap on it,
+        // and the crash report then kept the process alive for seconds.
+        guard ending == .quit else { return }
+        Terminal().write("Left the live screen of \(view.session.name) (code \(view.session.joinCode)).\n")
     }
 }

@@ -41,14 +41,20 @@ import Testing
         /// Waits until the screen contains all of `texts`.
         @discardableResult
         func waitFor(_ texts: String..., timeout: Duration = .seconds(8)) async throws -> String {
+            try await waitUntil("\(texts)", timeout: timeout) { screen in texts.allSatisfy { screen.contains($0) } }
+        }
+
+        /// Waits until `holds` accepts the screen; `what` names the wait in the failure.
+        @discardableResult
+        func waitUntil(_ what: String, timeout: Duration = .seconds(8), _ holds: (String) -> Bool) async throws -> String {
             let deadline = ContinuousClock.now + timeout
             var last = ""
             while ContinuousClock.now < deadline {
                 last = try await screen
-                if texts.allSatisfy({ last.contains($0) }) { return last }
+                if holds(last) { return last }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw TestFailure("\(name) never showed \(texts); screen:\n\(last)")
+            throw TestFailure("\(name) never showed \(what); screen:\n\(last)")
         }
 
         func kill() async {
@@ -90,8 +96,12 @@ import Testing
     @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
         try await Self.withServerInTmux { server, suffix in
             let command = "exec \(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana"
-            let closed = try await Pane("closed-\(suffix)", command: command)
-            let stopped = try await Pane("stopped-\(suffix)", command: command)
+            // What each process says on its way out, kept after its pane is gone.
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("jam-hangup-\(suffix)")
+            try FileManager.default.createDirectory(at: errors, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: errors) }
+            let closed = try await Pane("closed-\(suffix)", command: command + " 2>\(errors.path)/closed")
+            let stopped = try await Pane("stopped-\(suffix)", command: command + " 2>\(errors.path)/stopped")
             defer { Task { await stopped.kill() } }
             try await closed.waitFor("Join code:")
             try await stopped.waitFor("Join code:")
@@ -103,6 +113,12 @@ import Testing
             #expect(try await Self.ends(closedPid, within: .seconds(20)), "jam host outlived its terminal")
             Foundation.kill(stoppedPid, SIGTERM)
             #expect(try await Self.ends(stoppedPid, within: .seconds(20)), "jam host ignored SIGTERM")
+            // Ending is an exit, not a crash: a trap on the closed terminal's refused write
+            // used to print a fatal error and hold the process for seconds in the crash report.
+            for name in ["closed", "stopped"] {
+                let said = try String(contentsOf: errors.appendingPathComponent(name), encoding: .utf8)
+                #expect(!said.contains("Fatal error"), "jam host crashed on its way out (\(name)): \(said.prefix(300))")
+            }
         }
     }
 
@@ -228,9 +244,11 @@ import Testing
         try await guest.waitFor("Second Song — Band", "Third Song — Band")
         try await guest.keys("Down")
         try await guest.keys("+")
-        let hostScreen = try await host.waitFor("1 vote")
-        let queueLines = hostScreen.split(separator: "\n").filter { $0.contains("Song — Band") }
-        #expect(queueLines.first?.contains("Third Song") == true, "\(hostScreen)")
+        // The score and the new order are two events of one command: wait for both.
+        try await host.waitUntil("Third Song leading with 1 vote") { screen in
+            let first = screen.split(separator: "\n").first { $0.contains("Song — Band") }
+            return first?.contains("Third Song") == true && first?.contains("1 vote") == true
+        }
         try await guest.waitFor("▲+1")
 
         // Gil asks to skip; Hana skips: the voted song plays everywhere.

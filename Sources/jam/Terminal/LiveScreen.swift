@@ -21,7 +21,12 @@ struct LiveScreen {
         case passing(ServerEvent)
     }
 
-    func run() async throws {
+    /// How the screen ended: a person quit, or the terminal went away (closed, SIGHUP,
+    /// SIGTERM) and nothing more can be shown on it.
+    enum Ending: Sendable { case quit, hungUp }
+
+    /// Shows the session until the person quits or the terminal goes away.
+    func run() async throws -> Ending {
         let terminal = Terminal()
         terminal.enter()
         defer { terminal.restore() }
@@ -30,7 +35,8 @@ struct LiveScreen {
         model.me = me
         model.invite = invite
         if startWithInvite, invite != nil { model.mode = .invite }
-        await withThrowingTaskGroup(of: Void.self) { group in
+        return await withThrowingTaskGroup(of: Void.self) { group in
+            var ending = Ending.quit
             group.addTask {
                 do {
                     try await participant.run()
@@ -89,6 +95,7 @@ struct LiveScreen {
                 case .input(.resized):
                     break
                 case .input(.hangUp):
+                    ending = .hungUp
                     break loop
                 case .input(.key(let key)):
                     if handle(key, &model, group: &group, sink: sink) == .quit { break loop }
@@ -97,6 +104,7 @@ struct LiveScreen {
                 terminal.draw(ScreenRenderer.render(model))
             }
             group.cancelAll()
+            return ending
         }
     }
 
