@@ -53,7 +53,7 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("burst-size"), help: "What-if (OpenJam): pings per burst instead of ClockSync's default 24.")
     var burstSize: Int?
 
-    @Option(name: .customLong("filter-bursts"), help: "What-if (OpenJam): bursts whose samples give the offset instead of the default 3.")
+    @Option(name: .customLong("filter-bursts"), help: "What-if (OpenJam): bursts whose samples give the offset instead of the default 8.")
     var filterBursts: Int?
 
     @Flag(name: .customLong("per-device"), help: "Print each device's steady offset error, its fitted drift and what its samples allow.")

@@ -15,16 +15,16 @@ import Logging
 /// The offset is modelled as a straight line `offset(t) = a + k·(t − r)` (k: the drift,
 /// r: the newest sample's receive instant):
 /// - **Offset**: the constraints of the samples of the last `filterBursts` bursts (3
-///   until the drift is fitted, then 6: 90 s of history) are moved to r along the
+///   until the drift is fitted, then 8: 2 minutes of history) are moved to r along the
 ///   drift estimate and intersected; the estimate is the middle
 ///   of what remains. Within one burst this is the intersection of the samples'
 ///   intervals, which lies inside the lowest-delay sample's interval: the NTP clock
 ///   filter, refined by the other samples' lowest up and down legs.
-/// - **Drift**: the mean slope of the two delay floors over the last `windowBursts`
-///   bursts (the line under all upper constraints that is highest on average, and the
-///   line over all lower ones that is lowest), a linear-programming fit on the
-///   lowest-delay legs of every burst, used once the window spans `minDriftSpanMs`;
-///   until then the prior's centre (0, or the value kept across `reset()`).
+/// - **Drift**: the slope the two delay floors share over the last `windowBursts` bursts
+///   (the one at which the upper and lower constraints leave the most room), a
+///   linear-programming fit on the lowest-delay legs of every burst in both directions,
+///   used once the window spans `minDriftSpanMs`; until then the prior's centre (0, or
+///   the value kept across `reset()`).
 /// - **Bound**: the offsets at r that any line satisfying every constraint of the window
 ///   allows, for drifts within what the samples and a prior of ±100 ppm permit.
 ///   It contains the true offset on any path, symmetric or not, as long as the two
@@ -38,8 +38,14 @@ public actor ClockSync {
         /// mean a smaller error: at 40 ± 20 ms jitter, 8 gave 7.6 ms p99 and 24 give ~3 ms
         /// after one burst (see docs/PERFORMANCE.md); 24 pings are ~2 kB every 15 s.
         public var burstSize: Int = 24
-        /// Spacing of the pings within a burst, ms.
+        /// Spacing of the pings within the first burst (after the start or a `reset()`), ms:
+        /// a device joining mid-song waits for it.
         public var burstSpacingMs: Double = 25
+        /// Spacing of the pings within later bursts, ms. On a path that delivers in order
+        /// (TCP), a ping 25 ms behind a late one waits for it, which keeps samples off the
+        /// delay floor; 100 ms apart they rarely wait, and the steady offset error drops by
+        /// a third with the same pings (docs/PERFORMANCE.md).
+        public var steadyBurstSpacingMs: Double = 100
         /// The first start waits for a full burst of samples, at most this long, ms: a device
         /// joining mid-song otherwise starts on its first, roughest sample (docs/PERFORMANCE.md).
         public var firstStartWaitMs: Double = 2_000
@@ -50,9 +56,10 @@ public actor ClockSync {
         /// A ping sent more than this long after the previous one starts a new burst, ms.
         public var burstGapMs: Double = 1_000
         /// The newest bursts whose samples give the offset (and `halfRoundTripMs`) once the
-        /// drift is fitted: 90 s of history moved along the fitted drift. At 40 ± 20 ms with
-        /// a 50 ppm drift, 6 halve the steady p99 of 3 (docs/PERFORMANCE.md).
-        public var filterBursts: Int = 6
+        /// drift is fitted: 2 minutes of history moved along the fitted drift. At 40 ± 20 ms
+        /// with a 50 ppm drift, 6 halve the steady p99 of 3, and 8 take a little more off
+        /// once the drift comes from the joint floor fit (docs/PERFORMANCE.md).
+        public var filterBursts: Int = 8
         /// The same before the drift is fitted: older bursts moved along a drift that is
         /// only the prior's centre would bring that drift's error in.
         public var filterBurstsBeforeDriftFit: Int = 3
@@ -244,9 +251,11 @@ public actor ClockSync {
             try Task.checkCancellation()
             resyncRequested = false
             let burstStart = clock.now()
+            // The first burst is quick (a start may wait for it); later ones spread out.
+            let spacing = isSynchronised ? configuration.steadyBurstSpacingMs : configuration.burstSpacingMs
             do {
                 for index in 0..<max(1, configuration.burstSize) {
-                    if index > 0 { try await sleeper.sleep(ms: configuration.burstSpacingMs) }
+                    if index > 0 { try await sleeper.sleep(ms: spacing) }
                     try await send(makePing())
                 }
             } catch is CancellationError {
@@ -307,7 +316,7 @@ public actor ClockSync {
             var slope = priorDrift / 1000
             let span = r - samples.map(\.t0).min()!
             driftFitted = bursts.count >= configuration.minDriftBursts && span >= configuration.minDriftSpanMs
-            if driftFitted { slope = window.floorSlope(searchRange: searchRange) }
+            if driftFitted { slope = window.widestSlope(searchRange: searchRange) }
             slope = min(high, max(low, slope))
             drift = slope * 1000
             driftUncertainty = max(configuration.minDriftUncertaintyMsPerSecond, max(slope - low, high - slope) * 1000)

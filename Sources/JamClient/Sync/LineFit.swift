@@ -27,21 +27,21 @@ struct LineFit {
         }
     }
 
-    /// min over i of (v_i − k·(t_i − shift)).
-    private static func envelopeMin(_ t: [Double], _ v: [Double], _ k: Double, shift: Double = 0) -> Double {
+    /// min over i of (v_i − k·t_i).
+    private static func envelopeMin(_ t: [Double], _ v: [Double], _ k: Double) -> Double {
         var value = Double.infinity
         for index in t.indices {
-            let candidate = v[index] - k * (t[index] - shift)
+            let candidate = v[index] - k * t[index]
             if candidate < value { value = candidate }
         }
         return value
     }
 
-    /// max over i of (v_i − k·(t_i − shift)).
-    private static func envelopeMax(_ t: [Double], _ v: [Double], _ k: Double, shift: Double = 0) -> Double {
+    /// max over i of (v_i − k·t_i).
+    private static func envelopeMax(_ t: [Double], _ v: [Double], _ k: Double) -> Double {
         var value = -Double.infinity
         for index in t.indices {
-            let candidate = v[index] - k * (t[index] - shift)
+            let candidate = v[index] - k * t[index]
             if candidate > value { value = candidate }
         }
         return value
@@ -66,16 +66,13 @@ struct LineFit {
         return low...high
     }
 
-    /// The drift as the mean slope of the two delay floors: the line below all upper
-    /// constraints that is highest at their mean time, and the line above all lower
-    /// constraints that is lowest at theirs (linear programming on the lowest delays).
-    func floorSlope(searchRange: Double) -> Double {
-        let upMean = upperT.reduce(0, +) / Double(max(1, upperT.count))
-        let downMean = lowerT.reduce(0, +) / Double(max(1, lowerT.count))
-        let (ut, uv, lt, lv) = (upperT, upperV, lowerT, lowerV)
-        let upSlope = Self.argmax({ Self.envelopeMin(ut, uv, $0, shift: upMean) }, in: -searchRange...searchRange)
-        let downSlope = Self.argmax({ -Self.envelopeMax(lt, lv, $0, shift: downMean) }, in: -searchRange...searchRange)
-        return (upSlope + downSlope) / 2
+    /// The drift as the one slope both delay floors share: the slope at which the upper and
+    /// lower constraints leave the most room between them, i.e. the highest floor under the
+    /// upper constraints and the lowest over the lower ones, fitted together (linear
+    /// programming on the lowest delays of both directions). Fitting each floor on its own
+    /// and averaging the two slopes was 20–30 % further off (docs/PERFORMANCE.md).
+    func widestSlope(searchRange: Double) -> Double {
+        Self.argmax({ upper($0) - lower($0) }, in: -searchRange...searchRange)
     }
 
     /// The lowest and highest offset at r of any line with a slope in `slopes`.

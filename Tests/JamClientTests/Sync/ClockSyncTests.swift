@@ -18,10 +18,13 @@ struct ClockSyncTests {
             let clock = ManualClock(1_000_000 + Double(seed) * 7.3)
             let sync = ClockSync(clock: clock, configuration: configuration)
             let network = VirtualNetwork(clock: clock, sync: sync, path: path, seed: seed)
-            let burstMs = Double(configuration.burstSize - 1) * configuration.burstSpacingMs + 500
+            let begin = clock.now()
             for index in 0..<bursts {
-                if index > 0 { await network.advance(by: 15_000 - burstMs) }
-                await network.burst(count: configuration.burstSize, spacing: configuration.burstSpacingMs)
+                // As `ClockSync.run` spaces them: each begins 15 s after the one before, the
+                // first quick, later ones spread out.
+                let spacing = index == 0 ? configuration.burstSpacingMs : configuration.steadyBurstSpacingMs
+                if index > 0 { await network.advance(to: begin + Double(index) * 15_000) }
+                await network.burst(count: configuration.burstSize, spacing: spacing)
             }
             let now = clock.now()
             guard let estimate = await sync.estimate else {
@@ -57,15 +60,20 @@ struct ClockSyncTests {
         #expect(worst <= 6)
     }
 
-    @Test("three bursts over a 40 ± 20 ms symmetric path put the offset within 2 ms at p99 (500 seeds)")
-    func symmetricJitterThreeBursts() async {
-        let (errors, contained) = await Self.offsetErrors(path: PathModel(), seeds: 0..<500, bursts: 3)
+    @Test(
+        "three bursts over a 40 ± 20 ms symmetric path put the offset within 2.2 ms at p99 (500 seeds), and within 2.5 ms when the path delivers in order",
+        arguments: [false, true])
+    func symmetricJitterThreeBursts(inOrder: Bool) async {
+        // Later bursts' pings are 100 ms apart: on a path that delivers in order (TCP) they
+        // wait behind a late one less often (2.65 → 2.26 ms p99 in a model of it); without
+        // ordering the longer bursts cost a little (1.98 → 2.06 ms).
+        let (errors, contained) = await Self.offsetErrors(path: PathModel(inOrder: inOrder), seeds: 0..<500, bursts: 3)
         let p50 = percentile(errors, 50), p99 = percentile(errors, 99), worst = errors.last ?? .nan
-        print("[figures] 40±20 ms symmetric, 3 bursts (30 s), 500 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
+        print("[figures] 40±20 ms symmetric\(inOrder ? " in order" : ""), 3 bursts (30 s), 500 seeds: |offset error| p50 \(p50) p99 \(p99) max \(worst) ms")
         #expect(errors.count == 500)
         #expect(contained)
         #expect(p50 <= 1)
-        #expect(p99 <= 2)
+        #expect(p99 <= (inOrder ? 2.5 : 2.2))
     }
 
     @Test("one burst over a 40 ± 2 ms path puts the offset within 1 ms at p99 (1000 seeds)")
@@ -138,13 +146,17 @@ struct ClockSyncTests {
         #expect(times.count == 24 * 30 + 21)
         #expect(times[24] == 1_000)
 
-        // Answered: bursts at 0 s, 15 s, 30 s.
+        // Answered: bursts at 0 s, 15 s, 30 s; after the first, pings 100 ms apart.
         let clock2 = ManualClock(0)
         let sync2 = ClockSync(clock: clock2)
         let network = VirtualNetwork(clock: clock2, sync: sync2, path: PathModel(), seed: 1)
-        await Self.runLoop(sync2, network: network, clock: clock2, durationMs: 31_000)
+        await Self.runLoop(sync2, network: network, clock: clock2, durationMs: 33_000)
         #expect(await network.pingsSent == 3 * 24)
         #expect(await sync2.burstCount == 3)
+        let answeredTimes = await network.sendTimes
+        #expect(answeredTimes[1] - answeredTimes[0] == 25)
+        #expect(answeredTimes[24] == 15_000)
+        #expect(answeredTimes[25] - answeredTimes[24] == 100)
     }
 
     @Test("reset after a reconnect drops the samples, keeps the drift, and re-syncs at once to the new server")

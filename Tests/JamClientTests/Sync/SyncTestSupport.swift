@@ -33,7 +33,9 @@ struct AdvancingSleeper: Sleeper {
 
 /// A network path between the device and a server whose clock runs at
 /// `server(t) = t + offset + drift·t` (t = local ms): one-way delays are
-/// `base ± jitter` (uniform), drawn from a seeded generator.
+/// `base ± jitter` (uniform), drawn from a seeded generator. With `inOrder` each
+/// direction delivers in order, as TCP does: a message never arrives before the one
+/// sent ahead of it, so one late message holds up those close behind it.
 struct PathModel: Sendable {
     var offsetMs: Double = 123_456.7
     var driftPpm: Double = 50
@@ -42,21 +44,37 @@ struct PathModel: Sendable {
     var downMs: Double = 40
     var downJitterMs: Double = 20
     var serverProcessingMs: Double = 0.2
+    var inOrder = false
+    private var lastUpArrival = -Double.infinity
+    private var lastDownArrival = -Double.infinity
+
+    init(
+        offsetMs: Double = 123_456.7, driftPpm: Double = 50, upMs: Double = 40, upJitterMs: Double = 20, downMs: Double = 40,
+        downJitterMs: Double = 20, serverProcessingMs: Double = 0.2, inOrder: Bool = false
+    ) {
+        (self.offsetMs, self.driftPpm, self.upMs, self.upJitterMs) = (offsetMs, driftPpm, upMs, upJitterMs)
+        (self.downMs, self.downJitterMs, self.serverProcessingMs, self.inOrder) = (downMs, downJitterMs, serverProcessingMs, inOrder)
+    }
 
     func trueOffset(atLocal t: Double) -> Double { offsetMs + driftPpm * 1e-6 * t }
 
     func serverTime(atLocal t: Double) -> Double { t + trueOffset(atLocal: t) }
 
     /// The pong for `ping` and the local instant it arrives.
-    func answer(_ ping: Ping, rng: inout SeededRandom) -> (pong: Pong, arrival: Double) {
+    mutating func answer(_ ping: Ping, rng: inout SeededRandom) -> (pong: Pong, arrival: Double) {
         let up = upMs + Double.random(in: -upJitterMs...upJitterMs, using: &rng)
         let down = downMs + Double.random(in: -downJitterMs...downJitterMs, using: &rng)
-        let received = ping.clientSendTime + max(0, up)
+        var received = ping.clientSendTime + max(0, up)
+        if inOrder { received = max(received, lastUpArrival) }
+        lastUpArrival = received
         let sent = received + serverProcessingMs
+        var arrival = sent + max(0, down)
+        if inOrder { arrival = max(arrival, lastDownArrival) }
+        lastDownArrival = arrival
         let pong = Pong(
             clientSendTime: ping.clientSendTime, serverReceiveTime: serverTime(atLocal: received),
             serverSendTime: serverTime(atLocal: sent))
-        return (pong, sent + max(0, down))
+        return (pong, arrival)
     }
 }
 

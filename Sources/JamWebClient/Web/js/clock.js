@@ -13,15 +13,18 @@ export const DEFAULT_CLOCK_CONFIG = Object.freeze({
   // The offset comes from the fastest exchanges: at 40 ± 20 ms jitter, 8 pings gave
   // 7.6 ms p99 and 24 give ~3 ms after one burst (docs/PERFORMANCE.md).
   burstSize: 24,
+  // The first burst is quick (a start may wait for it); later ones spread out, as pings
+  // close behind a late one on an in-order path wait for it (docs/PERFORMANCE.md).
   burstSpacingMs: 25,
+  steadyBurstSpacingMs: 100,
   // The first start waits for a full burst, at most this long (sync-engine.js).
   firstStartWaitMs: 2_000,
   resyncIntervalMs: 15_000,
   unsyncedRetryMs: 1_000,
   burstGapMs: 1_000,
-  // The offset's history once the drift is fitted (90 s), and before: older bursts moved
+  // The offset's history once the drift is fitted (2 minutes), and before: older bursts moved
   // along an unfitted drift would bring its error in (docs/PERFORMANCE.md).
-  filterBursts: 6,
+  filterBursts: 8,
   filterBurstsBeforeDriftFit: 3,
   windowBursts: 16,
   minDriftBursts: 6,
@@ -189,12 +192,13 @@ export class ClockSync {
     let index = 0;
     // As ClockSync.run: the next burst is due an interval after this one began.
     const burstStart = this.now();
+    const spacing = this.isSynchronised ? this.config.steadyBurstSpacingMs : this.config.burstSpacingMs;
     const next = () => {
       if (!this.send) return;
       this.send(this.makePing());
       index += 1;
       if (index < Math.max(1, this.config.burstSize)) {
-        this.timer = setTimeout(next, this.config.burstSpacingMs);
+        this.timer = setTimeout(next, spacing);
         return;
       }
       // No answer at all yet: try again sooner than a full resync.
@@ -253,7 +257,7 @@ export class ClockSync {
       let slope = this.priorDrift / 1000;
       const span = r - samples.reduce((m, s) => Math.min(m, s.t0), Infinity);
       this.driftFitted = this.bursts.length >= c.minDriftBursts && span >= c.minDriftSpanMs;
-      if (this.driftFitted) slope = window.floorSlope(searchRange);
+      if (this.driftFitted) slope = window.widestSlope(searchRange);
       slope = Math.min(high, Math.max(low, slope));
       this.drift = slope * 1000;
       this.driftUncertainty = Math.max(c.minDriftUncertaintyMsPerSecond, Math.max(slope - low, high - slope) * 1000);

@@ -27,19 +27,19 @@ export class LineFit {
     }
   }
 
-  static envelopeMin(t, v, k, shift = 0) {
+  static envelopeMin(t, v, k) {
     let value = Infinity;
     for (let i = 0; i < t.length; i++) {
-      const candidate = v[i] - k * (t[i] - shift);
+      const candidate = v[i] - k * t[i];
       if (candidate < value) value = candidate;
     }
     return value;
   }
 
-  static envelopeMax(t, v, k, shift = 0) {
+  static envelopeMax(t, v, k) {
     let value = -Infinity;
     for (let i = 0; i < t.length; i++) {
-      const candidate = v[i] - k * (t[i] - shift);
+      const candidate = v[i] - k * t[i];
       if (candidate > value) value = candidate;
     }
     return value;
@@ -68,17 +68,11 @@ export class LineFit {
   }
 
   /**
-   * The drift as the mean slope of the two delay floors: the line below all upper
-   * constraints that is highest at their mean time, and the line above all lower ones
-   * that is lowest at theirs.
+   * The drift as the one slope both delay floors share: where the upper and lower
+   * constraints leave the most room between them (LineFit.widestSlope in JamClient).
    */
-  floorSlope(searchRange) {
-    const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
-    const upMean = mean(this.upperT);
-    const downMean = mean(this.lowerT);
-    const upSlope = LineFit.argmax((k) => LineFit.envelopeMin(this.upperT, this.upperV, k, upMean), -searchRange, searchRange);
-    const downSlope = LineFit.argmax((k) => -LineFit.envelopeMax(this.lowerT, this.lowerV, k, downMean), -searchRange, searchRange);
-    return (upSlope + downSlope) / 2;
+  widestSlope(searchRange) {
+    return LineFit.argmax((k) => this.upper(k) - this.lower(k), -searchRange, searchRange);
   }
 
   /** The lowest and highest offset at r of any line with a slope in [lo, hi]. */
