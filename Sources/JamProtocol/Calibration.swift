@@ -160,6 +160,14 @@ public enum CalibrationRules {
     public static let windowMs = 400.0
     /// The probe's length.
     public static let probeMs = 80.0
+    /// The probe is a linear chirp from here…
+    public static let probeLowHz = 1_500.0
+    /// …to here, Hz: the band every phone speaker and microphone reproduce.
+    public static let probeHighHz = 7_000.0
+    /// The chirp fades in and out over this long, so it does not click.
+    public static let probeFadeMs = 5.0
+    /// The chirp's peak amplitude before the player's gain.
+    public static let probePeak = 0.9
     /// How long after the last probe the listener has to report.
     public static let reportWithinMs = 15_000.0
 }

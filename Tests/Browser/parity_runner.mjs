@@ -154,3 +154,30 @@ export async function runCredits(base, fixture) {
   }
   return failures;
 }
+
+/** The probe probe.js synthesises for each case's rate: what `length`, `samples` and `energy` hold. */
+export async function probeResults(base, fixture) {
+  const { synthesizeProbe } = await import(`${base}probe.js`);
+  return fixture.cases.map((c) => {
+    const probe = synthesizeProbe(c.sampleRate);
+    return {
+      length: probe.length,
+      samples: c.samples.map(([index]) => [index, probe[index]]),
+      energy: probe.reduce((sum, x) => sum + x * x, 0),
+    };
+  });
+}
+
+export async function runProbe(base, fixture) {
+  const results = await probeResults(base, fixture);
+  const failures = [];
+  fixture.cases.forEach((c, index) => {
+    const got = results[index];
+    if (got.length !== c.length) failures.push(`probe "${c.name}": length ${got.length} != ${c.length}`);
+    c.samples.forEach(([at, value], i) => {
+      if (!(Math.abs(got.samples[i][1] - value) <= 1e-6)) failures.push(`probe "${c.name}": sample ${at} ${got.samples[i][1]} != ${value}`);
+    });
+    if (!(Math.abs(got.energy - c.energy) <= 1e-3)) failures.push(`probe "${c.name}": energy ${got.energy} != ${c.energy}`);
+  });
+  return failures;
+}

@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 # import the modules under test from the page's /js/ folder.
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
-({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits })[name](location.origin + '/js/', fixture)
+({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -44,6 +44,7 @@ def page(base_url, tmp_path_factory):
     ("clock", "runClock"),
     ("defaults", "runDefaults"),
     ("credits", "runCredits"),
+    ("probe", "runProbe"),
 ])
 def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())

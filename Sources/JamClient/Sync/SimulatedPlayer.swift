@@ -8,7 +8,7 @@ import JamProtocol
 /// future) start instant on, `seek` lands `seekLatencyMs` after the call, `setRate`
 /// and `pause` act at once. The audio clock can run fast or slow
 /// (`clockRateErrorPpm`), so a sync engine has real drift to correct.
-public actor SimulatedPlayer: Player {
+public actor SimulatedPlayer: ProbePlayer {
     /// How the simulated device behaves.
     public struct Configuration: Sendable {
         /// How long `load` takes (slept on the injected sleeper), ms.
@@ -52,6 +52,7 @@ public actor SimulatedPlayer: Player {
         case pause(at: Double)
         case seek(toMs: Double, at: Double)
         case setRate(Double, at: Double)
+        case probe(atLocal: Double, at: Double)
     }
 
     /// The failure of a load of a track listed in `failingTrackIds`.
@@ -78,6 +79,8 @@ public actor SimulatedPlayer: Player {
 
     /// Every call, in order.
     public private(set) var calls: [Call] = []
+    /// The local instants the calibration probes left the player.
+    private var probesSent: [Double] = []
 
     /// Creates a player reading time from `clock` and sleeping its load delay on `sleeper`.
     public init(clock: any MonotonicClock, sleeper: any Sleeper, configuration: Configuration = Configuration()) {
@@ -163,6 +166,15 @@ public actor SimulatedPlayer: Player {
     /// The reported output latency (the true one unless configured otherwise).
     public var outputLatencyMs: Double { configuration.reportedOutputLatencyMs ?? configuration.outputLatencyMs }
 
+    public func playProbe(atLocal instants: [Double]) async {
+        let now = clock.now()
+        for instant in instants {
+            calls.append(.probe(atLocal: instant, at: now))
+            // Sent late, it sounds as soon as the player can.
+            probesSent.append(max(instant, now + configuration.startLatencyMs))
+        }
+    }
+
     public var isPlaying: Bool {
         let now = clock.now()
         guard let current = segment(at: now), current.playing else { return false }
@@ -193,6 +205,9 @@ public actor SimulatedPlayer: Player {
 
     /// The rate set last.
     public var currentRate: Double { rate }
+
+    /// The local instants the calibration probes are heard: sent, plus the true output latency.
+    public var probesHeard: [Double] { probesSent.map { $0 + configuration.outputLatencyMs } }
 
     /// Simulates an audio stall (a buffer underrun): from now on the audio is `ms` behind
     /// the course it was on.

@@ -57,6 +57,8 @@ public actor SyncEngine {
     var correctionDeadline: Double?
     var seekLatencyEstimate: Double
     var seekLatencyObserved = false
+    /// The calibration whose probes are scheduled, so a plan sent again plays nothing twice.
+    var lastCalibrationId: String?
 
     /// Creates an engine.
     /// - Parameters:
@@ -102,6 +104,9 @@ public actor SyncEngine {
             changed = false
         case .resync(let request):
             changed = await resync(request)
+        case .calibration(let plan):
+            _ = await playProbes(plan)
+            changed = false
         case .pong(let pong):
             // Better: record pongs straight from the socket with the receive instant.
             await clockSync.record(pong, receivedAt: clock.now())

@@ -61,6 +61,8 @@ public struct SyncStatus: Hashable, Sendable {
     public var deviceDelayMs: Double = 0
     /// Times a host asked this device to re-sync.
     public var resyncs = 0
+    /// Room calibrations this device sounded its probe in.
+    public var calibrationProbes = 0
 
     /// Creates an idle status.
     public init() {}

@@ -41,6 +41,34 @@ struct ClientParityFixtureTests {
         }
     }
 
+    // MARK: Calibration probe
+
+    struct ProbeFixture: Decodable {
+        struct Case: Decodable {
+            var name: String, sampleRate: Double, length: Int, samples: [[Double]], energy: Double
+        }
+        var cases: [Case]
+    }
+
+    @Test func theProbeMatchesTheWebClientsSampleForSample() throws {
+        let fixture = try ParityFixtures.load(ProbeFixture.self, "probe")
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let probe = ProbeSignal.samples(sampleRate: c.sampleRate)
+            #expect(probe.count == c.length, "\(c.name)")
+            for pair in c.samples {
+                let index = Int(pair[0])
+                guard probe.indices.contains(index) else {
+                    Issue.record("\(c.name): no sample \(index)")
+                    continue
+                }
+                #expect(abs(Double(probe[index]) - pair[1]) <= 1e-6, "\(c.name): sample \(index) \(probe[index]) != \(pair[1])")
+            }
+            let energy = probe.reduce(0.0) { $0 + Double($1) * Double($1) }
+            #expect(abs(energy - c.energy) <= 1e-3, "\(c.name): energy \(energy) != \(c.energy)")
+        }
+    }
+
     // MARK: Timeline
 
     struct TimelineFixture: Decodable {

@@ -14,13 +14,14 @@ import Testing
         let player: SimulatedPlayer
         let clock: SystemMonotonicClock
 
-        static func join(_ server: TestServer, name: String, code: String) async throws -> Device {
+        static func join(_ server: TestServer, name: String, code: String, deviceId: String? = nil) async throws -> Device {
             var api = JamAPI(server: URL(string: server.baseURL)!)
             let identity = try await api.signIn(displayName: name)
             let view = try await api.join(code: code)
             let clock = SystemMonotonicClock()
             let player = SimulatedPlayer(clock: clock, sleeper: TaskSleeper(), configuration: .init(loadDelayMs: 30, startLatencyMs: 0))
-            let participant = Participant(api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), player: player, clock: clock)
+            let participant = Participant(
+                api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), player: player, deviceId: deviceId, clock: clock)
             return Device(participant: participant, player: player, clock: clock)
         }
 
@@ -89,6 +90,61 @@ import Testing
                     print("play-along: late join at \(Int(position)) ms, error \(String(format: "%.2f", lateError.start)) ms at the start, \(String(format: "%.2f", lateError.settled)) ms settled (clock bound ±\(String(format: "%.1f", lateError.bound)) ms)")
                     #expect(position > 1500)
                     #expect(abs(lateError.settled) <= lateError.bound + 3)
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    @Test func aPlayingDeviceSoundsItsCalibrationProbesAtThePlansInstants() async throws {
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let phone = try await Device.join(server, name: "Gil", code: created.session.joinCode, deviceId: "gil-phone")
+            try await running([host]) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    let frames = await host.client.subscribe()
+                    group.addTask { try await phone.participant.run() }
+                    try await Task.sleep(for: .milliseconds(600))
+                    await host.store.add(song(1, durationMs: 120_000))
+                    _ = try await settledError(phone, host: host)
+                    // The host calibrates once the phone has reported that it plays; the
+                    // host's own laptop, playing too, listens.
+                    await host.client.post(.syncReport(SyncReport(
+                        epoch: 1, offsetMs: 0, errorMs: 1, driftMs: 0, deviceId: "hana-laptop", outputLatencyMs: 10, delayMs: 0, clockDriftPpm: 0, playing: true)))
+                    var plan: CalibrationPlan?
+                    var asked = false
+                    let deadline = ContinuousClock.now + .seconds(15)
+                    for await update in frames {
+                        guard ContinuousClock.now < deadline else { break }
+                        guard case .envelope(let envelope) = update else { continue }
+                        switch envelope.event {
+                        case .syncStatus(let board) where !asked && board.devices.contains(where: { $0.deviceId == "gil-phone" && $0.playing }):
+                            asked = true
+                            await host.store.perform(.calibrate(Calibrate(userId: host.me, deviceId: "hana-laptop")), as: "calibrate")
+                        case .calibration(let announced):
+                            plan = announced
+                        default:
+                            break
+                        }
+                        if plan != nil { break }
+                    }
+                    let announced = try #require(plan, "no calibration plan reached the host")
+                    let turn = try #require(announced.probes.first { $0.deviceId == "gil-phone" })
+                    // The phone's probes, as heard, in server time: this machine's wall clock.
+                    var heard: [Double] = []
+                    while heard.count < announced.repeats, ContinuousClock.now < deadline {
+                        heard = await phone.player.probesHeard
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    let wallMinusLocal = Date().timeIntervalSince1970 * 1000 - phone.clock.now()
+                    let bound = await phone.participant.clockSync.errorBoundMs ?? .infinity
+                    #expect(heard.count == announced.repeats)
+                    for (index, local) in heard.enumerated() {
+                        let error = local + wallMinusLocal - (turn.atMs + Double(index) * announced.repeatMs)
+                        print("calibration: probe \(index) heard \(String(format: "%+.2f", error)) ms from its instant (clock bound ±\(String(format: "%.1f", bound)) ms)")
+                        #expect(abs(error) <= bound + 2)
+                    }
+                    #expect(await phone.participant.engine?.status.calibrationProbes == 1)
                     group.cancelAll()
                 }
             }
