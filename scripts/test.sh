@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step says when it began, so a slow run shows which step grew.
+started=$SECONDS
+step() { printf '==> [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$1"; }
+
 # Debian packages the tests use; installed only when missing. postgresql and haproxy:
 # the PostgreSQL store and cluster tests (several nodes behind deploy/haproxy.cfg).
 needed=(curl jq tmux postgresql haproxy)
@@ -28,7 +32,7 @@ fi
 # postgres user) for the PostgreSQL store and cluster tests, which skip without
 # JAM_TEST_DATABASE_URL unless JAM_REQUIRE_ALL=1. Started before the build so a broken
 # set-up shows at once; stopped and deleted on any exit.
-echo "==> PostgreSQL for the tests"
+step "PostgreSQL for the tests"
 pg_dir=""
 stop_postgres() {
   if [ -n "$pg_dir" ]; then
@@ -60,13 +64,13 @@ fi
 JAM_TEST_HAPROXY="$(PATH="$PATH:/usr/sbin:/sbin" command -v haproxy || true)"
 export JAM_TEST_HAPROXY
 
-echo "==> building"
+step "building"
 swift build --build-tests
 
-echo "==> README walk-through against a real server"
+step "README walk-through against a real server"
 scripts/readme-walkthrough.sh
 
-echo "==> benchmark smoke runs (debug build: they check the benchmarks work, not the figures)"
+step "benchmark smoke runs (debug build: they check the benchmarks work, not the figures)"
 for bench in "sync" "sync --protocol pirate-radio" "fanout" "fanout --protocol pirate-radio" "durable" "prepare" "idle" "restart"; do
   # shellcheck disable=SC2086
   timeout 180 .build/debug/jam-bench $bench --smoke --jam .build/debug/jam
@@ -76,22 +80,22 @@ if [ -n "${JAM_TEST_DATABASE_URL:-}" ]; then
   timeout 180 .build/debug/jam-bench fanout --nodes 2 --database "$JAM_TEST_DATABASE_URL" --smoke --jam .build/debug/jam
 fi
 
-echo "==> crash-and-restart soak, 1 minute (scripts/soak.sh)"
+step "crash-and-restart soak, 1 minute (scripts/soak.sh)"
 timeout 600 scripts/soak.sh 1 --kill-max 30
 
-echo "==> the single-file release build, run from an empty folder with the build folders hidden"
+step "the single-file release build, run from an empty folder with the build folders hidden"
 scripts/release.sh --check
 
-echo "==> web client in two headless browsers"
+step "web client in two headless browsers"
 scripts/browser-tests.sh
 
-echo "==> the REST API against /openapi.json (schemathesis, scripts/api-check.sh)"
+step "the REST API against /openapi.json (schemathesis, scripts/api-check.sh)"
 timeout 900 scripts/api-check.sh
 
-echo "==> fuzzing every parser strangers reach, 10 s per target (scripts/fuzz.sh)"
+step "fuzzing every parser strangers reach, 10 s per target (scripts/fuzz.sh)"
 timeout 1800 scripts/fuzz.sh "${JAM_FUZZ_SECONDS:-10}"
 
-echo "==> Swift tests"
+step "Swift tests"
 # A hung test must fail the run with a diagnosis, not stall CI: after the limit the
 # run is stopped and the tests that started but never finished are named.
 log="$(mktemp -t openjam-tests.XXXXXX)"
@@ -102,4 +106,5 @@ if [ "$status" = 124 ] || [ "$status" = 137 ]; then
   scripts/unfinished-tests.py "$log" >&2
 fi
 rm -f "$log"
+step "done"
 exit "$status"
