@@ -1,0 +1,91 @@
+import JamCore
+import JamProtocol
+
+/// Join codes: finding a session by its code, handing out fresh ones, and keeping them unique
+/// across the nodes that share a database.
+extension SessionRegistry {
+    /// The live session whose join code is `code`.
+    package func session(code input: String) async throws(JamError) -> LiveSession {
+        let code = JoinCodes.normalise(input)
+        guard !code.isEmpty else { throw JamError(.invalidField, "code must not be empty") }
+        guard code.count <= 32 else { throw JamError(.invalidField, "code is too long") }
+        var (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
+        if id == nil, cluster != nil, let entry = try await sharedEntry(code: code) {
+            // A session another node created.
+            index.withLock { index in
+                if index.entries[entry.id] == nil { index.entries[entry.id] = .stored(entry) }
+                index.codes[code] = entry.id
+                index.codeIssuedAt[code] = entry.codeIssuedAt
+            }
+            (id, issued) = (entry.id, entry.codeIssuedAt)
+        }
+        guard let id else { throw JamError(.notFound, "no session with code \(code)") }
+        if let lifetime = defaults.codeLifetimeMs, let issued, clock.now() - issued > lifetime {
+            throw JamError(.gone, "the join code \(code) has expired")
+        }
+        return try await session(id)
+    }
+
+    /// Applies `commands` together, with a fresh join code when `newCode` is set.
+    func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) {
+        var steps = commands
+        var code: String?
+        if newCode {
+            let fresh = index.withLock { index -> String in
+                let fresh = Self.uniqueCode(defaults.codes, in: index)
+                index.codes[fresh] = session.id
+                index.codeIssuedAt[fresh] = clock.now()
+                return fresh
+            }
+            steps.append(.setJoinCode(fresh))
+            code = fresh
+        }
+        guard !steps.isEmpty else { return }
+        do {
+            try await session.perform(.all(steps), by: user)
+        } catch {
+            if let code {
+                index.withLock { index in
+                    index.codes[code] = nil
+                    index.codeIssuedAt[code] = nil
+                }
+            }
+            throw error
+        }
+        if let code {
+            index.withLock { index in
+                for (old, owner) in index.codes where owner == session.id && old != code {
+                    index.codes[old] = nil
+                    index.codeIssuedAt[old] = nil
+                }
+            }
+        }
+    }
+
+    static func codeTaken(_ code: String) -> JamError {
+        JamError(.conflict, "the join code \(code) is already in use; choose another")
+    }
+
+    /// A join code no session on any node holds (other nodes' new codes are only in the
+    /// database), reserved here for `id`.
+    func codeFreeOnEveryNode(for id: SessionID) async throws(JamError) -> String? {
+        for _ in 0..<5 {
+            let candidate = index.withLock { index -> String in
+                let code = Self.uniqueCode(defaults.codes, in: index)
+                index.codes[code] = id
+                return code
+            }
+            guard let holder = try await sharedEntry(code: candidate) else { return candidate }
+            index.withLock { $0.codes[candidate] = holder.id }
+        }
+        return nil
+    }
+
+    static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String {
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            let code = codes.make(using: &generator)
+            if index.codes[code] == nil { return code }
+        }
+    }
+}
