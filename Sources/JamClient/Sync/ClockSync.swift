@@ -291,7 +291,7 @@ public actor ClockSync {
             }
             let r = newest.t3
             let window = LineFit(samples: samples, reference: r)
-            guard let feasible = window.feasibleSlopes(searchRange: searchRange, slack: configuration.consistencySlackMs) else {
+            guard let slopes = window.slopes(searchRange: searchRange, slack: configuration.consistencySlackMs) else {
                 if bursts.count > 1 {
                     inconsistentBursts += 1
                     logger.warning(
@@ -305,18 +305,18 @@ public actor ClockSync {
                 continue
             }
             // The hard range of drifts: what the samples allow, narrowed by the prior.
-            var low = max(feasible.lowerBound, prior.low)
-            var high = min(feasible.upperBound, prior.high)
+            var low = max(slopes.feasible.lowerBound, prior.low)
+            var high = min(slopes.feasible.upperBound, prior.high)
             if low > high {
-                low = feasible.lowerBound // the data contradict the prior: believe the data
-                high = feasible.upperBound
+                low = slopes.feasible.lowerBound // the data contradict the prior: believe the data
+                high = slopes.feasible.upperBound
             }
             // The drift estimate: the slopes of the lines hugging the lowest delays of
             // each direction, once the window is long enough for them to mean something.
             var slope = priorDrift / 1000
             let span = r - samples.map(\.t0).min()!
             driftFitted = bursts.count >= configuration.minDriftBursts && span >= configuration.minDriftSpanMs
-            if driftFitted { slope = window.widestSlope(searchRange: searchRange) }
+            if driftFitted { slope = slopes.widest }
             slope = min(high, max(low, slope))
             drift = slope * 1000
             driftUncertainty = max(configuration.minDriftUncertaintyMsPerSecond, max(slope - low, high - slope) * 1000)

@@ -53,9 +53,20 @@ struct LineFit {
     /// The lowest offset at r a line of slope k may have (convex in k).
     func lower(_ k: Double) -> Double { Self.envelopeMax(lowerT, lowerV, k) }
 
-    /// The slopes for which some line satisfies every constraint (within `slack`);
-    /// nil when there are none.
-    func feasibleSlopes(searchRange: Double, slack: Double) -> ClosedRange<Double>? {
+    /// The slopes a line satisfying every constraint may have, and the one that leaves the most room.
+    struct Slopes {
+        /// The slopes for which some line satisfies every constraint (within the slack).
+        let feasible: ClosedRange<Double>
+        /// The drift as the one slope both delay floors share: the slope at which the upper
+        /// and lower constraints leave the most room between them, i.e. the highest floor
+        /// under the upper constraints and the lowest over the lower ones, fitted together
+        /// (linear programming on the lowest delays of both directions). Fitting each floor on
+        /// its own and averaging the two slopes was 20–30 % further off (docs/PERFORMANCE.md).
+        let widest: Double
+    }
+
+    /// The feasible slopes (within `slack`) and the widest one; nil when no line fits.
+    func slopes(searchRange: Double, slack: Double) -> Slopes? {
         guard !upperT.isEmpty else { return nil }
         let room: (Double) -> Double = { upper($0) - lower($0) } // concave
         let best = Self.argmax(room, in: -searchRange...searchRange)
@@ -63,16 +74,7 @@ struct LineFit {
         let ok: (Double) -> Bool = { room($0) >= -slack }
         let low = ok(-searchRange) ? -searchRange : Self.boundary(inside: best, outside: -searchRange, ok)
         let high = ok(searchRange) ? searchRange : Self.boundary(inside: best, outside: searchRange, ok)
-        return low...high
-    }
-
-    /// The drift as the one slope both delay floors share: the slope at which the upper and
-    /// lower constraints leave the most room between them, i.e. the highest floor under the
-    /// upper constraints and the lowest over the lower ones, fitted together (linear
-    /// programming on the lowest delays of both directions). Fitting each floor on its own
-    /// and averaging the two slopes was 20–30 % further off (docs/PERFORMANCE.md).
-    func widestSlope(searchRange: Double) -> Double {
-        Self.argmax({ upper($0) - lower($0) }, in: -searchRange...searchRange)
+        return Slopes(feasible: low...high, widest: best)
     }
 
     /// The lowest and highest offset at r of any line with a slope in `slopes`.

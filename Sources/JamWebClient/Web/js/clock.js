@@ -237,8 +237,8 @@ export class ClockSync {
       }
       const r = samples.reduce((m, s) => Math.max(m, s.t3), -Infinity);
       const window = new LineFit(samples, r);
-      const feasible = window.feasibleSlopes(searchRange, c.consistencySlackMs);
-      if (!feasible) {
+      const slopes = window.slopes(searchRange, c.consistencySlackMs);
+      if (!slopes) {
         if (this.bursts.length > 1) {
           // The samples no longer fit one line (the server's clock was stepped): drop the oldest burst.
           this.bursts.shift();
@@ -248,16 +248,17 @@ export class ClockSync {
         }
         continue;
       }
-      let low = Math.max(feasible[0], prior.low);
-      let high = Math.min(feasible[1], prior.high);
+      const [feasibleLow, feasibleHigh] = slopes.feasible;
+      let low = Math.max(feasibleLow, prior.low);
+      let high = Math.min(feasibleHigh, prior.high);
       if (low > high) {
-        low = feasible[0];
-        high = feasible[1];
+        low = feasibleLow;
+        high = feasibleHigh;
       }
       let slope = this.priorDrift / 1000;
       const span = r - samples.reduce((m, s) => Math.min(m, s.t0), Infinity);
       this.driftFitted = this.bursts.length >= c.minDriftBursts && span >= c.minDriftSpanMs;
-      if (this.driftFitted) slope = window.widestSlope(searchRange);
+      if (this.driftFitted) slope = slopes.widest;
       slope = Math.min(high, Math.max(low, slope));
       this.drift = slope * 1000;
       this.driftUncertainty = Math.max(c.minDriftUncertaintyMsPerSecond, Math.max(slope - low, high - slope) * 1000);

@@ -55,8 +55,13 @@ export class LineFit {
     return LineFit.envelopeMax(this.lowerT, this.lowerV, k);
   }
 
-  /** The slopes for which some line satisfies every constraint (within slack); null when none. */
-  feasibleSlopes(searchRange, slack) {
+  /**
+   * The slopes some line satisfying every constraint (within slack) may have, [low, high],
+   * and the widest: the drift as the one slope both delay floors share, where the upper and
+   * lower constraints leave the most room between them (LineFit.slopes in JamClient).
+   * Null when no line fits.
+   */
+  slopes(searchRange, slack) {
     if (!this.upperT.length) return null;
     const room = (k) => this.upper(k) - this.lower(k);
     const best = LineFit.argmax(room, -searchRange, searchRange);
@@ -64,15 +69,7 @@ export class LineFit {
     const ok = (k) => room(k) >= -slack;
     const low = ok(-searchRange) ? -searchRange : LineFit.boundary(best, -searchRange, ok);
     const high = ok(searchRange) ? searchRange : LineFit.boundary(best, searchRange, ok);
-    return [low, high];
-  }
-
-  /**
-   * The drift as the one slope both delay floors share: where the upper and lower
-   * constraints leave the most room between them (LineFit.widestSlope in JamClient).
-   */
-  widestSlope(searchRange) {
-    return LineFit.argmax((k) => this.upper(k) - this.lower(k), -searchRange, searchRange);
+    return { feasible: [low, high], widest: best };
   }
 
   /** The lowest and highest offset at r of any line with a slope in [lo, hi]. */
