@@ -95,6 +95,7 @@ export async function clockResults(base, fixture) {
       driftMsPerSecond: sync.drift,
       at: c.at.map((t) => ({
         offsetMs: e.offset(t), errorBoundMs: e.errorBound(t), halfRoundTripMs: e.halfRoundTripBound(t),
+        resyncIntervalMs: sync.resyncInterval(t),
       })),
     };
   });
@@ -114,6 +115,7 @@ export async function runClock(base, fixture) {
       check(`offsetMs at ${c.at[i]}`, got.at[i].offsetMs, w.offsetMs);
       check(`errorBoundMs at ${c.at[i]}`, got.at[i].errorBoundMs, w.errorBoundMs);
       check(`halfRoundTripMs at ${c.at[i]}`, got.at[i].halfRoundTripMs, w.halfRoundTripMs);
+      check(`resyncIntervalMs at ${c.at[i]}`, got.at[i].resyncIntervalMs, w.resyncIntervalMs);
     });
   });
   return failures;

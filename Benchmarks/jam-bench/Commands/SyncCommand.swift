@@ -219,15 +219,15 @@ struct SyncCommand: AsyncParsableCommand {
         report.add(.distribution("offset_error_first_burst_ms", "clock offset error, first burst arriving", byBursts[0]), optional: false)
         report.add(.distribution("offset_error_1_burst_ms", "clock offset error, 1 burst", byBursts[1]), optional: smoke)
         report.add(.distribution("offset_error_2_bursts_ms", "clock offset error, 2 bursts", byBursts[2]), optional: true)
-        report.add(.distribution("offset_error_3_bursts_ms", "clock offset error, 3–6 bursts", byBursts[3]), optional: smoke)
+        report.add(.distribution("offset_error_3_bursts_ms", "clock offset error, 3+ bursts, before steady", byBursts[3]), optional: smoke)
         report.add(
             .distribution(
-                "offset_error_steady_ms", "clock offset error, 7+ bursts (steady: drift fitted)", byBursts[4],
+                "offset_error_steady_ms", "clock offset error, 1½ min+ after the first estimate (steady: drift fitted)", byBursts[4],
                 target: symmetric ? .atMost(1, .p99, "≤ 1 ms p99") : nil),
             optional: smoke)
         report.add(
             .distribution(
-                "offset_error_window_full_ms", "clock offset error, \(SyncMeasurements.windowBursts)+ bursts (drift window full; --warmup 300)",
+                "offset_error_window_full_ms", "clock offset error, \(Int(SyncMeasurements.windowMs / 60_000)) min+ after the first estimate (drift window full; --warmup 240)",
                 await m.offsetWindowFull),
             optional: true)
         let byDevice = await m.steadyOffsetByDevice

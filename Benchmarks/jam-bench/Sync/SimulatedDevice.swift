@@ -16,9 +16,10 @@ struct SimulatedDevice: Sendable {
     /// `ClockSync.burstCount` and the instant when the first estimate appeared (set by the sampler).
     let firstBurst = FirstBurst()
 
-    /// The clock-offset error now: estimate − truth, in ms, and the bursts behind the
-    /// estimate (0 while the first burst is still arriving); nil before the first estimate.
-    func offsetError() async -> (errorMs: Double, bursts: Int)? {
+    /// The clock-offset error now: estimate − truth, in ms, the bursts behind the estimate
+    /// (0 while the first burst is still arriving) and the time since the first estimate, ms;
+    /// nil before the first estimate.
+    func offsetError() async -> (errorMs: Double, bursts: Int, sinceFirstMs: Double)? {
         guard let estimate = await clockSync.estimate else { return nil }
         let monotonic = TrueTime.monotonicNow()
         let truth = clock.trueOffset(atMonotonic: monotonic, serverMinusMonotonic: TrueTime.serverMinusMonotonic())
@@ -27,7 +28,7 @@ struct SimulatedDevice: Sendable {
         let first = await firstBurst.mark(bursts, at: monotonic)
         // A burst is 8 pings 25 ms apart: within a second of its first pong it is still arriving.
         let complete = monotonic - first.at < 1_000 ? 0 : bursts - first.count + 1
-        return (estimated - truth, complete)
+        return (estimated - truth, complete, monotonic - first.at)
     }
 
     /// Heard position (after the device's output latency) − where `timeline` says the track

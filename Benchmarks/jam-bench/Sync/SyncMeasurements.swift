@@ -4,11 +4,12 @@ import JamClient
 /// Everything the sync benchmark measures, gathered from the samplers and the scenario.
 actor SyncMeasurements {
     /// Offset error (estimate − truth): while the first burst is still arriving (the first
-    /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3–6,
-    /// and 7+ (steady: the drift is fitted and the offset filter holds its full history).
+    /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3+,
+    /// and, from `steadyAfterMs` after the first estimate, steady (the drift is fitted). By
+    /// time, as the bursts come quicker while the window is young.
     private(set) var offsetByBursts: [Distribution] = Array(repeating: Distribution(), count: 5)
-    /// The steady errors once the drift window is full (`ClockSync.Configuration.windowBursts`
-    /// bursts, 4 minutes): where a device spends a listening session.
+    /// The steady errors once the drift window is full (`ClockSync.Configuration.windowMs`
+    /// after the first estimate, 4 minutes): where a device spends a listening session.
     private(set) var offsetWindowFull = Distribution()
     /// The steady offset error of each device, by name: tells a per-device bias (the means
     /// differ) from noise every device shares (they agree).
@@ -29,13 +30,19 @@ actor SyncMeasurements {
     private(set) var failures: [String] = []
     private var finished = false
 
-    static let windowBursts = ClockSync.Configuration().windowBursts
+    /// When the offset counts as steady: 90 s after the first estimate (7 bursts 15 s apart,
+    /// as this figure has always been taken).
+    static let steadyAfterMs = 90_000.0
+    /// When the drift window is full.
+    static let windowMs = ClockSync.Configuration().windowMs
 
-    /// Records one offset error for an estimate behind `bursts` bursts (0: the first one is still arriving).
-    func recordOffset(_ errorMs: Double, device: String, bursts: Int, asymmetryMs: Double, asymmetric: Bool) {
-        offsetByBursts[bursts >= 7 ? 4 : min(max(bursts, 0), 3)].record(errorMs)
-        if bursts >= 7 { steadyOffsetByDevice[device, default: Distribution()].record(errorMs) }
-        if bursts >= Self.windowBursts { offsetWindowFull.record(errorMs) }
+    /// Records one offset error for an estimate behind `bursts` bursts (0: the first one is
+    /// still arriving), `sinceFirstMs` after the device's first estimate.
+    func recordOffset(_ errorMs: Double, device: String, bursts: Int, sinceFirstMs: Double, asymmetryMs: Double, asymmetric: Bool) {
+        let steady = sinceFirstMs >= Self.steadyAfterMs
+        offsetByBursts[steady ? 4 : min(max(bursts, 0), 3)].record(errorMs)
+        if steady { steadyOffsetByDevice[device, default: Distribution()].record(errorMs) }
+        if sinceFirstMs >= Self.windowMs { offsetWindowFull.record(errorMs) }
         if asymmetric, bursts >= 3 { offsetBeyondAsymmetry.record(max(0, abs(errorMs) - abs(asymmetryMs) / 2)) }
     }
 

@@ -199,8 +199,9 @@ struct SyncSamplers: Sendable {
     func sampleOffsets() async {
         while !Task.isCancelled {
             for device in devices {
-                if let (error, bursts) = await device.offsetError() {
-                    await measurements.recordOffset(error, device: device.name, bursts: bursts, asymmetryMs: device.shape.asymmetryMs, asymmetric: asymmetric)
+                if let (error, bursts, since) = await device.offsetError() {
+                    await measurements.recordOffset(
+                        error, device: device.name, bursts: bursts, sinceFirstMs: since, asymmetryMs: device.shape.asymmetryMs, asymmetric: asymmetric)
                 }
             }
             do {

@@ -192,7 +192,7 @@ struct ClientParityFixtureTests {
 
     struct ClockFixture: Decodable {
         struct Reading: Decodable {
-            var offsetMs, errorBoundMs, halfRoundTripMs: Double
+            var offsetMs, errorBoundMs, halfRoundTripMs, resyncIntervalMs: Double
         }
         struct Expected: Decodable {
             var acceptedSamples, rejectedSamples, ignoredPongs: Int
@@ -238,6 +238,7 @@ struct ClientParityFixtureTests {
                 #expect(abs(estimate.offset(atLocal: t) - want.offsetMs) <= 1e-6, "\(c.name) offset at \(t)")
                 #expect(abs(estimate.errorBound(atLocal: t) - want.errorBoundMs) <= 1e-6, "\(c.name) bound at \(t)")
                 #expect(abs(estimate.halfRoundTripBound(atLocal: t) - want.halfRoundTripMs) <= 1e-6, "\(c.name) half round trip at \(t)")
+                #expect(await sync.resyncInterval(now: t) == want.resyncIntervalMs, "\(c.name) resync interval at \(t)")
             }
         }
     }

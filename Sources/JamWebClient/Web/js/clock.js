@@ -20,13 +20,19 @@ export const DEFAULT_CLOCK_CONFIG = Object.freeze({
   // The first start waits for a full burst, at most this long (sync-engine.js).
   firstStartWaitMs: 2_000,
   resyncIntervalMs: 15_000,
+  // Quicker bursts while the window spans less than startupMs (after the start, a reset or
+  // a stepped server clock): the drift is limited by the lowest delays in the window.
+  startupResyncIntervalMs: 7_500,
+  startupMs: 120_000,
   unsyncedRetryMs: 1_000,
   burstGapMs: 1_000,
   // The offset's history once the drift is fitted (2 minutes), and before: older bursts moved
   // along an unfitted drift would bring its error in (docs/PERFORMANCE.md).
   filterBursts: 8,
   filterBurstsBeforeDriftFit: 3,
-  windowBursts: 16,
+  // The drift window: bursts that began less than windowMs before the newest one, at most maxWindowBursts.
+  windowMs: 240_000,
+  maxWindowBursts: 48,
   minDriftBursts: 6,
   minDriftSpanMs: 75_000,
   driftPriorUncertaintyMsPerSecond: 0.1,
@@ -147,7 +153,9 @@ export class ClockSync {
       this.bursts.sort((a, b) => a.id - b.id);
     }
     burst.samples.push(sample);
-    const keep = Math.max(1, this.config.windowBursts);
+    const newest = burstStart(this.bursts[this.bursts.length - 1]);
+    this.bursts = this.bursts.filter((b) => burstStart(b) > newest - this.config.windowMs);
+    const keep = Math.max(1, this.config.maxWindowBursts);
     if (this.bursts.length > keep) this.bursts.splice(0, this.bursts.length - keep);
     this.recompute();
   }
@@ -191,7 +199,7 @@ export class ClockSync {
     if (!this.send) return;
     let index = 0;
     // As ClockSync.run: the next burst is due an interval after this one began.
-    const burstStart = this.now();
+    const started = this.now();
     const spacing = this.isSynchronised ? this.config.steadyBurstSpacingMs : this.config.burstSpacingMs;
     const next = () => {
       if (!this.send) return;
@@ -202,10 +210,18 @@ export class ClockSync {
         return;
       }
       // No answer at all yet: try again sooner than a full resync.
-      const interval = this.isSynchronised ? this.config.resyncIntervalMs : this.config.unsyncedRetryMs;
-      this.timer = setTimeout(() => this.burst(), Math.max(0, burstStart + interval - this.now()));
+      // The window's age when this burst began decides (ClockSync.run).
+      const now = this.now();
+      const interval = this.isSynchronised ? this.resyncInterval(started) : this.config.unsyncedRetryMs;
+      this.timer = setTimeout(() => this.burst(), Math.max(0, started + interval - now));
     };
     next();
+  }
+
+  /** The wait from the start of a burst begun at `now` to the next once synchronised: short while the window is young (ClockSync.resyncInterval). */
+  resyncInterval(now) {
+    const oldest = this.bursts.length ? burstStart(this.bursts[0]) : Infinity;
+    return now - oldest >= this.config.startupMs ? this.config.resyncIntervalMs : this.config.startupResyncIntervalMs;
   }
 
   /** Pings older than this got no answer: the connection may be dead even if the socket looks open. */
@@ -285,4 +301,9 @@ export class ClockSync {
 
 function delayOf(s) {
   return s.t3 - s.t0 - (s.t2 - s.t1);
+}
+
+/** When a burst's first answered ping left (ClockSync.Burst.start). */
+function burstStart(burst) {
+  return burst.samples.reduce((m, s) => Math.min(m, s.t0), Infinity);
 }
