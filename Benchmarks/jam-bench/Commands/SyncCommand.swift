@@ -227,7 +227,7 @@ struct SyncCommand: AsyncParsableCommand {
             optional: smoke)
         report.add(
             .distribution(
-                "offset_error_window_full_ms", "clock offset error, \(Int(SyncMeasurements.windowMs / 60_000)) min+ after the first estimate (drift window full; --warmup 240)",
+                "offset_error_window_full_ms", "clock offset error, \(Int(SyncMeasurements.windowMs / 60_000)) min+ after the first estimate (drift window full; --warmup 270)",
                 await m.offsetWindowFull),
             optional: true)
         let byDevice = await m.steadyOffsetByDevice
