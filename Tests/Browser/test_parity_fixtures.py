@@ -95,10 +95,10 @@ const [samplesFirst, waitMs, done] = arguments;
   engine.handle({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
   await settle();
   const beforeBurst = { starts: starts.length, phase: engine.status.phase };
-  if (waitMs > 0) now += waitMs; else feed(clock.config.burstSize - samplesFirst);
+  if (waitMs > 0) now += waitMs; else feed(clock.config.firstBurstSize - samplesFirst);
   engine.correct();
   await settle();
-  done({ beforeBurst, starts, burstSize: clock.config.burstSize });
+  done({ beforeBurst, starts, firstBurstSize: clock.config.firstBurstSize });
 })().catch((error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -106,10 +106,10 @@ const [samplesFirst, waitMs, done] = arguments;
 def test_a_joiner_starts_only_after_a_full_burst_of_clock_samples(page):
     answer = page.execute_async_script(FIRST_START, 1, 0)
     assert "error" not in answer, answer.get("error")
-    assert answer["burstSize"] == 24
+    assert answer["firstBurstSize"] == 48
     # One pong is an estimate, but a rough one: no start yet.
     assert answer["beforeBurst"] == {"starts": 0, "phase": "waitingForClock"}
-    assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 24
+    assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 48
 
 
 def test_a_joiner_whose_burst_does_not_come_starts_after_the_wait(page):

@@ -26,10 +26,16 @@ struct SimulatedDevice: Sendable {
         let estimated = estimate.offset(atLocal: clock.local(atMonotonic: monotonic))
         let bursts = await clockSync.burstCount
         let first = await firstBurst.mark(bursts, at: monotonic)
-        // A burst is 8 pings 25 ms apart: within a second of its first pong it is still arriving.
-        let complete = monotonic - first.at < 1_000 ? 0 : bursts - first.count + 1
+        // Until the first burst's last ping has had time to come back, it is still arriving.
+        let complete = monotonic - first.at < Self.firstBurstMs ? 0 : bursts - first.count + 1
         return (estimated - truth, complete, monotonic - first.at)
     }
+
+    /// How long the first burst takes to send: 48 pings 30 ms apart.
+    static let firstBurstMs: Double = {
+        let configuration = ClockSync.Configuration()
+        return Double(configuration.firstBurstSize) * configuration.burstSpacingMs
+    }()
 
     /// Heard position (after the device's output latency) − where `timeline` says the track
     /// is, at system monotonic instant `monotonicMs`; nil when the device does not have that

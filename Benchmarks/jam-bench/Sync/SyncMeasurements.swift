@@ -3,8 +3,8 @@ import JamClient
 
 /// Everything the sync benchmark measures, gathered from the samplers and the scenario.
 actor SyncMeasurements {
-    /// Offset error (estimate − truth): while the first burst is still arriving (the first
-    /// second after the first pong), then by the ping bursts behind the estimate: 1, 2, 3+,
+    /// Offset error (estimate − truth): while the first burst is still arriving (its length
+    /// after the first pong), then by the ping bursts behind the estimate: 1, 2, 3+,
     /// and, from `steadyAfterMs` after the first estimate, steady (the drift is fitted). By
     /// time, as the bursts come quicker while the window is young.
     private(set) var offsetByBursts: [Distribution] = Array(repeating: Distribution(), count: 5)

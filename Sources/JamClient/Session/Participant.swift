@@ -33,7 +33,7 @@ public struct Participant: Sendable {
     ) {
         self.clock = clock
         self.sleeper = sleeper
-        self.firstBurst = clockConfiguration.burstSize
+        self.firstBurst = clockConfiguration.firstBurstSize
         self.firstStartWaitMs = clockConfiguration.firstStartWaitMs
         let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock)
         let clockSync = ClockSync(clock: clock, configuration: clockConfiguration)

@@ -244,8 +244,8 @@ export class SyncEngine {
   clockSettled(now) {
     if (this.clockWaitOver) return true;
     if (this.clockWaitSince == null) this.clockWaitSince = now;
-    const { burstSize, firstStartWaitMs } = this.clock.config;
-    if (this.clock.acceptedSamples < burstSize && now - this.clockWaitSince < firstStartWaitMs) return false;
+    const { firstBurstSize, firstStartWaitMs } = this.clock.config;
+    if (this.clock.acceptedSamples < firstBurstSize && now - this.clockWaitSince < firstStartWaitMs) return false;
     this.clockWaitOver = true;
     return true;
   }
