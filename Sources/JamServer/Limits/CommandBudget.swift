@@ -24,7 +24,8 @@ public struct CommandLimits: Sendable, Equatable {
     public var vote = Rate(capacity: 30, perSecond: 2)
     /// Skip requests.
     public var skipRequest = Rate(capacity: 5, perSecond: 0.2)
-    /// Clock pings: a 24-ping burst, then the 24 every 15 s a client sends (1.6/s).
+    /// Clock pings, per device (socket), as each device keeps its own clock: a first burst
+    /// of 48, then 24 every 7.5 s for two minutes (3.2/s) and every 15 s after (1.6/s).
     public var ping = Rate(capacity: 60, perSecond: 4)
     /// Everything else (reports, readiness, host controls, settings).
     public var other = Rate(capacity: 120, perSecond: 20)
@@ -76,6 +77,8 @@ struct CommandBudget {
     private struct Key: Hashable {
         let user: UserID
         let kind: Kind
+        /// The socket, for kinds budgeted per device; nil for the member's own buckets.
+        let device: ConnectionID?
     }
 
     private struct Bucket {
@@ -91,10 +94,11 @@ struct CommandBudget {
         self.limits = limits
     }
 
-    /// Takes one token per kind in `kinds` from `user`'s buckets at `now`, or none at all
-    /// when any of them is short (a refused batch costs nothing). A batch bigger than a
-    /// bucket (a host queueing a playlist at once) takes the whole bucket.
-    mutating func spend(_ kinds: [Kind], by user: UserID, at now: Millis) -> Decision {
+    /// Takes one token per kind in `kinds` from `user`'s buckets at `now` (for kinds budgeted
+    /// per device, the bucket of the socket `device`), or none at all when any of them is
+    /// short (a refused batch costs nothing). A batch bigger than a bucket (a host queueing a
+    /// playlist at once) takes the whole bucket.
+    mutating func spend(_ kinds: [Kind], by user: UserID, on device: ConnectionID? = nil, at now: Millis) -> Decision {
         var needed: [Kind: Double] = [:]
         for kind in kinds { needed[kind, default: 0] += 1 }
         for (kind, count) in needed { needed[kind] = min(count, limits.rate(kind).capacity) }
@@ -103,7 +107,7 @@ struct CommandBudget {
         var short = Kind.other
         for (kind, count) in needed {
             let rate = limits.rate(kind)
-            let key = Key(user: user, kind: kind)
+            let key = Key(user: user, kind: kind, device: kind.perDevice ? device : nil)
             var bucket = buckets[key] ?? Bucket(tokens: rate.capacity, at: now)
             let elapsed = Double(max(0, now - bucket.at)) / 1000
             bucket.tokens = min(rate.capacity, bucket.tokens + elapsed * rate.perSecond)
@@ -138,6 +142,15 @@ struct CommandBudget {
 }
 
 extension CommandBudget.Kind {
+    /// Whether each of a member's devices has a bucket of its own: clock pings, which every
+    /// listening device sends for itself.
+    var perDevice: Bool {
+        switch self {
+        case .ping: true
+        case .add, .vote, .skipRequest, .other: false
+        }
+    }
+
     /// How people read the kind in a refusal.
     var noun: String {
         switch self {

@@ -111,7 +111,7 @@ extension LiveSession {
         } else {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
-        if let refusal = overBudget(request, from: user, now: now) {
+        if let refusal = overBudget(request, from: user, on: connectionID, now: now) {
             noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
             return
@@ -147,7 +147,7 @@ extension LiveSession {
     }
 
     /// The refusal for a message beyond its sender's budget (`CommandLimits`), if it is.
-    func overBudget(_ request: SessionRequest, from user: UserID, now: Millis) -> (error: JamError, replyId: String?)? {
+    func overBudget(_ request: SessionRequest, from user: UserID, on connectionID: ConnectionID, now: Millis) -> (error: JamError, replyId: String?)? {
         guard budget != nil else { return nil }
         let kinds: [CommandBudget.Kind]
         let replyId: String?
@@ -161,7 +161,7 @@ extension LiveSession {
         case .toHost, .reply, .refuse, .ignore:
             return nil
         }
-        guard case .refused(let kind, let wait)? = budget?.spend(kinds, by: user, at: now) else { return nil }
+        guard case .refused(let kind, let wait)? = budget?.spend(kinds, by: user, on: connectionID, at: now) else { return nil }
         let seconds = Double(wait) / 1000
         let error = JamError(
             .rateLimited, "too many \(kind.noun) at once; try again in \(seconds < 10 ? String(format: "%.1f", seconds) : String(Int(seconds.rounded(.up)))) s",

@@ -35,6 +35,24 @@ struct CommandBudgetTests {
         #expect(budget.spend([.vote], by: alice, at: 0) == .allowed)
     }
 
+    @Test func eachOfAMembersDevicesHasItsOwnPingBucketButSharesTheOthers() {
+        var budget = CommandBudget(limits: limits) // pings: the defaults, 60 then 4/s
+        // Two devices of one member start listening at once: each sends its first burst of 48.
+        for n in 0..<48 {
+            #expect(budget.spend([.ping], by: alice, on: 1, at: Int64(n) * 30) == .allowed)
+            #expect(budget.spend([.ping], by: alice, on: 2, at: Int64(n) * 30) == .allowed)
+        }
+        // One device beyond its own bucket is held back: 60 − 48 + 1.41 s × 4/s = 17.64 left.
+        var more = 0
+        while budget.spend([.ping], by: alice, on: 1, at: 1_410) == .allowed { more += 1 }
+        #expect(more == 17)
+        #expect(budget.spend([.ping], by: alice, on: 2, at: 1_410) == .allowed)
+        // Adds (two at once here) stay the member's, whichever socket they come from.
+        #expect(budget.spend([.add], by: alice, on: 1, at: 0) == .allowed)
+        #expect(budget.spend([.add], by: alice, on: 2, at: 0) == .allowed)
+        #expect(budget.spend([.add], by: alice, on: 3, at: 0) != .allowed)
+    }
+
     @Test func aRefusedBatchCostsNothingAndOneBiggerThanTheBucketTakesAllOfIt() {
         var budget = CommandBudget(limits: limits)
         #expect(budget.spend([.add], by: alice, at: 0) == .allowed)
