@@ -62,10 +62,13 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ]
         ),
+        // PirateRadio's messages and types: what its clients send and receive, with no server in
+        // them, so the load client and the fuzzer build without the server's dependencies.
+        .target(name: "JamPirateRadioWire", dependencies: ["JamProtocol"]),
         .target(
             name: "JamPirateRadio",
             dependencies: [
-                "JamProtocol", "JamCore", "JamServer",
+                "JamProtocol", "JamCore", "JamServer", "JamPirateRadioWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,13 +114,13 @@ let package = Package(
         .executableTarget(name: "jam-sdk-example", dependencies: ["JamClient"], path: "Examples/SDKExample"),
         // libFuzzer targets (libFuzzer's `main`); `scripts/fuzz.sh` builds them with coverage and the address sanitizer.
         .executableTarget(
-            name: "jam-fuzz", dependencies: ["CLibFuzzer", "JamProtocol", "JamCore", "JamMedia", "JamServer", "JamPirateRadio"], path: "Fuzz/JamFuzz",
+            name: "jam-fuzz", dependencies: ["CLibFuzzer", "JamProtocol", "JamCore", "JamMedia", "JamPirateRadioWire"], path: "Fuzz/JamFuzz",
             linkerSettings: [.unsafeFlags(["-sanitize=fuzzer"])]),
         .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "jam-bench",
             dependencies: [
-                "JamProtocol", "JamPirateRadio", "JamClient", "JamClientNIO",
+                "JamProtocol", "JamPirateRadioWire", "JamClient", "JamClientNIO",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -140,7 +143,7 @@ let package = Package(
             path: "Tests/JamTestSupport"
         ),
         .testTarget(name: "JamProtocolTests", dependencies: ["JamProtocol"]),
-        .testTarget(name: "JamPirateRadioTests", dependencies: ["JamPirateRadio", "JamProtocol"]),
+        .testTarget(name: "JamPirateRadioTests", dependencies: ["JamPirateRadioWire", "JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
         .testTarget(name: "JamMediaTests", dependencies: ["JamMedia", "JamProtocol"], exclude: ["Fixtures"]),

@@ -1,9 +1,8 @@
 import Foundation
 import JamCore
 import JamMedia
-import JamPirateRadio
+import JamPirateRadioWire
 import JamProtocol
-import JamServer
 
 /// The fuzz targets: every parser that reads what strangers send (the client frames of each
 /// wire profile, the REST bodies, the `Range` header, IDs and join codes, and each audio

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import ServiceLifecycle
 import JamCore
+import JamPirateRadioWire
 import JamProtocol
 import JamServer
 import NIOCore

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JamCore
+import JamPirateRadioWire
 import JamProtocol
 import JamServer
 import NIOCore

@@ -1,3 +1,4 @@
+import JamPirateRadioWire
 import JamProtocol
 import Synchronization
 

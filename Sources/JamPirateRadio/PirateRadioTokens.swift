@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JamPirateRadioWire
 import JamProtocol
 import JamServer
 

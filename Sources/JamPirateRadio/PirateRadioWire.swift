@@ -1,5 +1,6 @@
 import Foundation
 import JamCore
+import JamPirateRadioWire
 import JamProtocol
 import JamServer
 import NIOCore

@@ -1,5 +1,5 @@
 import Foundation
-@testable import JamPirateRadio
+@testable import JamPirateRadioWire
 import JamProtocol
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import JamPirateRadio
+@testable import JamPirateRadioWire
 import Testing
 
 /// The profile reads client JSON as PirateRadio's server (JavaScript) does.

@@ -1,4 +1,4 @@
-import JamPirateRadio
+import JamPirateRadioWire
 import Foundation
 import JamProtocol
 

@@ -7,7 +7,7 @@ extension PirateRadio {
         case playPrepare, playCommit, pause, resume, seek, skip, addToQueue, removeFromQueue, driftReport, ping
 
         /// Messages whose data other members receive as it was sent.
-        var isRelayed: Bool {
+        package var isRelayed: Bool {
             switch self {
             case .playPrepare, .playCommit, .pause, .resume, .seek: true
             case .skip, .addToQueue, .removeFromQueue, .driftReport, .ping: false
@@ -15,7 +15,7 @@ extension PirateRadio {
         }
 
         /// Messages only the DJ's count: PirateRadio's server drops anyone else's without a word.
-        var isDJOnly: Bool {
+        package var isDJOnly: Bool {
             switch self {
             case .playPrepare, .playCommit, .pause, .resume, .seek, .skip, .removeFromQueue: true
             case .addToQueue, .driftReport, .ping: false
@@ -24,13 +24,13 @@ extension PirateRadio {
     }
 
     /// Largest track, as JSON text, the profile keeps to echo back as sent.
-    static let maxTrackBytes = 4096
+    package static let maxTrackBytes = 4096
 
     /// A decoded client message, read as leniently as PirateRadio's server reads it. Its `data`
     /// is kept whole for relaying and echoing.
     package struct ClientMessage: Sendable {
         /// What the client asks for.
-        enum Body: Sendable, Hashable {
+        package enum Body: Sendable, Hashable {
             /// Not something PirateRadio's server acts on (not JSON, no or an unknown `type`): it
             /// stays silent, and so does the profile.
             case ignored
@@ -47,37 +47,37 @@ extension PirateRadio {
         }
 
         /// A track the DJ makes current: the OpenJam track and what `currentTrack` shows.
-        struct Prepared: Sendable, Hashable {
-            var track: OpenJamTrack
+        package struct Prepared: Sendable, Hashable {
+            package var track: OpenJamTrack
             /// The client's track object as sent, or `{"id": trackId}` without one.
-            var shown: [String: Value]
+            package var shown: [String: Value]
         }
 
         /// A track to queue, with the client's object and nonce as sent.
-        struct Queued: Sendable, Hashable {
-            var track: OpenJamTrack
-            var nonce: String
-            var shown: [String: Value]
-            var rawNonce: Value
+        package struct Queued: Sendable, Hashable {
+            package var track: OpenJamTrack
+            package var nonce: String
+            package var shown: [String: Value]
+            package var rawNonce: Value
         }
 
         /// `playCommit`, `pause`, `resume` and `seek` data. A position is absent when it is not a
         /// number; a timestamp also when it is 0, since PirateRadio's server writes
         /// `ntpTimestamp || now` (a position of 0 means the same either way).
-        struct Timeline: Sendable, Hashable {
-            var positionMs: Int64?
-            var ntpTimestamp: Int64?
-            var executionTime: Int64?
+        package struct Timeline: Sendable, Hashable {
+            package var positionMs: Int64?
+            package var ntpTimestamp: Int64?
+            package var executionTime: Int64?
         }
 
         /// The message's `type`, when it has a known one.
-        var type: ClientType?
+        package var type: ClientType?
         /// What it asks, or why the profile refuses it (answered only to a sender it applies to).
-        var body: Result<Body, JamError>
+        package var body: Result<Body, JamError>
         /// The `data` object (empty when absent, null or not an object, as PirateRadio reads it).
-        var data: [String: Value]
+        package var data: [String: Value]
         /// `data` as JSON text, for relayed messages (`{}` for the others).
-        var rawData: String
+        package var rawData: String
 
         /// Decodes a client frame. It never fails: what PirateRadio's server ignores is `.ignored`,
         /// and what the profile refuses carries its error.
@@ -139,7 +139,7 @@ extension PirateRadio {
         /// not strings are empty for the session (the object is still shown as sent); a
         /// duration that is not a positive number up to 24 hours is unknown, so the track does
         /// not auto-advance (PirateRadio's server skips auto-advance without one too).
-        static func openJamTrack(_ object: [String: Value], id fallbackId: String?) -> OpenJamTrack {
+        package static func openJamTrack(_ object: [String: Value], id fallbackId: String?) -> OpenJamTrack {
             OpenJamTrack(
                 id: object["id"].map(\.idText) ?? fallbackId ?? "", name: object["name"]?.string ?? "",
                 artist: object["artist"]?.string ?? "", album: object["albumName"]?.string,

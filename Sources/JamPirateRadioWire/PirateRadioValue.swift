@@ -4,19 +4,22 @@ import JamProtocol
 extension PirateRadio {
     /// Any JSON value, kept whole: PirateRadio's server (JavaScript) keeps what a client sends
     /// as sent, so the profile reads fields the way it does and relays or echoes the rest.
-    typealias Value = JSONValue
+    package typealias Value = JSONValue
 
     /// JSON text written as it is into a frame: a track as its client sent it.
-    struct RawJSON: Hashable, Sendable, JSONWritable {
-        var text: String
+    package struct RawJSON: Hashable, Sendable, JSONWritable {
+        package var text: String
 
-        func write(to json: inout JSONWriter) { json.raw(text) }
+        /// Wraps JSON text that is written as it is.
+        package init(text: String) { self.text = text }
+
+        package func write(to json: inout JSONWriter) { json.raw(text) }
     }
 }
 
 extension JSONValue {
     /// JavaScript's truthiness, which decides what PirateRadio's server treats as present.
-    var isTruthy: Bool {
+    package var isTruthy: Bool {
         switch self {
         case .null: false
         case .bool(let flag): flag
@@ -28,7 +31,7 @@ extension JSONValue {
     }
 
     /// The value as an id: a string as it is, anything else as its JSON text.
-    var idText: String {
+    package var idText: String {
         if case .string(let text) = self { return text }
         return PirateRadio.json(self)
     }

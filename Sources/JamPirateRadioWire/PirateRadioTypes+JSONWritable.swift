@@ -104,31 +104,53 @@ extension PirateRadio.RemoveFromQueue: JSONWritable {
 
 extension PirateRadio {
     /// `queueUpdate` data as the server writes it: entries as their clients sent them.
-    struct ShownQueue: JSONWritable {
-        var queue: [RawJSON]
+    package struct ShownQueue: JSONWritable {
+        package var queue: [RawJSON]
 
-        func write(to json: inout JSONWriter) {
+        /// Creates the queue as shown.
+        package init(queue: [RawJSON]) { self.queue = queue }
+
+        package func write(to json: inout JSONWriter) {
             json.object { $0.field("queue", array: queue) }
         }
     }
 
     /// A snapshot as the server writes it (`stateSync` data, `GET /sessions/{id}`), with
     /// `currentTrack` and the queue as their clients sent them; `Snapshot` reads it.
-    struct ShownSnapshot: JSONWritable {
-        var id: String
-        var joinCode: String
-        var creatorId: String
-        var djUserId: String
-        var members: [Member]
-        var epoch: Int64
-        var sequence: Int64
-        var currentTrack: RawJSON?
-        var isPlaying: Bool
-        var positionMs: Int64
-        var positionTimestamp: Int64
-        var queue: [RawJSON]
+    package struct ShownSnapshot: JSONWritable {
+        package var id: String
+        package var joinCode: String
+        package var creatorId: String
+        package var djUserId: String
+        package var members: [Member]
+        package var epoch: Int64
+        package var sequence: Int64
+        package var currentTrack: RawJSON?
+        package var isPlaying: Bool
+        package var positionMs: Int64
+        package var positionTimestamp: Int64
+        package var queue: [RawJSON]
 
-        func write(to json: inout JSONWriter) {
+        /// Creates the snapshot as shown.
+        package init(
+            id: String, joinCode: String, creatorId: String, djUserId: String, members: [Member], epoch: Int64, sequence: Int64,
+            currentTrack: RawJSON?, isPlaying: Bool, positionMs: Int64, positionTimestamp: Int64, queue: [RawJSON]
+        ) {
+            self.id = id
+            self.joinCode = joinCode
+            self.creatorId = creatorId
+            self.djUserId = djUserId
+            self.members = members
+            self.epoch = epoch
+            self.sequence = sequence
+            self.currentTrack = currentTrack
+            self.isPlaying = isPlaying
+            self.positionMs = positionMs
+            self.positionTimestamp = positionTimestamp
+            self.queue = queue
+        }
+
+        package func write(to json: inout JSONWriter) {
             json.object {
                 $0.field("creatorId", creatorId)
                 $0.field("currentTrack", orNull: currentTrack)
