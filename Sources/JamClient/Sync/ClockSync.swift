@@ -32,106 +32,22 @@ import Logging
 ///   from r by that drift range. A window no straight line fits (the server's clock was
 ///   stepped or slewed) loses its oldest bursts until one does.
 public actor ClockSync {
-    /// Tuning knobs. Defaults suit a phone on Wi-Fi or cellular.
-    public struct Configuration: Sendable {
-        /// Exchanges per burst. The offset comes from the fastest exchanges, so more samples
-        /// mean a smaller error: at 40 ± 20 ms jitter, 8 gave 7.6 ms p99 and 24 give ~3 ms
-        /// after one burst (see docs/PERFORMANCE.md); 24 pings are ~2 kB every 15 s.
-        public var burstSize: Int = 24
-        /// Exchanges in the first burst after the start or a `reset()`. A device joining
-        /// mid-song starts on this burst alone: 48 pings 30 ms apart put its offset error at
-        /// ~2.1 ms p99 where 24 pings 25 ms apart gave ~4.2 ms, for 0.8 s more wait
-        /// (docs/PERFORMANCE.md).
-        public var firstBurstSize: Int = 48
-        /// Spacing of the pings within the first burst, ms: a device joining mid-song waits for it.
-        public var burstSpacingMs: Double = 30
-        /// Spacing of the pings within later bursts, ms. On a path that delivers in order
-        /// (TCP), a ping 25 ms behind a late one waits for it, which keeps samples off the
-        /// delay floor; 100 ms apart they rarely wait, and the steady offset error drops by
-        /// a third with the same pings (docs/PERFORMANCE.md).
-        public var steadyBurstSpacingMs: Double = 100
-        /// The first start waits for a full burst of samples, at most this long, ms: a device
-        /// joining mid-song otherwise starts on its first, roughest sample (docs/PERFORMANCE.md).
-        public var firstStartWaitMs: Double = 2_000
-        /// Interval between bursts once synchronised and the window spans `startupMs`, ms.
-        public var resyncIntervalMs: Double = 15_000
-        /// Interval between bursts while the window spans less than `startupMs` (after the
-        /// start, a `reset()` or a stepped server clock), ms. The drift, and with it the
-        /// offset moved along it, is limited by the lowest delays in the window: twice the
-        /// bursts in the first two minutes take the offset error 2–4 minutes in from 1.1 to
-        /// 0.7 ms p99 over an in-order path, for 192 more pings once (docs/PERFORMANCE.md).
-        public var startupResyncIntervalMs: Double = 7_500
-        /// How long the quick bursts last: until the oldest burst in the window began this
-        /// long ago, ms.
-        public var startupMs: Double = 120_000
-        /// Interval between bursts while not yet synchronised (no answer yet), ms.
-        public var unsyncedRetryMs: Double = 1_000
-        /// A ping sent more than this long after the previous one starts a new burst, ms.
-        public var burstGapMs: Double = 1_000
-        /// The newest bursts whose samples give the offset (and `halfRoundTripMs`) once the
-        /// drift is fitted: 2 minutes of history (1 while the bursts are quick) moved along
-        /// the fitted drift. At 40 ± 20 ms
-        /// with a 50 ppm drift, 6 halve the steady p99 of 3, and 8 take a little more off
-        /// once the drift comes from the joint floor fit (docs/PERFORMANCE.md).
-        public var filterBursts: Int = 8
-        /// The same before the drift is fitted: older bursts moved along a drift that is
-        /// only the prior's centre would bring that drift's error in.
-        public var filterBurstsBeforeDriftFit: Int = 3
-        /// The window the drift is estimated from and the bound checked against: bursts that
-        /// began less than this long before the newest one, ms (16 bursts 15 s apart).
-        public var windowMs: Double = 240_000
-        /// At most this many bursts in the window, whatever their spacing: bounds the work per pong.
-        public var maxWindowBursts: Int = 48
-        /// The drift is estimated once the window holds this many bursts...
-        public var minDriftBursts: Int = 6
-        /// ...spanning at least this long, ms. Before, the prior's centre is used.
-        public var minDriftSpanMs: Double = 75_000
-        /// Drift range assumed before the data narrow it: ±this, ms of offset per second
-        /// (0.1 = 100 ppm, which covers two ordinary crystal oscillators).
-        public var driftPriorUncertaintyMsPerSecond: Double = 0.1
-        /// Smallest drift uncertainty used to extrapolate the bound, ms/s (0.002 = 2 ppm).
-        public var minDriftUncertaintyMsPerSecond: Double = 0.002
-        /// The drift search range: ±this, ms/s.
-        public var maxDriftMsPerSecond: Double = 1.0
-        /// Violations of the straight-line model up to this size are tolerated, ms.
-        public var consistencySlackMs: Double = 0.01
-        /// Unanswered pings are forgotten after this long, ms.
-        public var pendingTimeoutMs: Double = 10_000
-        /// Granularity of the wait between bursts (how soon `reset()` is noticed), ms.
-        public var pollIntervalMs: Double = 250
-
-        /// Creates a configuration with the defaults.
-        public init() {}
-    }
-
-    struct Sample: Sendable {
-        var t0: Double, t1: Double, t2: Double, t3: Double
-        var delay: Double { (t3 - t0) - (t2 - t1) }
-    }
-
-    struct Burst: Sendable {
-        var id: Int
-        var samples: [Sample] = []
-        /// When the burst's first answered ping left.
-        var start: Double { samples.lazy.map(\.t0).min() ?? .infinity }
-    }
-
     private let clock: any MonotonicClock
-    private let configuration: Configuration
-    private let logger: Logger
+    let configuration: Configuration
+    let logger: Logger
 
-    private var pending: [Double: Int] = [:]
+    var pending: [Double: Int] = [:]
     private var lastPingAt: Double = -.infinity
     private var nextBurstId = 0
     private var currentBurstId = -1
-    private var bursts: [Burst] = []
+    var bursts: [Burst] = []
 
     /// Centre of the drift prior, ms per second (0, or the estimate kept across `reset()`).
-    private var priorDrift: Double = 0
-    private var drift: Double = 0
-    private var driftUncertainty: Double
-    private var driftFitted = false
-    private var cached: ClockEstimate?
+    var priorDrift: Double = 0
+    var drift: Double = 0
+    var driftUncertainty: Double
+    var driftFitted = false
+    var cached: ClockEstimate?
     private var resyncRequested = false
     /// The next burst is the first since the start or a `reset()` (`firstBurstSize` pings).
     private var firstBurstDue = true
@@ -145,7 +61,7 @@ public actor ClockSync {
     /// Bursts begun (a ping more than `burstGapMs` after the previous one begins one).
     public private(set) var burstCount = 0
     /// Bursts dropped because no straight line fitted the window with them in it.
-    public private(set) var inconsistentBursts = 0
+    public internal(set) var inconsistentBursts = 0
 
     /// Creates a clock synchroniser reading local time from `clock`.
     public init(
@@ -237,9 +153,9 @@ public actor ClockSync {
         }
         acceptedSamples += 1
         if let index = bursts.firstIndex(where: { $0.id == burstId }) {
-            bursts[index].samples.append(sample)
+            bursts[index].append(sample)
         } else {
-            bursts.append(Burst(id: burstId, samples: [sample]))
+            bursts.append(Burst(id: burstId, first: sample))
             bursts.sort { $0.id < $1.id }
         }
         if let newest = bursts.last?.start {
@@ -308,72 +224,6 @@ public actor ClockSync {
                 if wait <= 0 { break }
                 try await sleeper.sleep(ms: min(wait, configuration.pollIntervalMs))
             }
-        }
-    }
-
-    // MARK: - Estimation
-
-    private func prunePending(now: Double) {
-        guard pending.count > 4 * configuration.burstSize else { return }
-        pending = pending.filter { now - $0.key < configuration.pendingTimeoutMs }
-    }
-
-    private func recompute() {
-        let searchRange = configuration.maxDriftMsPerSecond / 1000
-        let prior = (low: (priorDrift - configuration.driftPriorUncertaintyMsPerSecond) / 1000,
-                     high: (priorDrift + configuration.driftPriorUncertaintyMsPerSecond) / 1000)
-        while true {
-            let samples = bursts.flatMap(\.samples)
-            guard let newest = samples.max(by: { $0.t3 < $1.t3 }) else {
-                cached = nil
-                return
-            }
-            let r = newest.t3
-            let window = LineFit(samples: samples, reference: r)
-            guard let slopes = window.slopes(searchRange: searchRange, slack: configuration.consistencySlackMs) else {
-                if bursts.count > 1 {
-                    inconsistentBursts += 1
-                    logger.warning(
-                        "clock samples no longer fit one line (server clock stepped?); dropping the oldest burst",
-                        metadata: ["sync.bursts": "\(bursts.count)"])
-                    bursts.removeFirst()
-                } else {
-                    // Inconsistent within one burst (impossible from an honest server): keep its best sample.
-                    bursts[0].samples = [bursts[0].samples.min { $0.delay < $1.delay }!]
-                }
-                continue
-            }
-            // The hard range of drifts: what the samples allow, narrowed by the prior.
-            var low = max(slopes.feasible.lowerBound, prior.low)
-            var high = min(slopes.feasible.upperBound, prior.high)
-            if low > high {
-                low = slopes.feasible.lowerBound // the data contradict the prior: believe the data
-                high = slopes.feasible.upperBound
-            }
-            // The drift estimate: the slopes of the lines hugging the lowest delays of
-            // each direction, once the window is long enough for them to mean something.
-            var slope = priorDrift / 1000
-            let span = r - samples.map(\.t0).min()!
-            driftFitted = bursts.count >= configuration.minDriftBursts && span >= configuration.minDriftSpanMs
-            if driftFitted { slope = slopes.widest }
-            slope = min(high, max(low, slope))
-            drift = slope * 1000
-            driftUncertainty = max(configuration.minDriftUncertaintyMsPerSecond, max(slope - low, high - slope) * 1000)
-            // The offset: the recent samples' constraints moved to r along the drift.
-            let filterBursts = driftFitted ? configuration.filterBursts : min(configuration.filterBursts, configuration.filterBurstsBeforeDriftFit)
-            let recent = Array(bursts.suffix(max(1, filterBursts)).flatMap(\.samples))
-            let filter = LineFit(samples: recent, reference: r, base: window.base)
-            let offset = (filter.upper(slope) + filter.lower(slope)) / 2
-            // The bound: every line the whole window allows within the drift range.
-            let (lowest, highest) = window.offsetRange(slopes: low...high)
-            let bound = max(0, offset - lowest, highest - offset)
-            let best = recent.min { $0.delay < $1.delay }!
-            let age = abs(r - (best.t0 + best.t3) / 2)
-            cached = ClockEstimate(
-                referenceLocal: r, offsetAtReference: offset + window.base, errorBoundAtReference: bound,
-                halfRoundTripMs: best.delay / 2 + driftUncertainty / 1000 * age, driftMsPerSecond: drift,
-                driftUncertaintyMsPerSecond: driftUncertainty)
-            return
         }
     }
 }

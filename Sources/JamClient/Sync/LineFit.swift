@@ -4,27 +4,79 @@ import Foundation
 /// constraint (`t1 − t0` at t0) and above every lower one (`t2 − t3` at t3).
 /// Times are kept relative to the reference r and values relative to `base`.
 struct LineFit {
-    private var upperT: [Double] = []
-    private var upperV: [Double] = []
-    private var lowerT: [Double] = []
-    private var lowerV: [Double] = []
+    private let upperT: [Double]
+    private let upperV: [Double]
+    private let lowerT: [Double]
+    private let lowerV: [Double]
     /// Subtracted from every value (keeps the arithmetic near zero).
     let base: Double
     static let iterations = 40
 
+    /// A constraint's instant and value: (t0, t1 − t0) for an upper one, (t3, t2 − t3) for a lower one.
+    struct Point: Sendable, Equatable {
+        var t: Double
+        var v: Double
+
+        /// The upper constraint of `sample`: the offset at t0 is at most t1 − t0.
+        static func upper(_ sample: ClockSync.Sample) -> Point { Point(t: sample.t0, v: sample.t1 - sample.t0) }
+        /// The lower constraint of `sample`: the offset at t3 is at least t2 − t3.
+        static func lower(_ sample: ClockSync.Sample) -> Point { Point(t: sample.t3, v: sample.t2 - sample.t3) }
+    }
+
+    /// The fit of every constraint of `samples`.
     init(samples: [ClockSync.Sample], reference r: Double, base: Double? = nil) {
-        let b = base ?? samples.first.map { $0.t1 - $0.t0 } ?? 0
+        self.init(
+            upper: Self.hull(samples.map(Point.upper), keepingBelow: true),
+            lower: Self.hull(samples.map(Point.lower), keepingBelow: false),
+            reference: r, base: base ?? samples.first.map { $0.t1 - $0.t0 } ?? 0)
+    }
+
+    /// The fit of every constraint of `bursts`, from their hulls: the hull of a union is the
+    /// hull of its parts' hulls, so this equals `init(samples:)` over all their samples.
+    init(bursts: some Collection<ClockSync.Burst>, reference r: Double, base: Double? = nil) {
+        self.init(
+            upper: Self.hull(bursts.flatMap(\.upperHull), keepingBelow: true),
+            lower: Self.hull(bursts.flatMap(\.lowerHull), keepingBelow: false),
+            reference: r, base: base ?? bursts.first.map { $0.samples[0].t1 - $0.samples[0].t0 } ?? 0)
+    }
+
+    /// Only the points on a hull can be the min (upper) or max (lower) for some slope, so a
+    /// search costs a few dozen points, not the window's thousand samples, and finds
+    /// exactly what the whole set would give.
+    private init(upper: [Point], lower: [Point], reference r: Double, base b: Double) {
         self.base = b
-        upperT.reserveCapacity(samples.count)
-        upperV.reserveCapacity(samples.count)
-        lowerT.reserveCapacity(samples.count)
-        lowerV.reserveCapacity(samples.count)
-        for sample in samples {
-            upperT.append(sample.t0 - r)
-            upperV.append((sample.t1 - sample.t0) - b)
-            lowerT.append(sample.t3 - r)
-            lowerV.append((sample.t2 - sample.t3) - b)
+        upperT = upper.map { $0.t - r }
+        upperV = upper.map { $0.v - b }
+        lowerT = lower.map { $0.t - r }
+        lowerV = lower.map { $0.v - b }
+    }
+
+    /// The lower (`keepingBelow`) or upper convex hull of `points` by Andrew's monotone
+    /// chain, sorted by t: the points that attain the min (or max) of `v − k·t` for some k.
+    static func hull(_ points: [Point], keepingBelow below: Bool) -> [Point] {
+        var sorted = points
+        // A burst's answers and the bursts come nearly in order: sort only when they are not.
+        var index = 1
+        while index < points.count, points[index - 1].t <= points[index].t { index += 1 }
+        if index < points.count { sorted.sort { $0.t < $1.t } }
+        var chain: [Point] = []
+        chain.reserveCapacity(min(sorted.count, 64))
+        for point in sorted {
+            if let last = chain.last, last.t == point.t {
+                // One point per instant: the lower (or higher) of the two.
+                if below ? point.v >= last.v : point.v <= last.v { continue }
+                chain.removeLast()
+            }
+            // Pop the last point while it does not bend the chain the hull's way.
+            while chain.count >= 2 {
+                let a = chain[chain.count - 2], b = chain[chain.count - 1]
+                let cross = (b.t - a.t) * (point.v - a.v) - (b.v - a.v) * (point.t - a.t)
+                guard below ? cross <= 0 : cross >= 0 else { break }
+                chain.removeLast()
+            }
+            chain.append(point)
         }
+        return chain
     }
 
     /// min over i of (v_i − k·t_i).

@@ -15,16 +15,43 @@ export class LineFit {
    */
   constructor(samples, r, base) {
     this.base = base ?? (samples.length ? samples[0].t1 - samples[0].t0 : 0);
-    this.upperT = [];
-    this.upperV = [];
-    this.lowerT = [];
-    this.lowerV = [];
-    for (const s of samples) {
-      this.upperT.push(s.t0 - r);
-      this.upperV.push(s.t1 - s.t0 - this.base);
-      this.lowerT.push(s.t3 - r);
-      this.lowerV.push(s.t2 - s.t3 - this.base);
+    // Only the points on a hull can be the min (upper) or max (lower) for some slope: the
+    // searches then cost a few dozen points, not the window's thousand samples.
+    const upper = LineFit.hull(samples.map((s) => ({ t: s.t0, v: s.t1 - s.t0 })), true);
+    const lower = LineFit.hull(samples.map((s) => ({ t: s.t3, v: s.t2 - s.t3 })), false);
+    this.upperT = upper.map((p) => p.t - r);
+    this.upperV = upper.map((p) => p.v - this.base);
+    this.lowerT = lower.map((p) => p.t - r);
+    this.lowerV = lower.map((p) => p.v - this.base);
+  }
+
+  /**
+   * The lower (`below`) or upper convex hull of points {t, v} by Andrew's monotone chain,
+   * sorted by t: the points that attain the min (or max) of v − k·t for some k (LineFit.hull).
+   */
+  static hull(points, below) {
+    let inOrder = true;
+    for (let i = 1; i < points.length && inOrder; i++) inOrder = points[i - 1].t <= points[i].t;
+    const sorted = inOrder ? points : [...points].sort((a, b) => a.t - b.t);
+    const chain = [];
+    for (const p of sorted) {
+      const last = chain[chain.length - 1];
+      if (last && last.t === p.t) {
+        // One point per instant: the lower (or higher) of the two.
+        if (below ? p.v >= last.v : p.v <= last.v) continue;
+        chain.pop();
+      }
+      // Pop the last point while it does not bend the chain the hull's way.
+      while (chain.length >= 2) {
+        const a = chain[chain.length - 2];
+        const b = chain[chain.length - 1];
+        const cross = (b.t - a.t) * (p.v - a.v) - (b.v - a.v) * (p.t - a.t);
+        if (below ? cross > 0 : cross < 0) break;
+        chain.pop();
+      }
+      chain.push(p);
     }
+    return chain;
   }
 
   static envelopeMin(t, v, k) {
