@@ -232,14 +232,16 @@ import Testing
     }
 
     @Test func readyFromEveryDeviceCommitsBeforeTheDeadline() async throws {
-        try await TestServer.with(configure: { $0.timing.minLeadMs = 1500; $0.timing.maxLeadMs = 3000; $0.timing.commitMarginMs = 100 }) { server in
+        // A long lead, so a machine busy with other suites still gets both readies in well
+        // before the deadline; the commit comes as soon as they are in, not at the deadline.
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 5000; $0.timing.maxLeadMs = 6000; $0.timing.commitMarginMs = 100 }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             _ = try await server.api.add(party.host.token, party.id, testTrack(1))
             let prepare = try #require(try await party.host.socket.next(.playPrepare).playPrepare)
             for person in party.everyone { person.socket.send(.ready(Ready(epoch: prepare.epoch))) }
             let commit = try await party.guests[0].socket.next(.playCommit)
-            // Committed before the deadline (100 ms before the start) because both devices were ready.
-            #expect(commit.timestamp < prepare.startAt - 300)
+            // Committed well before the deadline (100 ms before the start) because both devices were ready.
+            #expect(commit.timestamp < prepare.startAt - 1000)
             #expect(commit.playCommit?.startAt == prepare.startAt)
             await party.close()
         }
