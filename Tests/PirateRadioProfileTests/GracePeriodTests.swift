@@ -5,7 +5,8 @@ import Testing
 struct GracePeriodTests {
     @Test("A session with a queued track outlives its last socket for the grace period, then ends")
     func queuedSessionLivesForTheGracePeriod() async throws {
-        try await PirateServer.with(.init(gracePeriodMs: 1000)) { server in
+        // 3 s of grace, so a busy machine's slow request still lands inside it.
+        try await PirateServer.with(.init(gracePeriodMs: 3000)) { server in
             let creator = try await server.http.signIn("creator1")
             let session = try await server.http.createSession(creator)
             let socket = try await server.connect(creator, to: session.id)
@@ -20,11 +21,11 @@ struct GracePeriodTests {
             #expect(right.status == 200, "just after the last socket closed: \(right)")
             try await Task.sleep(until: closed + .milliseconds(300))
             let within = try await server.http.get(creator, session: session.id)
-            #expect(within.status == 200, "within the 1000 ms grace period: \(within)")
+            #expect(within.status == 200, "within the 3000 ms grace period: \(within)")
             #expect(trackIds(within.json?.objects("queue")) == ["spotify:track:1"])
 
             var endedAt: ContinuousClock.Instant?
-            let ended = try await eventually(timeout: .seconds(4)) {
+            let ended = try await eventually(timeout: .seconds(8)) {
                 let status = try await server.http.get(creator, session: session.id).status
                 if status == 404 { endedAt = .now }
                 return status == 404
@@ -32,7 +33,7 @@ struct GracePeriodTests {
             #expect(ended, "the session should end after the grace period")
             if let endedAt {
                 let after = milliseconds(from: closing, to: endedAt)
-                #expect(after >= 700, "ended \(after) ms after the last socket began to close; the grace period is 1000 ms")
+                #expect(after >= 2700, "ended \(after) ms after the last socket began to close; the grace period is 3000 ms")
             }
             let late = PirateSocket(server, token: creator.token, session: session.id, label: "too late")
             #expect(try await late.closeCode() == 4004, "an ended session closes sockets with 4004")
