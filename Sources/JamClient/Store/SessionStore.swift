@@ -17,6 +17,15 @@ public actor SessionStore {
         let baseVote: Int
     }
 
+    /// A vote the server acknowledged, with the score it answered: the member's vote and the
+    /// item's score as one consistent pair until the mirror shows the vote too. Between the
+    /// score's event and the acknowledgement the mirror has the new score beside the old
+    /// vote, and a tap then would start from that mismatch.
+    private struct SettledVote {
+        let score: Int
+        let vote: Int
+    }
+
     private struct PendingAdd {
         let nonce: String
         let item: QueueItem
@@ -26,6 +35,7 @@ public actor SessionStore {
     private var mirror: SessionMirror
     private var phase: ConnectionPhase = .idle
     private var votes: [ItemID: VoteIntent] = [:]
+    private var settledVotes: [ItemID: SettledVote] = [:]
     private var pendingAdds: [PendingAdd] = []
     private var confirmedAdds: Set<ItemID> = []
     private var hiddenByskip: ItemID?
@@ -55,7 +65,9 @@ public actor SessionStore {
     public func run() async {
         for await update in await client.subscribe() {
             switch update {
-            case .mirror(let mirror): self.mirror = mirror
+            case .mirror(let mirror):
+                self.mirror = mirror
+                forgetSettledVotesTheMirrorShows()
             case .phase(let phase): self.phase = phase
             case .envelope: continue
             }
@@ -76,14 +88,16 @@ public actor SessionStore {
             publish()
             return
         }
-        let item = mirror.view?.queue.first { $0.id == itemId }
-        let serverVote = mirror.view?.myVotes[itemId.rawValue] ?? 0
-        votes[itemId] = VoteIntent(desired: value, sent: value, baseScore: item?.score ?? 0, baseVote: serverVote)
+        let base = serverVote(on: itemId)
+        votes[itemId] = VoteIntent(desired: value, sent: value, baseScore: base.score, baseVote: base.vote)
         publish()
         var sending = value
         while true {
             do {
-                try await client.send(.vote(Vote(itemId: itemId, value: sending)))
+                let ack = try await client.send(.vote(Vote(itemId: itemId, value: sending)))
+                if let score = ack.score, (mirror.view?.myVotes[itemId.rawValue] ?? 0) != sending {
+                    settledVotes[itemId] = SettledVote(score: score, vote: sending)
+                }
             } catch {
                 votes[itemId] = nil
                 reject("vote", error)
@@ -168,6 +182,22 @@ public actor SessionStore {
         publish()
     }
 
+    /// The item's score and the member's vote as the server last had them together.
+    private func serverVote(on itemId: ItemID) -> SettledVote {
+        if let settled = settledVotes[itemId] { return settled }
+        let score = mirror.view?.queue.first { $0.id == itemId }?.score ?? 0
+        return SettledVote(score: score, vote: mirror.view?.myVotes[itemId.rawValue] ?? 0)
+    }
+
+    /// Drops the settled votes the mirror now shows (or whose items left the queue).
+    private func forgetSettledVotesTheMirrorShows() {
+        guard !settledVotes.isEmpty else { return }
+        let view = mirror.view
+        settledVotes = settledVotes.filter { itemId, settled in
+            view?.queue.contains { $0.id == itemId } == true && (view?.myVotes[itemId.rawValue] ?? 0) != settled.vote
+        }
+    }
+
     // MARK: Snapshot
 
     private func publish() {
@@ -185,9 +215,14 @@ public actor SessionStore {
             return snapshot
         }
         var queue: [StoreItem] = view.queue.map { item in
-            let serverVote = view.myVotes[item.id.rawValue] ?? 0
             guard let intent = votes[item.id] else {
-                return StoreItem(item: item, myVote: serverVote, pending: false, voteInFlight: false)
+                guard let settled = settledVotes[item.id] else {
+                    return StoreItem(item: item, myVote: view.myVotes[item.id.rawValue] ?? 0, pending: false, voteInFlight: false)
+                }
+                var shown = item
+                shown.score = settled.score
+                if case .votes = view.session.settings.ordering { shown.reason = QueueItem.votesReason(score: settled.score) }
+                return StoreItem(item: shown, myVote: settled.vote, pending: false, voteInFlight: false)
             }
             // In flight: the score as it was when the vote went out, moved by the member's wish.
             var shown = item

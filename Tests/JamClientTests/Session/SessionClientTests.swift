@@ -71,6 +71,32 @@ import Testing
         }
     }
 
+    @Test(arguments: SocketKind.testable) func tapsRightAfterAnAnswerStartFromTheAnsweredScore(_ socket: SocketKind) async throws {
+        try await TestServer.with { server in
+            let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
+            try await running([host]) {
+                await host.store.add(song(1))
+                let item = try #require(await host.store.add(song(2)))
+                let recorder = Task { () -> [StoreSnapshot] in
+                    var seen: [StoreSnapshot] = []
+                    for await snapshot in await host.store.snapshots() { seen.append(snapshot) }
+                    return seen
+                }
+                try await Task.sleep(for: .milliseconds(20))
+                // Each tap goes the moment the last is answered, often before the member's own
+                // vote has reached the mirror beside the score it changed.
+                for tap in 0..<24 { await host.store.vote(item, tap % 2 == 0 ? 1 : -1) }
+                let settled = try await host.until("the last vote shown") { $0.queue.first { $0.id == item }.map { $0.myVote == -1 && $0.item.score == -1 } ?? false }
+                #expect(settled.lastRejection == nil)
+                recorder.cancel()
+                let states = await recorder.value.compactMap { $0.queue.first { $0.id == item } }
+                // The only voter: whatever is shown, the score is the member's own vote.
+                let mismatched = states.filter { $0.item.score != $0.myVote }
+                #expect(mismatched.isEmpty, "\(mismatched.count) of \(states.count) snapshots showed a score beside another vote")
+            }
+        }
+    }
+
     @Test(arguments: SocketKind.testable) func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
