@@ -33,9 +33,11 @@ extension ClockSync {
         /// How long the quick bursts last: until the oldest burst in the window began this
         /// long ago, ms.
         public var startupMs: Double = 120_000
-        /// Interval between bursts while not yet synchronised (no answer yet), ms.
+        /// While no pong has come back yet, the wait from a burst's last ping to the next
+        /// burst, ms: the first burst (1.41 s) is longer than this, and a wait counted from its
+        /// start would send the retry straight after it.
         public var unsyncedRetryMs: Double = 1_000
-        /// A ping sent more than this long after the previous one starts a new burst, ms.
+        /// A ping sent this long or longer after the previous one starts a new burst, ms.
         public var burstGapMs: Double = 1_000
         /// The newest bursts whose samples give the offset (and `halfRoundTripMs`) once the
         /// drift is fitted: 2 minutes of history (1 while the bursts are quick) moved along

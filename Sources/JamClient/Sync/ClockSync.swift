@@ -58,7 +58,7 @@ public actor ClockSync {
     public private(set) var rejectedSamples = 0
     /// Samples accepted since the start (or the last `reset()`).
     public private(set) var acceptedSamples = 0
-    /// Bursts begun (a ping more than `burstGapMs` after the previous one begins one).
+    /// Bursts begun (a ping `burstGapMs` or more after the previous one begins one).
     public private(set) var burstCount = 0
     /// Bursts dropped because no straight line fitted the window with them in it.
     public internal(set) var inconsistentBursts = 0
@@ -123,7 +123,7 @@ public actor ClockSync {
     public func makePing() -> Ping {
         var t0 = clock.now()
         if t0 <= lastPingAt { t0 = lastPingAt.nextUp } // unique keys even on a frozen test clock
-        if t0 - lastPingAt > configuration.burstGapMs || currentBurstId < 0 {
+        if t0 - lastPingAt >= configuration.burstGapMs || currentBurstId < 0 {
             currentBurstId = nextBurstId
             nextBurstId += 1
             burstCount += 1
@@ -193,8 +193,8 @@ public actor ClockSync {
     }
 
     /// The loop: a burst now, then a burst every `startupResyncIntervalMs` until the window
-    /// spans `startupMs` and every `resyncIntervalMs` after (every `unsyncedRetryMs` while
-    /// no pong came back), and one at once after `reset()`.
+    /// spans `startupMs` and every `resyncIntervalMs` after (`unsyncedRetryMs` after each
+    /// burst's last ping while no pong came back), and one at once after `reset()`.
     /// Pongs arrive separately through `record(_:receivedAt:)`. Ends when the task is
     /// cancelled (the sleeper throws); a failing `send` is logged and retried later.
     public func run(send: @escaping @Sendable (Ping) async throws -> Void, sleeper: any Sleeper) async throws {
@@ -217,10 +217,11 @@ public actor ClockSync {
             } catch {
                 logger.warning("clock sync ping failed", metadata: ["sync.error": "\(error)"])
             }
+            let burstEnd = clock.now()
             while !resyncRequested {
                 // The window's age when this burst began decides: one answer changes nothing mid-wait.
-                let interval = isSynchronised ? resyncInterval(now: burstStart) : configuration.unsyncedRetryMs
-                let wait = burstStart + interval - clock.now()
+                let due = isSynchronised ? burstStart + resyncInterval(now: burstStart) : burstEnd + configuration.unsyncedRetryMs
+                let wait = due - clock.now()
                 if wait <= 0 { break }
                 try await sleeper.sleep(ms: min(wait, configuration.pollIntervalMs))
             }

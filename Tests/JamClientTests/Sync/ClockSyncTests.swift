@@ -131,7 +131,7 @@ struct ClockSyncTests {
         #expect(errorsPpm.last! <= 15)
     }
 
-    @Test("run sends a first burst of 48 pings 30 ms apart, then 24 every 7.5 s until the window spans two minutes and every 15 s after; unanswered, it retries every second")
+    @Test("run sends a first burst of 48 pings 30 ms apart, then 24 every 7.5 s until the window spans two minutes and every 15 s after; unanswered, it retries a second after each burst")
     func runSchedule() async {
         let clock = ManualClock(0)
         let sync = ClockSync(clock: clock)
@@ -141,18 +141,14 @@ struct ClockSyncTests {
         await #expect(throws: CancellationError.self) {
             try await sync.run(send: { sent.append($0.clientSendTime) }, sleeper: sleeper)
         }
-        // Nobody answers: the first burst of 48 (1.41 s, longer than the retry interval,
-        // so the next follows at once), then 24 pings every second.
+        // Nobody answers: the first burst of 48 (0–1.41 s), then a second after each burst's
+        // last ping a burst of 24 (0.69 s): at 2.41, 4.10, … 29.45 s, each a burst of its own.
         let times = sent.times
         #expect(Array(times.prefix(48)) == (0..<48).map { Double($0 * 30) })
-        // The retry's first ping falls on the instant of the first burst's last one (a frozen clock: one ulp later).
-        #expect(abs(times[48] - 1_410) < 1e-6)
-        let secondBurst: [Double] = (1..<24).map { 1_410 + Double($0) * 30 }
-        #expect(Array(times[49..<72]) == secondBurst)
-        #expect(times[72] == 2_410)
-        // Bursts at 1.41, 2.41, …, 30.41 s; the run ends at 30.5 s, 4 pings into the last one.
-        let expectedCount = 48 + 24 * 29 + 4
-        #expect(times.count == expectedCount)
+        let retries = (0..<17).map { 2_410 + Double($0) * 1_690 }
+        let expected = (0..<48).map { Double($0 * 30) } + retries.flatMap { start in (0..<24).map { start + Double($0) * 30 } }
+        #expect(times == expected)
+        #expect(await sync.burstCount == 18)
 
         // Answered: bursts at 0, 7.5, …, 120 s (the first to begin two minutes after the
         // oldest), then 135 and 150 s; after the first of 48, bursts of 24 pings 100 ms apart.

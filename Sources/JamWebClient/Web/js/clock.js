@@ -121,7 +121,7 @@ export class ClockSync {
   makePing() {
     let t0 = this.now();
     if (t0 <= this.lastPingAt) t0 = this.lastPingAt + 0.001; // unique keys even with a coarse timer
-    if (t0 - this.lastPingAt > this.config.burstGapMs || this.currentBurstId < 0) {
+    if (t0 - this.lastPingAt >= this.config.burstGapMs || this.currentBurstId < 0) {
       this.currentBurstId = this.nextBurstId++;
       this.burstCount += 1;
     }
@@ -219,11 +219,11 @@ export class ClockSync {
       }
       // Sent in full: the next burst is an ordinary one (a reset abandons this one and starts over).
       if (allSent) this.firstBurstDue = false;
-      // No answer at all yet: try again sooner than a full resync.
-      // The window's age when this burst began decides (ClockSync.run).
+      // Answered: the window's age when this burst began decides (ClockSync.run). No answer at
+      // all yet: try again unsyncedRetryMs after this burst's last ping.
       const now = this.now();
-      const interval = this.isSynchronised ? this.resyncInterval(started) : this.config.unsyncedRetryMs;
-      this.timer = setTimeout(() => this.burst(), Math.max(0, started + interval - now));
+      const due = this.isSynchronised ? started + this.resyncInterval(started) : now + this.config.unsyncedRetryMs;
+      this.timer = setTimeout(() => this.burst(), Math.max(0, due - now));
     };
     next();
   }
