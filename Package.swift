@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "JamPirateRadioTests", dependencies: ["JamPirateRadioWire", "JamProtocol"]),
         .testTarget(name: "JamCoreTests", dependencies: ["JamCore"]),
         .testTarget(name: "JamQRTests", dependencies: ["JamQR"], exclude: ["Fixtures"]),
-        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia", "JamProtocol"], exclude: ["Fixtures"]),
+        .testTarget(name: "JamMediaTests", dependencies: ["JamMedia", "JamProtocol", "JamTestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "JamServerTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import Foundation
 import JamMedia
+import JamTestSupport
 import Testing
 
 /// Scanning folders of mixed formats: tracks, fallbacks, problems, progress and rescans.
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func aMissingFolderIsAProblem() throws {
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-nowhere-\(UUID().uuidString)")
+        let missing = TestFolders.path("nowhere")
         let library = MusicLibrary.scan([missing])
         #expect(library.tracks.isEmpty)
         #expect(library.problems.map(\.reason) == ["the folder does not exist"])

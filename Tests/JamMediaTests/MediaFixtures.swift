@@ -1,5 +1,6 @@
 import Foundation
 import JamMedia
+import JamTestSupport
 import Testing
 
 /// The audio fixtures made by Fixtures/make_fixtures.sh, and what each one holds.
@@ -24,9 +25,7 @@ enum MediaFixtures {
 
     /// A new empty folder under the temporary directory.
     static func temporaryFolder(_ label: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        try TestFolders.make(label)
     }
 
     /// A folder holding copies of `names`.

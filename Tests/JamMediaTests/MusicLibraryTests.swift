@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import JamMedia
+import JamTestSupport
 import Testing
 
 @Suite struct MusicLibraryTests {
@@ -10,7 +11,7 @@ import Testing
     static func demoFolder() throws -> URL {
         try folder.withLock { existing in
             if let existing { return existing }
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-demo-\(UUID().uuidString)")
+            let url = TestFolders.path("demo")
             try DemoLibrary.install(into: url)
             existing = url
             return url
@@ -23,7 +24,7 @@ import Testing
 
     /// A private copy of the demo folder, for tests that change it.
     static func copyOfDemo() throws -> URL {
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-demo-copy-\(UUID().uuidString)")
+        let copy = TestFolders.path("demo-copy")
         try FileManager.default.copyItem(at: try demoFolder(), to: copy)
         return copy
     }

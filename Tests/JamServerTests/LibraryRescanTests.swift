@@ -23,8 +23,7 @@ import Testing
     }
 
     @Test func aRescanOffersNewMusicWithItsCoverAndDropsRemovedMusic() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-rescan-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestFolders.make("rescan")
         let demo = try DemoFolder.shared()
         let first = try #require(try FileManager.default.contentsOfDirectory(at: demo, includingPropertiesForKeys: nil).first { $0.pathExtension == "wav" })
         try FileManager.default.copyItem(at: first, to: folder.appendingPathComponent(first.lastPathComponent))
@@ -57,8 +56,7 @@ import Testing
     }
 
     @Test func shuttingDownDoesNotWaitForTheNextRescan() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-rescan-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestFolders.make("rescan")
         let stopping = try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 3600 }) { server in
             _ = try await server.api.guest("Alice")
             return ContinuousClock.now

@@ -5,8 +5,7 @@ import Testing
 /// `jam library scan DIR`: progress, a summary and the files it cannot read.
 @Suite struct LibraryScanCommandTests {
     @Test func scanningAFolderShowsProgressTheTracksAndWhatCannotBeRead() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-scan-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestFolders.make("scan")
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("JamMediaTests/Fixtures")
         for name in ["tone.flac", "vbr-v24.mp3", "tone.opus"] {
             try FileManager.default.copyItem(at: fixtures.appendingPathComponent(name), to: folder.appendingPathComponent(name))

@@ -1,4 +1,5 @@
 import Foundation
+import JamTestSupport
 import Testing
 
 @testable import JamServer
@@ -6,9 +7,7 @@ import Testing
 /// The token secret kept in the data folder.
 @Suite struct SecretStoreTests {
     static func folder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-secret-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try TestFolders.make("secret")
     }
 
     static func mode(_ file: URL) throws -> Int {

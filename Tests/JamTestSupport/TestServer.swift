@@ -25,9 +25,11 @@ public struct TestServer: Sendable {
 
     /// A fresh, empty data folder.
     public static func makeDataDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-test-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        do {
+            return try TestFolders.make("data")
+        } catch {
+            fatalError("could not make a data folder for a test: \(error)")
+        }
     }
 
     /// Runs `body` against a server, then shuts the server down gracefully. Without a
@@ -87,7 +89,7 @@ public enum DemoFolder {
     public static func shared() throws -> URL {
         try folder.withLock { existing in
             if let existing { return existing }
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-test-demo-\(ProcessInfo.processInfo.processIdentifier)")
+            let url = TestFolders.path("demo")
             try DemoLibrary.install(into: url)
             existing = url
             return url
