@@ -6,8 +6,7 @@ extension SessionState {
     mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
         try Validate.nonce(nonce)
-        let key = Self.nonceKey(user, nonce)
-        if let existing = nonces[key], !rules.noncesRepeatOnlyWhileQueued || queue.contains(where: { $0.id == existing }) {
+        if let existing = repeatedAdd(nonce: nonce, by: user) {
             // A retried add: same answer, nothing new happens.
             outcome.itemId = existing
             return
@@ -37,7 +36,7 @@ extension SessionState {
             id: itemId, track: track, addedBy: user, addedByName: adderName, addedAt: now, addOrder: addCounter,
             votes: [:], scoreSince: now)
         addCounter += 1
-        rememberNonce(key, itemId)
+        rememberNonce(Self.nonceKey(user, nonce), itemId)
         outcome.itemId = itemId
         if let adder, settings.addCooldownSeconds > 0 {
             // Kept only while a cooldown is set, so turning one on starts everybody afresh.
@@ -58,6 +57,14 @@ extension SessionState {
             // A playing item may now have a successor to prepare.
             advanceTimeline(to: now, into: &outcome)
         }
+    }
+
+    /// The item an earlier add by `user` with the same `nonce` made, while a repeat of that
+    /// add is still a retry (answered with this item, adding nothing); nil when an add with
+    /// this nonce would add.
+    public func repeatedAdd(nonce: String, by user: UserID) -> ItemID? {
+        guard let existing = nonces[Self.nonceKey(user, nonce)] else { return nil }
+        return !rules.noncesRepeatOnlyWhileQueued || queue.contains(where: { $0.id == existing }) ? existing : nil
     }
 
     /// "2:05": a wait as people read it, rounded up to the second.

@@ -159,7 +159,9 @@ public actor LiveSession: CommitReceiver {
         let now = environment.clock.now()
         let firstSeq = state.seq
         var inputs = [TimedInput(at: now, input)]
-        let before = Self.needsComparison(input) ? state : nil
+        // Held only when needed: while it is held, the turn's first change to each of the
+        // state's tables (the add nonces: up to 4,096) copies the whole table.
+        let before = Self.needsComparison(input, in: state) ? state : nil
         var outcome: Outcome
         do {
             outcome = try state.apply(inputs[0])
@@ -207,12 +209,14 @@ public actor LiveSession: CommitReceiver {
         return (outcome, lsn)
     }
 
-    /// Inputs whose effect is only known by comparing states (they may change nothing).
-    private static func needsComparison(_ input: SessionInput) -> Bool {
+    /// Inputs whose effect is only known by comparing states (they may change nothing). An
+    /// add that is not a retry either adds (with events) or is refused (changing nothing).
+    private static func needsComparison(_ input: SessionInput, in state: SessionState) -> Bool {
         switch input {
-        case .command(let command, _):
+        case .command(let command, let user):
             switch command {
-            case .ready, .syncReport, .add, .vote, .connect, .disconnect, .join: true
+            case .add(_, let nonce, _): state.repeatedAdd(nonce: nonce, by: user) != nil
+            case .ready, .syncReport, .vote, .connect, .disconnect, .join: true
             default: false
             }
         case .advance, .restart, .keepFallback: true
