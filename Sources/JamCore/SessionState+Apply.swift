@@ -102,6 +102,25 @@ extension SessionState {
         return outcome
     }
 
+    /// Whether `command` from `user` may succeed without events: a repeat of what is so already
+    /// (a retried add, the same vote again) or a report that changes only what members do not
+    /// see. Every other command either shows its change in events or is refused before it
+    /// changes anything, so only for these must the server keep the state from before the
+    /// turn to tell whether it changed anything (a kept copy makes the turn's first change to
+    /// each table copy the whole table).
+    public func mayEndWithoutEvents(_ command: Command, by user: UserID) -> Bool {
+        switch command {
+        case .add(_, let nonce, _): repeatedAdd(nonce: nonce, by: user) != nil
+        case .vote(let itemId, let value): voteRepeats(on: itemId, value: value, by: user)
+        case .ready, .syncReport, .connect, .disconnect, .join, .requestSkip, .setRole: true
+        // All or nothing, in order: events from the first step are events of the whole.
+        case .all(let commands): commands.first.map { mayEndWithoutEvents($0, by: user) } ?? true
+        case .leave, .remove, .skip, .finish, .play, .pause, .resume, .seek, .updateSettings, .kick, .setDeviceDelay,
+            .setJoinCode, .end, .djPrepare, .djTimeline:
+            false
+        }
+    }
+
     func requireHostControls(_ role: Role, _ action: String) throws(JamError) {
         guard role.hasHostControls else { throw JamError(.forbidden, "only a host or co-host may \(action)") }
     }

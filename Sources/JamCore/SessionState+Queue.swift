@@ -139,4 +139,12 @@ extension SessionState {
         emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore, reason: reason)), at: now, into: &outcome)
         if queueOrder() != before { emitQueue(at: now, into: &outcome) }
     }
+
+    /// Whether `user`'s vote on `itemId` is `value` already, so voting it again changes no
+    /// vote (`vote` answers it with the score and nothing else).
+    public func voteRepeats(on itemId: ItemID, value: Int, by user: UserID) -> Bool {
+        if let item = queue.first(where: { $0.id == itemId }) { return (item.votes[user] ?? 0) == value }
+        if rules.startMode == .hostDevice, let current, current.item.id == itemId { return (current.item.votes[user] ?? 0) == value }
+        return false
+    }
 }

@@ -76,33 +76,6 @@ struct QueueAddTests {
         #expect(jam.state.repeatedAdd(nonce: "m", by: alice) == nil)
     }
 
-    /// The server keeps no copy of the state to compare against for an add that is not a
-    /// retry: such an add must add (with events) or be refused (changing nothing).
-    @Test func anAddThatIsNotARepeatEitherShowsEventsOrIsRefusedWithoutChange() throws {
-        var jam = try Jam()
-        try jam.startPlaying(1)
-        try jam.add(2, by: alice)
-        let attempts: [(Command, UserID)] = [
-            (.add(track: track(3), nonce: "fresh", itemId: itemID(3)), bob),
-            (.add(track: track(3), nonce: "again", itemId: itemID(4)), alice),  // a duplicate track
-            (.add(track: track(5), nonce: "id-taken", itemId: itemID(2)), alice),  // an item id in use
-            (.add(track: track(6), nonce: "", itemId: itemID(6)), alice),  // no nonce
-            (.add(track: track(7), nonce: "stranger", itemId: itemID(7)), JamID("nobody")),
-        ]
-        for (command, user) in attempts {
-            guard case .add(_, let nonce, _) = command else { continue }
-            #expect(jam.state.repeatedAdd(nonce: nonce, by: user) == nil)
-            let before = jam.state
-            do {
-                let outcome = try jam.apply(command, by: user)
-                #expect(!outcome.events.isEmpty, "\(command)")
-            } catch {
-                #expect(jam.state == before, "\(command) was refused (\(error.message)) but changed the state")
-            }
-        }
-        #expect(jam.state.queue.map(\.id) == items(2, 3))
-    }
-
     @Test func noncesArePerMember() throws {
         var jam = try Jam()
         try jam.startPlaying(1)

@@ -209,16 +209,10 @@ public actor LiveSession: CommitReceiver {
         return (outcome, lsn)
     }
 
-    /// Inputs whose effect is only known by comparing states (they may change nothing). An
-    /// add that is not a retry either adds (with events) or is refused (changing nothing).
+    /// Inputs whose effect is only known by comparing states (they may change nothing).
     private static func needsComparison(_ input: SessionInput, in state: SessionState) -> Bool {
         switch input {
-        case .command(let command, let user):
-            switch command {
-            case .add(_, let nonce, _): state.repeatedAdd(nonce: nonce, by: user) != nil
-            case .ready, .syncReport, .vote, .connect, .disconnect, .join: true
-            default: false
-            }
+        case .command(let command, let user): state.mayEndWithoutEvents(command, by: user)
         case .advance, .restart, .keepFallback: true
         case .supplyFallback: false
         }
