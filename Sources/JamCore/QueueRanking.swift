@@ -20,8 +20,12 @@ public enum QueueRanking {
     static func votesPermutation(_ items: [ItemRecord]) -> [Int] {
         var keys: [(score: Int, since: Millis, order: Int64, index: Int)] = []
         keys.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            keys.append((item.score, item.scoreSince, item.addOrder, index))
+        // Only the fields the order needs are read: taking whole items would copy each one
+        // (its track's strings, its votes), which was most of a vote's work.
+        items.withUnsafeBufferPointer { items in
+            for index in items.indices {
+                keys.append((ItemRecord.score(of: items[index].votes), items[index].scoreSince, items[index].addOrder, index))
+            }
         }
         keys.sort { a, b in
             if a.score != b.score { return a.score > b.score }

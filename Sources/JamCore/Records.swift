@@ -41,7 +41,10 @@ public struct ItemRecord: Codable, Hashable, Sendable {
     public var scoreSince: Millis
 
     /// Sum of the votes.
-    public var score: Int { votes.values.reduce(0, +) }
+    public var score: Int { Self.score(of: votes) }
+
+    /// The score `votes` give an item.
+    static func score(of votes: [UserID: Int]) -> Int { votes.values.reduce(0, +) }
 }
 
 /// The item on the timeline and where it stands.
