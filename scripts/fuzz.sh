@@ -8,7 +8,8 @@
 # Seeds come from Fuzz/corpus/<target> and, for the audio readers, the media test fixtures.
 # Prints executions and coverage per target; exits non-zero on any crash, hang (an input
 # running over 10 s) or sanitizer report. Findings stay in $JAM_FUZZ_OUT/<target>/ and can
-# be replayed with `JAM_FUZZ_TARGET=<target> .build-fuzz/debug/jam-fuzz <file>`.
+# be replayed with `JAM_FUZZ_TARGET=<target> .build-fuzz/debug/jam-fuzz <file>`. Without
+# JAM_FUZZ_OUT the output goes to a temporary folder, removed when every target passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,5 +71,9 @@ for target in "${targets[@]}"; do
     tail -30 "$dir/log" >&2
   fi
 done
-echo "fuzz output: $out"
+if [ "$failed" -eq 0 ] && [ -z "${JAM_FUZZ_OUT:-}" ]; then
+  rm -rf "$out"
+else
+  echo "fuzz output: $out"
+fi
 exit "$failed"
