@@ -35,6 +35,26 @@ public enum QueueRanking {
         return keys.map(\.index)
     }
 
+    /// Where `items[index]` stands in `votes` order: how many items rank before it. The order
+    /// is total, so this is its index in `votesPermutation(items)`, found without a sort.
+    static func votesRank(of index: Int, in items: [ItemRecord]) -> Int {
+        items.withUnsafeBufferPointer { items in
+            let score = ItemRecord.score(of: items[index].votes), since = items[index].scoreSince, order = items[index].addOrder
+            var rank = 0
+            for other in items.indices where other != index {
+                let otherScore = ItemRecord.score(of: items[other].votes)
+                if otherScore != score {
+                    if otherScore > score { rank += 1 }
+                } else if items[other].scoreSince != since {
+                    if items[other].scoreSince < since { rank += 1 }
+                } else if items[other].addOrder < order {
+                    rank += 1
+                }
+            }
+            return rank
+        }
+    }
+
     static func votesOrder(_ a: ItemRecord, _ b: ItemRecord) -> Bool {
         let sa = a.score, sb = b.score
         if sa != sb { return sa > sb }

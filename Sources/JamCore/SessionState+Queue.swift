@@ -122,22 +122,37 @@ extension SessionState {
         let previous = queue[index].votes[user] ?? 0
         outcome.score = queue[index].score
         guard previous != value else { return }
-        let before = queueOrder()
         let oldScore = queue[index].score
+        switch settings.ordering {
+        case .votes:
+            // Only the voted item's sort key changes, so only it can move: the update names
+            // its new index instead of sending the whole queue to every member.
+            let oldRank = QueueRanking.votesRank(of: index, in: queue)
+            let newScore = changeVote(at: index, to: value, by: user, from: oldScore, at: now)
+            outcome.score = newScore
+            let newRank = QueueRanking.votesRank(of: index, in: queue)
+            // The reason travels with the score: a client must not show the new score beside the old reason.
+            let update = VotesUpdate(itemId: itemId, score: newScore, reason: QueueItem.votesReason(score: newScore), movedTo: newRank == oldRank ? nil : newRank)
+            emit(.votesUpdate(update), at: now, into: &outcome)
+        case .fair:
+            let before = queueOrder()
+            let newScore = changeVote(at: index, to: value, by: user, from: oldScore, at: now)
+            outcome.score = newScore
+            // The item is queued (found above), so the ranking holds it; its round may move with its votes.
+            let reason = rankedQueue().first { $0.item.id == itemId }?.reason ?? ""
+            emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore, reason: reason)), at: now, into: &outcome)
+            // Turns interleave members, so a vote can move several items and their reasons: the whole queue follows.
+            if queueOrder() != before { emitQueue(at: now, into: &outcome) }
+        }
+    }
+
+    /// Sets `user`'s vote on the queued item at `index` and returns the item's new score; a
+    /// new score restarts the time it has held its score (the `votes` order's tie-break).
+    private mutating func changeVote(at index: Int, to value: Int, by user: UserID, from oldScore: Int, at now: Millis) -> Int {
         queue[index].votes[user] = value == 0 ? nil : value
         let newScore = queue[index].score
         if newScore != oldScore { queue[index].scoreSince = now }
-        outcome.score = newScore
-        // The reason travels with the score: a vote that keeps the order sends no
-        // queueUpdate, and a client must not show the new score beside the old reason.
-        let reason: String
-        switch settings.ordering {
-        case .votes: reason = QueueItem.votesReason(score: newScore)
-        // The item is queued (found above), so the ranking holds it; its round may move with its votes.
-        case .fair: reason = rankedQueue().first { $0.item.id == itemId }?.reason ?? ""
-        }
-        emit(.votesUpdate(VotesUpdate(itemId: itemId, score: newScore, reason: reason)), at: now, into: &outcome)
-        if queueOrder() != before { emitQueue(at: now, into: &outcome) }
+        return newScore
     }
 
     /// Whether `user`'s vote on `itemId` is `value` already, so voting it again changes no

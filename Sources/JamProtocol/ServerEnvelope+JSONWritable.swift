@@ -119,6 +119,7 @@ extension VotesUpdate: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
             $0.field("itemId", itemId)
+            $0.field("movedTo", ifPresent: movedTo)
             $0.field("reason", reason)
             $0.field("score", score)
         }

@@ -16,18 +16,23 @@ public struct QueueUpdate: Codable, Hashable, Sendable {
     public init(queue: [QueueItem]) { self.queue = queue }
 }
 
-/// An item's score changed, with the reason that goes with the new score (the order may
-/// not have changed, so no `queueUpdate` follows to bring it).
+/// An item's score changed, with the reason that goes with the new score. In `votes` ordering
+/// a vote moves only its own item, so the move travels here as `movedTo` and no `queueUpdate`
+/// follows; in `fair` ordering a vote that changes the order is followed by a `queueUpdate`.
 public struct VotesUpdate: Codable, Hashable, Sendable {
     public var itemId: ItemID
     public var score: Int
     /// The item's new reason ("2 votes"; unchanged in `fair` ordering).
     public var reason: String
+    /// The item's new index in the queue's play order when the vote moved it; every other
+    /// item keeps its order. Absent when the item stayed where it was.
+    public var movedTo: Int?
     /// Creates the payload.
-    public init(itemId: ItemID, score: Int, reason: String) {
+    public init(itemId: ItemID, score: Int, reason: String, movedTo: Int? = nil) {
         self.itemId = itemId
         self.score = score
         self.reason = reason
+        self.movedTo = movedTo
     }
 }
 

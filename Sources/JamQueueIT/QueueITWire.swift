@@ -34,6 +34,8 @@ struct QueueITWire: SessionWire {
             switch envelope.event {
             case .votesUpdate(let update):
                 votes.append(QueueIT.EventData(queuedSongId: update.itemId.rawValue, totalVotes: update.score))
+                // The vote moved its item: the queue's order changed, and no queueUpdate says so.
+                if update.movedTo != nil { queueChanged = true }
             case .queueUpdate:
                 queueChanged = true
             case .playPrepare, .stopped:

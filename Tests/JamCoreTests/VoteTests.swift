@@ -15,10 +15,47 @@ struct VoteTests {
         var jam = try queued()
         let outcome = try jam.vote(3, 1, by: alice)
         #expect(outcome.score == 1)
-        #expect(outcome.events.types == [.votesUpdate, .queueUpdate])
-        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1, reason: "1 vote"))
-        #expect(outcome.events[1].event.queueUpdate?.queue.map(\.id) == items(3, 2))
+        #expect(jam.order == items(3, 2))
         #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: 1])
+    }
+
+    @Test func voteThatMovesItsItemSendsTheNewIndexInsteadOfTheQueue() throws {
+        var jam = try queued()
+        let outcome = try jam.vote(3, 1, by: alice)
+        #expect(outcome.events.types == [.votesUpdate])
+        #expect(outcome.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: 1, reason: "1 vote", movedTo: 0))
+        // Back down: the item returns behind the one it passed.
+        let down = try jam.vote(3, -1, by: alice)
+        #expect(down.events.types == [.votesUpdate])
+        #expect(down.events[0].event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1, reason: "-1 vote", movedTo: 1))
+        #expect(jam.order == items(2, 3))
+    }
+
+    @Test func votesReplayedOntoTheQueueViewGiveTheServersOrder() throws {
+        // What a client does with `movedTo` (take the item out, put it back at that index) must
+        // always end in the order the server ranks, whatever the votes and tie-breaks.
+        for seed in 0..<16 {
+            var random = SeededRandom(seed: UInt64(seed))
+            var jam = try Jam(members: [alice, bob, carol])
+            try jam.startPlaying(1)
+            for n in 2...7 { try jam.add(n, by: [alice, bob, carol][n % 3]) }
+            var shown = jam.state.queueView().map(\.id)
+            for step in 0..<60 {
+                let item = Int(random.next() % 6) + 2
+                let value = Int(random.next() % 3) - 1
+                let voter = [alice, bob, carol][Int(random.next() % 3)]
+                jam.wait(Millis(random.next() % 3))
+                let outcome = try jam.vote(item, value, by: voter)
+                #expect(!outcome.events.types.contains(.queueUpdate), "seed \(seed) step \(step)")
+                for event in outcome.events.compactMap(\.event.votesUpdate) {
+                    guard let movedTo = event.movedTo else { continue }
+                    let from = try #require(shown.firstIndex(of: event.itemId))
+                    #expect(movedTo != from, "seed \(seed) step \(step): a move to where the item stands")
+                    shown.insert(shown.remove(at: from), at: movedTo)
+                }
+                #expect(shown == jam.order, "seed \(seed) step \(step)")
+            }
+        }
     }
 
     @Test func voteThatKeepsTheOrderSendsOnlyTheScoreWithItsReason() throws {
@@ -46,7 +83,7 @@ struct VoteTests {
         try jam.vote(3, 1, by: alice)
         let outcome = try jam.vote(3, -1, by: alice)
         #expect(outcome.score == -1)
-        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1, reason: "-1 vote"))
+        #expect(outcome.events.first?.event.votesUpdate == VotesUpdate(itemId: itemID(3), score: -1, reason: "-1 vote", movedTo: 1))
         #expect(jam.state.view(for: alice).myVotes == [itemID(3).rawValue: -1])
     }
 

@@ -1,5 +1,6 @@
 import JamTestSupport
 import Foundation
+import JamClient
 import JamProtocol
 import Testing
 
@@ -62,10 +63,15 @@ import Testing
             let target = ids[3]
             party.guests[0].socket.send(.vote(Vote(itemId: target, value: 1)), id: "v1")
             try await party.guests[0].socket.next("ack v1") { $0.ack?.id == "v1" }
-            let reordered = try await party.guests[1].socket.next("queue with item 4 first") { $0.queueUpdate?.first?.id == target }
-            #expect(reordered.queueUpdate?.map(\.id) == [ids[3], ids[1], ids[2]])
-            #expect(reordered.queueUpdate?.first?.reason == "1 vote")
-            try await party.host.socket.next("host sees new order") { $0.queueUpdate?.first?.id == target }
+            let moved = try await party.guests[1].socket.next("item 4 moved to the top") { $0.votesUpdate?.itemId == target }
+            #expect(moved.votesUpdate == VotesUpdate(itemId: target, score: 1, reason: "1 vote", movedTo: 0))
+            try await party.host.socket.next("host sees the move") { $0.votesUpdate?.itemId == target }
+            // Every member's mirror, fed what its socket received, shows the new order.
+            for member in [party.host, party.guests[1]] {
+                let shown = try await Self.shownQueue(member.socket, as: member.id)
+                #expect(shown.map(\.id) == [ids[3], ids[1], ids[2]])
+                #expect(shown.first?.reason == "1 vote")
+            }
             // The voter's own vote shows in their view; the others' do not.
             let eliView = try await server.api.view(party.guests[0].token, party.id)
             let fayView = try await server.api.view(party.guests[1].token, party.id)
@@ -75,8 +81,10 @@ import Testing
             let down = try await server.api.send("PUT", "/api/v1/sessions/\(party.id)/queue/\(target)/vote", token: party.guests[1].token, json: VoteRequest(value: -1))
             #expect(down.status == 200)
             #expect(try down.decode(VoteResponse.self).score == 0)
-            let back = try await party.host.socket.next("queue back in add order") { $0.queueUpdate?.last?.id == target }
-            #expect(back.queueUpdate?.map(\.id) == [ids[1], ids[2], ids[3]])
+            let back = try await party.host.socket.next("item 4 moved back") { $0.votesUpdate?.itemId == target && $0.votesUpdate?.score == 0 }
+            #expect(back.votesUpdate?.movedTo == 2)
+            #expect(try await Self.shownQueue(party.host.socket, as: party.host.id).map(\.id) == [ids[1], ids[2], ids[3]])
+            #expect(await party.host.socket.received.compactMap(\.queueUpdate).count == 4, "one queueUpdate per add, none for the votes")
             await party.close()
         }
     }
@@ -286,18 +294,40 @@ import Testing
         }
     }
 
-    /// Thirty items of ~850 bytes each, acknowledged one by one: every reorder of this queue
-    /// is a ~30 kB queueUpdate. Returns their ids in order.
-    private static func queueThirtyLargeItems(_ host: TestSocket) async throws -> [ItemID] {
+    /// What a client shows as the queue after applying everything `socket` received.
+    private static func shownQueue(_ socket: TestSocket, as user: UserID) async throws -> [QueueItem] {
+        var mirror = SessionMirror(me: user)
+        for envelope in await socket.received { _ = mirror.apply(envelope) }
+        return try #require(mirror.view).queue
+    }
+
+    /// A track of ~850 bytes: with thirty of them queued, every add or removal sends a ~30 kB
+    /// queueUpdate.
+    private static func largeTrack(_ name: String) -> Track {
         let filler = String(repeating: "x", count: 280)
-        var ids: [ItemID] = []
+        return Track(id: "big-\(name)", name: "\(name) \(filler)", artist: filler, album: filler, durationMs: 200_000)
+    }
+
+    /// Thirty large items, acknowledged one by one.
+    private static func queueThirtyLargeItems(_ host: TestSocket) async throws {
         for n in 1...30 {
-            let track = Track(id: "big-\(n)", name: "\(n) \(filler)", artist: filler, album: filler, durationMs: 200_000)
-            host.send(.addToQueue(AddToQueue(track: track, nonce: "big-\(n)")), id: "add-\(n)")
-            let ack = try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
-            ids.append(try #require(ack.ack?.itemId))
+            host.send(.addToQueue(AddToQueue(track: largeTrack("\(n)"), nonce: "big-\(n)")), id: "add-\(n)")
+            try await host.next("ack add-\(n)") { $0.ack?.id == "add-\(n)" }
         }
-        return ids
+    }
+
+    /// Round `round` of a flood: eight large items added and removed again, each a ~30 kB
+    /// queueUpdate to every member; returns once the round's last command is answered.
+    private static func floodRound(_ round: Int, from host: TestSocket) async throws {
+        for step in 0..<8 {
+            let n = round * 8 + step
+            host.send(.addToQueue(AddToQueue(track: largeTrack("flood-\(n)"), nonce: "flood-\(n)")), id: "f\(n)a")
+            let added = try await host.next("ack f\(n)a") { $0.ack?.id == "f\(n)a" }
+            let item = try #require(added.ack?.itemId)
+            host.send(.removeFromQueue(ItemRef(itemId: item)), id: "f\(n)r")
+        }
+        let last = "f\(round * 8 + 7)r"
+        try await host.next("ack \(last)") { $0.ack?.id == last }
     }
 
     @Test func aReaderStalledInASessionThatFallsQuietIsClosedAfterTheStallTimeout() async throws {
@@ -307,22 +337,12 @@ import Testing
         try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500; $0.commandLimits = nil }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket
-            let ids = try await Self.queueThirtyLargeItems(host)
+            try await Self.queueThirtyLargeItems(host)
             let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
             try await Task.sleep(for: .milliseconds(200))
             // ~12 MB of queue updates, more than the kernel buffers between the server and a
             // socket that does not read; then nothing more.
-            let a = ids[28], b = ids[29]
-            for round in 0..<25 {
-                for step in 0..<8 {
-                    let n = round * 8 + step
-                    let up = n % 2 == 0 ? b : a
-                    host.send(.vote(Vote(itemId: up, value: 1)), id: "v\(n)a")
-                    host.send(.vote(Vote(itemId: up == a ? b : a, value: 0)), id: "v\(n)b")
-                }
-                let last = "v\(round * 8 + 7)b"
-                try await host.next("ack \(last)") { $0.ack?.id == last }
-            }
+            for round in 0..<25 { try await Self.floodRound(round, from: host) }
             try await Task.sleep(for: .seconds(4))
             // Closed by the server (without the stall timeout it never is), with 4429 when its
             // close frame got through before the server gave up on it 5 s later (on a busy
@@ -338,31 +358,23 @@ import Testing
         try await TestServer.with(configure: { $0.outboxLimit = 64; $0.commandLimits = nil }) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket, eli = party.guests[0].socket
-            // A queue of 30 large items makes every reorder a ~30 kB queueUpdate.
-            let ids = try await Self.queueThirtyLargeItems(host)
+            // A queue of 30 large items makes every add and removal a ~30 kB queueUpdate.
+            try await Self.queueThirtyLargeItems(host)
             let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
             // Eli is already connected, so the second socket announces nothing; give it time to attach.
             try await Task.sleep(for: .milliseconds(200))
-            // Votes that swap the last two items, eight at a time, each round waiting for its acks:
-            // the readers keep up, the stalled socket falls ~6 MB behind.
+            // Large items added and removed, eight at a time, each round waiting for its acks:
+            // the readers keep up, the stalled socket falls ~12 MB behind.
             let started = ContinuousClock.now
             var worstRound = Duration.zero
-            let a = ids[28], b = ids[29]
             for round in 0..<25 {
                 let roundStart = ContinuousClock.now
-                for step in 0..<8 {
-                    let n = round * 8 + step
-                    let up = n % 2 == 0 ? b : a
-                    host.send(.vote(Vote(itemId: up, value: 1)), id: "v\(n)a")
-                    host.send(.vote(Vote(itemId: up == a ? b : a, value: 0)), id: "v\(n)b")
-                }
-                let last = "v\(round * 8 + 7)b"
-                try await host.next("ack \(last)") { $0.ack?.id == last }
+                try await Self.floodRound(round, from: host)
                 worstRound = max(worstRound, ContinuousClock.now - roundStart)
             }
             let lastSeq = try #require(await host.received.map(\.seq).max())
             try await eli.next("Eli has every event") { $0.seq == lastSeq }
-            // Everyone who reads got all 400 votes' worth of events promptly.
+            // Everyone who reads got all 400 commands' worth of events promptly.
             #expect(ContinuousClock.now - started < .seconds(20))
             #expect(worstRound < .seconds(3))
             let errors = await host.received.compactMap(\.error)

@@ -92,6 +92,11 @@ public struct SessionMirror: Sendable, Equatable {
             if let index = view.queue.firstIndex(where: { $0.id == update.itemId }) {
                 view.queue[index].score = update.score
                 view.queue[index].reason = update.reason
+                // A vote moves only its own item; every other item keeps its order.
+                if let movedTo = update.movedTo, movedTo != index {
+                    let item = view.queue.remove(at: index)
+                    view.queue.insert(item, at: min(max(movedTo, 0), view.queue.count))
+                }
             }
         case .playPrepare(let prepare):
             let announced = NowPlaying(item: prepare.item, epoch: prepare.epoch, state: .preparing, positionMs: 0, anchorMs: prepare.startAt)

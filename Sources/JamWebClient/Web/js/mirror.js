@@ -85,10 +85,18 @@ export class SessionMirror {
         view.myVotes = Object.fromEntries(Object.entries(view.myVotes || {}).filter(([id]) => ids.has(id)));
         break;
       }
-      case Event.votesUpdate:
+      case Event.votesUpdate: {
         // Score and reason together: the order may not have changed, so no queueUpdate brings the reason.
-        view.queue = view.queue.map((item) => (item.id === data.itemId ? { ...item, score: data.score, reason: data.reason } : item));
+        const queue = view.queue.map((item) => (item.id === data.itemId ? { ...item, score: data.score, reason: data.reason } : item));
+        // A vote moves only its own item; every other item keeps its order.
+        const index = queue.findIndex((item) => item.id === data.itemId);
+        if (index >= 0 && Number.isInteger(data.movedTo) && data.movedTo !== index) {
+          const [item] = queue.splice(index, 1);
+          queue.splice(Math.min(Math.max(data.movedTo, 0), queue.length), 0, item);
+        }
+        view.queue = queue;
         break;
+      }
       case Event.playPrepare: {
         const announced = { item: data.item, epoch: data.epoch, state: PlaybackState.preparing, positionMs: 0, anchorMs: data.startAt };
         if (envelope.epoch < data.epoch) {
