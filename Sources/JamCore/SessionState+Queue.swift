@@ -53,7 +53,7 @@ extension SessionState {
             emitQueue(at: now, into: &outcome)
         } else {
             queue.append(item)
-            emitQueue(at: now, into: &outcome)
+            emitQueued(queue.count - 1, at: now, into: &outcome)
             // A playing item may now have a successor to prepare.
             advanceTimeline(to: now, into: &outcome)
         }
@@ -103,7 +103,7 @@ extension SessionState {
             throw JamError(.forbidden, "only the member who added an item or a host may remove it")
         }
         queue.remove(at: index)
-        emitQueue(at: now, into: &outcome)
+        emitUnqueued(itemId, at: now, into: &outcome)
     }
 
     mutating func vote(_ itemId: ItemID, value: Int, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {

@@ -144,4 +144,26 @@ public struct SessionState: Codable, Hashable, Sendable {
     mutating func emitQueue(at now: Millis, into outcome: inout Outcome) {
         emit(.queueUpdate(QueueUpdate(queue: queueView())), at: now, into: &outcome)
     }
+
+    /// Tells members the item at `index` of `queue` joined it. Ordered by votes, only the new
+    /// item has a new place, so it goes alone with that place; in fair ordering it can shift
+    /// members' turns and other items' reasons, so the whole queue goes.
+    mutating func emitQueued(_ index: Int, at now: Millis, into outcome: inout Outcome) {
+        switch settings.ordering {
+        case .votes:
+            let item = queue[index]
+            let added = QueueItemAdded(item: itemView(item, reason: QueueItem.votesReason(score: item.score)), index: QueueRanking.votesRank(of: index, in: queue))
+            emit(.queueItemAdded(added), at: now, into: &outcome)
+        case .fair:
+            emitQueue(at: now, into: &outcome)
+        }
+    }
+
+    /// Tells members `itemId` left the queue, as `emitQueued` tells of an arrival.
+    mutating func emitUnqueued(_ itemId: ItemID, at now: Millis, into outcome: inout Outcome) {
+        switch settings.ordering {
+        case .votes: emit(.queueItemRemoved(QueueItemRemoved(itemId: itemId)), at: now, into: &outcome)
+        case .fair: emitQueue(at: now, into: &outcome)
+        }
+    }
 }

@@ -72,7 +72,8 @@ struct PirateRadioWire: SessionWire {
             case .skip:
                 addStateSync()
             case .add, .remove, .all:
-                if types.contains(.queueUpdate) {
+                // Its clients get the whole queue on every change, however OpenJam's members hear of it.
+                if !types.isDisjoint(with: [.queueUpdate, .queueItemAdded, .queueItemRemoved]) {
                     add("queueUpdate", PirateRadio.json(PirateRadio.ShownQueue(queue: queue(state))), .everyone)
                 }
             case .join:

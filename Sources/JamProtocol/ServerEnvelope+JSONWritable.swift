@@ -30,6 +30,8 @@ extension ServerEvent {
         case .memberLeft(let v): v.write(to: &json)
         case .memberUpdated(let v): v.write(to: &json)
         case .queueUpdate(let v): v.write(to: &json)
+        case .queueItemAdded(let v): v.write(to: &json)
+        case .queueItemRemoved(let v): v.write(to: &json)
         case .votesUpdate(let v): v.write(to: &json)
         case .playPrepare(let v): v.write(to: &json)
         case .playCommit(let v): v.write(to: &json)
@@ -112,6 +114,21 @@ extension MemberLeft: JSONWritable {
 extension QueueUpdate: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object { $0.field("queue", array: queue) }
+    }
+}
+
+extension QueueItemAdded: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("index", index)
+            $0.field("item", item)
+        }
+    }
+}
+
+extension QueueItemRemoved: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object { $0.field("itemId", itemId) }
     }
 }
 

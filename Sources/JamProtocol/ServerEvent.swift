@@ -16,6 +16,26 @@ public struct QueueUpdate: Codable, Hashable, Sendable {
     public init(queue: [QueueItem]) { self.queue = queue }
 }
 
+/// An item joined the queue at `index` of its play order; every other item keeps its order.
+/// Sent instead of a `queueUpdate` when the queue is ordered by votes.
+public struct QueueItemAdded: Codable, Hashable, Sendable {
+    public var item: QueueItem
+    public var index: Int
+    /// Creates the payload.
+    public init(item: QueueItem, index: Int) {
+        self.item = item
+        self.index = index
+    }
+}
+
+/// An item was taken off the queue; every other item keeps its order. Sent instead of a
+/// `queueUpdate` when the queue is ordered by votes.
+public struct QueueItemRemoved: Codable, Hashable, Sendable {
+    public var itemId: ItemID
+    /// Creates the payload.
+    public init(itemId: ItemID) { self.itemId = itemId }
+}
+
 /// An item's score changed, with the reason that goes with the new score. In `votes` ordering
 /// a vote moves only its own item, so the move travels here as `movedTo` and no `queueUpdate`
 /// follows; in `fair` ordering a vote that changes the order is followed by a `queueUpdate`.
@@ -175,6 +195,8 @@ public enum ServerEvent: Hashable, Sendable {
     case memberLeft(MemberLeft)
     case memberUpdated(Member)
     case queueUpdate(QueueUpdate)
+    case queueItemAdded(QueueItemAdded)
+    case queueItemRemoved(QueueItemRemoved)
     case votesUpdate(VotesUpdate)
     case playPrepare(PlayPrepare)
     case playCommit(PlayCommit)
@@ -202,6 +224,8 @@ public enum ServerEvent: Hashable, Sendable {
         case .memberLeft: .memberLeft
         case .memberUpdated: .memberUpdated
         case .queueUpdate: .queueUpdate
+        case .queueItemAdded: .queueItemAdded
+        case .queueItemRemoved: .queueItemRemoved
         case .votesUpdate: .votesUpdate
         case .playPrepare: .playPrepare
         case .playCommit: .playCommit
@@ -226,7 +250,7 @@ public enum ServerEvent: Hashable, Sendable {
 
 /// The `type` of a server envelope.
 public enum ServerEventType: String, Codable, Sendable, CaseIterable {
-    case stateSync, memberJoined, memberLeft, memberUpdated, queueUpdate, votesUpdate, playPrepare, playCommit
+    case stateSync, memberJoined, memberLeft, memberUpdated, queueUpdate, queueItemAdded, queueItemRemoved, votesUpdate, playPrepare, playCommit
     case pause, resume, seek, stopped, skipRequests, sessionUpdated, pong, ack, error, sessionEnded
     case deviceDelay, syncStatus, calibration, calibrationResult, resync
 }

@@ -36,7 +36,7 @@ struct QueueITWire: SessionWire {
                 votes.append(QueueIT.EventData(queuedSongId: update.itemId.rawValue, totalVotes: update.score))
                 // The vote moved its item: the queue's order changed, and no queueUpdate says so.
                 if update.movedTo != nil { queueChanged = true }
-            case .queueUpdate:
+            case .queueUpdate, .queueItemAdded, .queueItemRemoved:
                 queueChanged = true
             case .playPrepare, .stopped:
                 songChanged = true

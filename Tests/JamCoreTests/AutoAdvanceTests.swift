@@ -119,7 +119,7 @@ struct AutoAdvanceTests {
         var jam = try Jam()
         try jam.startPlaying(1, durationMs: 3_000)
         let outcome = try jam.add(2, by: alice)
-        #expect(outcome.events.types == [.queueUpdate, .playPrepare, .queueUpdate])
+        #expect(outcome.events.types == [.queueItemAdded, .playPrepare, .queueUpdate])
         #expect(jam.state.upNext?.startAt == jam.now + 3_000)
     }
 

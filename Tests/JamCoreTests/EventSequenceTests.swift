@@ -107,7 +107,7 @@ struct AllOrNothingTests {
             .add(track: track(3), nonce: "n3", itemId: itemID(3)),
             .vote(itemId: itemID(3), value: 1),
         ]), by: alice)
-        #expect(outcome.events.types == [.queueUpdate, .queueUpdate, .votesUpdate])
+        #expect(outcome.events.types == [.queueItemAdded, .queueItemAdded, .votesUpdate])
         #expect(outcome.events.map(\.seq) == Array(seq + 1...seq + 3))
         #expect(outcome.itemId == itemID(3))
         #expect(outcome.score == 1)

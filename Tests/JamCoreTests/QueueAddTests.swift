@@ -34,13 +34,40 @@ struct QueueAddTests {
         try jam.startPlaying(1)
         let outcome = try jam.add(2, by: bob)
         #expect(outcome.itemId == itemID(2))
-        #expect(outcome.events.types == [.queueUpdate])
-        let queue = try #require(outcome.events.first?.event.queueUpdate?.queue)
-        #expect(queue.map(\.id) == items(2))
-        #expect(queue.first?.reason == "no votes")
-        #expect(queue.first?.score == 0)
+        // Only the new item is new: it goes alone, with its place in the play order.
+        #expect(outcome.events.types == [.queueItemAdded])
+        let added = try #require(outcome.events.first?.event.queueItemAdded)
+        #expect(added.item.id == itemID(2))
+        #expect(added.item.addedBy == Member(userId: bob, displayName: "Bob", role: .member, connected: true))
+        #expect(added.item.reason == "no votes")
+        #expect(added.item.score == 0)
+        #expect(added.index == 0)
         #expect(jam.state.current?.item.id == itemID(1))
         #expect(jam.state.epoch == 1)
+    }
+
+    @Test func anAddedItemIsPlacedAfterItemsWithVotesAndBeforeItemsVotedDown() throws {
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.startPlaying(1)
+        for n in 2...4 { try jam.add(n, by: alice) }
+        try jam.vote(2, 1, by: bob)
+        try jam.vote(4, -1, by: bob)
+        #expect(jam.order == items(2, 3, 4))
+        let outcome = try jam.add(5, by: carol)
+        #expect(outcome.events.first?.event.queueItemAdded?.index == 2)
+        #expect(jam.order == items(2, 3, 5, 4))
+    }
+
+    @Test func inFairOrderingAnAddSendsTheWholeQueue() throws {
+        // A new member's item can take a turn ahead of others and change their reasons.
+        var jam = try Jam(members: [alice, bob, carol])
+        try jam.apply(.updateSettings(SettingsPatch(ordering: .fair)), by: host)
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: alice)
+        let outcome = try jam.add(4, by: bob)
+        #expect(outcome.events.types == [.queueUpdate])
+        #expect(outcome.events.first?.event.queueUpdate?.queue.map(\.id) == jam.order)
     }
 
     @Test func sameNonceTwiceIsOneAdd() throws {
@@ -167,7 +194,7 @@ struct QueueAddTests {
         jam.advance(to: endsAt - 3_000)
         #expect(jam.state.upNext == nil)
         let outcome = try jam.add(2, by: alice)
-        #expect(outcome.events.types == [.queueUpdate, .playPrepare, .queueUpdate])
+        #expect(outcome.events.types == [.queueItemAdded, .playPrepare, .queueUpdate])
         let prepare = try #require(outcome.events[1].event.playPrepare)
         #expect(prepare.item.id == itemID(2))
         #expect(prepare.epoch == 2)

@@ -143,6 +143,8 @@ extension ServerEvent {
     var playCommit: PlayCommit? { if case .playCommit(let v) = self { v } else { nil } }
     var stopped: PlaybackStopped? { if case .stopped(let v) = self { v } else { nil } }
     var queueUpdate: QueueUpdate? { if case .queueUpdate(let v) = self { v } else { nil } }
+    var queueItemAdded: QueueItemAdded? { if case .queueItemAdded(let v) = self { v } else { nil } }
+    var queueItemRemoved: QueueItemRemoved? { if case .queueItemRemoved(let v) = self { v } else { nil } }
     var votesUpdate: VotesUpdate? { if case .votesUpdate(let v) = self { v } else { nil } }
     var skipRequests: SkipRequestsUpdate? { if case .skipRequests(let v) = self { v } else { nil } }
     var memberJoined: Member? { if case .memberJoined(let v) = self { v } else { nil } }

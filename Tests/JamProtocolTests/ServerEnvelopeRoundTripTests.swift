@@ -10,7 +10,11 @@ func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
     case .memberLeft: [.memberLeft(MemberLeft(userId: Sample.bob, hostId: Sample.alice))]
     case .memberUpdated: [.memberUpdated(Member(userId: "creator1", displayName: "C", role: .cohost, connected: true))]
     case .queueUpdate: [.queueUpdate(QueueUpdate(queue: [Sample.item, Sample.otherItem])), .queueUpdate(QueueUpdate(queue: []))]
-    case .votesUpdate: [.votesUpdate(VotesUpdate(itemId: Sample.itemA, score: -4, reason: "-4 votes"))]
+    case .queueItemAdded: [.queueItemAdded(QueueItemAdded(item: Sample.item, index: 0)), .queueItemAdded(QueueItemAdded(item: Sample.otherItem, index: 7))]
+    case .queueItemRemoved: [.queueItemRemoved(QueueItemRemoved(itemId: Sample.itemA))]
+    case .votesUpdate:
+        [.votesUpdate(VotesUpdate(itemId: Sample.itemA, score: -4, reason: "-4 votes")),
+         .votesUpdate(VotesUpdate(itemId: Sample.itemA, score: 2, reason: "2 votes", movedTo: 3))]
     case .playPrepare:
         [.playPrepare(PlayPrepare(item: Sample.item, epoch: 2, startAt: Sample.t0 + 500, previous: Sample.history)),
          .playPrepare(PlayPrepare(item: Sample.item, epoch: 1, startAt: Sample.t0, previous: nil))]
@@ -120,7 +124,8 @@ struct ServerEnvelopeRoundTripTests {
 
     @Test func eventTypeNamesAreTheWireVocabulary() {
         #expect(ServerEventType.allCases.map(\.rawValue) == [
-            "stateSync", "memberJoined", "memberLeft", "memberUpdated", "queueUpdate", "votesUpdate", "playPrepare",
+            "stateSync", "memberJoined", "memberLeft", "memberUpdated", "queueUpdate", "queueItemAdded", "queueItemRemoved",
+            "votesUpdate", "playPrepare",
             "playCommit", "pause", "resume", "seek", "stopped", "skipRequests", "sessionUpdated", "pong", "ack", "error",
             "sessionEnded", "deviceDelay", "syncStatus", "calibration", "calibrationResult", "resync",
         ])

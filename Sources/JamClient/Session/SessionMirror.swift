@@ -78,11 +78,28 @@ public struct SessionMirror: Sendable, Equatable {
                 view.session.hostId = member.userId
                 view.session.hostDisplayName = member.displayName
             }
+            // Items show their adder as they are now (without their last add), as the server does.
+            var adder = member
+            adder.lastAddedAt = nil
+            for index in view.queue.indices where view.queue[index].addedBy.userId == member.userId {
+                view.queue[index].addedBy = adder
+            }
         case .memberLeft(let left):
             view.members.removeAll { $0.userId == left.userId }
+            for index in view.queue.indices where view.queue[index].addedBy.userId == left.userId {
+                view.queue[index].addedBy.role = .member
+                view.queue[index].addedBy.connected = false
+            }
             view.deviceDelays = Self.nonEmpty(view.deviceDelays?.filter { $0.userId != left.userId })
             view.session.hostId = left.hostId
             view.session.hostDisplayName = view.members.first { $0.userId == left.hostId }?.displayName ?? view.session.hostDisplayName
+        case .queueItemAdded(let added):
+            // Only the new item has a new place; every other item keeps its order.
+            view.queue.removeAll { $0.id == added.item.id }
+            view.queue.insert(added.item, at: min(max(added.index, 0), view.queue.count))
+        case .queueItemRemoved(let removed):
+            view.queue.removeAll { $0.id == removed.itemId }
+            view.myVotes[removed.itemId.rawValue] = nil
         case .queueUpdate(let update):
             view.queue = update.queue
             let ids = Set(update.queue.map(\.id.rawValue))

@@ -163,6 +163,7 @@ extension ServerEnvelope {
     /// The payload of a `stateSync`, if this is one.
     var stateSync: SessionView? { if case .stateSync(let v) = event { v } else { nil } }
     var queueUpdate: [QueueItem]? { if case .queueUpdate(let v) = event { v.queue } else { nil } }
+    var queueItemAdded: QueueItemAdded? { if case .queueItemAdded(let v) = event { v } else { nil } }
     var votesUpdate: VotesUpdate? { if case .votesUpdate(let v) = event { v } else { nil } }
     var playPrepare: PlayPrepare? { if case .playPrepare(let v) = event { v } else { nil } }
     var playCommit: PlayCommit? { if case .playCommit(let v) = event { v } else { nil } }

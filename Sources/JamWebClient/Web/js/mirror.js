@@ -69,14 +69,32 @@ export class SessionMirror {
           view.session.hostId = data.userId;
           view.session.hostDisplayName = data.displayName;
         }
+        // Items show their adder as they are now (without their last add), as the server does.
+        const { lastAddedAt, ...adder } = data;
+        view.queue = view.queue.map((item) => (item.addedBy.userId === data.userId ? { ...item, addedBy: adder } : item));
         break;
       }
       case Event.memberLeft: {
         view.members = view.members.filter((m) => m.userId !== data.userId);
+        view.queue = view.queue.map((item) => (item.addedBy.userId === data.userId
+          ? { ...item, addedBy: { ...item.addedBy, role: Role.member, connected: false } } : item));
         view.deviceDelays = nonEmpty((view.deviceDelays || []).filter((d) => d.userId !== data.userId));
         view.session.hostId = data.hostId;
         const host = view.members.find((m) => m.userId === data.hostId);
         if (host) view.session.hostDisplayName = host.displayName;
+        break;
+      }
+      case Event.queueItemAdded: {
+        // Only the new item has a new place; every other item keeps its order.
+        const queue = view.queue.filter((item) => item.id !== data.item.id);
+        queue.splice(Math.min(Math.max(data.index, 0), queue.length), 0, data.item);
+        view.queue = queue;
+        break;
+      }
+      case Event.queueItemRemoved: {
+        view.queue = view.queue.filter((item) => item.id !== data.itemId);
+        const { [data.itemId]: dropped, ...myVotes } = view.myVotes || {};
+        view.myVotes = myVotes;
         break;
       }
       case Event.queueUpdate: {

@@ -75,7 +75,7 @@ export function votesReason(score) {
 /** ServerEventType. */
 export const Event = Object.freeze({
   stateSync: 'stateSync', memberJoined: 'memberJoined', memberLeft: 'memberLeft', memberUpdated: 'memberUpdated',
-  queueUpdate: 'queueUpdate', votesUpdate: 'votesUpdate', playPrepare: 'playPrepare', playCommit: 'playCommit',
+  queueUpdate: 'queueUpdate', queueItemAdded: 'queueItemAdded', queueItemRemoved: 'queueItemRemoved', votesUpdate: 'votesUpdate', playPrepare: 'playPrepare', playCommit: 'playCommit',
   pause: 'pause', resume: 'resume', seek: 'seek', stopped: 'stopped', skipRequests: 'skipRequests',
   sessionUpdated: 'sessionUpdated', pong: 'pong', ack: 'ack', error: 'error', sessionEnded: 'sessionEnded',
   deviceDelay: 'deviceDelay', syncStatus: 'syncStatus', calibration: 'calibration', calibrationResult: 'calibrationResult',
