@@ -47,6 +47,32 @@ struct RealtimeTests {
         }
     }
 
+    @Test("a vote that moves a song is told as the queue in its new order, then the song's votes")
+    func aVoteThatMovesASongSendsTheQueue() async throws {
+        try await QueueITServer.with { api, server in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let id = try await api.hosting(ann, code: "PARTY")
+            let socket = QueueITSocket(base: server.baseURL, sessionId: id.uppercased(), token: ann.token)
+            defer { socket.close() }
+            _ = try await socket.next("session.updated")
+            _ = try api.ok(try await api.join(bob, code: "PARTY"), "join")
+            _ = try await socket.next("session.updated")
+            let first = try await api.added(bob, song(1))
+            let second = try await api.added(bob, song(2))
+            let third = try await api.added(bob, song(3))
+            func queued(_ update: JSONObject) -> [String] { update.object("data")?.objects("queue")?.map { $0.string("id") ?? "" } ?? [] }
+            // The app's queue lists the playing song first.
+            while try queued(await socket.next("queue.updated")) != [first, second, third] {}
+
+            _ = try api.ok(try await api.vote(ann, third, 1), "vote")
+            #expect(queued(try await socket.next("queue.updated")) == [first, third, second])
+            let votes = try await socket.next("votes.updated")
+            #expect(votes.object("data")?.string("queued_song_id") == third)
+            #expect(votes.object("data")?.int("total_votes") == 1)
+        }
+    }
+
     @Test("a socket without a token, or for a session the user is not in, is told why and closed")
     func strangersAreRefused() async throws {
         try await QueueITServer.with { api, server in
