@@ -157,6 +157,39 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func recordsNumberedByAnotherBuildKeepResumesAboveTheirNumbers() async throws {
+        // A release that sends a different number of events for the same command (a vote's
+        // move in its update, say) replays an older build's log with numbers of its own.
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            for n in 1...3 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            return (id, host.token)
+        }
+        // As if the build that wrote the last add had sent ten more events for it, and died.
+        let last = try #require(try await store.loadSession(id)?.records.last)
+        store.renumberRecords(id, from: last.lsn, by: 10)
+        let stored = last.lastSeq + 10
+
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            // A member who saw everything the old build sent is up to date, and what comes next
+            // is numbered above it (numbered anew, it would look like frames they already have).
+            let current = TestSocket(server: server, session: id, token: token, lastSeq: stored)
+            _ = try await server.api.add(token, id, testTrack(4))
+            let added = try await current.next("the add of track 4") { $0.queueItemAdded?.item.track.id == "track-4" }
+            #expect(added.seq > stored)
+            #expect(await current.received.allSatisfy { $0.seq > stored }, "nothing is numbered at or below what the member has")
+            // A member who resumes from inside the renumbered record gets the whole state.
+            let behind = TestSocket(server: server, session: id, token: token, lastSeq: last.firstSeq)
+            let first = try await behind.next("the first frame") { _ in true }
+            #expect(first.stateSync?.queue.map(\.track.id) == ["track-2", "track-3", "track-4"])
+            await current.close()
+            await behind.close()
+        }
+    }
+
     @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)

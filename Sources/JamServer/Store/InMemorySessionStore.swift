@@ -71,6 +71,23 @@ public final class InMemorySessionStore: SessionStore, Sendable {
         return loop.makeSucceededVoidFuture()
     }
 
+    /// Numbers the events of one record, and of every record after it, `extra` higher, as a
+    /// build that sent more events for the same inputs would have stored them (tests).
+    /// Snapshots from that record on go too, as if the process had died before writing them.
+    public func renumberRecords(_ id: SessionID, from lsn: Int64, by extra: Int64) {
+        contents.withLock { contents in
+            guard var log = contents.logs[id] else { return }
+            for (key, record) in log where record.lsn >= lsn {
+                var renumbered = record
+                if record.lsn > lsn { renumbered.firstSeq += extra }
+                renumbered.lastSeq += extra
+                log[key] = renumbered
+            }
+            contents.logs[id] = log
+            contents.snapshots[id]?.removeAll { $0.lsn >= lsn }
+        }
+    }
+
     /// Cuts the stored inputs of one record short, as a write torn when the process died would
     /// have left them (tests). Snapshots that include the record go too: they could only have
     /// been written after it.
