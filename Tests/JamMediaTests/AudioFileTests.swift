@@ -1,5 +1,6 @@
 import Foundation
 import JamMedia
+import JamTestSupport
 import Testing
 
 /// Each format's reader against files FFmpeg made from a tone of known length.
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func theFormatComesFromTheBytesNotTheName() throws {
-        let folder = try MediaFixtures.temporaryFolder("misnamed")
+        let folder = try TestFolders.make("misnamed")
         let misnamed = folder.appendingPathComponent("really-flac.mp3")
         try FileManager.default.copyItem(at: MediaFixtures.url("tone.flac"), to: misnamed)
         #expect(try AudioFile.read(misnamed).format == .flac)

@@ -1,6 +1,7 @@
 import Foundation
 import JamMedia
 import JamProtocol
+import JamTestSupport
 import Testing
 
 /// Broken files give a reason, never a crash, a hang or a made-up track.
@@ -36,7 +37,7 @@ import Testing
         ("tone.m4a", -2000, "truncated MP4 (the audio data runs past the end of the file)"),
     ])
     func truncatedCopiesSayWhatIsMissing(_ name: String, _ length: Int, _ expected: String) throws {
-        let folder = try MediaFixtures.temporaryFolder("truncated")
+        let folder = try TestFolders.make("truncated")
         let reason = try #require(Self.reason(try Self.truncated(name, to: length, in: folder)))
         #expect(reason.hasPrefix(expected), "\(reason)")
     }
@@ -45,12 +46,12 @@ import Testing
     func anID3TagWithNothingBehindItHasNoFrames(_ name: String) throws {
         let bytes = [UInt8](try MediaFixtures.data(name))
         let tagEnd = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1) }
-        let file = try Self.truncated(name, to: tagEnd, in: try MediaFixtures.temporaryFolder("tag-only"))
+        let file = try Self.truncated(name, to: tagEnd, in: try TestFolders.make("tag-only"))
         #expect(Self.reason(file) == "no MPEG audio frames found")
     }
 
     @Test func emptyTextAndGarbageFilesAreNotAudio() throws {
-        let folder = try MediaFixtures.temporaryFolder("garbage")
+        let folder = try TestFolders.make("garbage")
         let empty = folder.appendingPathComponent("empty.mp3")
         try Data().write(to: empty)
         #expect(Self.reason(empty) == "empty file")
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func magicBytesFollowedByNothingUsefulAreReasons() throws {
-        let folder = try MediaFixtures.temporaryFolder("magic")
+        let folder = try TestFolders.make("magic")
         let cases: [(String, [UInt8], String)] = [
             ("a.flac", Array("fLaC".utf8), "truncated FLAC metadata"),
             ("b.ogg", Array("OggS".utf8) + [0] + [UInt8](repeating: 0, count: 30), "no Vorbis or Opus stream in the Ogg file"),
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func aDamagedLengthFieldIsNotAVeryLongTrack() throws {
-        let folder = try MediaFixtures.temporaryFolder("lengths")
+        let folder = try TestFolders.make("lengths")
         // The Opus stream's last granule position made enormous.
         var opus = [UInt8](try MediaFixtures.data("tone.opus"))
         let lastPage = try #require((0..<opus.count - 4).last { opus[$0..<$0 + 4].elementsEqual("OggS".utf8) })
@@ -101,7 +102,7 @@ import Testing
     /// accept a damaged file or give a reason, but must not trap or loop.
     @Test(arguments: AudioFixture.all)
     func cutAndDamagedCopiesNeverCrash(_ fixture: AudioFixture) throws {
-        let folder = try MediaFixtures.temporaryFolder("fuzz")
+        let folder = try TestFolders.make("fuzz")
         let original = [UInt8](try MediaFixtures.data(fixture.name))
         var generator = SeededRandom(seed: UInt64(original.count))
         var variants: [[UInt8]] = stride(from: 0, to: original.count, by: max(1, original.count / 60)).map { Array(original.prefix($0)) }

@@ -1,4 +1,5 @@
 import Foundation
+import JamTestSupport
 import Testing
 @testable import JamMedia
 
@@ -109,7 +110,7 @@ import Testing
         let frames = original[(10 + ID3v2.syncsafe(original, 6))..<(original.count - 128)]
         let picture: [UInt8] = [0] + Array("JPG".utf8) + [3, 0] + Self.jpeg
         let tag = Self.tag(version: 2, Self.frame22("TT2", Self.latin1("Vintage")) + Self.frame22("PIC", picture))
-        let file = try MediaFixtures.temporaryFolder("id3v22").appendingPathComponent("vintage.mp3")
+        let file = try TestFolders.make("id3v22").appendingPathComponent("vintage.mp3")
         try Data(tag + frames).write(to: file)
         let metadata = try AudioFile.read(file)
         #expect(metadata.title == "Vintage")

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func untaggedFilesAreNamedAfterTheFile() throws {
-        let folder = try MediaFixtures.temporaryFolder("untagged")
+        let folder = try TestFolders.make("untagged")
         let samples = [Float](repeating: 0.1, count: 8000)
         try WAVFile.encode(samples: samples, sampleRate: 8000, title: "", artist: "", album: "").write(to: folder.appendingPathComponent("My Song.wav"))
         let tagged = [UInt8](try MediaFixtures.data("cbr-noxing.mp3"))

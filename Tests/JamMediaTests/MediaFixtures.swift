@@ -23,14 +23,9 @@ enum MediaFixtures {
         return lengths
     }
 
-    /// A new empty folder under the temporary directory.
-    static func temporaryFolder(_ label: String) throws -> URL {
-        try TestFolders.make(label)
-    }
-
     /// A folder holding copies of `names`.
     static func folder(with names: [String], label: String) throws -> URL {
-        let folder = try temporaryFolder(label)
+        let folder = try TestFolders.make(label)
         for name in names {
             try FileManager.default.copyItem(at: url(name), to: folder.appendingPathComponent(name))
         }

@@ -1,22 +1,11 @@
 import Foundation
-import Synchronization
 import JamMedia
 import JamTestSupport
 import Testing
 
 @Suite struct MusicLibraryTests {
-    /// Synthesised once for the whole suite.
-    static let folder = Mutex<URL?>(nil)
-
-    static func demoFolder() throws -> URL {
-        try folder.withLock { existing in
-            if let existing { return existing }
-            let url = TestFolders.path("demo")
-            try DemoLibrary.install(into: url)
-            existing = url
-            return url
-        }
-    }
+    /// The demo library every test of this process shares (synthesised once).
+    static func demoFolder() throws -> URL { try DemoFolder.shared() }
 
     static func demo() throws -> MusicLibrary {
         MusicLibrary.scan([try demoFolder()])
