@@ -6,7 +6,8 @@ extension SessionState {
     mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
         try Validate.nonce(nonce)
-        if let existing = repeatedAdd(nonce: nonce, by: user) {
+        let nonceKey = Self.nonceKey(user, nonce)
+        if let existing = repeatedAdd(nonceKey: nonceKey) {
             // A retried add: same answer, nothing new happens.
             outcome.itemId = existing
             return
@@ -36,7 +37,7 @@ extension SessionState {
             id: itemId, track: track, addedBy: user, addedByName: adderName, addedAt: now, addOrder: addCounter,
             votes: [:], scoreSince: now)
         addCounter += 1
-        rememberNonce(Self.nonceKey(user, nonce), itemId)
+        rememberNonce(nonceKey, itemId)
         outcome.itemId = itemId
         if let adder, settings.addCooldownSeconds > 0 {
             // Kept only while a cooldown is set, so turning one on starts everybody afresh.
@@ -63,7 +64,11 @@ extension SessionState {
     /// add is still a retry (answered with this item, adding nothing); nil when an add with
     /// this nonce would add.
     public func repeatedAdd(nonce: String, by user: UserID) -> ItemID? {
-        guard let existing = nonces[Self.nonceKey(user, nonce)] else { return nil }
+        repeatedAdd(nonceKey: Self.nonceKey(user, nonce))
+    }
+
+    private func repeatedAdd(nonceKey: String) -> ItemID? {
+        guard let existing = nonces[nonceKey] else { return nil }
         return !rules.noncesRepeatOnlyWhileQueued || queue.contains(where: { $0.id == existing }) ? existing : nil
     }
 
