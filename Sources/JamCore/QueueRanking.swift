@@ -16,7 +16,7 @@ public enum QueueRanking {
     }
 
     /// The indices of `items` in `votes` order. Scores are summed once per item and the sort
-    /// moves small keys, not whole items (a vote ranks the queue three times).
+    /// moves small keys, not whole items.
     static func votesPermutation(_ items: [ItemRecord]) -> [Int] {
         var keys: [(score: Int, since: Millis, order: Int64, index: Int)] = []
         keys.reserveCapacity(items.count)

@@ -135,10 +135,13 @@ extension SessionState {
             throw JamError(.conflict, "maxMembers \(maxMembers) is below the \(members.count) members already in the session")
         }
         let before = queueOrder()
+        let orderingBefore = settings.ordering
         let neededBefore = skipRequestsNeeded
         settings = patch.applied(to: settings)
         emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
-        if queueOrder() != before { emitQueue(at: now, into: &outcome) }
+        // Another ordering gives every item another reason ("2 votes", "Alice's turn") even
+        // where the order stays, and no later add or vote sends the whole queue to fix them.
+        if settings.ordering != orderingBefore || queueOrder() != before { emitQueue(at: now, into: &outcome) }
         if skipRequestsNeeded != neededBefore, current != nil {
             // Members see "1 of 2": a new threshold changes the second number, and may skip now.
             emit(.skipRequests(SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)), at: now, into: &outcome)

@@ -8,6 +8,10 @@ extension SessionState {
             // Joining again is how a member changes their name; nothing else moves.
             guard members[index].displayName != name else { return }
             members[index].displayName = name
+            // Their items keep the name too, so they show it after the member has left.
+            for item in queue.indices where queue[item].addedBy == user { queue[item].addedByName = name }
+            if current?.item.addedBy == user { current?.item.addedByName = name }
+            if upNext?.item.addedBy == user { upNext?.item.addedByName = name }
             emit(.memberUpdated(members[index].view), at: now, into: &outcome)
             return
         }

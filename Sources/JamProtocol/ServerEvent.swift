@@ -42,7 +42,8 @@ public struct QueueItemRemoved: Codable, Hashable, Sendable {
 public struct VotesUpdate: Codable, Hashable, Sendable {
     public var itemId: ItemID
     public var score: Int
-    /// The item's new reason ("2 votes"; unchanged in `fair` ordering).
+    /// The item's new reason: "2 votes", or in `fair` ordering the member's turn, which a vote
+    /// can move to another round.
     public var reason: String
     /// The item's new index in the queue's play order when the vote moved it; every other
     /// item keeps its order. Absent when the item stayed where it was.

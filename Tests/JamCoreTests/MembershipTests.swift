@@ -42,11 +42,23 @@ struct MembershipTests {
         var expected = jam.state
         let outcome = try jam.apply(.join(displayName: "Alicia"), by: alice)
         #expect(outcome.events.map(\.event) == [.memberUpdated(Member(userId: alice, displayName: "Alicia", role: .cohost, connected: true))])
-        // Exactly two things moved: the name and the event counter. Role, join time, connections, votes, skip requests stay.
+        // Only the name (the member's, and the one their items keep) and the event counter
+        // moved. Role, join time, connections, votes, skip requests stay.
         expected.members[1].displayName = "Alicia"
+        expected.queue[0].addedByName = "Alicia"
         expected.seq += 1
         #expect(jam.state == expected)
         #expect(jam.state.queueView().first?.addedBy.displayName == "Alicia")
+    }
+
+    @Test func itemsShowTheirAddersLastNameAfterTheyLeave() throws {
+        // Members' mirrors show the name the member last had; the server's view must agree.
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        try jam.add(2, by: bob)
+        try jam.apply(.join(displayName: "Robert"), by: bob)
+        try jam.apply(.leave, by: bob)
+        #expect(jam.state.queueView().first?.addedBy == Member(userId: bob, displayName: "Robert", role: .member, connected: false))
     }
 
     @Test func fullSessionRefusesNewMembers() throws {

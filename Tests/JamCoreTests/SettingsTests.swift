@@ -94,14 +94,27 @@ struct SettingsTests {
         #expect(outcome.events.last?.event.queueUpdate?.queue.map(\.reason) == ["Alice's turn", "Bob's turn", "Alice's turn, round 2"])
     }
 
-    @Test func settingsThatKeepTheOrderDoNotRebroadcastTheQueue() throws {
+    @Test func settingsThatKeepTheQueueAsShownDoNotRebroadcastIt() throws {
         var jam = try Jam()
         try jam.startPlaying(1)
         try jam.add(2, by: alice)
         try jam.add(3, by: bob)
-        // Both orderings agree here, so switching does not move anything.
-        #expect(try jam.apply(.updateSettings(SettingsPatch(ordering: .fair)), by: host).events.types == [.sessionUpdated])
         #expect(try jam.apply(.updateSettings(SettingsPatch(fallback: true)), by: host).events.types == [.sessionUpdated])
+        #expect(try jam.apply(.updateSettings(SettingsPatch(skipThreshold: 0.75)), by: host).events.types.contains(.queueUpdate) == false)
+    }
+
+    @Test func switchingTheOrderingSendsTheNewReasonsWhereTheOrderStays() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        // Both orderings agree on the order here; only the reasons change.
+        let toFair = try jam.apply(.updateSettings(SettingsPatch(ordering: .fair)), by: host)
+        #expect(toFair.events.types == [.sessionUpdated, .queueUpdate])
+        #expect(toFair.events.last?.event.queueUpdate?.queue.map(\.reason) == ["Alice's turn", "Bob's turn"])
+        let back = try jam.apply(.updateSettings(SettingsPatch(ordering: .votes)), by: host)
+        #expect(back.events.last?.event.queueUpdate?.queue.map(\.reason) == ["no votes", "no votes"])
+        #expect(try jam.apply(.updateSettings(SettingsPatch(ordering: .votes)), by: host).events.types == [.sessionUpdated])
     }
 
     @Test func loweringTheSkipThresholdCanSkipAtOnce() throws {
