@@ -182,6 +182,10 @@ public actor SessionClient {
         do {
             envelope = try ServerEnvelope.decode(Data(text.utf8))
         } catch {
+            if error.code == .unknownType {
+                await unknownEvent(text)
+                return
+            }
             logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
             return
         }
@@ -217,10 +221,31 @@ public actor SessionClient {
 
     /// Asks for what was missed (or a full `stateSync`).
     private func resume() async {
+        await sendHello(lastSeq: mirror.seq)
+    }
+
+    /// A newer server's event type. One that took a `seq` this mirror lacks changed the
+    /// session in a way only the whole state can show: asking to resume after the frame
+    /// before it would replay the same frame. One that did not (a passing frame) is dropped.
+    private func unknownEvent(_ text: String) async {
+        struct Numbered: Decodable { let seq: Int64 }
+        let numbered: Numbered
+        do {
+            numbered = try WireCoding.decoder.decode(Numbered.self, from: Data(text.utf8))
+        } catch {
+            logger.warning("a server frame of an unknown type has no seq", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let seq = mirror.seq, numbered.seq > seq else { return }
+        logger.info("the server sent an event type this client does not know; taking the whole state", metadata: ["seq": "\(numbered.seq)"])
+        await sendHello(lastSeq: nil)
+    }
+
+    private func sendHello(lastSeq: Int64?) async {
         guard !helloInFlight, let socket else { return }
         helloInFlight = true
         do {
-            try await socket.send(ClientFrame(.hello(Hello(lastSeq: mirror.seq))).jsonString())
+            try await socket.send(ClientFrame(.hello(Hello(lastSeq: lastSeq))).jsonString())
         } catch {
             helloInFlight = false
         }

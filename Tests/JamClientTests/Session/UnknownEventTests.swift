@@ -1,0 +1,85 @@
+import Foundation
+import JamClient
+import JamProtocol
+import Testing
+
+/// What the client does with the event types of a newer server.
+@Suite struct UnknownEventTests {
+    /// A socket that hands the client scripted server frames and keeps what it sends.
+    actor ScriptedSocket: RealtimeSocket {
+        private var incoming: [String] = []
+        private var closed = false
+        private(set) var sent: [String] = []
+
+        func push(_ envelope: ServerEnvelope) { incoming.append(envelope.jsonString()) }
+        func push(_ text: String) { incoming.append(text) }
+
+        func receive() async throws -> String? {
+            while true {
+                if !incoming.isEmpty { return incoming.removeFirst() }
+                if closed { return nil }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+
+        func send(_ text: String) async throws { sent.append(text) }
+        func close() async { closed = true }
+
+        /// The `lastSeq` of every `hello` sent so far (`.some(nil)`: the whole state).
+        func hellos() throws -> [Int64?] {
+            try sent.compactMap { text in
+                if case .hello(let hello) = try ClientFrame.decode(Data(text.utf8)).command { return .some(hello.lastSeq) }
+                return nil
+            }
+        }
+    }
+
+    struct ScriptedTransport: RealtimeTransport {
+        let socket: ScriptedSocket
+        func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
+            try await body(socket)
+            return RealtimeClose(code: 1000, reason: nil)
+        }
+    }
+
+    static func envelope(_ event: ServerEvent, seq: Int64) -> ServerEnvelope {
+        ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
+    }
+
+    @Test func anUnknownEventThatTookASeqBringsTheWholeStateAndAPassingOneIsDropped() async throws {
+        let socket = ScriptedSocket()
+        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
+        let client = SessionClient(api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        // A passing frame of a type this build does not know: it carries the current seq.
+        await socket.push(#"{"type":"somethingNew","data":{},"epoch":0,"seq":5,"timestamp":0}"#)
+        await socket.push(Self.envelope(.memberJoined(Member(userId: "gil", displayName: "Gil", role: .member, connected: true)), seq: 6))
+        // An event of a type this build does not know, and the known ones after it.
+        await socket.push(#"{"type":"somethingNewer","data":{"x":1},"epoch":0,"seq":7,"timestamp":0}"#)
+        await socket.push(Self.envelope(.memberLeft(MemberLeft(userId: "gil", hostId: "host")), seq: 8))
+        try await Self.until("a hello") { try await !socket.hellos().isEmpty }
+        // Not `hello {lastSeq: 6}`: the server would replay the same frame.
+        #expect(try await socket.hellos() == [nil])
+
+        // The whole state comes, and the client follows the session again.
+        var view = Fixture.view(nowPlaying: nil)
+        view.members.append(Member(userId: "fay", displayName: "Fay", role: .member, connected: true))
+        await socket.push(Self.envelope(.stateSync(view), seq: 8))
+        await socket.push(Self.envelope(.memberJoined(Member(userId: "hal", displayName: "Hal", role: .member, connected: true)), seq: 9))
+        try await Self.until("the mirror after the state") { await client.mirror.seq == 9 }
+        #expect(await client.mirror.view?.members.map(\.userId) == ["host", "fay", "hal"])
+        #expect(try await socket.hellos() == [nil])
+    }
+
+    static func until(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        Issue.record("timed out waiting for \(what)")
+    }
+}
