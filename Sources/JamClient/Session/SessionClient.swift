@@ -35,6 +35,8 @@ public actor SessionClient {
     private var nextSubscriber = 0
     private var commandCounter = 0
     private var helloInFlight = false
+    /// A `hello` without `lastSeq` is on its way (after an event type this client does not know).
+    private var wholeStateInFlight = false
     private let clock: any MonotonicClock
     private var pongHandler: (@Sendable (Pong, Double) async -> Void)?
 
@@ -121,6 +123,7 @@ public actor SessionClient {
     private func attached(_ socket: any RealtimeSocket) async {
         self.socket = socket
         helloInFlight = false
+        wholeStateInFlight = false
         // Commands that never got an answer go again with the same ids: the server
         // answers a repeated id without applying it twice.
         for id in pendingOrder {
@@ -210,6 +213,7 @@ public actor SessionClient {
         switch mirror.apply(envelope) {
         case .applied:
             helloInFlight = false
+            wholeStateInFlight = false
             if phase != .connected { setPhase(.connected) }
             broadcast(.mirror(mirror))
         case .gap:
@@ -242,12 +246,17 @@ public actor SessionClient {
     }
 
     private func sendHello(lastSeq: Int64?) async {
-        guard !helloInFlight, let socket else { return }
+        // A resume in flight may replay the very frame that needs the whole state, so only
+        // another request for the whole state would be one too many.
+        let wholeState = lastSeq == nil
+        guard wholeState ? !wholeStateInFlight : !helloInFlight, let socket else { return }
         helloInFlight = true
+        if wholeState { wholeStateInFlight = true }
         do {
             try await socket.send(ClientFrame(.hello(Hello(lastSeq: lastSeq))).jsonString())
         } catch {
             helloInFlight = false
+            wholeStateInFlight = false
         }
     }
 

@@ -72,6 +72,13 @@ import Testing
         try await Self.until("the mirror after the state") { await client.mirror.seq == 9 }
         #expect(await client.mirror.view?.members.map(\.userId) == ["host", "fay", "hal"])
         #expect(try await socket.hellos() == [nil])
+
+        // A gap: the client resumes after 9, and the first frame the resume brings is of a type
+        // it does not know. The resume in flight must not keep it from asking for the state.
+        await socket.push(Self.envelope(.memberLeft(MemberLeft(userId: "hal", hostId: "host")), seq: 11))
+        try await Self.until("the resume") { try await socket.hellos() == [nil, 9] }
+        await socket.push(#"{"type":"somethingNewer","data":{},"epoch":0,"seq":10,"timestamp":0}"#)
+        try await Self.until("the request for the state") { try await socket.hellos() == [nil, 9, nil] }
     }
 
     static func until(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
