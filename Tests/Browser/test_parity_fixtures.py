@@ -171,3 +171,47 @@ def test_a_vote_that_keeps_the_order_shows_its_new_reason_to_everybody(base_url,
     wait_for(alice, lambda d: "1 vote" in meta(d), message=f"Alice sees the new score beside {meta(alice)!r}")
     assert "no votes" not in meta(alice)
     wait_for(bob, lambda d: "1 vote" in meta(d), message=f"Bob sees {meta(bob)!r}")
+
+
+# A newer server's event type (UnknownEventTests in JamClientTests does the same with the
+# Swift client): one that took a seq the mirror lacks asks for the whole state, a passing
+# one is dropped, and a resume in flight does not hold the request back.
+UNKNOWN_EVENT = """
+const done = arguments[0];
+(async () => {
+  const { SessionStore } = await import('/js/store.js');
+  const host = { userId: 'host', displayName: 'Host', role: 'host', connected: true };
+  const view = (members) => ({
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'host', hostDisplayName: 'Host', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
+    members, myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false }, nowPlaying: null, queue: [],
+  });
+  const member = (id) => ({ userId: id, displayName: id, role: 'member', connected: true });
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'host', clock: {} });
+  const posts = [];
+  store.connection.post = (type, data) => { posts.push([type, data]); return true; };
+  const frame = (type, data, seq) => store.connection.received(JSON.stringify({ type, data, epoch: 0, seq, timestamp: 0 }), 0);
+  frame('stateSync', view([host]), 5);
+  frame('somethingNew', {}, 5);
+  frame('memberJoined', member('gil'), 6);
+  frame('somethingNewer', { x: 1 }, 7);
+  frame('memberLeft', { userId: 'gil', hostId: 'host' }, 8);
+  const afterUnknown = posts.slice();
+  frame('stateSync', view([host, member('fay')]), 8);
+  frame('memberJoined', member('hal'), 9);
+  const members = store.mirror.view.members.map((m) => m.userId);
+  const seq = store.mirror.seq;
+  frame('memberLeft', { userId: 'hal', hostId: 'host' }, 11);
+  frame('somethingNewer', {}, 10);
+  done({ afterUnknown, members, seq, posts });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_an_unknown_event_that_took_a_seq_brings_the_whole_state(page):
+    answer = page.execute_async_script(UNKNOWN_EVENT)
+    assert "error" not in answer, answer.get("error")
+    # Not hello {lastSeq: 6}: the server would replay the same frame.
+    assert answer["afterUnknown"] == [["hello", {}]]
+    assert answer["members"] == ["host", "fay", "hal"] and answer["seq"] == 9
+    assert answer["posts"] == [["hello", {}], ["hello", {"lastSeq": 9}], ["hello", {}]]

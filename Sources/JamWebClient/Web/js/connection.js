@@ -4,7 +4,7 @@
 // command twice), and a watchdog, because a browser only notices a dead TCP path
 // when it next writes — a phone switching networks would otherwise sit "connected".
 import {
-  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, permanentCloseFailure, realtimePath, socketProtocols,
+  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, isKnownEvent, permanentCloseFailure, realtimePath, socketProtocols,
 } from './protocol.js';
 import { randomFraction, randomUUID } from './ids.js';
 
@@ -25,6 +25,7 @@ export class Connection {
    * @param {() => string} options.token the current token (it may be refreshed while the page is open)
    * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
    * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events and passing frames (not pong/ack/error)
+   * @param {(envelope: object) => void} options.onUnknownEvent a frame of a type this client does not know (a newer server's)
    * @param {(pong: object, receivedAt: number) => void} options.onPong
    * @param {(phase: object) => void} options.onPhase
    * @param {() => void} [options.onOpen] a new socket is open (clock sync restarts)
@@ -140,6 +141,10 @@ export class Connection {
   received(text, receivedAt) {
     const envelope = decodeEnvelope(text);
     if (!envelope) return;
+    if (!isKnownEvent(envelope.type)) {
+      this.options.onUnknownEvent(envelope);
+      return;
+    }
     if (!DIRECT_EVENTS.has(envelope.type)) {
       this.options.onEnvelope(envelope, receivedAt);
       return;

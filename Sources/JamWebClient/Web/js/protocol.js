@@ -176,8 +176,8 @@ export function encodeFrame(type, data, id) {
 }
 
 /**
- * Parses a server frame; null when it is not an envelope this client knows
- * (a newer server's event type is ignored, not fatal).
+ * Parses a server frame; null when it is not an envelope. Its type may be one this client
+ * does not know (a newer server's): see `isKnownEvent`.
  * @returns {ServerEnvelope|null}
  */
 export function decodeEnvelope(text) {
@@ -188,9 +188,13 @@ export function decodeEnvelope(text) {
     return null;
   }
   if (!value || typeof value !== 'object' || typeof value.type !== 'string') return null;
-  if (!Object.prototype.hasOwnProperty.call(Event, value.type)) return null;
   if (typeof value.seq !== 'number' || typeof value.epoch !== 'number' || typeof value.timestamp !== 'number') return null;
   return value;
+}
+
+/** Whether `type` is an event type of this client's protocol (ServerEventType). */
+export function isKnownEvent(type) {
+  return Object.prototype.hasOwnProperty.call(Event, type);
 }
 
 /** Join codes as the server reads them (JoinCodes.normalise): upper case, no spaces or dashes. */

@@ -29,6 +29,7 @@ export class SessionStore {
     this.requestedSkip = false;
     this.lastRejection = null;
     this.helloInFlight = false;
+    this.wholeStateInFlight = false;
     this.listeners = new Set();
     this.envelopeListeners = new Set();
     this.passingListeners = new Set();
@@ -42,6 +43,7 @@ export class SessionStore {
       token,
       lastSeq: () => this.mirror.seq,
       onEnvelope: (envelope, receivedAt) => this.received(envelope, receivedAt),
+      onUnknownEvent: (envelope) => this.unknownEvent(envelope),
       onPong: (pong, receivedAt) => this.clock.record(pong, receivedAt),
       onPhase: (phase) => {
         this.phase = phase;
@@ -49,6 +51,7 @@ export class SessionStore {
       },
       onOpen: () => {
         this.helloInFlight = false;
+        this.wholeStateInFlight = false;
         if (this.clock.send) this.clock.reset();
         else this.clock.start((ping) => this.connection.post(Command.ping, ping));
       },
@@ -107,6 +110,7 @@ export class SessionStore {
     }
     if (result !== Applied.applied) return;
     this.helloInFlight = false;
+    this.wholeStateInFlight = false;
     for (const fn of this.envelopeListeners) fn(envelope);
     this.publish();
   }
@@ -116,6 +120,20 @@ export class SessionStore {
     if (this.helloInFlight) return;
     const data = this.mirror.seq == null ? {} : { lastSeq: this.mirror.seq };
     if (this.connection.post(Command.hello, data)) this.helloInFlight = true;
+  }
+
+  /**
+   * A newer server's event type. One that took a seq the mirror lacks changed the session in a
+   * way only the whole state can show (resuming would replay the same frame); one that did not
+   * (a passing frame) is dropped. A resume in flight may have brought it, so only another
+   * request for the whole state is one too many.
+   */
+  unknownEvent(envelope) {
+    if (this.mirror.seq == null || envelope.seq <= this.mirror.seq || this.wholeStateInFlight) return;
+    if (this.connection.post(Command.hello, {})) {
+      this.helloInFlight = true;
+      this.wholeStateInFlight = true;
+    }
   }
 
   // MARK: actions
