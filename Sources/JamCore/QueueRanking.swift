@@ -18,20 +18,14 @@ public enum QueueRanking {
     /// The indices of `items` in `votes` order. Scores are summed once per item and the sort
     /// moves small keys, not whole items.
     static func votesPermutation(_ items: [ItemRecord]) -> [Int] {
-        var keys: [(score: Int, since: Millis, order: Int64, index: Int)] = []
+        var keys: [(key: VotesKey, index: Int)] = []
         keys.reserveCapacity(items.count)
         // Only the fields the order needs are read: taking whole items would copy each one
         // (its track's strings, its votes), which was most of a vote's work.
         items.withUnsafeBufferPointer { items in
-            for index in items.indices {
-                keys.append((ItemRecord.score(of: items[index].votes), items[index].scoreSince, items[index].addOrder, index))
-            }
+            for index in items.indices { keys.append((VotesKey(items[index].votes, items[index].scoreSince, items[index].addOrder), index)) }
         }
-        keys.sort { a, b in
-            if a.score != b.score { return a.score > b.score }
-            if a.since != b.since { return a.since < b.since }
-            return a.order < b.order
-        }
+        keys.sort { $0.key.precedes($1.key) }
         return keys.map(\.index)
     }
 
@@ -39,27 +33,38 @@ public enum QueueRanking {
     /// is total, so this is its index in `votesPermutation(items)`, found without a sort.
     static func votesRank(of index: Int, in items: [ItemRecord]) -> Int {
         items.withUnsafeBufferPointer { items in
-            let score = ItemRecord.score(of: items[index].votes), since = items[index].scoreSince, order = items[index].addOrder
+            let key = VotesKey(items[index].votes, items[index].scoreSince, items[index].addOrder)
             var rank = 0
             for other in items.indices where other != index {
-                let otherScore = ItemRecord.score(of: items[other].votes)
-                if otherScore != score {
-                    if otherScore > score { rank += 1 }
-                } else if items[other].scoreSince != since {
-                    if items[other].scoreSince < since { rank += 1 }
-                } else if items[other].addOrder < order {
-                    rank += 1
-                }
+                if VotesKey(items[other].votes, items[other].scoreSince, items[other].addOrder).precedes(key) { rank += 1 }
             }
             return rank
         }
     }
 
     static func votesOrder(_ a: ItemRecord, _ b: ItemRecord) -> Bool {
-        let sa = a.score, sb = b.score
-        if sa != sb { return sa > sb }
-        if a.scoreSince != b.scoreSince { return a.scoreSince < b.scoreSince }
-        return a.addOrder < b.addOrder
+        VotesKey(a.votes, a.scoreSince, a.addOrder).precedes(VotesKey(b.votes, b.scoreSince, b.addOrder))
+    }
+
+    /// The fields the `votes` order reads, and the order itself: sorting, ranking one item and
+    /// comparing two all ask it.
+    struct VotesKey {
+        let score: Int
+        let since: Millis
+        let order: Int64
+
+        init(_ votes: [UserID: Int], _ since: Millis, _ order: Int64) {
+            score = ItemRecord.score(of: votes)
+            self.since = since
+            self.order = order
+        }
+
+        /// Whether an item with this key plays before one with `other`.
+        func precedes(_ other: VotesKey) -> Bool {
+            if score != other.score { return score > other.score }
+            if since != other.since { return since < other.since }
+            return order < other.order
+        }
     }
 
     /// `fair` order: members take turns. The member whose item started least recently
