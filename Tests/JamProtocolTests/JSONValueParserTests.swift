@@ -36,10 +36,19 @@ struct JSONValueParserTests {
     @Test func structureReadsAsJSONDecoderReadsIt() {
         let texts = [
             "[]", "{}", " [ 1 , 2 ] ", "[1,]", "[ 1 , ]", "[,]", "[,1]", "[1,,2]", "{\"a\":1,}", "{\"a\":1 , }", "{,}", "{\"a\":1,,}",
-            "{\"a\":}", "{1:2}", "{\"a\" 1}", "{\"a\":1,\"a\":2}", "{\"a\":{\"b\":[true,false,null]}}", "true", "tru", "nul", "null ",
+            "{\"a\":}", "{1:2}", "{\"a\" 1}", "{\"a\":1,\"a\":2}", "{\"a\":1,\"a\":{\"b\":[2]}}", "{\"a\":{\"b\":[true,false,null]}}", "true", "tru", "nul", "null ",
             "", " ", "[1]x", "[1] [2]", "\u{FEFF}{}", "\u{FEFF}", "{\"a\":1}\u{FEFF}",
         ]
         for text in texts { expectSame(Array(text.utf8)) }
+    }
+
+    @Test func aRepeatedKeyKeepsItsFirstValueAndItsLastMustBeJSONToo() {
+        #expect(JSONValue.parse(Data(#"{"a":1,"a":2}"#.utf8)) == .object(["a": .integer(1)]))
+        // JSONDecoder never looks at the value it drops, so it reads these; Node's JSON.parse does not.
+        for text in [#"{"a":1,"a":01}"#, #"{"a":1,"a":1.2.3}"#, #"{"a":1,"a":"\x"}"#] {
+            #expect(JSONValue.parse(Data(text.utf8)) == nil, "\(text)")
+            #expect(JSONValue.decoded(Data(text.utf8)) != nil, "\(text)")
+        }
     }
 
     @Test func nestingIsLimitedWhereJSONDecoderLimitsIt() {
