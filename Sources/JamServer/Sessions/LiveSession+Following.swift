@@ -94,6 +94,9 @@ extension LiveSession {
             }
             actions.merge(outbox.stored(through: record.lsn, now: now))
             execute(actions)
+            // An owner of another build (a rolling upgrade): its numbers are the stored ones,
+            // which members elsewhere hold and this node writes on from if it takes over.
+            if Self.adoptNumbering(of: record, into: &state, logger: logger) { outbox.renumbered(through: state.seq) }
         }
         if restarted {
             // A new owner counted nobody connected: this node's sockets say they still are.

@@ -74,16 +74,7 @@ extension LiveSession {
                 logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
                 throw JamError(.internal, "the session \(id) could not be replayed from the store")
             }
-            if state.seq != record.lastSeq {
-                // The build that wrote this record sent a different number of events for these
-                // inputs (a release changed what a command sends). Members may hold its numbers:
-                // numbering goes on above them, and nobody resumes from frames numbered anew.
-                logger.warning(
-                    "a record's events are numbered differently by this build; members resuming from before it get the whole state",
-                    metadata: ["record.lsn": "\(record.lsn)", "record.lastSeq": "\(record.lastSeq)", "replayed.seq": "\(state.seq)"])
-                state.seq = max(state.seq, record.lastSeq)
-                ring.removeAll()
-            }
+            if adoptNumbering(of: record, into: &state, logger: logger) { ring.removeAll() }
             lastLsn = record.lsn
             replayed += 1
             if let answer = record.answer { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }

@@ -115,6 +115,14 @@ struct SessionOutbox {
         if let last = frames.last { publishedSeq = max(publishedSeq, last.seq) }
     }
 
+    /// Events up to `seq` were numbered by another build than the frames kept so far: nobody
+    /// resumes from those frames any more, and a connection behind `seq` gets the whole state.
+    mutating func renumbered(through seq: Int64) {
+        ring = CircularBuffer()
+        ringBytes = 0
+        publishedSeq = max(publishedSeq, seq)
+    }
+
     /// Attached connections.
     var connections: [ConnectionID] { Array(peers.keys) }
 

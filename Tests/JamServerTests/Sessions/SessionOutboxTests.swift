@@ -203,6 +203,23 @@ import Testing
         #expect(Self.text(actions.frames(for: 1)) == ["e5", "e6"])
     }
 
+    @Test func aRenumberingSendsWhoeverIsBehindItTheWholeState() throws {
+        var outbox = Self.attached()
+        for seq in Int64(21)...23 { _ = outbox.enqueue(.broadcast(Self.frame(seq)), after: 11, now: 0) }
+        _ = outbox.stored(through: 11, now: 0)
+        outbox.renumbered(through: 30)
+        #expect(outbox.ringCount == 0 && outbox.ringBytes == 0 && outbox.publishedSeq == 30)
+        #expect(outbox.replay(to: 1, after: 23, now: 0) == nil, "frames numbered before the renumbering serve nobody")
+        let current = outbox.replay(to: 1, after: 30, now: 0)
+        let actions = try #require(current, "a connection at the new number has nothing to miss")
+        #expect(actions.frames(for: 1).isEmpty)
+        // Frames after it serve resumes again.
+        _ = outbox.enqueue(.broadcast(Self.frame(31)), after: 12, now: 0)
+        _ = outbox.stored(through: 12, now: 0)
+        let later = outbox.replay(to: 2, after: 30, now: 0)
+        #expect(Self.text(try #require(later).frames(for: 2)) == ["e31"])
+    }
+
     // MARK: Stalled readers
 
     @Test func aReaderThatStopsDrainingIsEvictedOnceItFallsTooFarBehind() {

@@ -1,0 +1,73 @@
+import JamCore
+import JamProtocol
+import Logging
+import NIOPosix
+import Testing
+
+@testable import JamServer
+
+/// A replica follows an owner whose build numbers a command's events differently (a rolling
+/// upgrade): the stored numbers win, as they do when a session is recovered.
+@Suite struct ReplicaNumberingTests {
+    static let host: UserID = "00000000-0000-0000-0005-00000000000a"
+    static let id: SessionID = "00000000-0000-0000-0005-000000000001"
+    static let t0: Millis = 1_700_000_000_000
+
+    /// A replica of a new session, its record 0 applied, with connection 1 attached at its seq.
+    static func replica(of state: SessionState) async -> LiveSession {
+        let logger = Logger(label: "test")
+        let environment = SessionEnvironment(
+            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: InMemorySessionStore(), logger: logger),
+            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
+            snapshotEvery: 1_000, timing: Timing())
+        let session = LiveSession(
+            state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        await session.becomeReplica(attaching: 1, at: state.seq)
+        return session
+    }
+
+    /// The owner's record `lsn` of `input`, numbered `extra` events beyond what this build makes of it.
+    static func record(_ lsn: Int64, _ input: TimedInput, after state: inout SessionState, extra: Int64) throws -> LogRecord {
+        let firstSeq = state.seq + 1
+        _ = try state.apply(input)
+        state.seq += extra
+        return LogRecord(lsn: lsn, firstSeq: firstSeq, lastSeq: state.seq, wakeAt: nil, inputs: LogCoding.encode([input]))
+    }
+
+    static func add(_ n: Int) -> TimedInput {
+        let track = Track(id: "t\(n)", name: "Track \(n)", artist: "Artist")
+        return TimedInput(at: t0 + Millis(n), .command(.add(track: track, nonce: "n\(n)", itemId: ItemID("00000000-0000-0000-0005-0000000001\(n)0")), by: host))
+    }
+
+    @Test func aRecordNumberedByAnotherBuildMovesNumberingAboveItAndSendsWhoeverIsBehindTheWholeState() async throws {
+        var owner = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: Self.t0)
+        let session = await Self.replica(of: owner)
+        var thisBuild = owner
+        _ = try thisBuild.apply(Self.add(1))
+
+        let first = try Self.record(1, Self.add(1), after: &owner, extra: 3)
+        await session.follow([first])
+        #expect(await session.state.seq == first.lastSeq, "numbering goes on above the stored numbers")
+        #expect(await session.resumes(1, after: thisBuild.seq) == false, "frames this node numbered itself serve no resume")
+        #expect(await session.resumes(1, after: first.lastSeq) == true)
+
+        // The owner's next record, numbered as this build numbers it, changes nothing more.
+        let second = try Self.record(2, Self.add(2), after: &owner, extra: 0)
+        await session.follow([second])
+        #expect(await session.state.seq == second.lastSeq)
+        #expect(await session.resumes(1, after: first.lastSeq) == true, "the second record's frames serve resumes")
+    }
+}
+
+extension LiveSession {
+    /// Test access: the session follows its owner, and `connection` is attached at `seq`.
+    fileprivate func becomeReplica(attaching connection: ConnectionID, at seq: Int64) {
+        role = .replica
+        outbox.attach(connection, user: ReplicaNumberingTests.host, syncedSeq: seq)
+    }
+
+    /// Test access: whether `connection` can resume after `seq` from the frames kept.
+    fileprivate func resumes(_ connection: ConnectionID, after seq: Int64) -> Bool {
+        outbox.replay(to: connection, after: seq, now: environment.clock.now()) != nil
+    }
+}
