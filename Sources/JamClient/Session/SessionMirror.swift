@@ -58,6 +58,13 @@ public struct SessionMirror: Sendable, Equatable {
         return .applied
     }
 
+    /// Applies `change` to the adder shown on every item `user` added: queued, playing and announced.
+    private static func updateAdder(of view: inout SessionView, _ user: UserID, _ change: (inout Member) -> Void) {
+        for index in view.queue.indices where view.queue[index].addedBy.userId == user { change(&view.queue[index].addedBy) }
+        if view.nowPlaying?.item.addedBy.userId == user { change(&view.nowPlaying!.item.addedBy) }
+        if view.upNext?.item.addedBy.userId == user { change(&view.upNext!.item.addedBy) }
+    }
+
     /// Records the caller's own vote (the server broadcasts scores, not who voted).
     public mutating func setMyVote(_ itemId: ItemID, _ value: Int) {
         view?.myVotes[itemId.rawValue] = value == 0 ? nil : value
@@ -81,14 +88,13 @@ public struct SessionMirror: Sendable, Equatable {
             // Items show their adder as they are now (without their last add), as the server does.
             var adder = member
             adder.lastAddedAt = nil
-            for index in view.queue.indices where view.queue[index].addedBy.userId == member.userId {
-                view.queue[index].addedBy = adder
-            }
+            Self.updateAdder(of: &view, member.userId) { $0 = adder }
         case .memberLeft(let left):
             view.members.removeAll { $0.userId == left.userId }
-            for index in view.queue.indices where view.queue[index].addedBy.userId == left.userId {
-                view.queue[index].addedBy.role = .member
-                view.queue[index].addedBy.connected = false
+            // A gone adder shows as they were: their name, no role, not connected.
+            Self.updateAdder(of: &view, left.userId) { adder in
+                adder.role = .member
+                adder.connected = false
             }
             view.deviceDelays = Self.nonEmpty(view.deviceDelays?.filter { $0.userId != left.userId })
             view.session.hostId = left.hostId

@@ -71,13 +71,13 @@ export class SessionMirror {
         }
         // Items show their adder as they are now (without their last add), as the server does.
         const { lastAddedAt, ...adder } = data;
-        view.queue = view.queue.map((item) => (item.addedBy.userId === data.userId ? { ...item, addedBy: adder } : item));
+        updateAdder(view, data.userId, () => adder);
         break;
       }
       case Event.memberLeft: {
         view.members = view.members.filter((m) => m.userId !== data.userId);
-        view.queue = view.queue.map((item) => (item.addedBy.userId === data.userId
-          ? { ...item, addedBy: { ...item.addedBy, role: Role.member, connected: false } } : item));
+        // A gone adder shows as they were: their name, no role, not connected.
+        updateAdder(view, data.userId, (was) => ({ ...was, role: Role.member, connected: false }));
         view.deviceDelays = nonEmpty((view.deviceDelays || []).filter((d) => d.userId !== data.userId));
         view.session.hostId = data.hostId;
         const host = view.members.find((m) => m.userId === data.hostId);
@@ -177,6 +177,17 @@ export class SessionMirror {
     }
     this.view = view;
   }
+}
+
+/**
+ * Replaces the adder shown on every item `userId` added (queued, playing and announced) with
+ * `change(adder)`; the view's objects are copied, never changed in place.
+ */
+function updateAdder(view, userId, change) {
+  const updated = (item) => (item.addedBy.userId === userId ? { ...item, addedBy: change(item.addedBy) } : item);
+  view.queue = view.queue.map(updated);
+  if (view.nowPlaying) view.nowPlaying = { ...view.nowPlaying, item: updated(view.nowPlaying.item) };
+  if (view.upNext) view.upNext = { ...view.upNext, item: updated(view.upNext.item) };
 }
 
 /** The server leaves an empty list out of the view; so does the mirror, to stay equal to it. */
