@@ -13,6 +13,9 @@ extension SessionState {
             if current?.item.addedBy == user { current?.item.addedByName = name }
             if upNext?.item.addedBy == user { upNext?.item.addedByName = name }
             emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+            // In fair ordering their items' reasons name them ("Alice's turn"): the queue
+            // goes out again, as no other event brings reasons to items that did not move.
+            if settings.ordering == .fair, queue.contains(where: { $0.addedBy == user }) { emitQueue(at: now, into: &outcome) }
             return
         }
         guard members.count < settings.maxMembers else {

@@ -137,6 +137,22 @@ struct FairOrderingTests {
         #expect(jam.reasons == ["Ali's turn", "Bob's turn"])
     }
 
+    @Test func aRenameSendsTheQueueWithTheNewNameInItsReasons() throws {
+        var jam = try fairJam()
+        try jam.startPlaying(1, by: host)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        let renamed = try jam.apply(.join(displayName: "Ali"), by: alice).events.map(\.event)
+        let queues = renamed.compactMap { event -> [String]? in
+            if case .queueUpdate(let update) = event { return update.queue.map(\.reason) }
+            return nil
+        }
+        #expect(queues == [["Ali's turn", "Bob's turn"]])
+        // Without items of theirs, nothing names them.
+        let carolRenamed = try jam.apply(.join(displayName: "Caro"), by: carol).events.map(\.event)
+        #expect(!carolRenamed.contains { if case .queueUpdate = $0 { true } else { false } })
+    }
+
     @Test func soleMemberWithItemsPlaysOnAndOn() throws {
         var jam = try fairJam()
         try jam.startPlaying(1, by: alice)
