@@ -120,6 +120,11 @@ public struct SessionMirror: Sendable, Equatable {
                     let item = view.queue.remove(at: index)
                     view.queue.insert(item, at: min(max(movedTo, 0), view.queue.count))
                 }
+            } else if var now = view.nowPlaying, now.item.id == update.itemId {
+                // Where the host's device plays, members vote on what plays too.
+                now.item.score = update.score
+                now.item.reason = update.reason
+                view.nowPlaying = now
             }
         case .playPrepare(let prepare):
             let announced = NowPlaying(item: prepare.item, epoch: prepare.epoch, state: .preparing, positionMs: 0, anchorMs: prepare.startAt)

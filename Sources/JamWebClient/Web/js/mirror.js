@@ -113,6 +113,10 @@ export class SessionMirror {
           queue.splice(Math.min(Math.max(data.movedTo, 0), queue.length), 0, item);
         }
         view.queue = queue;
+        // Where the host's device plays, members vote on what plays too.
+        if (index < 0 && view.nowPlaying && view.nowPlaying.item.id === data.itemId) {
+          view.nowPlaying = { ...view.nowPlaying, item: { ...view.nowPlaying.item, score: data.score, reason: data.reason } };
+        }
         break;
       }
       case Event.playPrepare: {
