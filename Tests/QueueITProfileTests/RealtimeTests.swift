@@ -1,22 +1,36 @@
 import Foundation
+import JamTestSupport
 import Testing
 
 @Suite("QueueIT: the realtime socket")
 struct RealtimeTests {
+    /// Ann hosts "PARTY" with her socket open, and Bob has joined; the socket has been told
+    /// of both (`hello` is its first message).
+    private static func annHostsAndBobJoins(_ api: QueueITAPI, _ server: TestServer) async throws
+        -> (ann: Guest, bob: Guest, id: String, socket: QueueITSocket, hello: JSONObject)
+    {
+        let ann = try await api.signIn("Ann")
+        let bob = try await api.signIn("Bob")
+        let id = try await api.hosting(ann, code: "PARTY")
+        // The app's socket client puts the session id in upper case and the token in the header.
+        let socket = QueueITSocket(base: server.baseURL, sessionId: id.uppercased(), token: ann.token)
+        do {
+            let hello = try await socket.next("session.updated")
+            _ = try api.ok(try await api.join(bob, code: "PARTY"), "join")
+            _ = try await socket.next("session.updated")
+            return (ann, bob, id, socket, hello)
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
     @Test("a member's socket is told of queue, vote, now-playing and session changes")
     func eventsFollowTheSession() async throws {
         try await QueueITServer.with { api, server in
-            let ann = try await api.signIn("Ann")
-            let bob = try await api.signIn("Bob")
-            let id = try await api.hosting(ann, code: "PARTY")
-            // The app's socket client puts the session id in upper case and the token in the header.
-            let socket = QueueITSocket(base: server.baseURL, sessionId: id.uppercased(), token: ann.token)
+            let (ann, bob, id, socket, hello) = try await Self.annHostsAndBobJoins(api, server)
             defer { socket.close() }
-            let hello = try await socket.next("session.updated")
             #expect(hello.string("session_id") == id)
-
-            _ = try api.ok(try await api.join(bob, code: "PARTY"), "join")
-            _ = try await socket.next("session.updated")
 
             let first = try await api.added(bob, song(1))
             let playing = try await socket.next("now_playing.updated")
@@ -50,14 +64,8 @@ struct RealtimeTests {
     @Test("a vote that moves a song is told as the queue in its new order, then the song's votes")
     func aVoteThatMovesASongSendsTheQueue() async throws {
         try await QueueITServer.with { api, server in
-            let ann = try await api.signIn("Ann")
-            let bob = try await api.signIn("Bob")
-            let id = try await api.hosting(ann, code: "PARTY")
-            let socket = QueueITSocket(base: server.baseURL, sessionId: id.uppercased(), token: ann.token)
+            let (ann, bob, _, socket, _) = try await Self.annHostsAndBobJoins(api, server)
             defer { socket.close() }
-            _ = try await socket.next("session.updated")
-            _ = try api.ok(try await api.join(bob, code: "PARTY"), "join")
-            _ = try await socket.next("session.updated")
             let first = try await api.added(bob, song(1))
             let second = try await api.added(bob, song(2))
             let third = try await api.added(bob, song(3))
