@@ -95,8 +95,9 @@ start_node() {
   # The secret goes in the environment, not the arguments, so `ps` does not show it.
   # --database, not JAM_DATABASE_URL: a jam without PostgreSQL support then refuses to
   # start instead of quietly serving its own SQLite sessions.
+  # HAProxy connects from 127.0.0.1: per-address limits count the client it forwards.
   JAM_SECRET="$secret" nohup "$jam" serve --host 127.0.0.1 --port "$port" \
-    --data-dir "$state/node$k" --database "$url" >>"$state/node$k.log" 2>&1 </dev/null &
+    --data-dir "$state/node$k" --database "$url" --trusted-proxy 127.0.0.1 >>"$state/node$k.log" 2>&1 </dev/null &
   echo $! >"$state/node$k.pid"
   wait_healthy "$port" "$state/node$k.pid" "$jam" "$state/node$k.log" ||
     die "node $k did not come up on port $port (log: $state/node$k.log)"

@@ -94,6 +94,11 @@ struct Serve: AsyncParsableCommand {
         help: "Most realtime sockets one client address may hold open; 0 for no cap (JAM_MAX_SOCKETS_PER_ADDRESS, default 256).")
     var maxSocketsPerAddress: Int?
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A proxy in front of this server (its IP address; repeat for several): behind it, per-address limits count the client its X-Forwarded-For names (JAM_TRUSTED_PROXIES, comma-separated).")
+    var trustedProxy: [String] = []
+
     @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
     var idleTimeoutMs: Int64?
 
@@ -181,6 +186,14 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("the socket cap per address must be 0 (no cap) to 1000000, got \"\(text)\"")
             }
             configuration.maxSocketsPerAddress = value == 0 ? nil : value
+        }
+        let proxies = trustedProxy.isEmpty ? (environment["JAM_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init) : trustedProxy
+        for proxy in proxies.map({ $0.trimmingCharacters(in: .whitespaces) }) where !proxy.isEmpty {
+            // The socket reports its peer as an IP address, so only an address can match it.
+            guard ClientAddresses.isAddress(proxy) else {
+                throw ValidationError("a trusted proxy must be an IP address (as 127.0.0.1 or ::1), got \"\(proxy)\"")
+            }
+            configuration.trustedProxies.insert(proxy)
         }
         if pirate {
             var options = PirateRadioOptions()

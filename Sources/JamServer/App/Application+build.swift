@@ -65,6 +65,9 @@ public func buildApplication(
         configuration: configuration, metrics: metrics, library: library, logger: logger)
     let router = Router(context: JamRequestContext.self)
     let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
+    let addresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
+    // First, so every profile's limits see the client behind a trusted proxy.
+    if !addresses.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(addresses: addresses)) }
     let routeServices = profile.registerRoutes(on: router, context: context)
     onRoutes(router.routes.map { "\($0.method) \($0.path)" })
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
@@ -77,7 +80,7 @@ public func buildApplication(
             RealtimeServerChannel(
                 responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing,
                 headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout,
-                socketCaps: socketCaps)
+                socketCaps: socketCaps, addresses: addresses)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: services,

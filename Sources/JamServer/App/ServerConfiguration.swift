@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeoutMs: Int64 = 30_000
     /// Most realtime sockets one client address may hold open; nil for no cap.
     public var maxSocketsPerAddress: Int? = 256
+    /// Peers whose `X-Forwarded-For` names the client for per-address limits (a proxy in
+    /// front of this server); empty: every peer is the client.
+    public var trustedProxies: Set<String> = []
     /// Bytes of a session's resume frames kept in memory (besides `replayLogLimit` frames).
     public var replayLogBytes = 1 << 20
     /// How long a guest token is valid; members refresh theirs before it runs out.

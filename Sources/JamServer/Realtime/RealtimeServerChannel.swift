@@ -40,6 +40,8 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     var idleTimeout: Duration = .seconds(75)
     /// Open sockets per client address; nil for no cap.
     var socketCaps: SocketCaps?
+    /// Who a socket's client is, behind a trusted proxy too.
+    var addresses = ClientAddresses(trustedProxies: [])
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -107,7 +109,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// the socket, and stays until it closes; a graceful shutdown closes it normally.
     private func runRealtime(_ handler: NIOLoopBound<RealtimeHandler>, head: HTTPRequestHead, channel: any Channel, logger: Logger) async {
         let loop = channel.eventLoop
-        let address = channel.remoteAddress?.ipAddress ?? "unknown"
+        let address = addresses.resolve(peer: channel.remoteAddress?.ipAddress, head: head)
         var counted = false
         defer { if counted { socketCaps?.release(address) } }
         do {

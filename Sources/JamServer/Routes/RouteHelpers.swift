@@ -27,6 +27,6 @@ package enum RouteHelpers {
 
     /// The client's address, for per-address limits.
     package static func clientAddress(_ context: JamRequestContext) -> String {
-        context.remoteAddress?.ipAddress ?? "unknown"
+        context.clientAddress ?? context.remoteAddress?.ipAddress ?? "unknown"
     }
 }

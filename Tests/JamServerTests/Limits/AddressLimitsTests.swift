@@ -46,6 +46,47 @@ import Testing
         #expect(caps.addresses == 0)
     }
 
+    @Test func behindATrustedProxyTheClientItForwardsIsTheAddressAndAnythingElseIsThePeer() {
+        let addresses = ClientAddresses(trustedProxies: ["127.0.0.1", "10.0.0.9"])
+        // A trusted proxy: the rightmost entry that is not a proxy of ours.
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["192.0.2.1"]) == "192.0.2.1")
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["203.0.113.7, 192.0.2.1"]) == "192.0.2.1", "the left part is the client's say")
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["192.0.2.1, 10.0.0.9"]) == "192.0.2.1", "a chain of our proxies")
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["203.0.113.7", "192.0.2.1"]) == "192.0.2.1", "two header lines are one list")
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: []) == "127.0.0.1")
+        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["192.0.2.1, "]) == "127.0.0.1", "a malformed entry names nobody")
+        // Any other peer is the client, whatever it claims.
+        #expect(addresses.resolve(peer: "192.0.2.50", forwardedFor: ["192.0.2.1"]) == "192.0.2.50")
+        #expect(addresses.resolve(peer: nil, forwardedFor: ["192.0.2.1"]) == "unknown")
+        #expect(ClientAddresses.isAddress("::1") && ClientAddresses.isAddress("127.0.0.1"))
+        #expect(!ClientAddresses.isAddress("proxy.local") && !ClientAddresses.isAddress("127.0.0.1:80"))
+    }
+
+    @Test func behindATrustedProxyEachForwardedClientHasItsOwnBudgetsAndAForgedHeaderElsewhereGetsNone() async throws {
+        let limits = RateLimits(anonymous: (2, 60))
+        try await TestServer.with(configure: { $0.rateLimits = limits; $0.trustedProxies = ["127.0.0.1"]; $0.maxSocketsPerAddress = 1 }) { server in
+            for _ in 0..<2 { #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.1"]).status == 200) }
+            #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.1"]).status == 429)
+            #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.2"]).status == 200, "another client")
+
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let first = TestSocket(server: server, session: id, token: host.token, forwardedFor: "192.0.2.3")
+            try await first.next(.stateSync)
+            let second = TestSocket(server: server, session: id, token: host.token, forwardedFor: "192.0.2.3")
+            #expect(try #require(try await second.next(.error).error).code == .rateLimited, "the client's one socket is open")
+            let elsewhere = TestSocket(server: server, session: id, token: host.token, forwardedFor: "192.0.2.4")
+            try await elsewhere.next(.stateSync)
+            for socket in [first, second, elsewhere] { await socket.close() }
+        }
+        // Not trusted: the header is the client's say and changes nothing.
+        try await TestServer.with(configure: { $0.rateLimits = limits }) { server in
+            var statuses: [Int] = []
+            for n in 0..<3 { statuses.append(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.\(n)"]).status) }
+            #expect(statuses == [200, 200, 429])
+        }
+    }
+
     @Test func anAddressPastItsAnonymousRequestCapGets429WhileMembersAndThePageAreServed() async throws {
         try await TestServer.with(configure: { $0.rateLimits = RateLimits(anonymous: (5, 60)) }) { server in
             let member = try await server.api.guest("Gus")  // 1 of 5: signing in has no token yet

@@ -44,7 +44,7 @@ final class TestCluster: Sendable {
         var nodes: [ServerProcess] = []
         do {
             for _ in 0..<count {
-                nodes.append(try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url] + arguments))
+                nodes.append(try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url, "--trusted-proxy", "127.0.0.1"] + arguments))
             }
             let port = try freePort()
             let directory = TestServer.makeDataDirectory()

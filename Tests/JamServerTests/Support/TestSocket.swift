@@ -1,5 +1,6 @@
 import JamTestSupport
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdWSClient
 import JamProtocol
@@ -41,16 +42,24 @@ final class TestSocket: Sendable {
 
     /// Connects to a session's realtime endpoint.
     /// - Parameter paused: when true the client does not read until `resumeReading()`.
-    convenience init(server: TestServer, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil) {
-        self.init(wsBaseURL: server.wsBaseURL, session: session, token: token, lastSeq: lastSeq, paused: paused, path: path)
+    /// - Parameter forwardedFor: an `X-Forwarded-For` header, as a proxy in front of the server sends it.
+    convenience init(
+        server: TestServer, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil,
+        forwardedFor: String? = nil
+    ) {
+        self.init(wsBaseURL: server.wsBaseURL, session: session, token: token, lastSeq: lastSeq, paused: paused, path: path, forwardedFor: forwardedFor)
     }
 
     /// Connects to a session's realtime endpoint on the server at `wsBaseURL` (a server process, say).
-    init(wsBaseURL: String, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil) {
+    init(
+        wsBaseURL: String, session: SessionID, token: String?, lastSeq: Int64? = nil, paused: Bool = false, path: String? = nil,
+        forwardedFor: String? = nil
+    ) {
         var url = wsBaseURL + (path ?? "/api/v1/sessions/\(session)/realtime")
         if let lastSeq { url += "?lastSeq=\(lastSeq)" }
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }
+        if let forwardedFor { headers[HTTPField.Name("X-Forwarded-For")!] = forwardedFor }
         let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers, closeTimeout: .seconds(2))
         let (outStream, outContinuation) = AsyncStream.makeStream(of: String.self)
         let (gateStream, gateContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
