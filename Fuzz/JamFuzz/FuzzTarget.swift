@@ -51,7 +51,8 @@ enum FuzzTarget: String, CaseIterable {
         _ = PirateRadio.ClientMessage.decode(data)
         var repeatedKey = false
         let parsed = data.withUnsafeBytes { JSONValueParser.parse($0, repeatedKey: &repeatedKey) }
-        // Where they differ by design: JSONDecoder never checks a repeated key's dropped value;
+        // Where they differ by design: of a repeated key JSONDecoder keeps the first value and
+        // never checks the one it drops, where the parser keeps the last, as JSON.parse does;
         // it takes a zero byte or a byte order mark up front for UTF-16 or UTF-32; and it needs
         // seconds for deep nesting (its cost grows with the cube of the depth: a hang here).
         let bytes = [UInt8](data.prefix(2))

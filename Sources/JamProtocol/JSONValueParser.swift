@@ -4,7 +4,8 @@ import Foundation
 /// gives decoding `JSONValue`, leniencies included (the fuzz target and `JSONValueParserTests`
 /// compare the two), without the thrown type mismatches that decoding any value through
 /// `Decodable` costs: 7 µs for a PirateRadio `addToQueue` frame instead of 49, and linear time
-/// in the nesting depth instead of cubic.
+/// in the nesting depth instead of cubic. Of a key written twice, the last value counts, as in
+/// the servers whose clients send this text (Node's `JSON.parse`, Python's `json`).
 package struct JSONValueParser {
     /// The deepest nesting of arrays and objects read, as `JSONDecoder` allows.
     package static let maxDepth = 512
@@ -25,8 +26,8 @@ package struct JSONValueParser {
     }
 
     /// The value, and whether an object in it repeats a key: the one case where JSONDecoder
-    /// reads more, as it never looks at the value it drops (`{"a":1,"a":01}` is `{"a":1}`
-    /// there, and not JSON here, nor for Node's `JSON.parse`).
+    /// reads otherwise. It keeps the first value, and never checks the one it drops
+    /// (`{"a":1,"a":01}` is `{"a":1}` there, and not JSON here, nor for `JSON.parse`).
     package static func parse(_ bytes: UnsafeRawBufferPointer, repeatedKey: inout Bool) -> JSONValue? {
         // A UTF-8 byte order mark is skipped, as JSONDecoder does.
         let start = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
@@ -86,11 +87,9 @@ package struct JSONValueParser {
             guard current == UInt8(ascii: ":") else { return nil }
             index += 1
             skipWhitespace()
-            // The first of two equal keys is kept, as JSONDecoder keeps it.
-            let repeated = members[key] != nil
-            if repeated { repeatedKey = true }
+            if members[key] != nil { repeatedKey = true }
             guard let value = value(depth: depth) else { return nil }
-            if !repeated { members[key] = value }
+            members[key] = value
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
@@ -225,9 +224,10 @@ package struct JSONValueParser {
     }
 
     /// A number. As JSONDecoder decodes `Int64` before `Double`: plain digits that fit stay
-    /// exact; a fraction or exponent whose value is a whole `Double` in range is a whole number
-    /// too, truncated from its digits (`1.0`, `1e3`, `9007199254740993.10`); any other is a
-    /// `Double`, and one that does not fit is not JSON.
+    /// exact; a fraction or exponent whose value, as a `Double`, is whole and fits is a whole
+    /// number too (`1.0`, `1e3`, `0.99999999999999999`), from 2^53 on its digits up to the
+    /// point (`9007199254740993.10`); any other is a `Double`, and one that does not fit is
+    /// not JSON.
     private mutating func number() -> JSONValue? {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
@@ -254,15 +254,16 @@ package struct JSONValueParser {
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if fractionEnd == integerEnd, exponent == nil, let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text), double.isFinite else { return nil }
-        // Only a magnitude that fits: JSONDecoder reads -2^63 from plain digits alone.
-        guard double.rounded(.towardZero) == double, Int64(exactly: double.magnitude) != nil,
-              let whole = truncated(start: start, integerEnd: integerEnd, fractionEnd: fractionEnd, exponent: exponent ?? 0)
-        else { return .number(double) }
-        return .integer(whole)
+        guard let whole = Int64(exactly: double) else { return .number(double) }
+        // Below 2^53 every whole number is a Double: the Double is the value.
+        if double.magnitude < 9_007_199_254_740_992 { return .integer(whole) }
+        return truncated(start: start, integerEnd: integerEnd, fractionEnd: fractionEnd, exponent: exponent ?? 0).map(JSONValue.integer)
+            ?? .number(double)
     }
 
     /// The number's digits up to its decimal point, exactly: the digits before `.`, then those
-    /// after it moved left by the exponent.
+    /// after it moved left by the exponent; nil when their magnitude is beyond `Int64.max`
+    /// (JSONDecoder reads -2^63 from plain digits alone).
     private func truncated(start: Int, integerEnd: Int, fractionEnd: Int, exponent: Int) -> Int64? {
         let negative = bytes[start] == UInt8(ascii: "-")
         let digitsStart = negative ? start + 1 : start
@@ -278,7 +279,8 @@ package struct JSONValueParser {
         } else {
             digits.removeLast(digits.count - point.partialValue)
         }
-        return Int64((negative ? "-" : "") + String(decoding: digits, as: UTF8.self))
+        guard let magnitude = UInt64(String(decoding: digits, as: UTF8.self)), magnitude <= UInt64(Int64.max) else { return nil }
+        return negative ? -Int64(magnitude) : Int64(magnitude)
     }
 
     private mutating func skipDigits() {

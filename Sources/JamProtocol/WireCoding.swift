@@ -8,17 +8,15 @@ struct UnknownTypeError: Error {
 /// The JSON coders every OpenJam component uses, and the mapping of decoding
 /// failures to typed errors that name the offending field.
 public enum WireCoding {
-    /// Encoder with stable key order (sorted), so equal values encode to equal bytes. One
-    /// instance serves every caller: its options are fixed here, and making one per frame
-    /// cost a sixth of decoding a small one.
-    public static let encoder: JSONEncoder = {
+    /// Encoder with stable key order (sorted), so equal values encode to equal bytes.
+    public static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }()
+    }
 
-    /// Plain decoder; IDs normalise themselves. Shared, as the encoder is.
-    public static let decoder = JSONDecoder()
+    /// Plain decoder; IDs normalise themselves.
+    public static var decoder: JSONDecoder { JSONDecoder() }
 
     /// Decodes `T`, turning any failure into a `JamError` with a specific message.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(JamError) -> T {
