@@ -61,15 +61,13 @@ extension LiveSession {
         for record in records where record.lsn == nextLsn {
             var actions = SessionOutbox.Actions()
             var recordEvents: [ServerEnvelope] = []
+            // Each input's frames, held until the record's numbering is known to match.
+            var applied: [(input: SessionInput, frames: [WireFrame])] = []
             do {
                 for input in try LogCoding.decodeInputs(record.inputs) {
                     let events = try state.apply(input).events
                     recordEvents += events
-                    for var frame in wire.frames(for: events, cause: .tick, state: state, now: input.at) {
-                        frame.bytes = WebSocketText.frame(frame.bytes)
-                        actions.merge(outbox.enqueue(.broadcast(frame), after: record.lsn, now: now))
-                    }
-                    actions.merge(closes(after: input.input, lsn: record.lsn, now: now))
+                    applied.append((input.input, wire.frames(for: events, cause: .tick, state: state, now: input.at)))
                     if case .restart = input.input { restarted = true }
                 }
             } catch {
@@ -78,6 +76,21 @@ extension LiveSession {
                 return
             }
             nextLsn = record.lsn + 1
+            // An owner of another build (a rolling upgrade) numbered these events otherwise: its
+            // numbers are the stored ones, which members elsewhere hold and this node writes on
+            // from if it takes over. This node's own numbering of them goes to nobody; its
+            // members get the whole state instead.
+            let renumbered = Self.adoptNumbering(of: record, into: &state, logger: logger)
+            if renumbered { outbox.renumbered(through: state.seq) }
+            for (input, frames) in applied {
+                if !renumbered {
+                    for var frame in frames {
+                        frame.bytes = WebSocketText.frame(frame.bytes)
+                        actions.merge(outbox.enqueue(.broadcast(frame), after: record.lsn, now: now))
+                    }
+                }
+                actions.merge(closes(after: input, lsn: record.lsn, now: now))
+            }
             if let answer = record.answer {
                 let frame = WebSocketText.frame(Array(answer.frame.utf8))
                 answers.remember(frame, for: answer.key)
@@ -94,9 +107,9 @@ extension LiveSession {
             }
             actions.merge(outbox.stored(through: record.lsn, now: now))
             execute(actions)
-            // An owner of another build (a rolling upgrade): its numbers are the stored ones,
-            // which members elsewhere hold and this node writes on from if it takes over.
-            if Self.adoptNumbering(of: record, into: &state, logger: logger) { outbox.renumbered(through: state.seq) }
+            if renumbered {
+                for connection in connections.keys { sendStateSync(to: connection) }
+            }
         }
         if restarted {
             // A new owner counted nobody connected: this node's sockets say they still are.

@@ -6,14 +6,15 @@ import Logging
 /// build that wrote it stored, and members may hold that build's numbers.
 extension LiveSession {
     /// After `record`'s inputs were applied to `state`: when its stored numbering differs,
-    /// numbering goes on above both, and true says that frames numbered so far must not serve
-    /// a resume (the caller drops them, so members behind get the whole state).
+    /// the stored one wins (members hold it, and records written after go on from it), and
+    /// true says that frames this build numbered for the record, or kept before it, must
+    /// reach nobody (the caller drops them, so members behind get the whole state).
     static func adoptNumbering(of record: LogRecord, into state: inout SessionState, logger: Logger) -> Bool {
         guard state.seq != record.lastSeq else { return false }
         logger.warning(
             "a record's events are numbered differently by this build; members resuming from before it get the whole state",
             metadata: ["record.lsn": "\(record.lsn)", "record.lastSeq": "\(record.lastSeq)", "applied.seq": "\(state.seq)"])
-        state.seq = max(state.seq, record.lastSeq)
+        state.seq = record.lastSeq
         return true
     }
 }

@@ -39,22 +39,26 @@ import Testing
         return TimedInput(at: t0 + Millis(n), .command(.add(track: track, nonce: "n\(n)", itemId: ItemID("00000000-0000-0000-0005-0000000001\(n)0")), by: host))
     }
 
-    @Test func aRecordNumberedByAnotherBuildMovesNumberingAboveItAndSendsWhoeverIsBehindTheWholeState() async throws {
+    @Test(arguments: [3, -1] as [Int64])
+    func aRecordNumberedByAnotherBuildTakesItsStoredNumbersAndItsFramesReachNobody(_ extra: Int64) async throws {
         var owner = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: Self.t0)
         let session = await Self.replica(of: owner)
-        var thisBuild = owner
-        _ = try thisBuild.apply(Self.add(1))
+        let before = owner.seq
 
-        let first = try Self.record(1, Self.add(1), after: &owner, extra: 3)
+        let first = try Self.record(1, Self.add(1), after: &owner, extra: extra)
         await session.follow([first])
-        #expect(await session.state.seq == first.lastSeq, "numbering goes on above the stored numbers")
-        #expect(await session.resumes(1, after: thisBuild.seq) == false, "frames this node numbered itself serve no resume")
+        #expect(await session.state.seq == first.lastSeq, "the stored numbers win, more or fewer")
+        #expect(await session.keptFrames == 0, "this node's own numbering of the record goes to nobody")
+        if first.lastSeq > before {
+            #expect(await session.resumes(1, after: before) == false, "whoever is behind gets the whole state")
+        }
         #expect(await session.resumes(1, after: first.lastSeq) == true)
 
-        // The owner's next record, numbered as this build numbers it, changes nothing more.
+        // The owner's next record, numbered as this build numbers it, is followed as usual.
         let second = try Self.record(2, Self.add(2), after: &owner, extra: 0)
         await session.follow([second])
         #expect(await session.state.seq == second.lastSeq)
+        #expect(await session.keptFrames == Int(second.lastSeq - first.lastSeq))
         #expect(await session.resumes(1, after: first.lastSeq) == true, "the second record's frames serve resumes")
     }
 }
@@ -65,6 +69,9 @@ extension LiveSession {
         role = .replica
         outbox.attach(connection, user: ReplicaNumberingTests.host, syncedSeq: seq)
     }
+
+    /// Test access: frames kept for resumes.
+    fileprivate var keptFrames: Int { outbox.ringCount }
 
     /// Test access: whether `connection` can resume after `seq` from the frames kept.
     fileprivate func resumes(_ connection: ConnectionID, after seq: Int64) -> Bool {
