@@ -66,8 +66,8 @@ public func buildApplication(
     let router = Router(context: JamRequestContext.self)
     let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
     let addresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
-    // First, so every profile's limits see the client behind a trusted proxy.
-    if !addresses.trustedProxies.isEmpty { router.add(middleware: ClientAddressMiddleware(addresses: addresses)) }
+    // First, so every profile's limits see the client as the socket upgrade does.
+    router.add(middleware: ClientAddressMiddleware(addresses: addresses))
     let routeServices = profile.registerRoutes(on: router, context: context)
     onRoutes(router.routes.map { "\($0.method) \($0.path)" })
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the

@@ -21,7 +21,7 @@ public struct JamRequestContext: RequestContext {
     public var maxBodyBytes: Int = 64 * 1024
     /// The peer, for per-address rate limits.
     public let remoteAddress: SocketAddress?
-    /// The client behind a trusted proxy (`ClientAddressMiddleware`); nil: the peer is the client.
+    /// The client, behind a trusted proxy too (set by `ClientAddressMiddleware`).
     public var clientAddress: String?
 
     public init(source: ApplicationRequestContextSource) {

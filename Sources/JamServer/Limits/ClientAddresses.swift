@@ -8,40 +8,55 @@ import NIOHTTP1
 /// it forwards. Behind a proxy every peer is the proxy, so without this every member would
 /// share one address's budget.
 package struct ClientAddresses: Sendable {
-    /// Peer addresses whose `X-Forwarded-For` counts, exactly as the socket reports them.
+    /// Peer addresses whose `X-Forwarded-For` counts, in canonical form (`canonical(_:)`).
     package let trustedProxies: Set<String>
 
+    /// `trustedProxies` are IP addresses in any of their spellings; others are ignored (the
+    /// command line refuses them first).
     package init(trustedProxies: Set<String>) {
-        self.trustedProxies = trustedProxies
+        self.trustedProxies = Set(trustedProxies.compactMap(Self.canonical))
     }
 
     /// The client's address: the rightmost `X-Forwarded-For` entry that is not itself a trusted
     /// proxy, when the peer is trusted; the peer otherwise. Entries to the left of that one
-    /// come from the client and could say anything, so they are never read.
+    /// come from the client and could say anything, so they are never read; an entry that is
+    /// not an IP address leaves the proxy as all that can be named.
     package func resolve(peer: String?, forwardedFor: [String]) -> String {
         guard let peer else { return "unknown" }
-        guard trustedProxies.contains(peer) else { return peer }
-        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-        for hop in hops.reversed() where !trustedProxies.contains(hop) {
-            // An empty entry is a malformed header: the proxy is all that can be named.
-            return hop.isEmpty ? peer : hop
+        let client = Self.canonical(peer) ?? peer
+        guard trustedProxies.contains(client) else { return client }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        for hop in hops.reversed() {
+            guard let address = Self.canonical(hop.trimmingCharacters(in: .whitespaces)) else { return client }
+            if !trustedProxies.contains(address) { return address }
         }
-        return peer
-    }
-
-    /// Whether `text` is an IP address, the only form a socket's peer takes.
-    package static func isAddress(_ text: String) -> Bool {
-        do {
-            _ = try SocketAddress(ipAddress: text, port: 0)
-            return true
-        } catch {
-            return false
-        }
+        return client
     }
 
     /// The address of a request whose head is `head`, from `peer`.
     package func resolve(peer: String?, head: HTTPRequestHead) -> String {
         resolve(peer: peer, forwardedFor: head.headers["X-Forwarded-For"])
+    }
+
+    /// Whether `text` is an IP address, the only form a socket's peer takes.
+    package static func isAddress(_ text: String) -> Bool {
+        canonical(text) != nil
+    }
+
+    /// `text` as one spelling per address: IPv6 as the system writes it (`::1`, lower case),
+    /// and an IPv4 client of a dual-stack socket (`::ffff:10.0.0.5`) as IPv4; nil when `text`
+    /// is not an IP address.
+    package static func canonical(_ text: String) -> String? {
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(ipAddress: text, port: 0)
+        } catch {
+            return nil
+        }
+        guard let written = address.ipAddress else { return nil }
+        let mapped = "::ffff:"
+        if written.hasPrefix(mapped), written.dropFirst(mapped.count).contains(".") { return String(written.dropFirst(mapped.count)) }
+        return written
     }
 }
 

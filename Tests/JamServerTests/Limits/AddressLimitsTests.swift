@@ -54,7 +54,12 @@ import Testing
         #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["192.0.2.1, 10.0.0.9"]) == "192.0.2.1", "a chain of our proxies")
         #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["203.0.113.7", "192.0.2.1"]) == "192.0.2.1", "two header lines are one list")
         #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: []) == "127.0.0.1")
-        #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: ["192.0.2.1, "]) == "127.0.0.1", "a malformed entry names nobody")
+        for malformed in ["192.0.2.1, ", "192.0.2.1,", "unknown", "192.0.2.1:5000", "192.0.2.1, proxy.local"] {
+            #expect(addresses.resolve(peer: "127.0.0.1", forwardedFor: [malformed]) == "127.0.0.1", "\(malformed): an entry that is no address names nobody")
+        }
+        // One spelling per address: a dual-stack socket's IPv4 peer, IPv6 written out.
+        #expect(addresses.resolve(peer: "::ffff:127.0.0.1", forwardedFor: ["::FFFF:192.0.2.1"]) == "192.0.2.1")
+        #expect(ClientAddresses(trustedProxies: ["0:0:0:0:0:0:0:1"]).resolve(peer: "::1", forwardedFor: ["2001:DB8::1"]) == "2001:db8::1")
         // Any other peer is the client, whatever it claims.
         #expect(addresses.resolve(peer: "192.0.2.50", forwardedFor: ["192.0.2.1"]) == "192.0.2.50")
         #expect(addresses.resolve(peer: nil, forwardedFor: ["192.0.2.1"]) == "unknown")
