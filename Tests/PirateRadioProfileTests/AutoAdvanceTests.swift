@@ -13,7 +13,7 @@ struct AutoAdvanceTests {
             let started = try await party.play(prTrack(1, durationMs: 800))
 
             for person in party.everyone {
-                let sync = try await person.socket.next("stateSync", timeout: .seconds(5), "advancing to track 2") {
+                let sync = try await person.socket.next("stateSync", timeout: .seconds(30), "advancing to track 2") {
                     $0.data.object("currentTrack")?.string("id") == "spotify:track:2"
                 }
                 let elapsed = milliseconds(from: started, to: sync.receivedAt)
@@ -40,7 +40,7 @@ struct AutoAdvanceTests {
             let started = try await party.play(track)
 
             for person in party.everyone {
-                let sync = try await person.socket.next("stateSync", timeout: .seconds(15), "after the end of the only track") { _ in true }
+                let sync = try await person.socket.next("stateSync", timeout: .seconds(30), "after the end of the only track") { _ in true }
                 let elapsed = milliseconds(from: started, to: sync.receivedAt)
                 #expect(elapsed >= 450, "\(person.id): stopped after \(elapsed) ms of a 700 ms track")
                 #expect(sync.data.bool("isPlaying") == false, "\(sync.text)")
