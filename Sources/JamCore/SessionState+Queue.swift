@@ -125,9 +125,9 @@ extension SessionState {
             throw JamError(.notFound, "no item \(itemId) in the queue")
         }
         let previous = queue[index].votes[user] ?? 0
-        outcome.score = queue[index].score
-        guard previous != value else { return }
         let oldScore = queue[index].score
+        outcome.score = oldScore
+        guard previous != value else { return }
         switch settings.ordering {
         case .votes:
             // Only the voted item's sort key changes, so only it can move: the update names
