@@ -48,7 +48,9 @@ extension LiveSession {
         for answer in start.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         var lastLsn = start.lsn
         var replayed = 0
-        var ring: [(seq: Int64, bytes: ByteBuffer)] = []
+        // Bounded while it fills, as the outbox's is: a replay of thousands of records with
+        // whole-queue frames holds no more than resumes can use.
+        var ring = ResumeRing(environment.outbox)
         var replayWire = makeWire(state.epoch)
         for record in stored.records where record.lsn > start.lsn {
             let inputs: [TimedInput]
@@ -68,7 +70,6 @@ extension LiveSession {
                     for frame in replayWire.frames(for: events, cause: .tick, state: state, now: input.at) where frame.logged {
                         ring.append((frame.seq, WebSocketText.frame(frame.bytes)))
                     }
-                    if ring.count > 2 * environment.outbox.replayLimit { ring.removeFirst(ring.count - environment.outbox.replayLimit) }
                 }
             } catch {
                 logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])

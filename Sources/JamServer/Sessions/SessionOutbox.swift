@@ -95,9 +95,9 @@ struct SessionOutbox {
     private(set) var publishedSeq: Int64
     private var pending = CircularBuffer<(lsn: Int64, item: Item)>()
     private var peers: [ConnectionID: Peer] = [:]
-    private var ring = CircularBuffer<(seq: Int64, bytes: ByteBuffer)>()
-    /// The bytes of the frames in `ring`.
-    private(set) var ringBytes = 0
+    private var ring: ResumeRing
+    /// The bytes of the frames kept for resumes.
+    var ringBytes: Int { ring.bytes }
 
     /// An outbox whose store already holds record `storedLsn`, and whose newest published
     /// event is `publishedSeq`.
@@ -105,21 +105,20 @@ struct SessionOutbox {
         self.configuration = configuration
         self.storedLsn = storedLsn
         self.publishedSeq = publishedSeq
+        ring = ResumeRing(configuration)
     }
 
-    /// Frames to resume from, oldest first (a session brought back from the store).
-    mutating func restoreRing(_ frames: [(seq: Int64, bytes: ByteBuffer)]) {
-        ring = CircularBuffer()
-        ringBytes = 0
-        for frame in frames { keep(frame) }
-        if let last = frames.last { publishedSeq = max(publishedSeq, last.seq) }
+    /// Frames to resume from (a session brought back from the store), kept to this outbox's limits.
+    mutating func restoreRing(_ restored: ResumeRing) {
+        ring = ResumeRing(configuration)
+        for frame in restored.frames { ring.append(frame) }
+        if let last = restored.frames.last { publishedSeq = max(publishedSeq, last.seq) }
     }
 
     /// Events up to `seq` were numbered by another build than the frames kept so far: nobody
     /// resumes from those frames any more, and a connection behind `seq` gets the whole state.
     mutating func renumbered(through seq: Int64) {
-        ring = CircularBuffer()
-        ringBytes = 0
+        ring.removeAll()
         publishedSeq = max(publishedSeq, seq)
     }
 
@@ -130,7 +129,7 @@ struct SessionOutbox {
     func isAttached(_ connection: ConnectionID) -> Bool { peers[connection] != nil }
 
     /// Logged frames in the ring (for tests and metrics).
-    var ringCount: Int { ring.count }
+    var ringCount: Int { ring.frames.count }
 
     // MARK: Inputs
 
@@ -165,10 +164,10 @@ struct SessionOutbox {
     /// ring no longer (or never) had them and the connection needs the whole state instead.
     mutating func replay(to connection: ConnectionID, after lastSeq: Int64, now: Millis) -> Actions? {
         guard var peer = peers[connection], lastSeq <= publishedSeq else { return nil }
-        let oldest = ring.first?.seq ?? publishedSeq + 1
+        let oldest = ring.frames.first?.seq ?? publishedSeq + 1
         guard lastSeq >= oldest - 1 else { return nil }
         var actions = Actions()
-        for entry in ring where entry.seq > lastSeq {
+        for entry in ring.frames where entry.seq > lastSeq {
             actions.write(entry.bytes, to: connection)
             if !peer.writable { peer.backlog += 1 }
         }
@@ -206,16 +205,6 @@ struct SessionOutbox {
 
     // MARK: Release
 
-    /// Puts a logged frame in the resume ring, dropping the oldest beyond its count or its
-    /// bytes (the newest frame stays, whatever its size).
-    private mutating func keep(_ frame: (seq: Int64, bytes: ByteBuffer)) {
-        ring.append(frame)
-        ringBytes += frame.bytes.readableBytes
-        while ring.count > 1, ring.count > configuration.replayLimit || ringBytes > configuration.replayBytesLimit {
-            ringBytes -= ring.removeFirst().bytes.readableBytes
-        }
-    }
-
     private mutating func release(now: Millis) -> Actions {
         var actions = Actions()
         while let head = pending.first, head.lsn <= storedLsn {
@@ -224,7 +213,7 @@ struct SessionOutbox {
             case .broadcast(let frame):
                 if frame.logged {
                     publishedSeq = max(publishedSeq, frame.seq)
-                    keep((frame.seq, frame.bytes))
+                    ring.append((frame.seq, frame.bytes))
                 }
                 var stalled: [ConnectionID] = []
                 // Values change in place (no copy of the table per frame); evictions come after.

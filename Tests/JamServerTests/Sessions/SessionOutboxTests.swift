@@ -18,6 +18,13 @@ import Testing
     static func text(_ buffers: [ByteBuffer]) -> [String] { buffers.map { String(buffer: $0) } }
 
     /// An outbox whose store holds record 10, with connections 1 (Alice), 2 (Bob), 3 (Alice) attached at seq 20.
+    /// A ring holding `frames` as a recovery regenerated them, without limits of its own.
+    static func ring(_ frames: [(Int64, ByteBuffer)]) -> ResumeRing {
+        var ring = ResumeRing(SessionOutbox.Configuration(replayLimit: .max, replayBytesLimit: .max, backlogLimit: 0, stallTimeoutMs: 0))
+        for frame in frames { ring.append(frame) }
+        return ring
+    }
+
     static func attached(configuration: SessionOutbox.Configuration = configuration) -> SessionOutbox {
         var outbox = SessionOutbox(configuration: configuration, storedLsn: 10, publishedSeq: 20)
         outbox.attach(1, user: alice, syncedSeq: 20)
@@ -185,7 +192,7 @@ import Testing
         #expect(Self.text(resumed.frames(for: 1)) == ["e26", "e27", "e28"])
 
         var restored = SessionOutbox(configuration: configuration, storedLsn: 3, publishedSeq: 0)
-        restored.restoreRing((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) })
+        restored.restoreRing(Self.ring((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) }))
         #expect(restored.ringCount == 5 && restored.ringBytes == 10 && restored.publishedSeq == 6)
         let huge = WireFrame(seq: 29, bytes: ByteBuffer(string: String(repeating: "x", count: 50)), audience: .everyone, logged: true)
         _ = outbox.enqueue(.broadcast(huge), after: 12, now: 0)
@@ -193,9 +200,26 @@ import Testing
         #expect(outbox.ringCount == 1, "the newest frame stays, however big")
     }
 
+    @Test func aResumeRingKeepsItsNewestFramesWithinItsCountAndItsBytesWhileItFills() {
+        var ring = ResumeRing(SessionOutbox.Configuration(replayLimit: 3, replayBytesLimit: 8, backlogLimit: 0, stallTimeoutMs: 0))
+        var most = (frames: 0, bytes: 0)
+        for seq in Int64(1)...9 {
+            ring.append((seq, ByteBuffer(string: "e\(seq)")))
+            most = (max(most.frames, ring.frames.count), max(most.bytes, ring.bytes))
+        }
+        #expect(ring.frames.map(\.seq) == [7, 8, 9])
+        #expect(most.frames == 3 && most.bytes == 6, "never more than the limits, at any point")
+        ring.append((10, ByteBuffer(string: "a frame far over the byte budget")))
+        #expect(ring.frames.map(\.seq) == [10], "the newest frame stays, however big")
+        ring.append((11, ByteBuffer(string: "e11")))
+        #expect(ring.frames.map(\.seq) == [11] && ring.bytes == 3)
+        ring.removeAll()
+        #expect(ring.frames.isEmpty && ring.bytes == 0)
+    }
+
     @Test func aRestoredRingServesResumesAfterARestart() throws {
         var outbox = SessionOutbox(configuration: Self.configuration, storedLsn: 3, publishedSeq: 0)
-        outbox.restoreRing((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) })
+        outbox.restoreRing(Self.ring((1...6).map { (Int64($0), ByteBuffer(string: "e\($0)")) }))
         #expect(outbox.publishedSeq == 6)
         outbox.attach(1, user: Self.alice, syncedSeq: 6)
         let replayed = outbox.replay(to: 1, after: 4, now: 0)
