@@ -3,7 +3,7 @@ import JamProtocol
 // PirateRadio payloads write themselves with `JSONWriter`, keys sorted: the same bytes as
 // `WireCoding.encoder` (`PirateRadioJSONTests` compares them). Queue updates and snapshots
 // are written as `ShownQueue` and `ShownSnapshot` (below), with tracks as their clients sent
-// them; `QueueUpdate` and `Snapshot` only read them.
+// them; `QueueUpdate` only reads them, and `Snapshot` shares `ShownSnapshot`'s fields.
 
 extension PirateRadio.Track: JSONWritable {
     public func write(to json: inout JSONWriter) {
@@ -117,54 +117,24 @@ extension PirateRadio {
 
     /// A snapshot as the server writes it (`stateSync` data, `GET /sessions/{id}`), with
     /// `currentTrack` and the queue as their clients sent them; `Snapshot` reads it.
-    package struct ShownSnapshot: JSONWritable {
-        package var id: String
-        package var joinCode: String
-        package var creatorId: String
-        package var djUserId: String
-        package var members: [Member]
-        package var epoch: Int64
-        package var sequence: Int64
-        package var currentTrack: RawJSON?
-        package var isPlaying: Bool
-        package var positionMs: Int64
-        package var positionTimestamp: Int64
-        package var queue: [RawJSON]
+    package typealias ShownSnapshot = SnapshotOf<RawJSON>
+}
 
-        /// Creates the snapshot as shown.
-        package init(
-            id: String, joinCode: String, creatorId: String, djUserId: String, members: [Member], epoch: Int64, sequence: Int64,
-            currentTrack: RawJSON?, isPlaying: Bool, positionMs: Int64, positionTimestamp: Int64, queue: [RawJSON]
-        ) {
-            self.id = id
-            self.joinCode = joinCode
-            self.creatorId = creatorId
-            self.djUserId = djUserId
-            self.members = members
-            self.epoch = epoch
-            self.sequence = sequence
-            self.currentTrack = currentTrack
-            self.isPlaying = isPlaying
-            self.positionMs = positionMs
-            self.positionTimestamp = positionTimestamp
-            self.queue = queue
-        }
-
-        package func write(to json: inout JSONWriter) {
-            json.object {
-                $0.field("creatorId", creatorId)
-                $0.field("currentTrack", orNull: currentTrack)
-                $0.field("djUserId", djUserId)
-                $0.field("epoch", epoch)
-                $0.field("id", id)
-                $0.field("isPlaying", isPlaying)
-                $0.field("joinCode", joinCode)
-                $0.field("members", array: members)
-                $0.field("positionMs", positionMs)
-                $0.field("positionTimestamp", positionTimestamp)
-                $0.field("queue", array: queue)
-                $0.field("sequence", sequence)
-            }
+extension PirateRadio.SnapshotOf: JSONWritable where Entry: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("creatorId", creatorId)
+            $0.field("currentTrack", orNull: currentTrack)
+            $0.field("djUserId", djUserId)
+            $0.field("epoch", epoch)
+            $0.field("id", id)
+            $0.field("isPlaying", isPlaying)
+            $0.field("joinCode", joinCode)
+            $0.field("members", array: members)
+            $0.field("positionMs", positionMs)
+            $0.field("positionTimestamp", positionTimestamp)
+            $0.field("queue", array: queue)
+            $0.field("sequence", sequence)
         }
     }
 }

@@ -49,8 +49,13 @@ public enum PirateRadio {
         }
     }
 
-    /// `GET /sessions/{id}` and the `data` of `stateSync`.
-    public struct Snapshot: Codable, Hashable, Sendable {
+    /// `GET /sessions/{id}` and the `data` of `stateSync`, read with tracks as `Track`s.
+    public typealias Snapshot = SnapshotOf<Track>
+
+    /// `GET /sessions/{id}` and the `data` of `stateSync`, with tracks of type `Entry`: one list
+    /// of fields for the snapshot clients read (`Snapshot`) and the one the server writes with
+    /// tracks as their clients sent them (`ShownSnapshot`).
+    public struct SnapshotOf<Entry: Hashable & Sendable>: Hashable, Sendable {
         public var id: String
         public var joinCode: String
         public var creatorId: String
@@ -58,16 +63,16 @@ public enum PirateRadio {
         public var members: [Member]
         public var epoch: Int64
         public var sequence: Int64
-        public var currentTrack: Track?
+        public var currentTrack: Entry?
         public var isPlaying: Bool
         public var positionMs: Int64
         public var positionTimestamp: Int64
-        public var queue: [Track]
+        public var queue: [Entry]
 
         /// Creates a snapshot.
         public init(
             id: String, joinCode: String, creatorId: String, djUserId: String, members: [Member], epoch: Int64, sequence: Int64,
-            currentTrack: Track?, isPlaying: Bool, positionMs: Int64, positionTimestamp: Int64, queue: [Track]
+            currentTrack: Entry?, isPlaying: Bool, positionMs: Int64, positionTimestamp: Int64, queue: [Entry]
         ) {
             self.id = id
             self.joinCode = joinCode
@@ -81,27 +86,6 @@ public enum PirateRadio {
             self.positionMs = positionMs
             self.positionTimestamp = positionTimestamp
             self.queue = queue
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case id, joinCode, creatorId, djUserId, members, epoch, sequence, currentTrack, isPlaying, positionMs, positionTimestamp, queue
-        }
-
-        // `currentTrack` is written as null rather than left out: clients read it as a key.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(joinCode, forKey: .joinCode)
-            try c.encode(creatorId, forKey: .creatorId)
-            try c.encode(djUserId, forKey: .djUserId)
-            try c.encode(members, forKey: .members)
-            try c.encode(epoch, forKey: .epoch)
-            try c.encode(sequence, forKey: .sequence)
-            try c.encode(currentTrack, forKey: .currentTrack)
-            try c.encode(isPlaying, forKey: .isPlaying)
-            try c.encode(positionMs, forKey: .positionMs)
-            try c.encode(positionTimestamp, forKey: .positionTimestamp)
-            try c.encode(queue, forKey: .queue)
         }
     }
 
@@ -277,5 +261,40 @@ public enum PirateRadio {
         public static let idle: UInt16 = 4008
         /// The session has its 10 members.
         public static let full: UInt16 = 4009
+    }
+}
+
+extension PirateRadio.SnapshotOf: Codable where Entry: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, joinCode, creatorId, djUserId, members, epoch, sequence, currentTrack, isPlaying, positionMs, positionTimestamp, queue
+    }
+
+    /// Reads a snapshot.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(String.self, forKey: .id), joinCode: try c.decode(String.self, forKey: .joinCode),
+            creatorId: try c.decode(String.self, forKey: .creatorId), djUserId: try c.decode(String.self, forKey: .djUserId),
+            members: try c.decode([PirateRadio.Member].self, forKey: .members), epoch: try c.decode(Int64.self, forKey: .epoch),
+            sequence: try c.decode(Int64.self, forKey: .sequence), currentTrack: try c.decodeIfPresent(Entry.self, forKey: .currentTrack),
+            isPlaying: try c.decode(Bool.self, forKey: .isPlaying), positionMs: try c.decode(Int64.self, forKey: .positionMs),
+            positionTimestamp: try c.decode(Int64.self, forKey: .positionTimestamp), queue: try c.decode([Entry].self, forKey: .queue))
+    }
+
+    // `currentTrack` is written as null rather than left out: clients read it as a key.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(joinCode, forKey: .joinCode)
+        try c.encode(creatorId, forKey: .creatorId)
+        try c.encode(djUserId, forKey: .djUserId)
+        try c.encode(members, forKey: .members)
+        try c.encode(epoch, forKey: .epoch)
+        try c.encode(sequence, forKey: .sequence)
+        try c.encode(currentTrack, forKey: .currentTrack)
+        try c.encode(isPlaying, forKey: .isPlaying)
+        try c.encode(positionMs, forKey: .positionMs)
+        try c.encode(positionTimestamp, forKey: .positionTimestamp)
+        try c.encode(queue, forKey: .queue)
     }
 }
