@@ -40,6 +40,19 @@ struct QueueITBody {
         return self
     }
 
+    /// Throws the 422 when any field was wrong; otherwise the fields read, none of them nil: a
+    /// field read returns nil only when it notes why.
+    func validated<each Field>(_ fields: repeat (each Field)?) throws -> (repeat each Field) {
+        _ = try validated()
+        return (repeat try Self.read(each fields))
+    }
+
+    private static func read<Field>(_ field: Field?) throws -> Field {
+        // Unreachable while every read notes an issue when it returns nil.
+        guard let field else { throw QueueITError(.internalServerError, "Internal server error") }
+        return field
+    }
+
     private mutating func note(_ type: String, _ key: String, _ msg: String, _ input: JSONValue?, ctx: String? = nil) {
         issues.append(ValidationIssue(type: type, loc: [.key("body"), .key(key)], msg: msg, input: input.map { String(decoding: JSONWriter.encode($0), as: UTF8.self) } ?? "null", ctx: ctx))
     }

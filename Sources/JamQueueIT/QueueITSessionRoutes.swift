@@ -19,16 +19,20 @@ struct QueueITSessionRoutes {
         return code
     }
 
+    /// The join code of a create or join body, or the 422 naming what is wrong with it.
+    static func joinCode(of request: Request, context: JamRequestContext) async throws -> String {
+        var body = try await QueueITBody.read(request, context: context)
+        let code = joinCode(&body)
+        return try body.validated(code)
+    }
+
     func register(on router: Router<JamRequestContext>) {
         let sessions = router.group("api/v1/sessions")
 
         sessions.post("create") { request, context in
             let identity = try edge.identity(context)
             if let limits = edge.limits { try await edge.limiter.check("create:\(identity.userId)", limit: limits.createSession) }
-            var body = try await QueueITBody.read(request, context: context)
-            let code = Self.joinCode(&body)
-            _ = try body.validated()
-            guard let code else { throw QueueITError(.internalServerError, "Internal server error") }
+            let code = try await Self.joinCode(of: request, context: context)
             let previous = try await edge.currentSession(of: identity.userId)
             let session: LiveSession
             do throws(JamError) {
@@ -44,10 +48,7 @@ struct QueueITSessionRoutes {
         sessions.post("join") { request, context in
             let identity = try edge.identity(context)
             if let limits = edge.limits { try await edge.limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
-            var body = try await QueueITBody.read(request, context: context)
-            let code = Self.joinCode(&body)
-            _ = try body.validated()
-            guard let code else { throw QueueITError(.internalServerError, "Internal server error") }
+            let code = try await Self.joinCode(of: request, context: context)
             let session: LiveSession
             do throws(JamError) {
                 session = try await edge.registry.session(code: code)

@@ -19,14 +19,14 @@ struct QueueITSongRoutes {
     /// The song in an add request, as OpenJam's track; empty `isrc` and `image_url` (what
     /// its app sends for a track without them) are accepted and left out.
     static func track(_ body: inout QueueITBody) throws -> Track {
-        let id = body.string("id")
-        let isrc = body.string("isrc")
-        let name = body.string("name")
-        let artists = body.string("artists")
-        let album = body.string("album")
-        let duration = body.integer("duration_ms", min: 0)
+        let idField = body.string("id")
+        let isrcField = body.string("isrc")
+        let nameField = body.string("name")
+        let artistsField = body.string("artists")
+        let albumField = body.string("album")
+        let durationField = body.integer("duration_ms", min: 0)
         let image = body.optionalString("image_url")
-        let source = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")
+        let sourceField = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")
         var artwork: String?
         if let image = image ?? nil, !image.isEmpty {
             if let url = URL(string: image), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
@@ -35,10 +35,8 @@ struct QueueITSongRoutes {
                 body.refuse("image_url", type: "url_parsing", "Input should be a valid URL, relative URL without a base", input: image)
             }
         }
-        _ = try body.validated()
-        guard let id, let isrc, let name, let artists, let album, let duration, let source else {
-            throw QueueITError(.internalServerError, "Internal server error")
-        }
+        let (id, isrc, name, artists, album, duration, source) = try body.validated(
+            idField, isrcField, nameField, artistsField, albumField, durationField, sourceField)
         return Track(
             id: id, name: name, artist: artists, album: album.isEmpty ? nil : album, durationMs: duration, artworkURL: artwork,
             isrc: isrc.isEmpty ? nil : isrc, source: source == "apple_music" ? .appleMusic : .spotify)
@@ -79,10 +77,10 @@ struct QueueITSongRoutes {
             let identity = try edge.identity(context)
             try await edge.limit("vote", identity.userId, Self.voteLimit)
             var body = try await QueueITBody.read(request, context: context)
-            let value = body.literal("vote_value", [1, -1])
-            _ = try body.validated()
+            let literal = body.literal("vote_value", [1, -1])
+            let value = try body.validated(literal)
             let itemId = try Self.songId(context)
-            return try await vote(itemId, value: Int(value ?? 0), by: identity.userId)
+            return try await vote(itemId, value: Int(value), by: identity.userId)
         }
 
         router.delete("api/v1/songs/:queued_song_id/vote") { _, context in
