@@ -269,19 +269,8 @@ extension PirateRadio.SnapshotOf: Codable where Entry: Codable {
         case id, joinCode, creatorId, djUserId, members, epoch, sequence, currentTrack, isPlaying, positionMs, positionTimestamp, queue
     }
 
-    /// Reads a snapshot.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try c.decode(String.self, forKey: .id), joinCode: try c.decode(String.self, forKey: .joinCode),
-            creatorId: try c.decode(String.self, forKey: .creatorId), djUserId: try c.decode(String.self, forKey: .djUserId),
-            members: try c.decode([PirateRadio.Member].self, forKey: .members), epoch: try c.decode(Int64.self, forKey: .epoch),
-            sequence: try c.decode(Int64.self, forKey: .sequence), currentTrack: try c.decodeIfPresent(Entry.self, forKey: .currentTrack),
-            isPlaying: try c.decode(Bool.self, forKey: .isPlaying), positionMs: try c.decode(Int64.self, forKey: .positionMs),
-            positionTimestamp: try c.decode(Int64.self, forKey: .positionTimestamp), queue: try c.decode([Entry].self, forKey: .queue))
-    }
-
-    // `currentTrack` is written as null rather than left out: clients read it as a key.
+    /// Writes the snapshot; `currentTrack` is written as null rather than left out, as clients
+    /// read it as a key. (Reading is synthesised.)
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)

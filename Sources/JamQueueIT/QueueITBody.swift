@@ -44,10 +44,10 @@ struct QueueITBody {
     /// field read returns nil only when it notes why.
     func validated<each Field>(_ fields: repeat (each Field)?) throws -> (repeat each Field) {
         _ = try validated()
-        return (repeat try Self.read(each fields))
+        return (repeat try Self.unwrapped(each fields))
     }
 
-    private static func read<Field>(_ field: Field?) throws -> Field {
+    private static func unwrapped<Field>(_ field: Field?) throws -> Field {
         // Unreachable while every read notes an issue when it returns nil.
         guard let field else { throw QueueITError(.internalServerError, "Internal server error") }
         return field

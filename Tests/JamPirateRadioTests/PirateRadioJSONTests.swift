@@ -46,6 +46,20 @@ struct PirateRadioJSONTests {
         }
     }
 
+    @Test func aSnapshotReadsWithoutAPlayingTrackAndIgnoresFieldsItDoesNotKnow() throws {
+        let fields = #""creatorId":"dj","djUserId":"dj","epoch":3,"id":"s","isPlaying":false,"joinCode":"1234","members":[],"positionMs":0,"positionTimestamp":5,"queue":[{"artist":"","id":"t","name":"Bare"}],"sequence":7"#
+        let withNull = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data("{\(fields),\"currentTrack\":null}".utf8))
+        let withoutKey = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data("{\(fields),\"later\":{\"x\":1}}".utf8))
+        #expect(withNull.currentTrack == nil && withNull.queue == [Self.bare] && withNull.sequence == 7)
+        #expect(withoutKey == withNull)
+        #expect(throws: DecodingError.self, "every other field is required") {
+            try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data(#"{"id":"s","currentTrack":null}"#.utf8))
+        }
+        let written = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: try WireCoding.encoder.encode(withNull))
+        #expect(written == withNull)
+        #expect(String(decoding: try WireCoding.encoder.encode(withNull), as: UTF8.self).contains(#""currentTrack":null"#))
+    }
+
     @Test func clientPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(PirateRadio.Ping(clientSendTime: 12.5))
         try Self.expectSame(PirateRadio.PlayPrepare(trackId: Self.full.id, track: Self.full))

@@ -17,7 +17,6 @@ import Testing
 
     static func text(_ buffers: [ByteBuffer]) -> [String] { buffers.map { String(buffer: $0) } }
 
-    /// An outbox whose store holds record 10, with connections 1 (Alice), 2 (Bob), 3 (Alice) attached at seq 20.
     /// A ring holding `frames` as a recovery regenerated them, without limits of its own.
     static func ring(_ frames: [(Int64, ByteBuffer)]) -> ResumeRing {
         var ring = ResumeRing(SessionOutbox.Configuration(replayLimit: .max, replayBytesLimit: .max, backlogLimit: 0, stallTimeoutMs: 0))
@@ -25,6 +24,7 @@ import Testing
         return ring
     }
 
+    /// An outbox whose store holds record 10, with connections 1 (Alice), 2 (Bob), 3 (Alice) attached at seq 20.
     static func attached(configuration: SessionOutbox.Configuration = configuration) -> SessionOutbox {
         var outbox = SessionOutbox(configuration: configuration, storedLsn: 10, publishedSeq: 20)
         outbox.attach(1, user: alice, syncedSeq: 20)
