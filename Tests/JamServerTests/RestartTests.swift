@@ -190,6 +190,42 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func aRecordNumberedByAnotherBuildInTheMiddleOfTheLogKeepsResumesAfterItExact() async throws {
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            for n in 1...5 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            return (id, host.token)
+        }
+        // The add of track 3 was numbered by a build that sent ten more events for it; the
+        // records after it go on from its numbers.
+        let records = try #require(try await store.loadSession(id)?.records)
+        let (third, fourth, fifth) = (records[records.count - 3], records[records.count - 2], records[records.count - 1])
+        store.renumberRecords(id, from: third.lsn, by: 10)
+        let resumeAfterFourth = fourth.lastSeq + 10
+        let fifthLastSeq = fifth.lastSeq + 10
+        let fifthSeqs = Array((fifth.firstSeq + 11)...fifthLastSeq)
+        let resumeBeforeThird = third.firstSeq
+
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            // Resuming after the fourth add replays the fifth with its stored numbers, no state.
+            let after = TestSocket(server: server, session: id, token: token, lastSeq: resumeAfterFourth)
+            _ = try await after.next("the add of track 5") { $0.queueItemAdded?.item.track.id == "track-5" }
+            let received = await after.received
+            #expect(!received.contains { $0.stateSync != nil }, "a resume after the renumbered record needs no whole state")
+            let replayed = Self.broadcasts(received, after: resumeAfterFourth).map(\.seq).filter { $0 <= fifthLastSeq }
+            #expect(replayed == fifthSeqs)
+            // Frames numbered before the renumbered record serve nobody: the whole state instead.
+            let before = TestSocket(server: server, session: id, token: token, lastSeq: resumeBeforeThird)
+            let first = try await before.next("the first frame") { _ in true }
+            #expect(first.stateSync?.queue.map(\.track.id) == ["track-2", "track-3", "track-4", "track-5"])
+            await after.close()
+            await before.close()
+        }
+    }
+
     @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)
