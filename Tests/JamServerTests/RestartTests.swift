@@ -157,17 +157,23 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    /// A session whose host added tracks 1…`tracks` (an hour long each), on a server that has
+    /// stopped again: its id and the host's token.
+    static func hostAdding(tracks: Int, store: InMemorySessionStore, directory: URL) async throws -> (SessionID, String) {
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            for n in 1...tracks { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            return (id, host.token)
+        }
+    }
+
     @Test func recordsNumberedByAnotherBuildKeepResumesAboveTheirNumbers() async throws {
         // A release that sends a different number of events for the same command (a vote's
         // move in its update, say) replays an older build's log with numbers of its own.
         let store = InMemorySessionStore()
         let directory = TestServer.makeDataDirectory()
-        let (id, token) = try await TestServer.with(dataDirectory: directory, store: store) { server in
-            let host = try await server.api.guest("Host")
-            let id = try await server.api.create(host.token).session.id
-            for n in 1...3 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
-            return (id, host.token)
-        }
+        let (id, token) = try await Self.hostAdding(tracks: 3, store: store, directory: directory)
         // As if the build that wrote the last add had sent ten more events for it, and died.
         let last = try #require(try await store.loadSession(id)?.records.last)
         store.renumberRecords(id, from: last.lsn, by: 10)
@@ -193,12 +199,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
     @Test func aRecordNumberedByAnotherBuildInTheMiddleOfTheLogKeepsResumesAfterItExact() async throws {
         let store = InMemorySessionStore()
         let directory = TestServer.makeDataDirectory()
-        let (id, token) = try await TestServer.with(dataDirectory: directory, store: store) { server in
-            let host = try await server.api.guest("Host")
-            let id = try await server.api.create(host.token).session.id
-            for n in 1...5 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
-            return (id, host.token)
-        }
+        let (id, token) = try await Self.hostAdding(tracks: 5, store: store, directory: directory)
         // The add of track 3 was numbered by a build that sent ten more events for it; the
         // records after it go on from its numbers.
         let records = try #require(try await store.loadSession(id)?.records)
