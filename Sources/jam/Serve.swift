@@ -110,6 +110,8 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        // First: nothing may have used the shared event loops before they are sized.
+        EventLoops.configure(environment: environment)
         var configuration = ServerConfiguration()
         let profileName = profile ?? environment["JAM_PROFILE"] ?? "openjam"
         guard ["openjam", "pirate-radio", "queueit"].contains(profileName) else {
