@@ -158,14 +158,24 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
     }
 
     /// A session whose host added tracks 1…`tracks` (an hour long each), on a server that has
-    /// stopped again: its id and the host's token.
+    /// stopped again: its id and the host's token. Track 1 plays before track 2 is added, so
+    /// the adds after the first are the log's last records, one each.
     static func hostAdding(tracks: Int, store: InMemorySessionStore, directory: URL) async throws -> (SessionID, String) {
         try await TestServer.with(dataDirectory: directory, store: store) { server in
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
-            for n in 1...tracks { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            _ = try await server.api.add(host.token, id, testTrack(1, durationMs: 3_600_000))
+            try await waitFor("track 1 playing") { try await server.api.view(host.token, id).nowPlaying?.state == .playing }
+            for n in stride(from: 2, through: tracks, by: 1) { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
             return (id, host.token)
         }
+    }
+
+    /// The track `record` adds, when it is one add.
+    static func addedTrack(_ record: LogRecord) throws -> String? {
+        let inputs = try LogCoding.decodeInputs(record.inputs)
+        guard inputs.count == 1, case .command(.add(let track, _, _), _) = inputs[0].input else { return nil }
+        return track.id
     }
 
     @Test func recordsNumberedByAnotherBuildKeepResumesAboveTheirNumbers() async throws {
@@ -204,7 +214,10 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         // records after it go on from its numbers.
         let records = try #require(try await store.loadSession(id)?.records)
         let (third, fourth, fifth) = (records[records.count - 3], records[records.count - 2], records[records.count - 1])
+        #expect(try [third, fourth, fifth].map(Self.addedTrack) == ["track-3", "track-4", "track-5"])
         store.renumberRecords(id, from: third.lsn, by: 10)
+        let resumeAfterThird = third.lastSeq + 10
+        let fourthAndFifthSeqs = Array((fourth.firstSeq + 11)...(fifth.lastSeq + 10))
         let resumeAfterFourth = fourth.lastSeq + 10
         let fifthLastSeq = fifth.lastSeq + 10
         let fifthSeqs = Array((fifth.firstSeq + 11)...fifthLastSeq)
@@ -218,6 +231,13 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
             #expect(!received.contains { $0.stateSync != nil }, "a resume after the renumbered record needs no whole state")
             let replayed = Self.broadcasts(received, after: resumeAfterFourth).map(\.seq).filter { $0 <= fifthLastSeq }
             #expect(replayed == fifthSeqs)
+            // Right at the renumbered record's end: what followed it, with its stored numbers.
+            let atEnd = TestSocket(server: server, session: id, token: token, lastSeq: resumeAfterThird)
+            _ = try await atEnd.next("the add of track 5") { $0.queueItemAdded?.item.track.id == "track-5" }
+            let fromEnd = await atEnd.received
+            #expect(!fromEnd.contains { $0.stateSync != nil })
+            #expect(Self.broadcasts(fromEnd, after: resumeAfterThird).map(\.seq).filter { $0 <= fifthLastSeq } == fourthAndFifthSeqs)
+            await atEnd.close()
             // Frames numbered before the renumbered record serve nobody: the whole state instead.
             let before = TestSocket(server: server, session: id, token: token, lastSeq: resumeBeforeThird)
             let first = try await before.next("the first frame") { _ in true }
