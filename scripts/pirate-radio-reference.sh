@@ -11,9 +11,9 @@
 #   scripts/pirate-radio-reference.sh stop DIR             stop it and delete DIR
 #
 # SOURCE is a checkout of the PirateRadio repository (a folder holding server/index.js) or
-# its git directory (the server of HEAD is used). DIR defaults to a new mktemp -d folder
-# and holds the server's files, node_modules/, server.log, pid and url.
-# Run as root it installs the Debian packages when they are missing.
+# its git directory (the server of HEAD is used). DIR (new or empty; default a new mktemp -d
+# folder) holds the server's files, node_modules/, server.log, pid and url; `stop` deletes
+# only a folder `start` set up. Run as root it installs the Debian packages when missing.
 set -euo pipefail
 
 prog="scripts/pirate-radio-reference.sh"
@@ -21,7 +21,7 @@ die() { echo "$prog: $*" >&2; exit 1; }
 note() { echo "$prog: $*" >&2; }
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -41,7 +41,7 @@ copy_server() {
   local source="$1" dir="$2"
   if [ -f "$source/server/index.js" ]; then
     cp -R "$source/server/." "$dir/"
-  elif git --git-dir="$source" rev-parse --verify -q HEAD:server/index.js >/dev/null; then
+  elif git --git-dir="$source" rev-parse --verify -q HEAD:server/index.js >/dev/null 2>&1; then
     git --git-dir="$source" archive HEAD server | tar -x -C "$dir" --strip-components=1
   else
     die "$source is neither a checkout holding server/index.js nor a git directory with server/index.js at HEAD"
@@ -70,11 +70,12 @@ const crypto = require("crypto");
 const encode = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
 const mac = (text, secret) => crypto.createHmac("sha256", secret).update(text).digest("base64url");
 
+// As jsonwebtoken reads it: a number counts seconds, a string without a unit milliseconds.
 function seconds(expiresIn) {
   if (typeof expiresIn === "number") return expiresIn;
-  const match = /^(\d+)\s*(s|m|h|d)?$/.exec(String(expiresIn));
+  const match = /^(\d+)\s*(ms|s|m|h|d)?$/.exec(String(expiresIn));
   if (!match) throw new Error(`expiresIn "${expiresIn}" is not understood`);
-  return Number(match[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[match[2] || "s"];
+  return Math.floor(Number(match[1]) * { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 }[match[2] || "ms"]);
 }
 
 function sign(payload, secret, options = {}) {
@@ -101,6 +102,7 @@ function verify(token, secret) {
   } catch {
     throw invalid("jwt malformed");
   }
+  if (!header || typeof header !== "object" || !body || typeof body !== "object") throw invalid("jwt malformed");
   if (header.alg !== "HS256") throw invalid("invalid algorithm");
   const expected = Buffer.from(mac(`${parts[0]}.${parts[1]}`, secret));
   const given = Buffer.from(parts[2]);
@@ -134,7 +136,9 @@ start() {
   [ -n "$source" ] || usage
   ensure_installed
   if [ -z "$dir" ]; then dir="$(mktemp -d /tmp/pirate-radio-reference.XXXXXX)"; else mkdir -p "$dir"; fi
-  dir="$(cd "$dir" && pwd)"
+  [ -z "$(ls -A "$dir")" ] || die "$dir is not empty; give a new or empty folder"
+  dir="$(CDPATH='' cd "$dir" && pwd)"
+  touch "$dir/.pirate-radio-reference"
   copy_server "$source" "$dir"
   write_modules "$dir"
   local port url pid
@@ -149,7 +153,7 @@ start() {
   echo "$url" >"$dir/url"
   for _ in $(seq 1 100); do
     if ! kill -0 "$pid" 2>/dev/null; then die "the server exited at once; see $dir/server.log: $(tail -n 3 "$dir/server.log")"; fi
-    if grep -q "listening on port $port" "$dir/server.log"; then
+    if grep -qs "listening on port $port" "$dir/server.log"; then
       note "the PirateRadio Node server listens at $url (pid $pid, files in $dir)"
       echo "$url $pid"
       return
@@ -162,7 +166,7 @@ start() {
 
 stop() {
   local dir="${1:-}"
-  [ -n "$dir" ] && [ -f "$dir/pid" ] || die "$dir is not a folder this script started a server in"
+  [ -n "$dir" ] && [ -f "$dir/.pirate-radio-reference" ] && [ -f "$dir/pid" ] || die "$dir is not a folder this script started a server in"
   local pid
   pid="$(cat "$dir/pid")"
   if kill "$pid" 2>/dev/null; then
