@@ -110,8 +110,6 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        // First: nothing may have used the shared event loops before they are sized.
-        EventLoops.configure(environment: environment)
         var configuration = ServerConfiguration()
         let profileName = profile ?? environment["JAM_PROFILE"] ?? "openjam"
         guard ["openjam", "pirate-radio", "queueit"].contains(profileName) else {
@@ -221,6 +219,8 @@ struct Serve: AsyncParsableCommand {
             guard let value = Int64(text), value >= 0 else { throw ValidationError("JAM_COMMIT_LINGER_US must be a number of microseconds, got \"\(text)\"") }
             configuration.commitTiming.linger = .microseconds(value)
         }
+        // Before anything uses the shared event loops (nothing above does).
+        EventLoops.configure(environment: environment, commitThread: configuration.database == nil)
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

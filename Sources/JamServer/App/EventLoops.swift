@@ -1,19 +1,22 @@
 import NIOCore
 
-/// How many event loops `jam serve` runs: one fewer than the machine has cores, so the
-/// store's commit thread, busy under load with every group commit and its fsync, keeps a core
-/// of its own instead of taking turns with the loops (measured in docs/PERFORMANCE.md).
+/// How many event loops `jam serve` runs. With SQLite, one fewer than the machine has cores:
+/// the store's commit thread, busy under load with every group commit and its fsync, keeps a
+/// core of its own instead of taking turns with the loops (measured in docs/PERFORMANCE.md).
+/// PostgreSQL's client does its work on the loops themselves, so there every core gets a loop.
 public enum EventLoops {
-    /// The loops for a machine of `cores` cores: never fewer than one.
-    public static func count(cores: Int) -> Int {
-        max(1, cores - 1)
+    /// The loops for a machine of `cores` cores, with or without a busy `commitThread`: never
+    /// fewer than one.
+    public static func count(cores: Int, commitThread: Bool) -> Int {
+        max(1, commitThread ? cores - 1 : cores)
     }
 
-    /// Sizes the shared event loop group before anything uses it; NIO's own
-    /// `NIO_SINGLETON_GROUP_LOOP_COUNT`, when `environment` has it, wins. Once per process.
-    public static func configure(environment: [String: String]) {
-        guard environment[environmentVariable] == nil else { return }
-        NIOSingletons.groupLoopCountSuggestion = count(cores: System.coreCount)
+    /// Sizes the shared event loop group; NIO's own `NIO_SINGLETON_GROUP_LOOP_COUNT`, when
+    /// `environment` holds a count there, wins. Once per process, before anything uses the
+    /// group: NIO stops the process when the size is set a second time.
+    public static func configure(environment: [String: String], commitThread: Bool) {
+        if let text = environment[environmentVariable], let given = Int(text), given > 0 { return }
+        NIOSingletons.groupLoopCountSuggestion = count(cores: System.coreCount, commitThread: commitThread)
     }
 
     /// The variable NIO reads its loop count from.
