@@ -260,8 +260,12 @@ package struct JSONValueParser {
         // Beyond it JSONDecoder's own rule for a fraction or exponent (which reads
         // `9007199254740993.10` as whole but not `1708888888888888888.08`) is asked directly:
         // such numbers are rare, and a rule of its own here drifted from it.
-        if let exact = try? JSONDecoder().decode(Int64.self, from: Data(text.utf8)) { return .integer(exact) }
-        return .number(double)
+        do {
+            return .integer(try JSONDecoder().decode(Int64.self, from: Data(text.utf8)))
+        } catch {
+            // Not a whole number to JSONDecoder (the text is valid JSON already): its Double.
+            return .number(double)
+        }
     }
 
     private mutating func skipDigits() {
