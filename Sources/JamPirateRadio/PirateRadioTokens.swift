@@ -48,9 +48,10 @@ struct PirateRadioTokens: Sendable {
         else { throw JamError(.unauthorized, "the token is malformed") }
         let header: Header
         let claims: Claims
-        do {
-            header = try JSONDecoder().decode(Header.self, from: headerData)
-            claims = try JSONDecoder().decode(Claims.self, from: claimsData)
+        // Read before the signature is checked: through the guarded decoder, as any text from outside.
+        do throws(JamError) {
+            header = try WireCoding.decode(Header.self, from: headerData)
+            claims = try WireCoding.decode(Claims.self, from: claimsData)
         } catch {
             throw JamError(.unauthorized, "the token is malformed")
         }

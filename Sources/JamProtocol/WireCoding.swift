@@ -20,6 +20,9 @@ public enum WireCoding {
 
     /// Decodes `T`, turning any failure into a `JamError` with a specific message.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws(JamError) -> T {
+        if let refusal = data.withUnsafeBytes({ JSONDecoderGuard.refusal($0) }) {
+            throw JamError(.malformed, "not valid JSON: \(refusal)")
+        }
         do {
             return try decoder.decode(T.self, from: data)
         } catch let error as UnknownTypeError {

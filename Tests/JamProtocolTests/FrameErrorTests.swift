@@ -23,6 +23,28 @@ struct FrameErrorTests {
         #expect(frameError(#"{"type":"skip""#) == JamError(.malformed, "not valid JSON"))
     }
 
+    /// JSONDecoder stops the process on the first of these (a 513th array opening on the last
+    /// byte); every one of them is refused with the same error instead.
+    @Test func textNestedDeeperThanJSONDecoderReadsIsMalformedNotACrash() {
+        let tooDeep = JamError(.malformed, "not valid JSON: arrays and objects nest deeper than 512 levels")
+        #expect(frameError(String(repeating: "[", count: 513)) == tooDeep)
+        #expect(frameError(#"{"type":"vote","data":"# + String(repeating: "[", count: 512)) == tooDeep)
+        #expect(frameError(String(repeating: "[", count: 600) + String(repeating: "]", count: 600)) == tooDeep)
+        // Brackets inside strings do not nest; 512 levels still read (and are the wrong type here).
+        #expect(frameError(#"{"type":"skip","id":"\#(String(repeating: "[", count: 100))"}"#) == nil)
+        #expect(frameError(String(repeating: "[", count: 512) + String(repeating: "]", count: 512))
+            == JamError(.malformed, "field body has the wrong type (expected object)"))
+    }
+
+    /// JSON between systems is UTF-8 (RFC 8259); JSONDecoder's UTF-16 and UTF-32 are refused.
+    @Test func textThatIsNotUTF8IsMalformed() {
+        let utf16 = Data([0xFF, 0xFE]) + #"{"type":"skip"}"#.data(using: .utf16LittleEndian)!
+        let notUTF8 = JamError(.malformed, "not valid JSON: the text must be UTF-8")
+        #expect(throws: notUTF8) { try ClientFrame.decode(utf16) }
+        #expect(throws: notUTF8) { try ClientFrame.decode(#"{"type":"skip"}"#.data(using: .utf16BigEndian)!) }
+        #expect(frameError("\u{FEFF}" + #"{"type":"skip"}"#) == nil)
+    }
+
     @Test func nonObjectFramesAreMalformed() {
         #expect(frameError("null") == JamError(.malformed, "field body must not be null (expected object)"))
         #expect(frameError("[]") == JamError(.malformed, "field body has the wrong type (expected object)"))

@@ -21,6 +21,9 @@ import Testing
     static let restCases: [Case] = [
         Case(description: "not JSON", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "{\"track\": ", status: 400, code: .malformed),
         Case(description: "empty body", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "", status: 400, code: .malformed),
+        // JSONDecoder traps on exactly this text: the server must refuse it and live on.
+        Case(description: "nested deeper than JSONDecoder reads", method: "POST", path: { _, _ in "/auth/guest" }, body: String(repeating: "[", count: 513), status: 400, code: .malformed, authenticated: false),
+        Case(description: "nested deeper, queue", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":"# + String(repeating: "[", count: 512), status: 400, code: .malformed),
         Case(description: "missing track", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"nonce":"x"}"#, status: 400, code: .malformed),
         Case(description: "wrong type", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":7,"artist":"a","source":"external"},"nonce":"x"}"#, status: 400, code: .malformed),
         Case(description: "empty track name", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":" ","artist":"a","source":"external"},"nonce":"x"}"#, status: 400, code: .invalidField),
@@ -82,6 +85,7 @@ import Testing
             let before = try await server.api.view(party.host.token, party.id)
             let frames: [(String, String, ErrorCode, String?)] = [
                 ("not JSON", "{{{", .malformed, nil),
+                ("nested deeper than JSONDecoder reads", String(repeating: "[", count: 513), .malformed, nil),
                 ("unknown type", #"{"type":"dance","id":"f2"}"#, .unknownType, "f2"),
                 ("missing data", #"{"type":"vote","id":"f3"}"#, .malformed, "f3"),
                 ("wrong type", #"{"type":"vote","id":"f4","data":{"itemId":5,"value":1}}"#, .malformed, "f4"),

@@ -235,7 +235,7 @@ public actor SessionClient {
         struct Numbered: Decodable { let seq: Int64 }
         let numbered: Numbered
         do {
-            numbered = try WireCoding.decoder.decode(Numbered.self, from: Data(text.utf8))
+            numbered = try WireCoding.decode(Numbered.self, from: Data(text.utf8))
         } catch {
             logger.warning("a server frame of an unknown type has no seq", metadata: ["error": "\(error)"])
             return
