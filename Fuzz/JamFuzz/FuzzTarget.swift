@@ -38,7 +38,17 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
+    /// Besides surviving encoding, a vote or removal the quick read takes reads the same
+    /// through `JSONDecoder`.
     private static func openJamFrame(_ data: Data) {
+        if let quick = data.withUnsafeBytes({ ClientFrame.quickRead($0) }) {
+            do {
+                let plain = try WireCoding.decode(ClientFrame.self, from: data)
+                guard plain == quick else { fatalError("the quick read took \(quick) where JSONDecoder read \(plain)") }
+            } catch {
+                fatalError("the quick read took \(quick) where JSONDecoder refused it: \(error)")
+            }
+        }
         guard let frame = try? ClientFrame.decode(data) else { return }
         let again = Data(frame.jsonString().utf8)
         guard let decoded = try? ClientFrame.decode(again), decoded == frame else {
