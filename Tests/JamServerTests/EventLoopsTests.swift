@@ -8,9 +8,12 @@ import Testing
 /// `jam serve` on SQLite leaves the store's commit thread a core: one event loop fewer than cores.
 @Suite(.serialized) struct EventLoopsTests {
     /// How many threads of a running `jam serve` are loops of NIO's shared group (named
-    /// `NIO-SGLTN-…`), read before it is stopped again.
+    /// `NIO-SGLTN-…`), read before it is stopped again. NIO's own variable reaches the server
+    /// only when `environment` sets it: a machine that exports it would otherwise decide.
     static func sharedLoopThreads(environment: [String: String] = [:]) async throws -> Int {
-        let server = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), environment: environment)
+        let server = try await ServerProcess(
+            dataDirectory: TestServer.makeDataDirectory(), environment: environment,
+            removing: environment[EventLoops.environmentVariable] == nil ? [EventLoops.environmentVariable] : [])
         let pid = server.child.pid
         let counted = Result { () throws -> Int in
             let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")

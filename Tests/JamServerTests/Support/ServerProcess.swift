@@ -19,13 +19,15 @@ final class ServerProcess: Sendable {
     }
 
     /// Starts `jam serve` on a free port and waits until it prints that it is listening;
-    /// `environment` is added to the test's own.
-    init(dataDirectory: URL, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
+    /// `environment` is added to the test's own, and the variables named in `removing` are
+    /// taken out of it.
+    init(dataDirectory: URL, extraArguments: [String] = [], environment: [String: String] = [:], removing: Set<String> = []) async throws {
         self.dataDirectory = dataDirectory
         let output = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString).log")
         let arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234",
                          "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
-        let merged = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let merged = environment.isEmpty && removing.isEmpty
+            ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !removing.contains($0.key) }
         child = try await ChildProcess.start(try Self.executable, arguments: arguments, environment: merged, logFile: output)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
