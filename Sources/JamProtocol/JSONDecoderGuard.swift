@@ -19,17 +19,19 @@ package enum JSONDecoderGuard {
         }
         var depth = 0
         var inString = false
-        var escaped = false
+        var index = 0
         // In UTF-8 no byte of a multi-byte character is ASCII, so brackets and quotes are
-        // found byte by byte.
-        for byte in bytes {
+        // found byte by byte. Strings end where JSONDecoder's scanner ends them: it skips the
+        // byte after a backslash, and after `\u` four more as they are (their digits are
+        // checked only when the string is read, if ever), so `"\uAAA\"` is one string.
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
+                if byte == UInt8(ascii: "\"") {
                     inString = false
+                } else if byte == UInt8(ascii: "\\") {
+                    index += index < bytes.count && bytes[index] == UInt8(ascii: "u") ? 5 : 1
                 }
                 continue
             }

@@ -30,10 +30,29 @@ struct FrameErrorTests {
         #expect(frameError(String(repeating: "[", count: 513)) == tooDeep)
         #expect(frameError(#"{"type":"vote","data":"# + String(repeating: "[", count: 512)) == tooDeep)
         #expect(frameError(String(repeating: "[", count: 600) + String(repeating: "]", count: 600)) == tooDeep)
+        // JSONDecoder skips the four bytes after `\u` unread, a backslash and all: these strings
+        // end at their second quote, and the arrays after them are real.
+        #expect(frameError(#"["\uAAA\","# + String(repeating: "[", count: 512)) == tooDeep)
+        #expect(frameError(#"{"a":"\uA\\\","b":"# + String(repeating: "[", count: 512)) == tooDeep)
         // Brackets inside strings do not nest; 512 levels still read (and are the wrong type here).
         #expect(frameError(#"{"type":"skip","id":"\#(String(repeating: "[", count: 100))"}"#) == nil)
         #expect(frameError(String(repeating: "[", count: 512) + String(repeating: "]", count: 512))
             == JamError(.malformed, "field body has the wrong type (expected object)"))
+    }
+
+    /// Whatever the nesting check lets through, JSONDecoder answers rather than stopping the
+    /// process: seeded prefixes of strings, escapes and brackets, then arrays to each depth
+    /// around its limit (a wrong guess of where a string ends would crash this test).
+    @Test func noTextTheNestingCheckLetsThroughStopsJSONDecoder() {
+        var random = SeededRandom(seed: 513)
+        let pieces = ["[", "{\"a\":", "\"", "\\", "\\u", "A", "\\\\", ",", "]", "}", "1", "\"x\"", "\\\"", ":"]
+        for _ in 0..<300 {
+            let prefix = (0..<Int.random(in: 1...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            for arrays in 500...513 {
+                // A crash here ends the whole test run; an error or a frame is fine.
+                _ = frameError(prefix + String(repeating: "[", count: arrays))
+            }
+        }
     }
 
     /// JSON between systems is UTF-8 (RFC 8259); JSONDecoder's UTF-16 and UTF-32 are refused.

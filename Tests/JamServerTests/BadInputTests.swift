@@ -23,6 +23,7 @@ import Testing
         Case(description: "empty body", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: "", status: 400, code: .malformed),
         // JSONDecoder traps on exactly this text: the server must refuse it and live on.
         Case(description: "nested deeper than JSONDecoder reads", method: "POST", path: { _, _ in "/auth/guest" }, body: String(repeating: "[", count: 513), status: 400, code: .malformed, authenticated: false),
+        Case(description: "nested deeper after a string JSONDecoder ends early", method: "POST", path: { _, _ in "/auth/guest" }, body: #"["\uAAA\","# + String(repeating: "[", count: 512), status: 400, code: .malformed, authenticated: false),
         Case(description: "nested deeper, queue", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":"# + String(repeating: "[", count: 512), status: 400, code: .malformed),
         Case(description: "missing track", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"nonce":"x"}"#, status: 400, code: .malformed),
         Case(description: "wrong type", method: "POST", path: { s, _ in "/api/v1/sessions/\(s)/queue" }, body: #"{"track":{"id":"t","name":7,"artist":"a","source":"external"},"nonce":"x"}"#, status: 400, code: .malformed),
