@@ -69,9 +69,10 @@ struct ClusterTests {
             hostSocket.send(.skip, id: "skip-1")
             try await hostSocket.next("ack skip-1", timeout: .seconds(10)) { $0.ack?.id == "skip-1" }
 
-            let final = try await cluster.node(1).api.view(host.token, id)
             let last = await hostSocket.received.map(\.seq).max() ?? 0
             try await Self.waitFor(sockets, toReach: last)
+            // Read once node 1's socket has seen the skip: a replica answers from what it has applied.
+            let final = try await cluster.node(1).api.view(host.token, id)
             // Timers go on meanwhile (the next song's start): compare up to `last`.
             let reference = await Self.broadcasts(hostSocket, after: start).filter { Int64($0.split(separator: " ")[0])! <= last }
             #expect(reference.count >= 12, "adds, votes and a skip: \(reference)")
@@ -344,8 +345,15 @@ struct DatabaseRestartTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(added == [true, true], "both nodes take commands again")
-        let view = try await other.api.view(host.token, id)
-        let tracks = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
+        // The owner's last add may still be on its way to the other node: wait for it there.
+        var tracks: Set<String> = []
+        let caughtUp = ContinuousClock.now + .seconds(10)
+        repeat {
+            let view = try await other.api.view(host.token, id)
+            tracks = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
+            if tracks.isSuperset(of: ["track-1", "track-200", "track-201"]) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < caughtUp
         #expect(tracks.isSuperset(of: ["track-1", "track-200", "track-201"]))
         #expect(tracks.isDisjoint(with: ["track-100", "track-101"]), "a refused command was not applied")
         let again = TestSocket(server: owner, session: id, token: host.token)

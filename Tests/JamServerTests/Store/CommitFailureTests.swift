@@ -55,7 +55,9 @@ import Testing
         #expect(receiver.storedLsn.withLock { $0 } == 0)
         store.refusing.withLock { $0 = false }
         await pipeline.flush()
-        try await Task.sleep(for: .milliseconds(20))
+        // The pipeline told the receiver's loop before `flush` returned; a task queued there
+        // now runs after that news, however busy the loop is.
+        try await receiver.eventLoop.submit {}.get()
         #expect(receiver.storedLsn.withLock { $0 } == 2)
         let session = try #require(try await store.stored.loadSession(Self.id))
         #expect(session.records.map(\.lsn) == [1, 2])

@@ -51,7 +51,8 @@ import Testing
             await pipeline.flush()
         }
         #expect(pipeline.lingeredBatches == 0)
-        try await Task.sleep(for: .milliseconds(20))
+        // Queued on the receiver's loop behind the pipeline's news of the last commit.
+        try await receiver.eventLoop.submit {}.get()
         #expect(receiver.storedLsn.withLock { $0 } == 3)
     }
 
