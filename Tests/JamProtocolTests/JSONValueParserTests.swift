@@ -36,8 +36,12 @@ struct JSONValueParserTests {
             #""\x""#, #""\/\\\"\b\f\n\r\t""#, #""\u00""#, #""\uZZZZ""#, #""unterminated"#, "\"é🎵\"", "\"tab\there\"", "\"\u{7F}\"",
         ]
         for string in strings { expectSame(Array(string.utf8)) }
-        // Bytes that are not UTF-8, a control character, an encoded surrogate, an escaped NUL.
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0x01, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], Array(#""\u0000""#.utf8)] {
+        // Bytes that are not UTF-8 (also after ASCII, and the first byte past it), a control
+        // character, an encoded surrogate, an escaped NUL.
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0x61, 0x62, 0xFF, 0x22], [0x22, 0x80, 0x22], [0x22, 0x01, 0x22],
+            [0x22, 0xED, 0xA0, 0x80, 0x22], Array(#""\u0000""#.utf8),
+        ] {
             expectSame(bytes)
         }
     }
