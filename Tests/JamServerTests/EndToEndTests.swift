@@ -43,8 +43,8 @@ import Testing
             let view = try await server.api.view(party.host.token, party.id)
             let items = view.queue + [view.nowPlaying?.item].compactMap { $0 }
             #expect(items.filter { $0.track.id == "track-1" }.count == 1)
-            // Exactly one playPrepare for it reached the host. Its commit comes after anything
-            // the repeated adds could have caused, so waiting for it makes "one" a real count.
+            // Exactly one playPrepare for it reached the host: a second one for the repeated
+            // socket add would come before the item's commit, so wait for that commit to count.
             let prepare = try await party.host.socket.next("track 1 prepared") { $0.playPrepare?.item.track.id == "track-1" }
             let itemId = prepare.playPrepare?.item.id
             try await party.host.socket.next("track 1 committed") { $0.playCommit?.itemId == itemId }
