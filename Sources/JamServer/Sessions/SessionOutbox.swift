@@ -95,6 +95,9 @@ struct SessionOutbox {
     private(set) var publishedSeq: Int64
     private var pending = CircularBuffer<(lsn: Int64, item: Item)>()
     private var peers: [ConnectionID: Peer] = [:]
+    /// The peers whose socket is not draining: asked after every turn, so kept rather than
+    /// found by walking `peers`.
+    private var unwritable: Set<ConnectionID> = []
     private var ring: ResumeRing
     /// The bytes of the frames kept for resumes.
     var ringBytes: Int { ring.bytes }
@@ -136,6 +139,7 @@ struct SessionOutbox {
     /// A connection joins; it already has everything up to `syncedSeq`.
     mutating func attach(_ connection: ConnectionID, user: UserID, syncedSeq: Int64) {
         peers[connection] = Peer(user: user, syncedSeq: syncedSeq)
+        unwritable.remove(connection)
     }
 
     /// A connection got the whole state as of `seq`: frames up to it are covered.
@@ -146,6 +150,7 @@ struct SessionOutbox {
     /// A connection is gone (its socket closed).
     mutating func detach(_ connection: ConnectionID) {
         peers[connection] = nil
+        unwritable.remove(connection)
     }
 
     /// Queues `item` behind record `lsn`; returns what can go out now.
@@ -184,8 +189,10 @@ struct SessionOutbox {
         if writable {
             peer.backlog = 0
             peer.unwritableSince = nil
-        } else if peer.unwritableSince == nil {
-            peer.unwritableSince = now
+            unwritable.remove(connection)
+        } else {
+            if peer.unwritableSince == nil { peer.unwritableSince = now }
+            unwritable.insert(connection)
         }
         peers[connection] = peer
         return Actions()
@@ -201,7 +208,7 @@ struct SessionOutbox {
     }
 
     /// Whether a connection is stalled and should be checked again later.
-    var hasStalledConnections: Bool { peers.values.contains { !$0.writable } }
+    var hasStalledConnections: Bool { !unwritable.isEmpty }
 
     // MARK: Release
 
@@ -239,6 +246,7 @@ struct SessionOutbox {
                 for (connection, peer) in peers where target == .everyone || target == .user(peer.user) {
                     actions.closes.append((connection, code, reason))
                     peers[connection] = nil
+                    unwritable.remove(connection)
                 }
             case .ended:
                 actions.ended = true
@@ -255,6 +263,7 @@ struct SessionOutbox {
 
     private mutating func evict(_ connection: ConnectionID, into actions: inout Actions) {
         guard let peer = peers.removeValue(forKey: connection) else { return }
+        unwritable.remove(connection)
         actions.closes.append((connection, .slowReader, "too slow: the connection fell behind"))
         actions.evicted.append((connection, peer.user))
     }

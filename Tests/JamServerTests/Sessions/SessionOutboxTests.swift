@@ -284,6 +284,44 @@ import Testing
         #expect(!outbox.hasStalledConnections)
     }
 
+    @Test func aStalledReaderNeedsNoMoreChecksOnceItDrainsLeavesIsClosedOrEvicted() {
+        // Each way a stalled connection stops being one.
+        var drained = Self.attached()
+        _ = drained.writabilityChanged(2, writable: false, now: 0)
+        _ = drained.writabilityChanged(2, writable: false, now: 1)
+        _ = drained.writabilityChanged(2, writable: true, now: 2)
+        #expect(!drained.hasStalledConnections)
+
+        var left = Self.attached()
+        _ = left.writabilityChanged(2, writable: false, now: 0)
+        left.detach(2)
+        #expect(!left.hasStalledConnections)
+
+        var closed = Self.attached()
+        _ = closed.writabilityChanged(2, writable: false, now: 0)
+        _ = closed.enqueue(.close(.user(Self.bob), .forbidden, "removed by the host"), after: 10, now: 0)
+        #expect(!closed.hasStalledConnections)
+
+        var evicted = Self.attached()
+        _ = evicted.writabilityChanged(2, writable: false, now: 0)
+        for seq in Int64(21)...24 { _ = evicted.enqueue(.broadcast(Self.frame(seq)), after: 10, now: 0) }
+        #expect(!evicted.isAttached(2))
+        #expect(!evicted.hasStalledConnections)
+
+        // A connection attached again under the same id starts out draining.
+        var reattached = Self.attached()
+        _ = reattached.writabilityChanged(2, writable: false, now: 0)
+        reattached.attach(2, user: Self.bob, syncedSeq: 20)
+        #expect(!reattached.hasStalledConnections)
+
+        // One of two stalled connections leaving leaves the other to check.
+        var two = Self.attached()
+        _ = two.writabilityChanged(1, writable: false, now: 0)
+        _ = two.writabilityChanged(2, writable: false, now: 0)
+        two.detach(2)
+        #expect(two.hasStalledConnections)
+    }
+
     @Test func repliesToAStalledReaderCountTowardsItsBacklog() {
         var outbox = Self.attached()
         _ = outbox.writabilityChanged(1, writable: false, now: 0)
