@@ -284,7 +284,7 @@ import Testing
         #expect(!outbox.hasStalledConnections)
     }
 
-    @Test func aStalledReaderNeedsNoMoreChecksOnceItDrainsLeavesIsClosedOrEvicted() {
+    @Test func aConnectionStopsCountingAsStalledOnceItDrainsLeavesIsClosedEvictedOrReplaced() {
         // Each way a stalled connection stops being one.
         var drained = Self.attached()
         _ = drained.writabilityChanged(2, writable: false, now: 0)
@@ -313,6 +313,14 @@ import Testing
         _ = reattached.writabilityChanged(2, writable: false, now: 0)
         reattached.attach(2, user: Self.bob, syncedSeq: 20)
         #expect(!reattached.hasStalledConnections)
+
+        // Sockets report writability to the session asynchronously: a late report for a
+        // connection already gone (or never attached) is not a stall to check.
+        var late = Self.attached()
+        late.detach(2)
+        _ = late.writabilityChanged(2, writable: false, now: 0)
+        _ = late.writabilityChanged(9, writable: false, now: 0)
+        #expect(!late.hasStalledConnections)
 
         // One of two stalled connections leaving leaves the other to check.
         var two = Self.attached()
