@@ -64,11 +64,28 @@ public final class CommitPipeline: Service, Sendable {
         }
     }
 
+    /// A session told once its writes up to `lsn` are durable.
+    private typealias Receipt = (receiver: any CommitReceiver, lsn: Int64)
+
+    /// What the store's thread does next.
+    private enum Step {
+        /// Wait `Timing.linger` for company, then look again.
+        case linger
+        /// Nothing is queued: the pipeline is idle, and these `flush` callers may go on.
+        case idle(waiters: [CheckedContinuation<Void, Never>])
+        /// Write this batch.
+        case commit(writes: [StoreWrite], receipts: [Receipt])
+    }
+
     private struct Queue {
         var writes: [StoreWrite] = []
-        var receipts: [(receiver: any CommitReceiver, lsn: Int64)] = []
+        var receipts: [Receipt] = []
         /// A drain is scheduled or a batch is being written.
         var busy = false
+        /// Callers of `flush` waiting for `busy` to end. Under the same lock as `busy`, so a
+        /// caller is let go only at a moment nothing is queued, never by a drain that went
+        /// idle just before the caller's own submit.
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
         var failures = 0
         /// When the last batch was written.
         var lastCommit = NIODeadline.distantPast
@@ -82,6 +99,31 @@ public final class CommitPipeline: Service, Sendable {
             guard let last = lastLoneWriter, receipts.count == 1 else { return false }
             return ObjectIdentifier(receipts[0].receiver) == last
         }
+
+        /// Takes the next step at `now`: lingers, goes idle, or takes the batch.
+        mutating func next(now: NIODeadline, timing: Timing) -> Step {
+            if timing.shouldLinger(
+                pending: writes.count, alreadyLingered: lingered, sinceLastCommit: now - lastCommit, alone: alone)
+            {
+                lingered = true
+                return .linger
+            }
+            lingered = false
+            guard !writes.isEmpty || !receipts.isEmpty else {
+                busy = false
+                return .idle(waiters: takeFlushWaiters())
+            }
+            let taken = (writes, receipts)
+            lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil
+            writes.removeAll(keepingCapacity: true)
+            receipts.removeAll(keepingCapacity: true)
+            return .commit(writes: taken.0, receipts: taken.1)
+        }
+
+        mutating func takeFlushWaiters() -> [CheckedContinuation<Void, Never>] {
+            defer { flushWaiters.removeAll() }
+            return flushWaiters
+        }
     }
 
     private let store: any SessionStore
@@ -91,7 +133,6 @@ public final class CommitPipeline: Service, Sendable {
     /// The store's thread.
     let loop: any EventLoop
     private let queue = Mutex(Queue())
-    private let idle = Mutex<[CheckedContinuation<Void, Never>]>([])
     private let lingers = Atomic<Int>(0)
     /// Set once the server stops: a batch the store keeps refusing is then given up on.
     private let stopping = Atomic<Bool>(false)
@@ -127,32 +168,19 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Writes what is queued, then looks again; on the store's loop.
     private func drain() {
-        let now = NIODeadline.now()
-        let (writes, receipts, linger) = queue.withLock { queue -> ([StoreWrite], [(receiver: any CommitReceiver, lsn: Int64)], Bool) in
-            if timing.shouldLinger(
-                pending: queue.writes.count, alreadyLingered: queue.lingered, sinceLastCommit: now - queue.lastCommit,
-                alone: queue.alone)
-            {
-                queue.lingered = true
-                return ([], [], true)
-            }
-            let taken = (queue.writes, queue.receipts)
-            if !taken.0.isEmpty { queue.lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil }
-            queue.writes.removeAll(keepingCapacity: true)
-            queue.receipts.removeAll(keepingCapacity: true)
-            queue.lingered = false
-            if taken.0.isEmpty { queue.busy = false }
-            return (taken.0, taken.1, false)
-        }
-        if linger {
+        switch queue.withLock({ $0.next(now: .now(), timing: timing) }) {
+        case .linger:
             lingers.add(1, ordering: .relaxed)
             loop.scheduleTask(in: timing.linger) { self.drain() }
-            return
+        case .idle(let waiters):
+            for waiter in waiters { waiter.resume() }
+        case .commit(let writes, let receipts):
+            commit(writes, receipts: receipts)
         }
-        guard !writes.isEmpty else {
-            resumeIdleWaiters()
-            return
-        }
+    }
+
+    /// Writes one batch, then tells its sessions and drains again (or retries it).
+    private func commit(_ writes: [StoreWrite], receipts: [Receipt]) {
         let handedOver = DispatchTime.now().uptimeNanoseconds
         store.commit(writes, on: loop).whenComplete { result in
             switch result {
@@ -195,7 +223,7 @@ public final class CommitPipeline: Service, Sendable {
     /// Another node appended to some sessions of the batch first: their writes (this batch's
     /// and any queued since, all made on a state the log has moved past) are dropped and the
     /// sessions told; the rest of the batch goes back in front of the queue.
-    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [(receiver: any CommitReceiver, lsn: Int64)]) {
+    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [Receipt]) {
         let fenced = Set(conflict.sessions)
         let dropped = queue.withLock { queue -> [any CommitReceiver] in
             let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
@@ -214,23 +242,23 @@ public final class CommitPipeline: Service, Sendable {
     /// The server is stopping and the store keeps failing: drops what is queued (none of it was
     /// acknowledged: nothing is before it is stored) so the server can stop.
     private func giveUp(after error: any Error) {
-        let dropped = queue.withLock { queue -> Int in
+        let (dropped, waiters) = queue.withLock { queue -> (Int, [CheckedContinuation<Void, Never>]) in
             defer {
                 queue.writes.removeAll()
                 queue.receipts.removeAll()
                 queue.failures = 0
                 queue.busy = false
             }
-            return queue.writes.count
+            return (queue.writes.count, queue.takeFlushWaiters())
         }
         logger.critical(
             "the store kept failing while the server stopped; writes that were never acknowledged are not stored",
             metadata: ["error": "\(error)", "writes.dropped": "\(dropped)"])
-        resumeIdleWaiters()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Tells each session's loop, once per loop, which records are durable.
-    private func notify(_ receipts: [(receiver: any CommitReceiver, lsn: Int64)]) {
+    private func notify(_ receipts: [Receipt]) {
         var byLoop: [ObjectIdentifier: (loop: any EventLoop, receipts: [ObjectIdentifier: (receiver: any CommitReceiver, lsn: Int64)])] = [:]
         for receipt in receipts {
             let loopKey = ObjectIdentifier(receipt.receiver.eventLoop)
@@ -250,19 +278,13 @@ public final class CommitPipeline: Service, Sendable {
     /// Returns once everything submitted so far is written (or, once stopping, given up on).
     func flush() async {
         await withCheckedContinuation { continuation in
-            idle.withLock { $0.append(continuation) }
-            loop.execute {
-                if !self.queue.withLock({ $0.busy }) { self.resumeIdleWaiters() }
+            let idleNow = queue.withLock { queue -> Bool in
+                guard queue.busy else { return true }
+                queue.flushWaiters.append(continuation)
+                return false
             }
+            if idleNow { continuation.resume() }
         }
-    }
-
-    private func resumeIdleWaiters() {
-        let waiters = idle.withLock { waiters -> [CheckedContinuation<Void, Never>] in
-            defer { waiters.removeAll() }
-            return waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     public func run() async throws {
