@@ -82,10 +82,11 @@ struct SessionOutbox {
         let user: UserID
         /// Frames up to this `seq` are covered by what the connection already has.
         var syncedSeq: Int64
-        var writable = true
         /// Frames sent since the socket stopped draining.
         var backlog = 0
+        /// When the socket stopped draining; nil while it drains.
         var unwritableSince: Millis?
+        var writable: Bool { unwritableSince == nil }
     }
 
     let configuration: Configuration
@@ -95,8 +96,8 @@ struct SessionOutbox {
     private(set) var publishedSeq: Int64
     private var pending = CircularBuffer<(lsn: Int64, item: Item)>()
     private var peers: [ConnectionID: Peer] = [:]
-    /// The peers whose socket is not draining: asked after every turn, so kept rather than
-    /// found by walking `peers`.
+    /// The peers whose socket is not draining (`unwritableSince` set): asked after every turn,
+    /// so indexed here rather than found by walking `peers`.
     private var unwritable: Set<ConnectionID> = []
     private var ring: ResumeRing
     /// The bytes of the frames kept for resumes.
@@ -185,7 +186,6 @@ struct SessionOutbox {
     /// The socket of `connection` stopped (false) or resumed (true) draining.
     mutating func writabilityChanged(_ connection: ConnectionID, writable: Bool, now: Millis) -> Actions {
         guard var peer = peers[connection] else { return Actions() }
-        peer.writable = writable
         if writable {
             peer.backlog = 0
             peer.unwritableSince = nil
