@@ -62,23 +62,20 @@ struct ForwardedCommandTests {
         try await insert(add("committed-first"), on: late)
         try await late.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
         try await late.query("COMMIT", logger: logger)
-        try await waitForQueue(server, host.token, id, containing: ["committed-first"])
+        try await server.waitForQueue(host.token, id, containing: ["committed-first"])
         try await early.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
         try await early.query("COMMIT", logger: logger)
-        let view = try await waitForQueue(server, host.token, id, containing: ["committed-first", "first-in-id-order"])
+        let view = try await server.waitForQueue(host.token, id, containing: ["committed-first", "first-in-id-order"])
         let tracks = view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 }
         #expect(tracks.filter { $0 == "committed-first" }.count == 1)
         #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
         // Both rows go once applied.
-        let deadline = ContinuousClock.now + .seconds(5)
         var left = -1
-        while ContinuousClock.now < deadline {
+        try await eventually("applied commands leave the inbox; \(left) left", timeout: .seconds(5)) {
             let rows = try await early.query("SELECT count(*) FROM session_inbox", logger: logger)
             for try await count in rows.decode(Int64.self) { left = Int(count) }
-            if left == 0 { break }
-            try await Task.sleep(for: .milliseconds(20))
+            return left == 0
         }
-        #expect(left == 0, "applied commands leave the inbox")
     }
 
     @Test func anEndedSessionGivesUpItsLease() async throws {
@@ -99,30 +96,12 @@ struct ForwardedCommandTests {
             do {
                 #expect(try await leaseIsFree() == false, "the node that created the session owns it")
                 #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
-                let deadline = ContinuousClock.now + .seconds(5)
-                var free = false
-                while !free, ContinuousClock.now < deadline {
-                    free = try await leaseIsFree()
-                    if !free { try await Task.sleep(for: .milliseconds(20)) }
-                }
-                #expect(free, "an ended session's lock-table slot is given back")
+                try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await leaseIsFree() }
             } catch {
                 try? await other.close()
                 throw error
             }
             try await other.close()
-        }
-    }
-
-    @discardableResult
-    static func waitForQueue(_ server: TestServer, _ token: String, _ id: SessionID, containing tracks: Set<String>) async throws -> SessionView {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            let view = try await server.api.view(token, id)
-            let present = Set(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 })
-            if present.isSuperset(of: tracks) { return view }
-            guard ContinuousClock.now < deadline else { throw TestFailure("the queue never held \(tracks); it has \(present)") }
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }

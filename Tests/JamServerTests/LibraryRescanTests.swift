@@ -11,15 +11,14 @@ import Testing
     }
 
     /// Waits until `condition` holds for the search results of `query`.
-    static func eventually(_ server: TestServer, _ token: String, _ query: String, _ condition: ([Track]) -> Bool) async throws -> [Track] {
-        let deadline = ContinuousClock.now + .seconds(8)
+    static func searchUntil(_ server: TestServer, _ token: String, _ query: String, _ condition: ([Track]) -> Bool) async throws -> [Track] {
         var last: [Track] = []
-        while ContinuousClock.now < deadline {
+        return try await JamTestSupport.eventually(
+            "the library never showed what was expected for \"\(query)\": \(last.map(\.name))", timeout: .seconds(8), every: .milliseconds(100)
+        ) {
             last = try await search(server, token, query)
-            if condition(last) { return last }
-            try await Task.sleep(for: .milliseconds(100))
+            return condition(last) ? last : nil
         }
-        throw TestFailure("the library never showed what was expected for \"\(query)\": \(last.map(\.name))")
     }
 
     @Test func aRescanOffersNewMusicWithItsCoverAndDropsRemovedMusic() async throws {
@@ -35,7 +34,7 @@ import Testing
 
             // A FLAC with tags and a cover is dropped into the folder.
             try FileManager.default.copyItem(at: fixtures.appendingPathComponent("tone.flac"), to: folder.appendingPathComponent("new.flac"))
-            let found = try await Self.eventually(server, alice.token, "") { $0.count == 2 }
+            let found = try await Self.searchUntil(server, alice.token, "") { $0.count == 2 }
             let flac = try #require(found.first { $0.id != before.first?.id })
             #expect(flac.source == .library)
             let artwork = try #require(flac.artworkURL)
@@ -49,7 +48,7 @@ import Testing
 
             // The file goes away: so does the track, and its audio.
             try FileManager.default.removeItem(at: folder.appendingPathComponent("new.flac"))
-            _ = try await Self.eventually(server, alice.token, "") { $0.map(\.id) == before.map(\.id) }
+            _ = try await Self.searchUntil(server, alice.token, "") { $0.map(\.id) == before.map(\.id) }
             let gone = try await server.api.request("GET", "/api/v1/tracks/\(flac.id)/audio")
             #expect(gone.status == 404)
         }

@@ -16,13 +16,13 @@ import Testing
             let party = try await Self.playingParty(server)
             await party.close()
 
-            let paused = try await Self.eventually("paused") {
+            let paused = try await eventually("the session never paused", every: .milliseconds(50)) {
                 let view = try await server.api.view(party.host.token, party.id)
                 return view.nowPlaying?.state == .paused ? view : nil
             }
             #expect(paused.nowPlaying?.item.track.id == "track-1")
             #expect((paused.nowPlaying?.positionMs ?? 0) > 0)
-            let gone = try await Self.eventually("ended") {
+            let gone = try await eventually("the session never ended", every: .milliseconds(50)) {
                 let response = try await server.api.request("GET", "/api/v1/sessions/\(party.id)", token: party.host.token)
                 return response.status == 410 ? response : nil
             }
@@ -72,13 +72,4 @@ import Testing
         return party
     }
 
-    /// Polls `probe` every 50 ms for up to 10 s until it returns a value.
-    static func eventually<T>(_ what: String, _ probe: () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if let value = try await probe() { return value }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestFailure("the session never became \(what)")
-    }
 }

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import JamTestSupport
 import Testing
 
 @testable import JamServer
@@ -47,11 +48,7 @@ import Testing
         let snapshot = SessionSnapshot(lsn: 0, seq: 0, wakeAt: nil, state: Array("{}".utf8), answers: [])
         pipeline.submit([.snapshot(Self.id, snapshot), Self.record(1)], receipt: (receiver, 1))
         pipeline.submit([Self.record(2)], receipt: (receiver, 2))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while store.attempts.withLock({ $0 }) < 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(store.attempts.withLock { $0 } >= 2)
+        try await eventually("the refused batch was not tried again", every: .milliseconds(5)) { store.attempts.withLock { $0 } >= 2 }
         #expect(receiver.storedLsn.withLock { $0 } == 0)
         store.refusing.withLock { $0 = false }
         await pipeline.flush()

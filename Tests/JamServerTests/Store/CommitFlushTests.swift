@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import JamTestSupport
 import Testing
 
 @testable import JamServer
@@ -37,9 +38,7 @@ import Testing
 
         /// Waits until `count` commits are held.
         func waitUntilHolding(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while heldCount < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-            try #require(heldCount == count)
+            try await eventually("\(count) commits never reached the store", every: .milliseconds(1)) { heldCount == count }
         }
     }
 

@@ -5,12 +5,11 @@ extension SessionStore {
     /// Waits until the store's snapshot satisfies `predicate` (an app member's view catching up).
     @discardableResult
     func until(_ what: String, timeout: Duration = .seconds(10), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var last: StoreSnapshot?
+        return try await eventually("waiting for \(what); last: \(last.map { "\($0)" } ?? "none")", timeout: timeout, every: .milliseconds(10)) {
             let snapshot = await current
-            if predicate(snapshot) { return snapshot }
-            try await Task.sleep(for: .milliseconds(10))
+            last = snapshot
+            return predicate(snapshot) ? snapshot : nil
         }
-        throw TestFailure("timed out waiting for \(what); last: \(await current)")
     }
 }
