@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import JamProtocol
 
-/// Votes and removals are read without `JSONDecoder` when they read without ambiguity; these
+/// Votes, removals and adds are read without `JSONDecoder` when they read without ambiguity; these
 /// prove the frame (or the error) is always the one `JSONDecoder` gives.
 struct ClientFrameQuickReadTests {
     private static func quick(_ text: String) -> ClientFrame? {
@@ -39,7 +39,7 @@ struct ClientFrameQuickReadTests {
         }
     }
 
-    @Test func votesAndRemovalsAreReadWithoutJSONDecoder() {
+    @Test func votesRemovalsAndAddsAreReadWithoutJSONDecoder() {
         #expect(Self.quick(#"{"type":"vote","data":{"itemId":"i1","value":1},"id":"c1"}"#)
             == ClientFrame(.vote(Vote(itemId: "i1", value: 1)), id: "c1"))
         #expect(Self.quick(#"{"id":"c2","data":{"value":-1,"itemId":"i2"},"type":"vote"}"#)
@@ -48,6 +48,15 @@ struct ClientFrameQuickReadTests {
         // IDs normalise as they do through Decodable.
         #expect(Self.quick(#"{"type":"vote","data":{"itemId":"6BA7B810-9DAD-11D1-80B4-00C04FD430C8","value":0}}"#)
             == ClientFrame(.vote(Vote(itemId: "6ba7b810-9dad-11d1-80b4-00c04fd430c8", value: 0))))
+        #expect(Self.quick(#"{"type":"addToQueue","data":{"track":{"id":"t1","name":"Song","artist":"A","source":"library"},"nonce":"n1"},"id":"c3"}"#)
+            == ClientFrame(.addToQueue(AddToQueue(track: Track(id: "t1", name: "Song", artist: "A", source: .library), nonce: "n1")), id: "c3"))
+        let full = #"{"id":"t2","name":"Sóng","artist":"B","album":"LP","durationMs":215000,"artworkURL":"https://x/y.jpg","isrc":"USX","source":"spotify"}"#
+        #expect(Self.quick(#"{"data":{"nonce":"n2","track":\#(full)},"type":"addToQueue"}"#)
+            == ClientFrame(.addToQueue(AddToQueue(
+                track: Track(
+                    id: "t2", name: "Sóng", artist: "B", album: "LP", durationMs: 215_000, artworkURL: "https://x/y.jpg", isrc: "USX",
+                    source: .spotify),
+                nonce: "n2"))))
     }
 
     @Test func anythingUnusualIsLeftToJSONDecoder() {
@@ -62,6 +71,16 @@ struct ClientFrameQuickReadTests {
             #"{"type":"vote","data":{"itemId":"\#(String(repeating: "x", count: 129))","value":1}}"#,
             #"{"type":"vote","data":{"itemId":"i","value":1},"id":"\#(String(repeating: "x", count: 129))"}"#,
             #"{"type":"skip"}"#, #"{"type":"ping","data":{"clientSendTime":1}}"#, #"{"type":"vote"}"#, "[]", "nope",
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","album":null},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":1.5},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":"5"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":null},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"vinyl"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library"},"nonce":5}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library"}}}"#,
+            #"{"type":"addToQueue","data":{"track":"t","nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","id":"u","name":"n","artist":"a","source":"library"},"nonce":"n"}}"#,
         ] {
             #expect(Self.quick(text) == nil, "\(text)")
             expectSame(text)
@@ -91,9 +110,44 @@ struct ClientFrameQuickReadTests {
             #"{"type":"removeFromQueue","data":{}}"#,
             #"{"type":"Vote","data":{"itemId":"i","value":1}}"#,
             #"{"type":"vote","data":{"itemId":"i","value":1}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":1e3},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":1000.0},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":-5},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","durationMs":9223372036854775808},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"","name":"n","artist":"a","source":"library"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library"},"nonce":""}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","asSent":"{}"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"\u0007","artist":"a","source":"library"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library","extra":{"k":[1]}},"nonce":"n","x":1}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"\#(String(repeating: "é", count: 301))","artist":"a","source":"library"},"nonce":"n"}}"#,
         ] {
             expectSame(text)
         }
+    }
+
+    @Test func seededRandomAddsReadAsJSONDecoderReadsThem() {
+        var random = SeededRandom(seed: 11)
+        let strings = [#""x""#, #""""#, "null", "7", #""\u00e9\t""#, #""\#(String(repeating: "s", count: 301))""#, "true"]
+        let durations = ["215000", "null", "-1", "0", "1.0", "1e3", "1.5", #""1000""#, "86400001", "9223372036854775808"]
+        let sources = [#""library""#, #""spotify""#, #""appleMusic""#, #""external""#, #""Library""#, "null", "3"]
+        func pick<T>(_ choices: [T]) -> T { Bool.random(using: &random) ? choices[0] : choices.randomElement(using: &random)! }
+        var quickOnes = 0
+        for _ in 0..<3_000 {
+            var track: [String] = []
+            for key in ["id", "name", "artist"] where Int.random(in: 0..<10, using: &random) > 0 { track.append(#""\#(key)":\#(pick(strings))"#) }
+            for key in ["album", "artworkURL", "isrc", "asSent"] where Bool.random(using: &random) { track.append(#""\#(key)":\#(pick(strings))"#) }
+            if Bool.random(using: &random) { track.append(#""durationMs":\#(pick(durations))"#) }
+            if Int.random(in: 0..<10, using: &random) > 0 { track.append(#""source":\#(pick(sources))"#) }
+            if Int.random(in: 0..<8, using: &random) == 0 { track.append(#""name":"again""#) }
+            track.shuffle(using: &random)
+            var data = [#""track":{\#(track.joined(separator: ","))}"#]
+            if Int.random(in: 0..<10, using: &random) > 0 { data.append(#""nonce":\#(pick(strings))"#) }
+            data.shuffle(using: &random)
+            let text = #"{"type":"addToQueue","data":{\#(data.joined(separator: ","))},"id":"c"}"#
+            if Self.quick(text) != nil { quickOnes += 1 }
+            expectSame(text)
+        }
+        #expect(quickOnes > 200)
     }
 
     @Test func seededRandomFramesReadAsJSONDecoderReadsThem() {
