@@ -346,16 +346,29 @@ import Testing
         try await host.next("ack \(last)") { $0.ack?.id == last }
     }
 
+    /// Eli joins with two sockets: first one that reads nothing, returned once the server shows
+    /// Eli connected (so it is attached), then one that reads.
+    private static func eliWithAStalledSocket(_ server: TestServer, _ party: Party) async throws -> (eli: TestSocket, stalled: TestSocket, id: UserID) {
+        let auth = try await server.api.guest("Eli")
+        _ = try await server.api.join(auth.token, code: party.session.session.joinCode)
+        let stalled = TestSocket(server: server, session: party.id, token: auth.token, paused: true)
+        try await eventually("the paused socket was never attached") {
+            try await server.api.view(party.host.token, party.id).members.first { $0.userId == auth.userId }?.connected == true
+        }
+        let eli = TestSocket(server: server, session: party.id, token: auth.token)
+        try await eli.next(.stateSync)
+        return (eli, stalled, auth.userId)
+    }
+
     @Test func aReaderStalledInASessionThatFallsQuietIsClosedAfterTheStallTimeout() async throws {
         // The backlog limit is out of reach: only the stall timeout can close this socket, and
         // it runs out after the session has gone quiet.
         // The host sends hundreds of votes a second to flood the reader: no member limits here.
         try await TestServer.with(configure: { $0.outboxLimit = 100_000; $0.stallTimeoutMs = 1_500; $0.commandLimits = nil }) { server in
-            let party = try await Party.start(server, guests: ["Eli"])
+            let party = try await Party.start(server, guests: [])
             let host = party.host.socket
             try await Self.queueThirtyLargeItems(host)
-            let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
-            try await Task.sleep(for: .milliseconds(200))
+            let (eli, stalled, _) = try await Self.eliWithAStalledSocket(server, party)
             // ~12 MB of queue updates, more than the kernel buffers between the server and a
             // socket that does not read; then nothing more.
             for round in 0..<25 { try await Self.floodRound(round, from: host) }
@@ -365,6 +378,7 @@ import Testing
             // machine the eviction may come while the burst still runs).
             let close = try await stalled.closedByServer(timeout: .seconds(10))
             if let close { #expect(close.closeCode == .init(codeNumber: 4429)) }
+            await eli.close()
             await party.close()
         }
     }
@@ -372,13 +386,11 @@ import Testing
     @Test func aStalledReaderIsClosedAndOthersAreNotSlowed() async throws {
         // The host sends hundreds of votes a second to flood the reader: no member limits here.
         try await TestServer.with(configure: { $0.outboxLimit = 64; $0.commandLimits = nil }) { server in
-            let party = try await Party.start(server, guests: ["Eli"])
-            let host = party.host.socket, eli = party.guests[0].socket
+            let party = try await Party.start(server, guests: [])
+            let host = party.host.socket
             // A queue of 30 large items makes every add and removal a ~30 kB queueUpdate.
             try await Self.queueThirtyLargeItems(host)
-            let stalled = TestSocket(server: server, session: party.id, token: party.guests[0].token, paused: true)
-            // Eli is already connected, so the second socket announces nothing; give it time to attach.
-            try await Task.sleep(for: .milliseconds(200))
+            let (eli, stalled, eliID) = try await Self.eliWithAStalledSocket(server, party)
             // Large items added and removed, eight at a time, each round waiting for its acks:
             // the readers keep up, the stalled socket falls ~12 MB behind.
             let started = ContinuousClock.now
@@ -404,7 +416,8 @@ import Testing
             #expect(stalledLast < lastSeq)
             // Eli is still a connected member through the other socket.
             let view = try await server.api.view(party.host.token, party.id)
-            #expect(view.members.first { $0.userId == party.guests[0].id }?.connected == true)
+            #expect(view.members.first { $0.userId == eliID }?.connected == true)
+            await eli.close()
             await party.close()
         }
     }
