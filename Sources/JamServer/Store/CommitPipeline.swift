@@ -64,75 +64,13 @@ public final class CommitPipeline: Service, Sendable {
         }
     }
 
-    /// A session told once its writes up to `lsn` are durable.
-    private typealias Receipt = (receiver: any CommitReceiver, lsn: Int64)
-
-    /// What the store's thread does next.
-    private enum Step {
-        /// Wait `Timing.linger` for company, then look again.
-        case linger
-        /// Nothing is queued: the pipeline is idle, and these `flush` callers may go on.
-        case idle(waiters: [CheckedContinuation<Void, Never>])
-        /// Write this batch.
-        case commit(writes: [StoreWrite], receipts: [Receipt])
-    }
-
-    private struct Queue {
-        var writes: [StoreWrite] = []
-        var receipts: [Receipt] = []
-        /// A drain is scheduled or a batch is being written.
-        var busy = false
-        /// Callers of `flush` waiting for `busy` to end. Under the same lock as `busy`, so a
-        /// caller is let go only at a moment nothing is queued, never by a drain that went
-        /// idle just before the caller's own submit.
-        var flushWaiters: [CheckedContinuation<Void, Never>] = []
-        var failures = 0
-        /// When the last batch was written.
-        var lastCommit = NIODeadline.distantPast
-        /// The batch now forming has waited for company already.
-        var lingered = false
-        /// The session whose single turn was the whole last batch, if it was.
-        var lastLoneWriter: ObjectIdentifier?
-
-        /// The forming batch is one turn of the same session as the last batch's single turn.
-        var alone: Bool {
-            guard let last = lastLoneWriter, receipts.count == 1 else { return false }
-            return ObjectIdentifier(receipts[0].receiver) == last
-        }
-
-        /// Takes the next step at `now`: lingers, goes idle, or takes the batch.
-        mutating func next(now: NIODeadline, timing: Timing) -> Step {
-            if timing.shouldLinger(
-                pending: writes.count, alreadyLingered: lingered, sinceLastCommit: now - lastCommit, alone: alone)
-            {
-                lingered = true
-                return .linger
-            }
-            lingered = false
-            guard !writes.isEmpty || !receipts.isEmpty else {
-                busy = false
-                return .idle(waiters: takeFlushWaiters())
-            }
-            let taken = (writes, receipts)
-            lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil
-            writes.removeAll(keepingCapacity: true)
-            receipts.removeAll(keepingCapacity: true)
-            return .commit(writes: taken.0, receipts: taken.1)
-        }
-
-        mutating func takeFlushWaiters() -> [CheckedContinuation<Void, Never>] {
-            defer { flushWaiters.removeAll() }
-            return flushWaiters
-        }
-    }
-
     private let store: any SessionStore
     private let logger: Logger
     private let timing: Timing
     private let group: MultiThreadedEventLoopGroup
     /// The store's thread.
     let loop: any EventLoop
-    private let queue = Mutex(Queue())
+    private let queue = Mutex(CommitQueue<CheckedContinuation<Void, Never>>())
     private let lingers = Atomic<Int>(0)
     /// Set once the server stops: a batch the store keeps refusing is then given up on.
     private let stopping = Atomic<Bool>(false)
@@ -156,13 +94,7 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
     func submit(_ writes: [StoreWrite], receipt: (any CommitReceiver, Int64)?) {
-        let wake = queue.withLock { queue -> Bool in
-            queue.writes += writes
-            if let receipt { queue.receipts.append(receipt) }
-            guard !queue.busy else { return false }
-            queue.busy = true
-            return true
-        }
+        let wake = queue.withLock { $0.submit(writes, receipt: receipt) }
         if wake { loop.execute { self.drain() } }
     }
 
@@ -180,7 +112,7 @@ public final class CommitPipeline: Service, Sendable {
     }
 
     /// Writes one batch, then tells its sessions and drains again (or retries it).
-    private func commit(_ writes: [StoreWrite], receipts: [Receipt]) {
+    private func commit(_ writes: [StoreWrite], receipts: [CommitReceipt]) {
         let handedOver = DispatchTime.now().uptimeNanoseconds
         store.commit(writes, on: loop).whenComplete { result in
             switch result {
@@ -189,10 +121,7 @@ public final class CommitPipeline: Service, Sendable {
                 Metrics.persistedRows.increment(by: writes.count)
                 Metrics.batchWrites.record(writes.count)
                 Metrics.commitDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - handedOver))
-                self.queue.withLock {
-                    $0.failures = 0
-                    $0.lastCommit = .now()
-                }
+                self.queue.withLock { $0.committed(at: .now()) }
                 self.stalled.store(false, ordering: .relaxed)
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
@@ -202,13 +131,7 @@ public final class CommitPipeline: Service, Sendable {
                 self.loop.execute { self.drain() }
             case .failure(let error):
                 self.stalled.store(true, ordering: .relaxed)
-                let failures = self.queue.withLock { queue -> Int in
-                    // Put the batch back in front of what came since, in order.
-                    queue.writes = writes + queue.writes
-                    queue.receipts = receipts + queue.receipts
-                    queue.failures += 1
-                    return queue.failures
-                }
+                let failures = self.queue.withLock { $0.failed(writes, receipts: receipts) }
                 if self.stopping.load(ordering: .relaxed), failures >= Self.attemptsWhenStopping {
                     self.giveUp(after: error)
                     return
@@ -223,15 +146,9 @@ public final class CommitPipeline: Service, Sendable {
     /// Another node appended to some sessions of the batch first: their writes (this batch's
     /// and any queued since, all made on a state the log has moved past) are dropped and the
     /// sessions told; the rest of the batch goes back in front of the queue.
-    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [Receipt]) {
+    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [CommitReceipt]) {
         let fenced = Set(conflict.sessions)
-        let dropped = queue.withLock { queue -> [any CommitReceiver] in
-            let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
-            queue.writes = writes.filter(keep) + queue.writes.filter(keep)
-            let all = receipts + queue.receipts
-            queue.receipts = all.filter { $0.receiver.sessionID.map { !fenced.contains($0) } ?? true }
-            return all.filter { $0.receiver.sessionID.map { fenced.contains($0) } ?? false }.map(\.receiver)
-        }
+        let dropped = queue.withLock { $0.dropFenced(fenced, batch: writes, receipts: receipts) }
         logger.warning("another server wrote these sessions first; this one lets them go", metadata: ["sessions": "\(conflict.sessions)"])
         var told = Set<ObjectIdentifier>()
         for receiver in dropped where told.insert(ObjectIdentifier(receiver)).inserted {
@@ -242,15 +159,7 @@ public final class CommitPipeline: Service, Sendable {
     /// The server is stopping and the store keeps failing: drops what is queued (none of it was
     /// acknowledged: nothing is before it is stored) so the server can stop.
     private func giveUp(after error: any Error) {
-        let (dropped, waiters) = queue.withLock { queue -> (Int, [CheckedContinuation<Void, Never>]) in
-            defer {
-                queue.writes.removeAll()
-                queue.receipts.removeAll()
-                queue.failures = 0
-                queue.busy = false
-            }
-            return (queue.writes.count, queue.takeFlushWaiters())
-        }
+        let (dropped, waiters) = queue.withLock { $0.giveUp() }
         logger.critical(
             "the store kept failing while the server stopped; writes that were never acknowledged are not stored",
             metadata: ["error": "\(error)", "writes.dropped": "\(dropped)"])
@@ -258,7 +167,7 @@ public final class CommitPipeline: Service, Sendable {
     }
 
     /// Tells each session's loop, once per loop, which records are durable.
-    private func notify(_ receipts: [Receipt]) {
+    private func notify(_ receipts: [CommitReceipt]) {
         var byLoop: [ObjectIdentifier: (loop: any EventLoop, receipts: [ObjectIdentifier: (receiver: any CommitReceiver, lsn: Int64)])] = [:]
         for receipt in receipts {
             let loopKey = ObjectIdentifier(receipt.receiver.eventLoop)
@@ -278,11 +187,7 @@ public final class CommitPipeline: Service, Sendable {
     /// Returns once everything submitted so far is written (or, once stopping, given up on).
     func flush() async {
         await withCheckedContinuation { continuation in
-            let idleNow = queue.withLock { queue -> Bool in
-                guard queue.busy else { return true }
-                queue.flushWaiters.append(continuation)
-                return false
-            }
+            let idleNow = queue.withLock { $0.flush(continuation) }
             if idleNow { continuation.resume() }
         }
     }

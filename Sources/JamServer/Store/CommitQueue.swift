@@ -1,0 +1,122 @@
+import JamProtocol
+import NIOCore
+
+/// A session told once its writes up to `lsn` are durable.
+typealias CommitReceipt = (receiver: any CommitReceiver, lsn: Int64)
+
+/// What `CommitPipeline` has queued, and what its thread does next: a value, so every
+/// decision is made in one step under the pipeline's lock and tested without threads.
+///
+/// `Waiter` is what a `flush` caller leaves behind (a continuation in the server).
+struct CommitQueue<Waiter> {
+    /// What the store's thread does next.
+    enum Step {
+        /// Wait `Timing.linger` for company, then look again.
+        case linger
+        /// Nothing is queued: the queue is idle, and these `flush` callers may go on.
+        case idle(waiters: [Waiter])
+        /// Write this batch.
+        case commit(writes: [StoreWrite], receipts: [CommitReceipt])
+    }
+
+    private(set) var writes: [StoreWrite] = []
+    private(set) var receipts: [CommitReceipt] = []
+    /// A drain is scheduled or a batch is being written.
+    private(set) var busy = false
+    /// Callers of `flush` waiting for `busy` to end. Kept with `busy`, so a caller is let go
+    /// only in the step that finds nothing queued, never by a drain that went idle just before
+    /// the caller's own submit.
+    private var flushWaiters: [Waiter] = []
+    private var failures = 0
+    /// When the last batch was written.
+    private var lastCommit = NIODeadline.distantPast
+    /// The batch now forming has waited for company already.
+    private var lingered = false
+    /// The session whose single turn was the whole last batch, if it was.
+    private var lastLoneWriter: ObjectIdentifier?
+
+    /// The forming batch is one turn of the same session as the last batch's single turn.
+    private var alone: Bool {
+        guard let last = lastLoneWriter, receipts.count == 1 else { return false }
+        return ObjectIdentifier(receipts[0].receiver) == last
+    }
+
+    /// Queues `writes`; true when the thread must be woken to drain.
+    mutating func submit(_ writes: [StoreWrite], receipt: CommitReceipt?) -> Bool {
+        self.writes += writes
+        if let receipt { receipts.append(receipt) }
+        guard !busy else { return false }
+        busy = true
+        return true
+    }
+
+    /// A `flush` caller: true when nothing is queued or being written, so it may go on at once;
+    /// otherwise `waiter` is kept until the queue goes idle.
+    mutating func flush(_ waiter: Waiter) -> Bool {
+        guard busy else { return true }
+        flushWaiters.append(waiter)
+        return false
+    }
+
+    /// Takes the next step at `now`: lingers, goes idle, or takes the batch.
+    mutating func next(now: NIODeadline, timing: CommitPipeline.Timing) -> Step {
+        if timing.shouldLinger(
+            pending: writes.count, alreadyLingered: lingered, sinceLastCommit: now - lastCommit, alone: alone)
+        {
+            lingered = true
+            return .linger
+        }
+        lingered = false
+        // Receipts without writes (none are submitted today) are committed as an empty batch,
+        // so they are still told.
+        guard !writes.isEmpty || !receipts.isEmpty else {
+            busy = false
+            defer { flushWaiters.removeAll() }
+            return .idle(waiters: flushWaiters)
+        }
+        let taken = (writes, receipts)
+        lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil
+        writes.removeAll(keepingCapacity: true)
+        receipts.removeAll(keepingCapacity: true)
+        return .commit(writes: taken.0, receipts: taken.1)
+    }
+
+    /// The batch taken last is stored, at `now`.
+    mutating func committed(at now: NIODeadline) {
+        failures = 0
+        lastCommit = now
+    }
+
+    /// The batch taken last failed: it goes back in front of what came since, in order.
+    /// Returns how many attempts in a row have failed.
+    mutating func failed(_ batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> Int {
+        writes = batch + writes
+        receipts = batchReceipts + receipts
+        failures += 1
+        return failures
+    }
+
+    /// Another writer appended to `fenced` sessions first: their writes, in `batch` and queued
+    /// since, are dropped, and the rest of the batch goes back in front. Returns the receivers
+    /// of the dropped writes.
+    mutating func dropFenced(_ fenced: Set<SessionID>, batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> [any CommitReceiver] {
+        let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
+        writes = batch.filter(keep) + writes.filter(keep)
+        let all = batchReceipts + receipts
+        receipts = all.filter { $0.receiver.sessionID.map { !fenced.contains($0) } ?? true }
+        return all.filter { $0.receiver.sessionID.map { fenced.contains($0) } ?? false }.map(\.receiver)
+    }
+
+    /// Drops everything queued (the server is stopping and the store keeps refusing) and lets
+    /// every `flush` caller go. Returns how many writes were dropped, and the waiters.
+    mutating func giveUp() -> (dropped: Int, waiters: [Waiter]) {
+        defer {
+            writes.removeAll()
+            receipts.removeAll()
+            flushWaiters.removeAll()
+            failures = 0
+            busy = false
+        }
+        return (writes.count, flushWaiters)
+    }
+}

@@ -1,0 +1,168 @@
+import JamProtocol
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import JamServer
+
+/// The commit pipeline's queue as a value: every decision the store's thread makes, in order,
+/// without threads. Waiters are plain numbers here.
+@Suite struct CommitQueueTests {
+    final class Receiver: CommitReceiver {
+        let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        let sessionID: SessionID?
+        init(_ id: SessionID) { sessionID = id }
+        func stored(through lsn: Int64) {}
+    }
+
+    static let a: SessionID = "00000000-0000-0000-0007-00000000000a"
+    static let b: SessionID = "00000000-0000-0000-0007-00000000000b"
+    /// Writes go at once: the linger has its own tests (`CommitTimingTests`).
+    static let eager = CommitPipeline.Timing(linger: .zero)
+
+    static func write(_ id: SessionID, _ lsn: Int64) -> StoreWrite {
+        .record(id, LogRecord(lsn: lsn, firstSeq: lsn - 1, lastSeq: lsn, wakeAt: nil, inputs: Array("[]".utf8)))
+    }
+
+    static func lsns(_ step: CommitQueue<Int>.Step) -> [Int64]? {
+        guard case .commit(let writes, _) = step else { return nil }
+        return writes.map { write in
+            guard case .record(_, let record) = write else { return -1 }
+            return record.lsn
+        }
+    }
+
+    static func waiters(_ step: CommitQueue<Int>.Step) -> [Int]? {
+        guard case .idle(let waiters) = step else { return nil }
+        return waiters
+    }
+
+    /// Runs the queue's next step now, without linger.
+    static func step(_ queue: inout CommitQueue<Int>) -> CommitQueue<Int>.Step {
+        queue.next(now: .now(), timing: eager)
+    }
+
+    @Test func aFlushOnAnIdleQueueGoesOnAtOnceAndIsNotKept() {
+        var queue = CommitQueue<Int>()
+        let goesOn = queue.flush(1)
+        #expect(goesOn)
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: nil)
+        _ = Self.step(&queue)
+        let idle = Self.step(&queue)
+        #expect(Self.waiters(idle) == [])
+    }
+
+    @Test func aFlushWhileBusyIsLetGoOnlyByTheStepThatFindsNothingQueued() {
+        var queue = CommitQueue<Int>()
+        let receiver = Receiver(Self.a)
+        let firstWakes = queue.submit([Self.write(Self.a, 1)], receipt: (receiver, 1))
+        #expect(firstWakes, "the first submit wakes the thread")
+        let goesOn = queue.flush(1)
+        #expect(!goesOn)
+        let first = Self.step(&queue)
+        #expect(Self.lsns(first) == [1])
+        let secondWakes = queue.submit([Self.write(Self.a, 2)], receipt: (receiver, 2))
+        #expect(!secondWakes, "submitted while the first batch is written: the thread is awake already")
+        let second = Self.step(&queue)
+        #expect(Self.lsns(second) == [2])
+        #expect(queue.busy)
+        let idle = Self.step(&queue)
+        #expect(Self.waiters(idle) == [1])
+        #expect(!queue.busy)
+    }
+
+    /// The order that once let a flush return early: the thread finds the queue empty, then
+    /// another thread submits and flushes before the thread has let the earlier waiters go.
+    @Test func aFlushRightAfterTheQueueWentIdleWaitsForTheWriteSubmittedBeforeIt() {
+        var queue = CommitQueue<Int>()
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: nil)
+        _ = queue.flush(1)
+        let first = Self.step(&queue)
+        #expect(Self.lsns(first) == [1])
+        let idle = Self.step(&queue)
+        let wakes = queue.submit([Self.write(Self.a, 2)], receipt: nil)
+        #expect(wakes, "idle again: the next submit wakes the thread")
+        let goesOn = queue.flush(2)
+        #expect(!goesOn, "write 2 is not stored yet")
+        // Going idle handed back only the waiter from before it.
+        #expect(Self.waiters(idle) == [1])
+        let second = Self.step(&queue)
+        #expect(Self.lsns(second) == [2])
+        let idleAgain = Self.step(&queue)
+        #expect(Self.waiters(idleAgain) == [2])
+    }
+
+    @Test func aFailedBatchGoesBackInFrontOfWhatCameSinceAndKeepsItsWaiters() {
+        var queue = CommitQueue<Int>()
+        let receiver = Receiver(Self.a)
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (receiver, 1))
+        _ = queue.flush(1)
+        guard case .commit(let batch, let receipts) = Self.step(&queue) else {
+            Issue.record("no batch taken")
+            return
+        }
+        _ = queue.submit([Self.write(Self.a, 2)], receipt: (receiver, 2))
+        let failures = queue.failed(batch, receipts: receipts)
+        #expect(failures == 1)
+        #expect(queue.receipts.map(\.lsn) == [1, 2])
+        let retry = Self.step(&queue)
+        #expect(Self.lsns(retry) == [1, 2])
+        queue.committed(at: .now())
+        let idle = Self.step(&queue)
+        #expect(Self.waiters(idle) == [1])
+    }
+
+    @Test func aFencedSessionsWritesAreDroppedAndTheOthersKeptInOrder() {
+        var queue = CommitQueue<Int>()
+        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        guard case .commit(let batch, let receipts) = Self.step(&queue) else {
+            Issue.record("no batch taken")
+            return
+        }
+        _ = queue.submit([Self.write(Self.a, 2)], receipt: (onA, 2))
+        let dropped = queue.dropFenced([Self.a], batch: batch, receipts: receipts)
+        #expect(dropped.map { ObjectIdentifier($0) } == [ObjectIdentifier(onA), ObjectIdentifier(onA)])
+        #expect(queue.writes.map(\.sessionID) == [Self.b])
+        #expect(queue.receipts.map { ObjectIdentifier($0.receiver) } == [ObjectIdentifier(onB)])
+    }
+
+    @Test func givingUpDropsEverythingQueuedAndLetsEveryWaiterGo() {
+        var queue = CommitQueue<Int>()
+        _ = queue.submit([Self.write(Self.a, 1), Self.write(Self.b, 1)], receipt: nil)
+        _ = queue.flush(1)
+        _ = queue.flush(2)
+        let (dropped, waiters) = queue.giveUp()
+        #expect(dropped == 2)
+        #expect(waiters == [1, 2])
+        #expect(!queue.busy)
+        #expect(queue.writes.isEmpty)
+        let goesOn = queue.flush(3)
+        #expect(goesOn)
+    }
+
+    @Test func aLingeringBatchKeepsItsWaitersUntilItIsWritten() {
+        var queue = CommitQueue<Int>()
+        let timing = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 32, busyWindow: .seconds(60))
+        let now = NIODeadline.now()
+        // Both kept alive: a freed receiver's identity could be reused by the next one.
+        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
+        _ = queue.next(now: now, timing: timing)
+        queue.committed(at: now)
+        _ = queue.next(now: now, timing: timing)
+        // Under load (the last commit was just now) a small batch waits once for company.
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        let goesOn = queue.flush(1)
+        #expect(!goesOn)
+        guard case .linger = queue.next(now: now, timing: timing) else {
+            Issue.record("the batch did not wait")
+            return
+        }
+        let batch = queue.next(now: now, timing: timing)
+        #expect(Self.lsns(batch) == [1])
+        let idle = queue.next(now: now, timing: timing)
+        #expect(Self.waiters(idle) == [1])
+    }
+}
