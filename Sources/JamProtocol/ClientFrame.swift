@@ -17,7 +17,7 @@ public struct ClientFrame: Hashable, Sendable {
 
     /// Decodes and validates a frame; every failure is a typed error naming the problem.
     public static func decode(_ data: Data) throws(JamError) -> ClientFrame {
-        // Votes and removals, the frames members send most, skip JSONDecoder when they can.
+        // Votes, removals and adds, the frames members send most, skip JSONDecoder when they can.
         let frame: ClientFrame
         if let quick = data.withUnsafeBytes({ quickRead($0) }) {
             frame = quick

@@ -81,6 +81,9 @@ struct ClientFrameQuickReadTests {
             #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","artist":"a","source":"library"}}}"#,
             #"{"type":"addToQueue","data":{"track":"t","nonce":"n"}}"#,
             #"{"type":"addToQueue","data":{"track":{"id":"t","id":"u","name":"n","artist":"a","source":"library"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":"t","name":"n","n\u0061me":"m","artist":"a","source":"library"},"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":null,"nonce":"n"}}"#,
+            #"{"type":"addToQueue","data":{"track":{"id":null,"name":"n","artist":"a","source":"library"},"nonce":"n"}}"#,
         ] {
             #expect(Self.quick(text) == nil, "\(text)")
             expectSame(text)

@@ -62,10 +62,10 @@ struct ForwardedCommandTests {
         try await insert(add("committed-first"), on: late)
         try await late.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
         try await late.query("COMMIT", logger: logger)
-        try await server.waitForQueue(host.token, id, containing: ["committed-first"])
+        try await server.waitForQueue(host.token, id, containing: ["committed-first"], timeout: .seconds(5))
         try await early.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
         try await early.query("COMMIT", logger: logger)
-        let view = try await server.waitForQueue(host.token, id, containing: ["committed-first", "first-in-id-order"])
+        let view = try await server.waitForQueue(host.token, id, containing: ["committed-first", "first-in-id-order"], timeout: .seconds(5))
         let tracks = view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 }
         #expect(tracks.filter { $0 == "committed-first" }.count == 1)
         #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
