@@ -93,7 +93,7 @@ public final class CommitPipeline: Service, Sendable {
     }
 
     /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
-    func submit(_ writes: [StoreWrite], receipt: (any CommitReceiver, Int64)?) {
+    func submit(_ writes: [StoreWrite], receipt: CommitReceipt?) {
         let wake = queue.withLock { $0.submit(writes, receipt: receipt) }
         if wake { loop.execute { self.drain() } }
     }
@@ -168,7 +168,7 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Tells each session's loop, once per loop, which records are durable.
     private func notify(_ receipts: [CommitReceipt]) {
-        var byLoop: [ObjectIdentifier: (loop: any EventLoop, receipts: [ObjectIdentifier: (receiver: any CommitReceiver, lsn: Int64)])] = [:]
+        var byLoop: [ObjectIdentifier: (loop: any EventLoop, receipts: [ObjectIdentifier: CommitReceipt])] = [:]
         for receipt in receipts {
             let loopKey = ObjectIdentifier(receipt.receiver.eventLoop)
             let receiverKey = ObjectIdentifier(receipt.receiver)

@@ -19,7 +19,9 @@ struct CommitQueue<Waiter> {
         case commit(writes: [StoreWrite], receipts: [CommitReceipt])
     }
 
+    /// Writes submitted and not yet taken, in order.
     private(set) var writes: [StoreWrite] = []
+    /// Who is told once `writes` are stored, in order.
     private(set) var receipts: [CommitReceipt] = []
     /// A drain is scheduled or a batch is being written.
     private(set) var busy = false
@@ -27,6 +29,7 @@ struct CommitQueue<Waiter> {
     /// only in the step that finds nothing queued, never by a drain that went idle just before
     /// the caller's own submit.
     private var flushWaiters: [Waiter] = []
+    /// Attempts in a row that the store refused.
     private var failures = 0
     /// When the last batch was written.
     private var lastCommit = NIODeadline.distantPast
@@ -97,8 +100,8 @@ struct CommitQueue<Waiter> {
     }
 
     /// Another writer appended to `fenced` sessions first: their writes, in `batch` and queued
-    /// since, are dropped, and the rest of the batch goes back in front. Returns the receivers
-    /// of the dropped writes.
+    /// since, are dropped, and the rest of the batch goes back in front. Returns the receiver
+    /// of each dropped receipt (once per receipt, so a receiver may repeat).
     mutating func dropFenced(_ fenced: Set<SessionID>, batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> [any CommitReceiver] {
         let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
         writes = batch.filter(keep) + writes.filter(keep)

@@ -11,7 +11,7 @@ import Testing
     final class Receiver: CommitReceiver {
         let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let sessionID: SessionID?
-        init(_ id: SessionID) { sessionID = id }
+        init(_ id: SessionID?) { sessionID = id }
         func stored(through lsn: Int64) {}
     }
 
@@ -114,32 +114,91 @@ import Testing
 
     @Test func aFencedSessionsWritesAreDroppedAndTheOthersKeptInOrder() {
         var queue = CommitQueue<Int>()
-        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        let (onA, onB, noSession) = (Receiver(Self.a), Receiver(Self.b), Receiver(nil))
         _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
         _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
         guard case .commit(let batch, let receipts) = Self.step(&queue) else {
             Issue.record("no batch taken")
             return
         }
+        _ = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2))
         _ = queue.submit([Self.write(Self.a, 2)], receipt: (onA, 2))
+        _ = queue.submit([Self.write(Self.b, 3)], receipt: (noSession, 9))
         let dropped = queue.dropFenced([Self.a], batch: batch, receipts: receipts)
         #expect(dropped.map { ObjectIdentifier($0) } == [ObjectIdentifier(onA), ObjectIdentifier(onA)])
-        #expect(queue.writes.map(\.sessionID) == [Self.b])
-        #expect(queue.receipts.map { ObjectIdentifier($0.receiver) } == [ObjectIdentifier(onB)])
+        #expect(queue.writes.map(\.sessionID) == [Self.b, Self.b, Self.b])
+        let kept = queue.writes.map { write -> Int64 in
+            guard case .record(_, let record) = write else { return -1 }
+            return record.lsn
+        }
+        #expect(kept == [1, 2, 3], "the batch's own writes first, then what came since, in order")
+        // A receiver that is no session is never fenced.
+        #expect(queue.receipts.map(\.lsn) == [1, 2, 9])
+    }
+
+    @Test func aStoredBatchStartsTheFailureCountAgain() {
+        var queue = CommitQueue<Int>()
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: nil)
+        guard case .commit(let batch, let receipts) = Self.step(&queue) else {
+            Issue.record("no batch taken")
+            return
+        }
+        let first = queue.failed(batch, receipts: receipts)
+        _ = Self.step(&queue)
+        let second = queue.failed(batch, receipts: receipts)
+        #expect([first, second] == [1, 2])
+        _ = Self.step(&queue)
+        queue.committed(at: .now())
+        let afterSuccess = queue.failed(batch, receipts: receipts)
+        #expect(afterSuccess == 1)
     }
 
     @Test func givingUpDropsEverythingQueuedAndLetsEveryWaiterGo() {
         var queue = CommitQueue<Int>()
-        _ = queue.submit([Self.write(Self.a, 1), Self.write(Self.b, 1)], receipt: nil)
+        let receiver = Receiver(Self.a)
+        _ = queue.submit([Self.write(Self.a, 1), Self.write(Self.b, 1)], receipt: (receiver, 1))
+        guard case .commit(let batch, let receipts) = Self.step(&queue) else {
+            Issue.record("no batch taken")
+            return
+        }
+        _ = queue.failed(batch, receipts: receipts)
         _ = queue.flush(1)
         _ = queue.flush(2)
         let (dropped, waiters) = queue.giveUp()
         #expect(dropped == 2)
         #expect(waiters == [1, 2])
         #expect(!queue.busy)
-        #expect(queue.writes.isEmpty)
+        #expect(queue.writes.isEmpty && queue.receipts.isEmpty)
         let goesOn = queue.flush(3)
         #expect(goesOn)
+        // The count of refused attempts starts again too.
+        _ = queue.submit([Self.write(Self.a, 2)], receipt: nil)
+        guard case .commit(let next, let nextReceipts) = Self.step(&queue) else {
+            Issue.record("no batch taken")
+            return
+        }
+        let failures = queue.failed(next, receipts: nextReceipts)
+        #expect(failures == 1)
+    }
+
+    @Test func aLoneClientsNextTurnIsNotHeldBackButAnotherSessionsIs() {
+        var queue = CommitQueue<Int>()
+        let timing = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 32, busyWindow: .seconds(60))
+        let now = NIODeadline.now()
+        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
+        _ = queue.next(now: now, timing: timing)
+        queue.committed(at: now)
+        // The same session's single turn again: nobody else is writing, so no wait.
+        _ = queue.submit([Self.write(Self.a, 2)], receipt: (onA, 2))
+        let own = queue.next(now: now, timing: timing)
+        #expect(Self.lsns(own) == [2])
+        queue.committed(at: now)
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        guard case .linger = queue.next(now: now, timing: timing) else {
+            Issue.record("another session's turn did not wait for company")
+            return
+        }
     }
 
     @Test func aLingeringBatchKeepsItsWaitersUntilItIsWritten() {
@@ -153,7 +212,7 @@ import Testing
         queue.committed(at: now)
         _ = queue.next(now: now, timing: timing)
         // Under load (the last commit was just now) a small batch waits once for company.
-        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        _ = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2))
         let goesOn = queue.flush(1)
         #expect(!goesOn)
         guard case .linger = queue.next(now: now, timing: timing) else {
@@ -161,7 +220,7 @@ import Testing
             return
         }
         let batch = queue.next(now: now, timing: timing)
-        #expect(Self.lsns(batch) == [1])
+        #expect(Self.lsns(batch) == [2])
         let idle = queue.next(now: now, timing: timing)
         #expect(Self.waiters(idle) == [1])
     }
