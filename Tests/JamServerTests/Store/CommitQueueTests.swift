@@ -181,14 +181,23 @@ import Testing
         #expect(failures == 1)
     }
 
-    @Test func aLoneClientsNextTurnIsNotHeldBackButAnotherSessionsIs() {
+    /// Lingers 5 ms while commits are less than a minute apart.
+    static let lingering = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 32, busyWindow: .seconds(60))
+
+    /// A queue whose last batch, stored at `now`, was `receiver`'s single turn.
+    static func afterALoneTurn(of receiver: Receiver, at now: NIODeadline) -> CommitQueue<Int> {
         var queue = CommitQueue<Int>()
-        let timing = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 32, busyWindow: .seconds(60))
+        _ = queue.submit([write(receiver.sessionID!, 1)], receipt: (receiver, 1))
+        _ = queue.next(now: now, timing: lingering)
+        queue.committed(at: now)
+        return queue
+    }
+
+    @Test func aLoneClientsNextTurnIsNotHeldBackButAnotherSessionsIs() {
+        let timing = Self.lingering
         let now = NIODeadline.now()
         let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
-        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
-        _ = queue.next(now: now, timing: timing)
-        queue.committed(at: now)
+        var queue = Self.afterALoneTurn(of: onA, at: now)
         // The same session's single turn again: nobody else is writing, so no wait.
         _ = queue.submit([Self.write(Self.a, 2)], receipt: (onA, 2))
         let own = queue.next(now: now, timing: timing)
@@ -202,14 +211,11 @@ import Testing
     }
 
     @Test func aLingeringBatchKeepsItsWaitersUntilItIsWritten() {
-        var queue = CommitQueue<Int>()
-        let timing = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 32, busyWindow: .seconds(60))
+        let timing = Self.lingering
         let now = NIODeadline.now()
         // Both kept alive: a freed receiver's identity could be reused by the next one.
         let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
-        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
-        _ = queue.next(now: now, timing: timing)
-        queue.committed(at: now)
+        var queue = Self.afterALoneTurn(of: onA, at: now)
         _ = queue.next(now: now, timing: timing)
         // Under load (the last commit was just now) a small batch waits once for company.
         _ = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2))
