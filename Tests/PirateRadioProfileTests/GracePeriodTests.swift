@@ -1,4 +1,5 @@
 import Foundation
+import JamTestSupport
 import Testing
 
 @Suite("PirateRadio: grace period")
@@ -24,17 +25,11 @@ struct GracePeriodTests {
             #expect(within.status == 200, "within the 3000 ms grace period: \(within)")
             #expect(trackIds(within.json?.objects("queue")) == ["spotify:track:1"])
 
-            var endedAt: ContinuousClock.Instant?
-            let ended = try await eventually(timeout: .seconds(8)) {
-                let status = try await server.http.get(creator, session: session.id).status
-                if status == 404 { endedAt = .now }
-                return status == 404
+            let endedAt = try await eventually("the session should end after the grace period", timeout: .seconds(8)) {
+                try await server.http.get(creator, session: session.id).status == 404 ? ContinuousClock.now : nil
             }
-            #expect(ended, "the session should end after the grace period")
-            if let endedAt {
-                let after = milliseconds(from: closing, to: endedAt)
-                #expect(after >= 2700, "ended \(after) ms after the last socket began to close; the grace period is 3000 ms")
-            }
+            let after = milliseconds(from: closing, to: endedAt)
+            #expect(after >= 2700, "ended \(after) ms after the last socket began to close; the grace period is 3000 ms")
             let late = PirateSocket(server, token: creator.token, session: session.id, label: "too late")
             #expect(try await late.closeCode() == 4004, "an ended session closes sockets with 4004")
             let health = try await server.http.request("GET", "/health")
@@ -51,10 +46,9 @@ struct GracePeriodTests {
             try await socket.socket.roundTrip()
             await socket.socket.close()
 
-            let ended = try await eventually(timeout: .seconds(1)) {
+            try await eventually("GET should be 404 right after the last socket closed (the grace period is 5 minutes)", timeout: .seconds(1)) {
                 try await server.http.get(creator, session: session.id).status == 404
             }
-            #expect(ended, "GET should be 404 right after the last socket closed (the grace period is 5 minutes)")
             let late = PirateSocket(server, token: creator.token, session: session.id, label: "after the end")
             #expect(try await late.closeCode() == 4004)
         }

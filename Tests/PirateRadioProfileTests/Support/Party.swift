@@ -101,16 +101,6 @@ extension PirateSocket {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if try await condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// Milliseconds between two instants.
 func milliseconds(from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> Int {
     let duration = end - start
