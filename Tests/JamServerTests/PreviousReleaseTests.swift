@@ -5,8 +5,10 @@ import Testing
 
 @testable import JamServer
 
-/// A data folder written by the release before the session log (`Fixtures/release-2026-11`,
-/// made by its `make_fixture.sh`) opens with today's server, every session intact.
+/// A data folder written by an earlier release opens with today's server, every session
+/// intact: the release before the session log (`Fixtures/release-2026-11`) and one with it
+/// (`Fixtures/release-2026-11-27`: snapshots and records), both made by
+/// `Fixtures/make_release_fixture.sh`.
 @Suite struct PreviousReleaseTests {
     struct Expected: Decodable {
         struct User: Decodable {
@@ -25,12 +27,17 @@ import Testing
         let views: [Seen]
     }
 
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/release-2026-11")
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 
-    @Test func everySessionQueueVoteAndTimelineOfThePreviousReleaseComesBack() async throws {
-        let expected = try JSONDecoder().decode(Expected.self, from: Data(contentsOf: Self.fixture.appendingPathComponent("expected.json")))
+    @Test(arguments: ["release-2026-11", "release-2026-11-27"])
+    func everySessionQueueVoteAndTimelineOfAnEarlierReleaseComesBack(release: String) async throws {
+        let fixture = Self.fixtures.appendingPathComponent(release)
+        let expected = try JSONDecoder().decode(Expected.self, from: Data(contentsOf: fixture.appendingPathComponent("expected.json")))
         let directory = TestServer.makeDataDirectory()
-        try FileManager.default.copyItem(at: Self.fixture.appendingPathComponent("openjam.sqlite"), to: directory.appendingPathComponent("openjam.sqlite"))
+        // A killed server's folder holds a write-ahead log too.
+        for file in ["openjam.sqlite", "openjam.sqlite-wal"] where FileManager.default.fileExists(atPath: fixture.appendingPathComponent(file).path) {
+            try FileManager.default.copyItem(at: fixture.appendingPathComponent(file), to: directory.appendingPathComponent(file))
+        }
         try await TestServer.with(dataDirectory: directory, configure: { $0.secret = expected.secret }) { server in
             let signer = TokenSigner(secret: expected.secret)
             let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Writes the data folder of a `jam serve` from the release before the session log
-# (commit 8c3c054, one JSON row per session) as a fixture: three live sessions with
-# members, roles, settings, votes, skip requests, history, a paused and a playing
-# timeline, plus an ended one. `expected.json` holds each member's view as that server
-# answered it, for the test that opens the folder with today's server.
+# Writes the data folder of a `jam serve` of an earlier release as a fixture: three live
+# sessions with members, roles, settings, votes, skip requests, history, a paused and a
+# playing timeline, plus an ended one. `expected.json` holds each member's view as that
+# server answered it, for the test that opens the folder with today's server.
 #
-#   make_fixture.sh PATH-TO-OLD-jam
+#   make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER [TERM|KILL]
+#
+# release-2026-11: commit 8c3c054, the release before the session log (one JSON row per
+#   session), stopped with SIGTERM.
+# release-2026-11-27: commit 84a0877, the session log, killed (SIGKILL) so that sessions come
+#   back from their records and the write-ahead log, not only from snapshots taken at shutdown.
 set -euo pipefail
-jam=${1:?usage: make_fixture.sh PATH-TO-jam-of-commit-8c3c054}
-here=$(cd "$(dirname "$0")" && pwd)
+jam=${1:?usage: make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER}
+mkdir -p "${2:?usage: make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER}"
+here=$(cd "$2" && pwd)
+signal=${3:-TERM}
 secret=fixture-secret-0123456789abcdef0123456789abcdef
 data=$(mktemp -d)
 log="$data/serve.log"
@@ -90,9 +96,10 @@ jq -n --arg secret "$secret" \
             {user: $dan.userId, view: $d2}, {user: $eve.userId, view: $e2}, {user: $bob.userId, view: $b3}]}' \
   > "$here/expected.json"
 
-kill -TERM "$pid"; wait "$pid" || true
+kill "-$signal" "$pid"; wait "$pid" || true
 rm -f "$here/openjam.sqlite" "$here/openjam.sqlite-wal" "$here/openjam.sqlite-shm"
 cp "$data/openjam.sqlite" "$here/openjam.sqlite"
-for f in openjam.sqlite-wal openjam.sqlite-shm; do [ -f "$data/$f" ] && cp "$data/$f" "$here/$f"; done
+# The write-ahead log holds what the checkpoints had not reached; SQLite rebuilds its index.
+if [ -f "$data/openjam.sqlite-wal" ]; then cp "$data/openjam.sqlite-wal" "$here/openjam.sqlite-wal"; fi
 ls -la "$here"
 echo "fixture written"
