@@ -23,7 +23,9 @@ struct PirateRadioJSONTests {
 
     static func raw(_ track: PirateRadio.Track) -> PirateRadio.RawJSON { PirateRadio.RawJSON(text: PirateRadio.json(track)) }
 
-    @Test func serverPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
+    @Test("Server payloads are written as their Codable forms write them")
+
+    func serverPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(Self.full)
         try Self.expectSame(Self.bare)
         try Self.expectSame(PirateRadio.ShownQueue(queue: [Self.full, Self.bare].map(Self.raw)), as: PirateRadio.QueueUpdate(queue: [Self.full, Self.bare]))
@@ -46,7 +48,9 @@ struct PirateRadioJSONTests {
         }
     }
 
-    @Test func aSnapshotReadsWithoutAPlayingTrackAndIgnoresFieldsItDoesNotKnow() throws {
+    @Test("A snapshot reads without a playing track and ignores fields it does not know")
+
+    func aSnapshotReadsWithoutAPlayingTrackAndIgnoresFieldsItDoesNotKnow() throws {
         let fields = #""creatorId":"dj","djUserId":"dj","epoch":3,"id":"s","isPlaying":false,"joinCode":"1234","members":[],"positionMs":0,"positionTimestamp":5,"queue":[{"artist":"","id":"t","name":"Bare"}],"sequence":7"#
         let withNull = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data("{\(fields),\"currentTrack\":null}".utf8))
         let withoutKey = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data("{\(fields),\"later\":{\"x\":1}}".utf8))
@@ -60,7 +64,9 @@ struct PirateRadioJSONTests {
         #expect(String(decoding: try WireCoding.encoder.encode(withNull), as: UTF8.self).contains(#""currentTrack":null"#))
     }
 
-    @Test func clientPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
+    @Test("Client payloads are written as their Codable forms write them")
+
+    func clientPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(PirateRadio.Ping(clientSendTime: 12.5))
         try Self.expectSame(PirateRadio.PlayPrepare(trackId: Self.full.id, track: Self.full))
         try Self.expectSame(PirateRadio.TimelineData(positionMs: 0, ntpTimestamp: 1_700_000_000_000, executionTime: 1_700_000_000_250))

@@ -31,7 +31,9 @@ struct ClientParityFixtureTests {
         var cases: [Case]
     }
 
-    @Test func addCooldownsMatchTheSharedCases() throws {
+    @Test("add cooldowns match the shared cases")
+
+    func addCooldownsMatchTheSharedCases() throws {
         let fixture = try ParityFixtures.load(CreditsFixture.self, "credits")
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
@@ -50,7 +52,9 @@ struct ClientParityFixtureTests {
         var cases: [Case]
     }
 
-    @Test func theProbeMatchesTheWebClientsSampleForSample() throws {
+    @Test("the probe matches the web client's, sample for sample")
+
+    func theProbeMatchesTheWebClientsSampleForSample() throws {
         let fixture = try ParityFixtures.load(ProbeFixture.self, "probe")
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
@@ -81,7 +85,9 @@ struct ClientParityFixtureTests {
         var cases: [Case]
     }
 
-    @Test func positionsMatchTheSharedTimelineCases() throws {
+    @Test("positions match the shared timeline cases")
+
+    func positionsMatchTheSharedTimelineCases() throws {
         let fixture = try ParityFixtures.load(TimelineFixture.self, "timeline")
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
@@ -125,7 +131,9 @@ struct ClientParityFixtureTests {
         var cases: [Case]
     }
 
-    @Test func correctionStepsMatchTheSharedCases() throws {
+    @Test("correction steps match the shared cases")
+
+    func correctionStepsMatchTheSharedCases() throws {
         let fixture = try ParityFixtures.load(CorrectionFixture.self, "correction")
         var configuration = SyncEngine.Configuration()
         let given = fixture.configuration
@@ -158,7 +166,9 @@ struct ClientParityFixtureTests {
 
     // MARK: Mirror
 
-    @Test func theMirrorMatchesTheSharedEventSequences() throws {
+    @Test("the mirror matches the shared event sequences")
+
+    func theMirrorMatchesTheSharedEventSequences() throws {
         let root = try #require(try JSONSerialization.jsonObject(with: ParityFixtures.data("mirror")) as? [String: Any])
         let cases = try #require(root["cases"] as? [[String: Any]])
         #expect(!cases.isEmpty)
@@ -205,7 +215,9 @@ struct ClientParityFixtureTests {
         var cases: [Case]
     }
 
-    @Test func clockEstimatesMatchTheSharedPingSamples() async throws {
+    @Test("clock estimates match the shared ping samples")
+
+    func clockEstimatesMatchTheSharedPingSamples() async throws {
         let fixture = try ParityFixtures.load(ClockFixture.self, "clock")
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
@@ -286,7 +298,9 @@ struct ClientParityFixtureTests {
         for different in module.different.values { #expect(!different.reason.isEmpty && different.swift != different.js) }
     }
 
-    @Test func configurationDefaultsMatchTheWebClientsApartFromTheListedDifferences() throws {
+    @Test("configuration defaults match the web client's apart from the listed differences")
+
+    func configurationDefaultsMatchTheWebClientsApartFromTheListedDifferences() throws {
         let fixture = try ParityFixtures.load(DefaultsFixture.self, "defaults")
         check(fixture.clock, against: try fields(ClockSync.Configuration()), "clock")
         check(fixture.sync, against: try fields(SyncEngine.Configuration()), "sync")

@@ -60,7 +60,9 @@ import Testing
         throw TestFailure("the device never started playing")
     }
 
-    @Test func devicesStartTogetherAndALateJoinerLandsOnPosition() async throws {
+    @Test("devices start together and a late joiner lands on position")
+
+    func devicesStartTogetherAndALateJoinerLandsOnPosition() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")
             let early = try await Device.join(server, name: "Early", code: created.session.joinCode)
@@ -96,7 +98,9 @@ import Testing
         }
     }
 
-    @Test func aPlayingDeviceSoundsItsCalibrationProbesAtThePlansInstants() async throws {
+    @Test("a playing device sounds its calibration probes at the plan's instants")
+
+    func aPlayingDeviceSoundsItsCalibrationProbesAtThePlansInstants() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")
             let phone = try await Device.join(server, name: "Gil", code: created.session.joinCode, deviceId: "gil-phone")

@@ -18,7 +18,9 @@ import Testing
         }
     }
 
-    @Test func theCurrentAndNextTracksAreReadyBeforeTheRest() async throws {
+    @Test("the current and next tracks are ready before the rest")
+
+    func theCurrentAndNextTracksAreReadyBeforeTheRest() async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")
             var api = JamAPI(server: URL(string: server.baseURL)!)

@@ -6,7 +6,8 @@ import Testing
 /// The README's SDK example is `Examples/SDKExample`, which every build compiles; this
 /// keeps the README's copy identical to it.
 @Suite struct SDKExampleTests {
-    @Test func theReadmeShowsTheCompiledExampleLineForLine() throws {
+    @Test("the README shows the compiled example line for line")
+    func theReadmeShowsTheCompiledExampleLineForLine() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let example = try String(contentsOf: root.appendingPathComponent("Examples/SDKExample/main.swift"), encoding: .utf8)

@@ -6,7 +6,8 @@ import Testing
 
 /// The SDK against a real server in this process.
 @Suite struct SessionClientTests {
-    @Test(arguments: SocketKind.testable) func twoClientsSeeEachOthersAddsAndVotes(_ socket: SocketKind) async throws {
+    @Test("two clients see each other's adds and votes", arguments: SocketKind.testable)
+    func twoClientsSeeEachOthersAddsAndVotes(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
@@ -31,7 +32,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func aVoteShowsAtOnceAndRapidTapsCollapse(_ socket: SocketKind) async throws {
+    @Test("a vote shows at once and rapid taps collapse", arguments: SocketKind.testable)
+
+    func aVoteShowsAtOnceAndRapidTapsCollapse(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
             try await running([host]) {
@@ -71,7 +74,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func tapsRightAfterAnAnswerStartFromTheAnsweredScore(_ socket: SocketKind) async throws {
+    @Test("taps right after an answer start from the answered score", arguments: SocketKind.testable)
+
+    func tapsRightAfterAnAnswerStartFromTheAnsweredScore(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
             try await running([host]) {
@@ -97,7 +102,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason(_ socket: SocketKind) async throws {
+    @Test("a pending add becomes the real item or rolls back with the reason", arguments: SocketKind.testable)
+
+    func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
@@ -118,7 +125,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func anOptimisticSkipHidesTheItemAndARefusalBringsItBack(_ socket: SocketKind) async throws {
+    @Test("an optimistic skip hides the item and a refusal brings it back", arguments: SocketKind.testable)
+
+    func anOptimisticSkipHidesTheItemAndARefusalBringsItBack(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
@@ -140,7 +149,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
+    @Test("a vote made offline is sent on reconnect and rolled back when refused", arguments: SocketKind.testable)
+
+    func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 300, capMs: 300), socket: socket)
@@ -162,7 +173,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func reconnectingAfterAServerRestartLosesAndRepeatsNothing(_ socket: SocketKind) async throws {
+    @Test("reconnecting after a server restart loses and repeats nothing", arguments: SocketKind.testable)
+
+    func reconnectingAfterAServerRestartLosesAndRepeatsNothing(_ socket: SocketKind) async throws {
         let directory = TestServer.makeDataDirectory()
         let port = try await TestServer.with(dataDirectory: directory) { $0.port }
         // A first server: set the scene, then it goes away and comes back on the same port.
@@ -197,7 +210,9 @@ import Testing
         }
     }
 
-    @Test(arguments: SocketKind.testable) func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
+    @Test("an ended session stops the client for good", arguments: SocketKind.testable)
+
+    func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)

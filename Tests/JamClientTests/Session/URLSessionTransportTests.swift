@@ -7,7 +7,8 @@ import Testing
 /// `URLSessionWebSocketTransport` where it cannot connect; the SDK's end-to-end tests in
 /// `SessionClientTests` run over it wherever Foundation opens WebSockets.
 @Suite struct URLSessionTransportTests {
-    @Test func aSocketThatCannotOpenFailsWithAnErrorThatSaysWhy() async throws {
+    @Test("a socket that cannot open fails with an error that says why")
+    func aSocketThatCannotOpenFailsWithAnErrorThatSaysWhy() async throws {
         try await TestServer.with { server in
             let url = try #require(URL(string: server.wsBaseURL + "/no-such-socket"))
             let error = await #expect(throws: (any Error).self) {
@@ -17,7 +18,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: !SocketKind.foundationOpensWebSockets, "Foundation here opens WebSockets"))
+    @Test("where Foundation has no WebSockets the client stops at once with a clear error", .enabled(if: !SocketKind.foundationOpensWebSockets, "Foundation here opens WebSockets"))
     func whereFoundationHasNoWebSocketsTheClientStopsAtOnceWithAClearError() async throws {
         try await TestServer.with { server in
             var api = JamAPI(server: URL(string: server.baseURL)!)

@@ -46,7 +46,9 @@ import Testing
         ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
     }
 
-    @Test func anUnknownEventThatTookASeqBringsTheWholeStateAndAPassingOneIsDropped() async throws {
+    @Test("an unknown event that took a seq brings the whole state, and a passing one is dropped")
+
+    func anUnknownEventThatTookASeqBringsTheWholeStateAndAPassingOneIsDropped() async throws {
         let socket = ScriptedSocket()
         let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
         let client = SessionClient(api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket))
