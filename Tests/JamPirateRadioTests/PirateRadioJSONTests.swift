@@ -23,8 +23,7 @@ struct PirateRadioJSONTests {
 
     static func raw(_ track: PirateRadio.Track) -> PirateRadio.RawJSON { PirateRadio.RawJSON(text: PirateRadio.json(track)) }
 
-    @Test("Server payloads are written as their Codable forms write them")
-
+    @Test("Server payloads are written byte for byte as their Codable types encode them")
     func serverPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(Self.full)
         try Self.expectSame(Self.bare)
@@ -49,7 +48,6 @@ struct PirateRadioJSONTests {
     }
 
     @Test("A snapshot reads without a playing track and ignores fields it does not know")
-
     func aSnapshotReadsWithoutAPlayingTrackAndIgnoresFieldsItDoesNotKnow() throws {
         let fields = #""creatorId":"dj","djUserId":"dj","epoch":3,"id":"s","isPlaying":false,"joinCode":"1234","members":[],"positionMs":0,"positionTimestamp":5,"queue":[{"artist":"","id":"t","name":"Bare"}],"sequence":7"#
         let withNull = try JSONDecoder().decode(PirateRadio.Snapshot.self, from: Data("{\(fields),\"currentTrack\":null}".utf8))
@@ -64,8 +62,7 @@ struct PirateRadioJSONTests {
         #expect(String(decoding: try WireCoding.encoder.encode(withNull), as: UTF8.self).contains(#""currentTrack":null"#))
     }
 
-    @Test("Client payloads are written as their Codable forms write them")
-
+    @Test("Client payloads are written byte for byte as their Codable types encode them")
     func clientPayloadsAreWrittenAsTheirCodableFormsWriteThem() throws {
         try Self.expectSame(PirateRadio.Ping(clientSendTime: 12.5))
         try Self.expectSame(PirateRadio.PlayPrepare(trackId: Self.full.id, track: Self.full))

@@ -32,7 +32,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("add cooldowns match the shared cases")
-
     func addCooldownsMatchTheSharedCases() throws {
         let fixture = try ParityFixtures.load(CreditsFixture.self, "credits")
         #expect(!fixture.cases.isEmpty)
@@ -53,7 +52,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("the probe matches the web client's, sample for sample")
-
     func theProbeMatchesTheWebClientsSampleForSample() throws {
         let fixture = try ParityFixtures.load(ProbeFixture.self, "probe")
         #expect(!fixture.cases.isEmpty)
@@ -86,7 +84,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("positions match the shared timeline cases")
-
     func positionsMatchTheSharedTimelineCases() throws {
         let fixture = try ParityFixtures.load(TimelineFixture.self, "timeline")
         #expect(!fixture.cases.isEmpty)
@@ -132,7 +129,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("correction steps match the shared cases")
-
     func correctionStepsMatchTheSharedCases() throws {
         let fixture = try ParityFixtures.load(CorrectionFixture.self, "correction")
         var configuration = SyncEngine.Configuration()
@@ -167,7 +163,6 @@ struct ClientParityFixtureTests {
     // MARK: Mirror
 
     @Test("the mirror matches the shared event sequences")
-
     func theMirrorMatchesTheSharedEventSequences() throws {
         let root = try #require(try JSONSerialization.jsonObject(with: ParityFixtures.data("mirror")) as? [String: Any])
         let cases = try #require(root["cases"] as? [[String: Any]])
@@ -216,7 +211,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("clock estimates match the shared ping samples")
-
     func clockEstimatesMatchTheSharedPingSamples() async throws {
         let fixture = try ParityFixtures.load(ClockFixture.self, "clock")
         #expect(!fixture.cases.isEmpty)
@@ -299,7 +293,6 @@ struct ClientParityFixtureTests {
     }
 
     @Test("configuration defaults match the web client's apart from the listed differences")
-
     func configurationDefaultsMatchTheWebClientsApartFromTheListedDifferences() throws {
         let fixture = try ParityFixtures.load(DefaultsFixture.self, "defaults")
         check(fixture.clock, against: try fields(ClockSync.Configuration()), "clock")

@@ -61,7 +61,6 @@ import Testing
     }
 
     @Test("devices start together and a late joiner lands on position")
-
     func devicesStartTogetherAndALateJoinerLandsOnPosition() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")
@@ -99,7 +98,6 @@ import Testing
     }
 
     @Test("a playing device sounds its calibration probes at the plan's instants")
-
     func aPlayingDeviceSoundsItsCalibrationProbesAtThePlansInstants() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")

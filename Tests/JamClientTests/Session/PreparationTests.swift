@@ -19,7 +19,6 @@ import Testing
     }
 
     @Test("the current and next tracks are ready before the rest")
-
     func theCurrentAndNextTracksAreReadyBeforeTheRest() async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")

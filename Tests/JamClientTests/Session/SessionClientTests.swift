@@ -33,7 +33,6 @@ import Testing
     }
 
     @Test("a vote shows at once and rapid taps collapse", arguments: SocketKind.testable)
-
     func aVoteShowsAtOnceAndRapidTapsCollapse(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
@@ -75,7 +74,6 @@ import Testing
     }
 
     @Test("taps right after an answer start from the answered score", arguments: SocketKind.testable)
-
     func tapsRightAfterAnAnswerStartFromTheAnsweredScore(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, _) = try await AppMember.make(server, name: "Hana", socket: socket)
@@ -103,7 +101,6 @@ import Testing
     }
 
     @Test("a pending add becomes the real item or rolls back with the reason", arguments: SocketKind.testable)
-
     func aPendingAddBecomesTheRealItemOrRollsBackWithTheReason(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
@@ -126,7 +123,6 @@ import Testing
     }
 
     @Test("an optimistic skip hides the item and a refusal brings it back", arguments: SocketKind.testable)
-
     func anOptimisticSkipHidesTheItemAndARefusalBringsItBack(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
@@ -150,7 +146,6 @@ import Testing
     }
 
     @Test("a vote made offline is sent on reconnect and rolled back when refused", arguments: SocketKind.testable)
-
     func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
@@ -174,7 +169,6 @@ import Testing
     }
 
     @Test("reconnecting after a server restart loses and repeats nothing", arguments: SocketKind.testable)
-
     func reconnectingAfterAServerRestartLosesAndRepeatsNothing(_ socket: SocketKind) async throws {
         let directory = TestServer.makeDataDirectory()
         let port = try await TestServer.with(dataDirectory: directory) { $0.port }
@@ -211,7 +205,6 @@ import Testing
     }
 
     @Test("an ended session stops the client for good", arguments: SocketKind.testable)
-
     func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)

@@ -46,8 +46,7 @@ import Testing
         ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
     }
 
-    @Test("an unknown event that took a seq brings the whole state, and a passing one is dropped")
-
+    @Test("an unknown event that took a new seq brings the whole state; one that carries the current seq is dropped")
     func anUnknownEventThatTookASeqBringsTheWholeStateAndAPassingOneIsDropped() async throws {
         let socket = ScriptedSocket()
         let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
