@@ -22,6 +22,8 @@ import Testing
         }
 
         let secret: String
+        /// When the views were read (folders made before the script recorded it have none).
+        let capturedAt: Int64?
         let users: [User]
         let endedSession: SessionID
         let views: [Seen]
@@ -34,13 +36,16 @@ import Testing
         let fixture = Self.fixtures.appendingPathComponent(release)
         let expected = try JSONDecoder().decode(Expected.self, from: Data(contentsOf: fixture.appendingPathComponent("expected.json")))
         let directory = TestServer.makeDataDirectory()
-        // A killed server's folder holds a write-ahead log too.
-        for file in ["openjam.sqlite", "openjam.sqlite-wal"] where FileManager.default.fileExists(atPath: fixture.appendingPathComponent(file).path) {
-            try FileManager.default.copyItem(at: fixture.appendingPathComponent(file), to: directory.appendingPathComponent(file))
-        }
-        try await TestServer.with(dataDirectory: directory, configure: { $0.secret = expected.secret }) { server in
+        try FileManager.default.copyItem(at: fixture.appendingPathComponent("openjam.sqlite"), to: directory.appendingPathComponent("openjam.sqlite"))
+        // A folder whose sessions know when nobody attended them ages: its playing session
+        // pauses 15 minutes after the capture, and every session ends a day after it. It is
+        // opened on a clock that starts at the capture. The oldest folder's sessions count
+        // that time from the restart, so it opens on today's clock and its tracks play out.
+        let clock = ShiftedClock()
+        if let capturedAt = expected.capturedAt { clock.advance(byMs: Double(capturedAt) - SystemClock().nowPrecise()) }
+        try await TestServer.with(dataDirectory: directory, clock: clock, configure: { $0.secret = expected.secret }) { server in
             let signer = TokenSigner(secret: expected.secret)
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let now = clock.now()
             func token(_ user: UserID) throws -> String {
                 let name = try #require(expected.users.first { $0.userId == user }?.displayName)
                 return signer.token(for: Identity(userId: user, displayName: name), now: now)

@@ -9,12 +9,15 @@
 # release-2026-11: commit 8c3c054, the release before the session log (one JSON row per
 #   session), stopped with SIGTERM.
 # release-2026-11-27: commit 84a0877, the session log, killed (SIGKILL) so that sessions come
-#   back from their records and the write-ahead log, not only from snapshots taken at shutdown.
+#   back from their records, not from snapshots taken at shutdown.
 set -euo pipefail
-jam=${1:?usage: make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER}
-mkdir -p "${2:?usage: make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER}"
-here=$(cd "$2" && pwd)
+usage="usage: make_release_fixture.sh PATH-TO-OLD-jam OUT-FOLDER [TERM|KILL]"
+jam=${1:?$usage}
+out=${2:?$usage}
 signal=${3:-TERM}
+case "$signal" in TERM | KILL) ;; *) echo "$usage" >&2; exit 64 ;; esac
+mkdir -p "$out"
+here=$(cd "$out" && pwd)
 secret=fixture-secret-0123456789abcdef0123456789abcdef
 data=$(mktemp -d)
 log="$data/serve.log"
@@ -85,21 +88,26 @@ call DELETE "/api/v1/sessions/$id4" "$E" >/dev/null
 
 sleep 1  # the locked room's first song leaves "preparing"
 view() { call GET "/api/v1/sessions/$2" "$1"; }
-jq -n --arg secret "$secret" \
+# When the views were read: a session's unattended rules count from its own instants, so the
+# test opens the folder on a clock that starts here.
+captured=$(date +%s%3N)
+jq -n --arg secret "$secret" --argjson capturedAt "$captured" \
   --argjson alice "$alice" --argjson bob "$bob" --argjson cara "$cara" --argjson dan "$dan" --argjson eve "$eve" \
   --arg ended "$id4" \
   --argjson a1 "$(view "$A" "$id1")" --argjson b1 "$(view "$B" "$id1")" --argjson c1 "$(view "$C" "$id1")" \
   --argjson d2 "$(view "$D" "$id2")" --argjson e2 "$(view "$E" "$id2")" \
   --argjson b3 "$(view "$B" "$id3")" \
-  '{secret: $secret, users: ([$alice, $bob, $cara, $dan, $eve] | map(del(.token))), endedSession: $ended,
+  '{secret: $secret, capturedAt: $capturedAt, users: ([$alice, $bob, $cara, $dan, $eve] | map(del(.token))), endedSession: $ended,
     views: [{user: $alice.userId, view: $a1}, {user: $bob.userId, view: $b1}, {user: $cara.userId, view: $c1},
             {user: $dan.userId, view: $d2}, {user: $eve.userId, view: $e2}, {user: $bob.userId, view: $b3}]}' \
-  > "$here/expected.json"
+  > "$data/expected.json"
 
 kill "-$signal" "$pid"; wait "$pid" || true
+# A killed server can leave records in the write-ahead log that no checkpoint reached yet: fold
+# them into the database file, as the next start would, so the fixture is that one file.
+python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()' "$data/openjam.sqlite"
 rm -f "$here/openjam.sqlite" "$here/openjam.sqlite-wal" "$here/openjam.sqlite-shm"
 cp "$data/openjam.sqlite" "$here/openjam.sqlite"
-# The write-ahead log holds what the checkpoints had not reached; SQLite rebuilds its index.
-if [ -f "$data/openjam.sqlite-wal" ]; then cp "$data/openjam.sqlite-wal" "$here/openjam.sqlite-wal"; fi
+mv "$data/expected.json" "$here/expected.json"
 ls -la "$here"
 echo "fixture written"
