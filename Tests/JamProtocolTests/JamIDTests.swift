@@ -45,6 +45,39 @@ struct JamIDTests {
         #expect(JamID(uuid).isUUID)
     }
 
+    /// Returns the same word every time, to pin which bits the version and variant overwrite.
+    struct ConstantRandom: RandomNumberGenerator {
+        let word: UInt64
+        mutating func next() -> UInt64 { word }
+    }
+
+    @Test func randomUUIDSetsVersionFourAndTheVariantOverTheGeneratorsBits() {
+        var zeros = ConstantRandom(word: 0), ones = ConstantRandom(word: .max)
+        #expect(JamID.randomUUID(using: &zeros).rawValue == "00000000-0000-4000-8000-000000000000")
+        #expect(JamID.randomUUID(using: &ones).rawValue == "ffffffff-ffff-4fff-bfff-ffffffffffff")
+    }
+
+    @Test func randomUUIDWritesTheGeneratorsWordsInOrder() {
+        // SeededRandom(seed: 1_234_567) starts 0x599ed017fb08fc85, 0x2c73f08458540fa5 (see SeededRandomTests).
+        var random = SeededRandom(seed: 1_234_567)
+        #expect(JamID.randomUUID(using: &random).rawValue == "599ed017-fb08-4c85-ac73-f08458540fa5")
+    }
+
+    @Test func randomUUIDsAreCanonicalAndReadTheSameWayInFoundation() throws {
+        var random = SeededRandom(seed: 11)
+        let shape = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+        var seen = Set<JamID>()
+        for _ in 0..<2_000 {
+            let id = JamID.randomUUID(using: &random)
+            #expect(id.rawValue.wholeMatch(of: shape) != nil, "\(id)")
+            #expect(JamID.uuid(id.rawValue) == id)
+            let parsed = try #require(UUID(uuidString: id.rawValue))
+            #expect(JamID(parsed) == id)
+            seen.insert(id)
+        }
+        #expect(seen.count == 2_000)
+    }
+
     @Test func uuidParserAcceptsOnlyUUIDs() {
         #expect(JamID.uuid(Self.upper)?.rawValue == Self.lower)
         #expect(JamID.uuid("creator1") == nil)

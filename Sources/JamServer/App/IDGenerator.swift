@@ -1,4 +1,3 @@
-import Foundation
 import JamProtocol
 
 /// Mints identifiers; tests inject a deterministic one.
@@ -7,9 +6,12 @@ public protocol IDGenerator: Sendable {
     func next() -> JamID
 }
 
-/// Random UUIDs (version 4), lowercase.
+/// Random UUIDs (version 4), lowercase, from the system's generator.
 public struct RandomIDGenerator: IDGenerator {
     /// Creates the generator.
     public init() {}
-    public func next() -> JamID { JamID(UUID()) }
+    public func next() -> JamID {
+        var system = SystemRandomNumberGenerator()
+        return JamID.randomUUID(using: &system)
+    }
 }
