@@ -268,13 +268,30 @@ struct SharedStoreTests {
 
 /// Reading `--database` URLs.
 @Suite struct PostgresLocationTests {
-    @Test func aWrongDatabaseURLSaysWhatIsWrong() {
-        #expect(throws: JamError.self) { try PostgresLocation(url: "mysql://root@localhost/x") }
-        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://localhost/x") }
-        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://u@localhost:99999/x") }
-        #expect(throws: JamError.self) { try PostgresLocation(url: "postgres://u@localhost/x?sslmode=sometimes") }
-        let location = try? PostgresLocation(url: "postgres://jam:s%40cret@127.0.0.1:6543/openjam?sslmode=require")
-        #expect(location?.redacted.contains("s%40cret") == false)
-        #expect(location?.redacted.contains("127.0.0.1:6543/openjam") == true)
+    @Test(arguments: [
+        ("mysql://root@localhost/x", "the database URL must look like postgres://user:password@host:5432/database"),
+        ("postgres://localhost/x", "the database URL names no user"),
+        ("postgres://u@localhost:99999/x", "the database URL's port 99999 is not a port"),
+        ("postgres://u@localhost/x?sslmode=sometimes", "sslmode sometimes is not one of disable, allow, prefer, require, verify-ca, verify-full"),
+        ("postgres://u@localhost/x?sslmod=require", "the database URL's setting \"sslmod\" is not one OpenJam reads (it reads sslmode and host)"),
+        ("postgres://u@localhost/x?ssl=true", "the database URL's setting \"ssl\" is not one OpenJam reads (it reads sslmode and host)"),
+        ("postgres://u@localhost/x?sslmode=", "the database URL's setting sslmode has no value"),
+        ("postgres://u@localhost/x?sslmode=require&sslmode=disable", "the database URL gives sslmode more than once"),
+    ])
+    func aWrongDatabaseURLSaysWhatIsWrong(url: String, message: String) {
+        #expect(throws: JamError(.invalidField, message)) { try PostgresLocation(url: url) }
+    }
+
+    @Test func theURLsSettingsChooseEncryptionAndTheSocketFolder() throws {
+        let location = try PostgresLocation(url: "postgres://jam:s%40cret@127.0.0.1:6543/openjam?sslmode=verify-ca")
+        #expect(location.tlsMode == .require)
+        #expect(location.password == "s@cret")
+        #expect(!location.redacted.contains("s%40cret"))
+        #expect(location.redacted.contains("127.0.0.1:6543/openjam"))
+        #expect(try PostgresLocation(url: "postgres://u@localhost/x").tlsMode == .disable)
+        #expect(try PostgresLocation(url: "postgres://u@localhost/x?sslmode=allow").tlsMode == .prefer)
+        let socket = try PostgresLocation(url: "postgres://u@/x?host=/run/postgresql")
+        #expect(socket.socketFolder == "/run/postgresql")
+        #expect(socket.host == nil)
     }
 }

@@ -7,9 +7,9 @@ import PostgresNIO
 /// URL (`jam serve --database`, `JAM_DATABASE_URL`).
 ///
 /// `?sslmode=` takes libpq's values: `disable` (the default: the usual set-up is a database on
-/// the same host or a private network), `prefer`, or `require`/`verify-full` (TLS with the
-/// system's trust roots). `?host=/run/postgresql` connects through a Unix socket folder, as
-/// libpq does.
+/// the same host or a private network), `allow`/`prefer`, or `require`/`verify-ca`/`verify-full`
+/// (TLS with the system's trust roots). `?host=/run/postgresql` connects through a Unix socket
+/// folder, as libpq does. Any other setting is refused.
 public struct PostgresLocation: Sendable, Equatable {
     /// The URL as given, password hidden (for logs).
     public let redacted: String
@@ -32,19 +32,19 @@ public struct PostgresLocation: Sendable, Equatable {
         else {
             throw JamError(.invalidField, "the database URL must look like postgres://user:password@host:5432/database")
         }
-        let query = components.queryItems ?? []
-        let socketFolder = query.first { $0.name == "host" }?.value
+        let settings = try Self.settings(components.queryItems ?? [])
+        let socketFolder = settings["host"]
         let host = components.host.flatMap { $0.isEmpty ? nil : $0 }
         guard host != nil || socketFolder != nil else { throw JamError(.invalidField, "the database URL names no host") }
         let port = components.port ?? 5432
         guard (1...65_535).contains(port) else { throw JamError(.invalidField, "the database URL's port \(port) is not a port") }
         guard let user = components.user, !user.isEmpty else { throw JamError(.invalidField, "the database URL names no user") }
-        let mode = query.first { $0.name == "sslmode" }?.value ?? "disable"
+        let mode = settings["sslmode"] ?? "disable"
         switch mode {
         case "disable": tlsMode = .disable
         case "allow", "prefer": tlsMode = .prefer
         case "require", "verify-ca", "verify-full": tlsMode = .require
-        default: throw JamError(.invalidField, "sslmode \(mode) is not one of disable, prefer, require, verify-full")
+        default: throw JamError(.invalidField, "sslmode \(mode) is not one of \(Self.sslModes.joined(separator: ", "))")
         }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         self.host = host
@@ -56,6 +56,28 @@ public struct PostgresLocation: Sendable, Equatable {
         var shown = components
         if shown.password != nil { shown.password = "***" }
         redacted = shown.string ?? "postgres://…"
+    }
+
+    /// The `sslmode` values the URL takes, as libpq spells them.
+    static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
+
+    /// The URL's settings by name. A setting OpenJam does not read is refused rather than
+    /// ignored: a misspelt `sslmode` (or another client's `ssl=true`) would otherwise leave the
+    /// password on an unencrypted connection without a word.
+    private static func settings(_ items: [URLQueryItem]) throws(JamError) -> [String: String] {
+        var settings: [String: String] = [:]
+        for item in items {
+            guard item.name == "sslmode" || item.name == "host" else {
+                throw JamError(.invalidField, "the database URL's setting \"\(item.name)\" is not one OpenJam reads (it reads sslmode and host)")
+            }
+            guard let value = item.value, !value.isEmpty else {
+                throw JamError(.invalidField, "the database URL's setting \(item.name) has no value")
+            }
+            guard settings.updateValue(value, forKey: item.name) == nil else {
+                throw JamError(.invalidField, "the database URL gives \(item.name) more than once")
+            }
+        }
+        return settings
     }
 
     /// The client configuration postgres-nio takes.
