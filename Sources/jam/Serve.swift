@@ -220,7 +220,11 @@ struct Serve: AsyncParsableCommand {
             configuration.commitTiming.linger = .microseconds(value)
         }
         // Before anything uses the shared event loops (nothing above does).
-        EventLoops.configure(environment: environment, commitThread: configuration.database == nil)
+        do {
+            try EventLoops.configure(environment: environment, commitThread: configuration.database == nil)
+        } catch {
+            throw ValidationError(error.message)
+        }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,4 +1,5 @@
 import Foundation
+import JamProtocol
 import JamTestSupport
 import NIOCore
 import Testing
@@ -34,6 +35,14 @@ import Testing
         #expect(EventLoops.count(cores: 2, commitThread: false) == 2)
     }
 
+    @Test(arguments: ["abc", "0", "-2", "", "1.5"])
+    func aLoopCountInNIOsVariableThatIsNotACountIsRefused(_ text: String) {
+        // Refused before the group is sized, so this process's group is left alone.
+        #expect(throws: JamError(.invalidField, "NIO_SINGLETON_GROUP_LOOP_COUNT must be a whole number of event loops above 0, got \"\(text)\"")) {
+            try EventLoops.configure(environment: [EventLoops.environmentVariable: text], commitThread: true)
+        }
+    }
+
     @Test func jamServeOnSQLiteRunsOneLoopFewerThanCores() async throws {
         #expect(try await Self.sharedLoopThreads() == EventLoops.count(cores: System.coreCount, commitThread: true))
     }
@@ -42,8 +51,14 @@ import Testing
         #expect(try await Self.sharedLoopThreads(environment: [EventLoops.environmentVariable: "3"]) == 3)
     }
 
-    @Test func aLoopCountThatIsNoNumberLeavesTheRuleInCharge() async throws {
-        let loops = try await Self.sharedLoopThreads(environment: [EventLoops.environmentVariable: "many"])
-        #expect(loops == EventLoops.count(cores: System.coreCount, commitThread: true))
+    @Test func jamServeRefusesToStartOnALoopCountThatIsNoNumber() async throws {
+        do {
+            let server = try await ServerProcess(
+                dataDirectory: TestServer.makeDataDirectory(), environment: [EventLoops.environmentVariable: "many"])
+            try await server.terminate()
+            Issue.record("jam serve started with \(EventLoops.environmentVariable)=many")
+        } catch {
+            #expect("\(error)".contains("NIO_SINGLETON_GROUP_LOOP_COUNT must be a whole number of event loops above 0, got \"many\""), "\(error)")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import JamProtocol
 import NIOCore
 
 /// How many event loops `jam serve` runs. With SQLite, one fewer than the machine has cores:
@@ -13,9 +14,15 @@ public enum EventLoops {
 
     /// Sizes the shared event loop group; NIO's own `NIO_SINGLETON_GROUP_LOOP_COUNT`, when
     /// `environment` holds a count there, wins. Once per process, before anything uses the
-    /// group: NIO stops the process when the size is set a second time.
-    public static func configure(environment: [String: String], commitThread: Bool) {
-        if let text = environment[environmentVariable], let given = Int(text), given > 0 { return }
+    /// group: NIO stops the process when the size is set a second time. A value there that is
+    /// not a count is refused rather than replaced: somebody set it to get a number of loops.
+    public static func configure(environment: [String: String], commitThread: Bool) throws(JamError) {
+        if let text = environment[environmentVariable] {
+            guard let given = Int(text), given > 0 else {
+                throw JamError(.invalidField, "\(environmentVariable) must be a whole number of event loops above 0, got \"\(text)\"")
+            }
+            return
+        }
         NIOSingletons.groupLoopCountSuggestion = count(cores: System.coreCount, commitThread: commitThread)
     }
 
