@@ -104,6 +104,27 @@ import Testing
         try await store.close()
     }
 
+    @Test(arguments: [("answer", "has an answered command id without its answer"), ("answer_key", "has an answer without the command id it answered")])
+    func aLogRecordWithHalfAnAnswerIsRefusedNotReadAsAnEmptyAnswer(column: String, problem: String) async throws {
+        let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
+        let store = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
+        let id = Self.id(1)
+        try await commit(store, [
+            .index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)),
+            .snapshot(id, Self.snapshot(0, seq: 0)),
+        ])
+        try await commit(store, (1...3).map { .record(id, Self.record($0, seq: $0, answer: StoredAnswer(key: "u c\($0)", frame: "{\"ack\":\($0)}"))) })
+        try await store.close()
+
+        let database = try SQLiteDatabase(path: path, create: false)
+        try database.run("UPDATE session_log SET \(column) = NULL WHERE lsn = 2")
+        database.close()
+
+        let reopened = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
+        await #expect(throws: DamagedLogRecord(session: id, lsn: 2, problem: problem)) { try await reopened.loadSession(id) }
+        try await reopened.close()
+    }
+
     @Test(arguments: Kind.testable)
     func theStoreKeepsTheTwoNewestSnapshotsAndTheRecordsAfterTheOlder(_ kind: Kind) async throws {
         let subject = try await Self.subject(kind)

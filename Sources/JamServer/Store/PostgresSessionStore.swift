@@ -135,10 +135,11 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         for try await (id, lsn, firstSeq, lastSeq, wakeAt, inputs, key, frame) in rows.decode(
             (String, Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
         {
-            records[JamID(id), default: []].append(
+            let session = JamID(id)
+            records[session, default: []].append(
                 LogRecord(
                     lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
-                    answer: key.map { StoredAnswer(key: $0, frame: frame ?? "") }))
+                    answer: try StoredAnswer.stored(key: key, frame: frame, session: session, lsn: lsn)))
         }
         return records
     }
@@ -168,7 +169,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
             records.append(
                 LogRecord(
                     lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
-                    answer: key.map { StoredAnswer(key: $0, frame: frame ?? "") }))
+                    answer: try StoredAnswer.stored(key: key, frame: frame, session: id, lsn: lsn)))
         }
         return records
     }

@@ -104,9 +104,10 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                 "SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer FROM session_log WHERE session_id = ?1 AND lsn > ?2 ORDER BY lsn",
                 [.text(id.rawValue), .integer(oldest.lsn)]
             ) { row in
-                let answer = row.optionalText(5).map { StoredAnswer(key: $0, frame: row.optionalText(6) ?? "") }
+                let lsn = row.integer(0)
+                let answer = try StoredAnswer.stored(key: row.optionalText(5), frame: row.optionalText(6), session: id, lsn: lsn)
                 return LogRecord(
-                    lsn: row.integer(0), firstSeq: row.integer(1), lastSeq: row.integer(2), wakeAt: row.optionalInteger(3),
+                    lsn: lsn, firstSeq: row.integer(1), lastSeq: row.integer(2), wakeAt: row.optionalInteger(3),
                     inputs: row.blob(4), answer: answer)
             }
             return StoredSession(snapshots: snapshots, records: records)

@@ -39,6 +39,30 @@ public struct StoredAnswer: Codable, Sendable, Equatable {
         self.key = key
         self.frame = frame
     }
+
+    /// The answer of a stored log record from its two columns. Both or neither are set when the
+    /// store wrote them; one without the other is damage, and is refused rather than read as
+    /// an empty answer that a retried command would then be sent back.
+    static func stored(key: String?, frame: String?, session: SessionID, lsn: Int64) throws(DamagedLogRecord) -> StoredAnswer? {
+        switch (key, frame) {
+        case (nil, nil): return nil
+        case (let key?, let frame?): return StoredAnswer(key: key, frame: frame)
+        case (_?, nil): throw DamagedLogRecord(session: session, lsn: lsn, problem: "has an answered command id without its answer")
+        case (nil, _?): throw DamagedLogRecord(session: session, lsn: lsn, problem: "has an answer without the command id it answered")
+        }
+    }
+}
+
+/// A stored log record the store cannot have written as it reads: the session is not loaded
+/// from it, so nothing is answered or replayed from damaged data.
+public struct DamagedLogRecord: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The session whose log holds the record.
+    public let session: SessionID
+    /// The record's number within that log.
+    public let lsn: Int64
+    /// What is wrong with it.
+    public let problem: String
+    public var description: String { "record \(lsn) of session \(session.rawValue)'s log \(problem)" }
 }
 
 /// One entry of a session's log: what one turn of the session applied (its inputs, encoded)
