@@ -77,7 +77,7 @@ struct SoakCommand: AsyncParsableCommand {
             let (people, ids) = try await Self.assemble(
                 server, sessions: sessions, members: members, joinWithin: .seconds(minutes * 60 * 0.7), seed: common.seed)
             try await withThrowingTaskGroup(of: Void.self) { connections in
-                for member in people { connections.addTask { await member.connect() } }
+                for member in people { connections.addTask { await member.connect(ledger: ledger) } }
                 let acting = Finished()
                 let seed = common.seed
                 let actions = Task {
@@ -186,6 +186,10 @@ struct SoakCommand: AsyncParsableCommand {
         let disagreements = await SoakVerdict.mirrorsAgree(people, sessionIds: ids, within: .seconds(30))
         report.add(.value("views_differing", "clients whose view differs from the server's", Double(disagreements.count), unit: ""))
         for line in disagreements.prefix(5) { report.fail("view: \(line)") }
+
+        let dropped = await ledger.dropped
+        report.add(.value("members_dropped", "members the server let go for good", Double(dropped.count), unit: ""))
+        for (member, reason) in dropped.sorted(by: { $0.key < $1.key }).prefix(5) { report.fail("member \(member) was let go: \(reason)") }
 
         let votes = await SoakVerdict.lostVotes(await ledger.votes, members: people, sessionIds: ids)
         report.add(.value("votes_lost", "acknowledged votes on queued items not shown", Double(votes.count), unit: ""))

@@ -18,6 +18,8 @@ actor SoakLedger {
     private(set) var refused: [String: Int] = [:]
     private(set) var reconnects = 0
     private(set) var joins = 0
+    /// Members whose connection the server ended for good, and why.
+    private(set) var dropped: [Int: String] = [:]
 
     func added(_ add: Add) {
         adds.append(add)
@@ -33,4 +35,5 @@ actor SoakLedger {
     func refusedWith(_ code: ErrorCode) { refused[code.rawValue, default: 0] += 1 }
     func reconnected() { reconnects += 1 }
     func joined() { joins += 1 }
+    func droppedForGood(member: Int, reason: String) { dropped[member] = reason }
 }

@@ -37,13 +37,21 @@ final class SoakMember: Sendable {
     /// True once a member of the session (late joiners join during the run).
     var isMember: Bool { joined.load(ordering: .relaxed) }
 
-    /// Holds the member's socket once it is a member, until cancelled.
-    func connect() async {
+    /// Holds the member's socket once it is a member, until cancelled. A connection the
+    /// server ends for good (the member is no longer let in) goes in the ledger: the run
+    /// never asks for that, so the verdict fails on it.
+    func connect(ledger: SoakLedger) async {
         while !isMember {
             if Task.isCancelled { return }
             try? await Task.sleep(for: .milliseconds(100))
         }
-        _ = try? await client.run()
+        do {
+            try await client.run()
+        } catch is CancellationError {
+            return
+        } catch {
+            await ledger.droppedForGood(member: index, reason: "\(error)")
+        }
     }
 
     /// A late joiner joins over REST at its time (again and again while the server is down).

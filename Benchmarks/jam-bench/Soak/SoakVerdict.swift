@@ -94,11 +94,20 @@ enum SoakVerdict {
         return seen.filter { $0.value > 1 }.map { "\($0.key) ×\($0.value)" }.sorted()
     }
 
-    /// Acknowledged votes on items still queued that the server does not show.
+    /// Acknowledged votes on items still queued that the server does not show. A member whose
+    /// session cannot be read counts too: its votes were not checked, so the verdict cannot
+    /// say they were kept.
     static func lostVotes(_ votes: [Int: [ItemID: Int]], members: [SoakMember], sessionIds: [SessionID]) async -> [String] {
         var lost: [String] = []
         for member in members {
-            guard let mine = votes[member.index], let view = try? await member.api.session(sessionIds[member.session]) else { continue }
+            guard let mine = votes[member.index] else { continue }
+            let view: SessionView
+            do {
+                view = try await member.api.session(sessionIds[member.session])
+            } catch {
+                lost.append("member \(member.index)'s \(mine.count) acknowledged votes could not be checked: \(error)")
+                continue
+            }
             let queued = Set(view.queue.map(\.id))
             for (item, value) in mine where queued.contains(item) {
                 let shown = view.myVotes[item.rawValue] ?? 0
