@@ -47,5 +47,11 @@ import Testing
         }
         #expect(Set(try Self.frozenObject("TrackSource", in: source).values) == Set(TrackSource.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("Role", in: source).values) == Set(Role.allCases.map(\.rawValue)))
+        #expect(Set(try Self.frozenObject("HistoryOutcome", in: source).values) == Set(HistoryOutcome.allCases.map(\.rawValue)))
+    }
+
+    @Test func theSyncColumnCallsAReportStaleAtTheSameAgeAsSyncGrade() throws {
+        let timing = try Self.frozenObject("SyncTiming", in: Self.protocolModule())
+        #expect(timing["staleMs"].flatMap { Double($0) } == SyncGrade.staleMs)
     }
 }

@@ -62,6 +62,9 @@ export const PlaybackState = Object.freeze({ preparing: 'preparing', playing: 'p
 
 export const QueueOrdering = Object.freeze({ votes: 'votes', fair: 'fair' });
 
+/** HistoryOutcome: how a played item left the timeline. A newer server may send others. */
+export const HistoryOutcome = Object.freeze({ played: 'played', skipped: 'skipped', removed: 'removed' });
+
 /** The reason shown for an item with `score` in votes ordering (QueueItem.votesReason): an optimistic score shows it too. */
 export function votesReason(score) {
   switch (score) {
@@ -92,6 +95,9 @@ export const DIRECT_EVENTS = new Set([
 
 /** SyncGrade: how a device follows, as the sync column colours it. */
 export const SyncGrade = Object.freeze({ good: 'good', fair: 'fair', poor: 'poor' });
+
+/** How old a device's last report may be before the sync column says when it was heard (SyncGrade.staleMs). */
+export const SyncTiming = Object.freeze({ staleMs: 12000 });
 
 /** Device ids and delays as the server accepts them (Validate.deviceId, Validate.deviceDelay). */
 export const DeviceLimits = Object.freeze({ maxDeviceId: 64, maxDelayMs: 2000 });

@@ -1,19 +1,22 @@
 // What has played, newest first: each song with how it ended — played to its end,
 // skipped by a host (by name), skipped by the room's skip requests, or removed — so
 // people can find the song they liked and see why one stopped.
+import { HistoryOutcome } from '../protocol.js';
 import { h, setText, syncList } from './dom.js';
 
 /** Most entries shown; the session keeps 100. */
 const SHOWN = 20;
 
-/** How an entry ended, in words: "played", "skipped by Ann", "skipped by vote". */
+/** How an entry ended, in words: "played", "skipped by Ann", "skipped by vote"; "ended" when the outcome is unknown. */
 export function endedText(entry, me) {
   const who = entry.endedBy === me ? 'you' : entry.endedByName;
   switch (entry.outcome) {
-    case 'played': return 'played';
-    case 'skipped': return who ? `skipped by ${who}` : 'skipped by vote';
-    case 'removed': return who ? `removed by ${who}` : 'removed';
-    default: return entry.outcome;
+    case HistoryOutcome.played: return 'played';
+    case HistoryOutcome.skipped: return who ? `skipped by ${who}` : 'skipped by vote';
+    case HistoryOutcome.removed: return who ? `removed by ${who}` : 'removed';
+    // A newer server may end songs in ways this page does not know; say it ended rather
+    // than show a wire name or drop the entry.
+    default: return who ? `ended by ${who}` : 'ended';
   }
 }
 

@@ -3,7 +3,7 @@
 // device a delay the host can set, "re-sync", and "calibrate" with that device listening.
 // Fed by the server's syncStatus frames (at most one a second); shown to hosts and
 // co-hosts only, since only they receive them.
-import { DeviceLimits, SyncGrade } from '../protocol.js';
+import { DeviceLimits, SyncGrade, SyncTiming } from '../protocol.js';
 import { h, setAttr, setText, syncList } from './dom.js';
 
 const GRADE_NAMES = { [SyncGrade.good]: 'in sync', [SyncGrade.fair]: 'slightly off', [SyncGrade.poor]: 'out of sync' };
@@ -14,7 +14,7 @@ export function describeDevice(device) {
   if (device.outputLatencyMs != null) parts.push(`output ${round(device.outputLatencyMs)} ms`);
   parts.push(`delay ${signed(device.delayMs || 0)} ms`);
   if (!device.playing) parts.push('not playing');
-  if (device.ageMs > 12_000) parts.push(`last heard ${Math.round(device.ageMs / 1000)} s ago`);
+  if (device.ageMs > SyncTiming.staleMs) parts.push(`last heard ${Math.round(device.ageMs / 1000)} s ago`);
   return parts.join(' · ');
 }
 
