@@ -50,7 +50,8 @@ import Testing
 /// Members' socket messages are held to token buckets (`CommandLimits`).
 @Suite struct SocketLimitsTests {
     @Test func aMemberFloodingAddsIsRefusedWithAWaitAndNothingOfTheRefusedIsQueued() async throws {
-        try await TestServer.with { server in
+        let clock = ShiftedClock()
+        try await TestServer.with(clock: clock) { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let eli = party.guests[0].socket
             let burst = Int(CommandLimits().add.capacity)
@@ -79,7 +80,7 @@ import Testing
             party.host.socket.send(.addToQueue(AddToQueue(track: testTrack(999), nonce: "host")), id: "host-add")
             _ = try await party.host.socket.next("host add ack") { $0.ack?.id == "host-add" }
             // Once the wait is over, the refused add goes through.
-            try await Task.sleep(for: .milliseconds(Int(wait) + 50))
+            clock.advance(byMs: Double(wait) + 1)
             eli.send(.addToQueue(AddToQueue(track: testTrack(100 + burst), nonce: "flood-\(burst)")), id: "again")
             _ = try await eli.next("ack again") { $0.ack?.id == "again" }
             await party.close()

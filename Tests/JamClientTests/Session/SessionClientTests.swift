@@ -39,15 +39,16 @@ import Testing
             try await running([host]) {
                 await host.store.add(song(1))
                 let item = try #require(await host.store.add(song(2)))
+                // Subscribed before the taps, so the recorder cannot miss them.
+                let snapshots = await host.store.snapshots()
                 let recorder = Task { () -> [StoreSnapshot] in
                     var seen: [StoreSnapshot] = []
-                    for await snapshot in await host.store.snapshots() {
+                    for await snapshot in snapshots {
                         seen.append(snapshot)
                         if seen.count > 200 { break }
                     }
                     return seen
                 }
-                try await Task.sleep(for: .milliseconds(20))
                 // Four taps while the first is on its way: the first goes, then one follow-up with the last wish.
                 async let first: Void = host.store.vote(item, 1)
                 try await Task.sleep(for: .milliseconds(1))
@@ -58,8 +59,7 @@ import Testing
                 let settled = try await host.until("the last wish stored") { $0.queue.first { $0.id == item }.map { !$0.voteInFlight && $0.myVote == -1 && $0.item.score == -1 } ?? false }
                 #expect(settled.lastRejection == nil)
                 recorder.cancel()
-                let snapshots = await recorder.value
-                let states = snapshots.compactMap { $0.queue.first { $0.id == item } }
+                let states = await recorder.value.compactMap { $0.queue.first { $0.id == item } }
                 // The first tap showed before any answer: in flight, +1 already counted.
                 #expect(states.contains { $0.voteInFlight && $0.myVote == 1 && $0.item.score == 1 })
                 // Never the server's stale score while a vote was in flight.
@@ -80,12 +80,13 @@ import Testing
             try await running([host]) {
                 await host.store.add(song(1))
                 let item = try #require(await host.store.add(song(2)))
+                // Subscribed before the taps, so the recorder cannot miss them.
+                let snapshots = await host.store.snapshots()
                 let recorder = Task { () -> [StoreSnapshot] in
                     var seen: [StoreSnapshot] = []
-                    for await snapshot in await host.store.snapshots() { seen.append(snapshot) }
+                    for await snapshot in snapshots { seen.append(snapshot) }
                     return seen
                 }
-                try await Task.sleep(for: .milliseconds(20))
                 // Each tap goes the moment the last is answered, often before the member's own
                 // vote has reached the mirror beside the score it changed.
                 for tap in 0..<24 { await host.store.vote(item, tap % 2 == 0 ? 1 : -1) }
@@ -94,6 +95,7 @@ import Testing
                 recorder.cancel()
                 let states = await recorder.value.compactMap { $0.queue.first { $0.id == item } }
                 // The only voter: whatever is shown, the score is the member's own vote.
+                #expect(states.count > 1, "the recorder saw the taps")
                 let mismatched = states.filter { $0.item.score != $0.myVote }
                 #expect(mismatched.isEmpty, "\(mismatched.count) of \(states.count) snapshots showed a score beside another vote")
             }

@@ -60,7 +60,7 @@ import Testing
         try await store.loadSession(id)?.records.map(\.lsn) ?? []
     }
 
-    @Test func flushOnAQuietPipelineReturnsAtOnce() async {
+    @Test(.timeLimit(.minutes(1))) func flushOnAQuietPipelineReturnsAtOnce() async {
         let pipeline = CommitPipeline(store: HeldStore(), logger: Logger(label: "test"), timing: .init(linger: .zero))
         // Nothing was submitted, so nothing is held: a flush that waited for a commit would hang.
         await pipeline.flush()
