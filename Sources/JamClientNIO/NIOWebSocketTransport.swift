@@ -18,6 +18,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         self.logger = logger
     }
 
+    /// Opens a WebSocket to `url` on NIO, runs `body` with it, and returns how it closed.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {

@@ -38,8 +38,6 @@ struct ByteReader {
         return bytes[position]
     }
 
-    mutating func u16be() throws(AudioFile.ReadError) -> UInt16 { UInt16(try uintBE(2)) }
-    mutating func u24be() throws(AudioFile.ReadError) -> UInt32 { UInt32(try uintBE(3)) }
     mutating func u32be() throws(AudioFile.ReadError) -> UInt32 { UInt32(try uintBE(4)) }
     mutating func u64be() throws(AudioFile.ReadError) -> UInt64 { try uintBE(8) }
     mutating func u16le() throws(AudioFile.ReadError) -> UInt16 { UInt16(try uintLE(2)) }

@@ -22,6 +22,7 @@ public struct SystemMonotonicClock: MonotonicClock {
     /// Creates the clock.
     public init() {}
 
+    /// Milliseconds since an arbitrary start that never jumps.
     public func now() -> Double {
         Self.milliseconds(Self.origin.duration(to: ContinuousClock.now))
     }
@@ -45,6 +46,7 @@ public struct TaskSleeper: Sleeper {
     /// Creates the sleeper.
     public init() {}
 
+    /// Waits `ms` milliseconds of monotonic time; throws when cancelled.
     public func sleep(ms: Double) async throws {
         guard ms > 0, ms.isFinite else {
             try Task.checkCancellation()

@@ -96,6 +96,7 @@ public actor SimulatedPlayer: ProbePlayer {
 
     // MARK: - Player
 
+    /// Loads `track` after the simulated load delay; nothing plays yet.
     public func load(_ track: Track) async throws {
         calls.append(.load(trackId: track.id, at: clock.now()))
         loadGeneration += 1
@@ -110,6 +111,7 @@ public actor SimulatedPlayer: ProbePlayer {
         calls.append(.loaded(trackId: track.id, at: clock.now()))
     }
 
+    /// Starts `positionMs` of the track at local time `atLocal`, as a real output would after its latency.
     public func play(from positionMs: Double, atLocal: Double) async {
         let now = clock.now()
         calls.append(.play(fromMs: positionMs, atLocal: atLocal, at: now))
@@ -120,6 +122,7 @@ public actor SimulatedPlayer: ProbePlayer {
         segments.append(Segment(start: start, position: position, playing: true, rate: rate))
     }
 
+    /// Stops where the track is now.
     public func pause() async {
         let now = clock.now()
         calls.append(.pause(at: now))
@@ -129,6 +132,7 @@ public actor SimulatedPlayer: ProbePlayer {
         segments.append(Segment(start: now, position: position, playing: false, rate: rate))
     }
 
+    /// Moves to `positionMs`, playing on if it was playing.
     public func seek(to positionMs: Double) async {
         let now = clock.now()
         calls.append(.seek(toMs: positionMs, at: now))
@@ -143,6 +147,7 @@ public actor SimulatedPlayer: ProbePlayer {
         }
     }
 
+    /// Plays at `rate` times normal speed from now (the sync engine nudges drift this way).
     public func setRate(_ rate: Double) async {
         let now = clock.now()
         calls.append(.setRate(rate, at: now))
@@ -159,6 +164,7 @@ public actor SimulatedPlayer: ProbePlayer {
         }
     }
 
+    /// Where the track is at local time `t`, or nil when nothing is loaded.
     public func position(atLocal t: Double) async -> Double? { truePosition(atLocal: t) }
 
     public var loadedTrackId: String? { track?.id }
@@ -166,6 +172,7 @@ public actor SimulatedPlayer: ProbePlayer {
     /// The reported output latency (the true one unless configured otherwise).
     public var outputLatencyMs: Double { configuration.reportedOutputLatencyMs ?? configuration.outputLatencyMs }
 
+    /// Plays a click at each of `instants` (local time), for the calibration that measures output latency.
     public func playProbe(atLocal instants: [Double]) async {
         let now = clock.now()
         for instant in instants {

@@ -22,6 +22,7 @@ public struct URLSessionWebSocketTransport: RealtimeTransport {
         self.openTimeout = openTimeout
     }
 
+    /// Opens a WebSocket to `url` with URLSession, runs `body` with it, and returns how it closed.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {

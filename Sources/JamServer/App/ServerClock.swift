@@ -17,6 +17,7 @@ public struct SystemClock: ServerClock {
     /// Creates the clock.
     public init() {}
 
+    /// Unix time now in milliseconds, with the fraction.
     public func nowPrecise() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)

@@ -24,6 +24,7 @@ public struct JamRequestContext: RequestContext {
     /// The client, behind a trusted proxy too (set by `ClientAddressMiddleware`).
     public var clientAddress: String?
 
+    /// A context for one request; the authenticated user and client address are set by middleware.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress

@@ -136,6 +136,7 @@ public final class ClusterNode: Service, Sendable {
 
     // MARK: Running
 
+    /// Runs the node's forwarding, lease and polling loops until shut down (a `Service`).
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.forwardLoop() }

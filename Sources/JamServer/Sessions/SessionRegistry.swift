@@ -160,11 +160,8 @@ public final class SessionRegistry: Service, Sendable {
         guard let stored else { throw JamError(.notFound, "no session \(entry.id)") }
         let environment = self.environment
         let defaults = self.defaults
-        var role = SessionRole.owner
-        if let cluster {
-            // Whoever holds the lease applies the session's commands; the others follow it.
-            role = await cluster.tryLock([entry.id]).contains(entry.id) ? .owner : .replica
-        }
+        // Whoever holds the lease applies the session's commands; the others follow it.
+        let role: SessionRole = if let cluster { await cluster.tryLock([entry.id]).contains(entry.id) ? .owner : .replica } else { .owner }
         // Replaying touches only the new session, but it runs on its loop like everything else it does.
         let future = loop.submit { () throws -> LiveSession in
             try LiveSession.recover(stored, id: entry.id, entry: entry, wire: defaults.makeWire, environment: environment, eventLoop: loop, role: role)
