@@ -5,7 +5,7 @@ import Foundation
 /// `seq` increases with every event broadcast in a session and never resets;
 /// direct replies (`stateSync`, `pong`, `ack`, `error`) and the passing device-sync
 /// frames (`syncStatus`, `calibration`, `calibrationResult`, `resync`) carry the
-/// session's current `seq` without advancing it.
+/// session's current `seq` without advancing it (`ServerEventType.advancesSeq`).
 public struct ServerEnvelope: Hashable, Sendable {
     public var event: ServerEvent
     public var epoch: Int64

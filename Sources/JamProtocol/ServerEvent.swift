@@ -254,4 +254,19 @@ public enum ServerEventType: String, Codable, Sendable, CaseIterable {
     case stateSync, memberJoined, memberLeft, memberUpdated, queueUpdate, queueItemAdded, queueItemRemoved, votesUpdate, playPrepare, playCommit
     case pause, resume, seek, stopped, skipRequests, sessionUpdated, pong, ack, error, sessionEnded
     case deviceDelay, syncStatus, calibration, calibrationResult, resync
+
+    /// Whether a frame of this type is a broadcast event that takes the session's next `seq`.
+    /// The others carry the current `seq` without advancing it: `stateSync` (a whole view, which
+    /// sets a follower's `seq`), the replies to one connection, and the passing device-sync
+    /// frames. Followers skip them in their gap and duplicate checks; the web client's
+    /// `DIRECT_EVENTS` is the same list less `stateSync`, checked by a mirror test.
+    public var advancesSeq: Bool {
+        switch self {
+        case .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate, .playPrepare,
+            .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .deviceDelay:
+            true
+        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
+            false
+        }
+    }
 }

@@ -25,6 +25,22 @@ import Testing
         return pairs
     }
 
+    /// The `Event.name` members of `export const NAME = new Set([...])` in `source`.
+    static func eventSet(_ name: String, in source: String) throws -> Set<String> {
+        guard let start = source.range(of: "export const \(name) = new Set([") else {
+            throw JSONMirrorError("protocol.js has no set \(name)")
+        }
+        guard let end = source[start.upperBound...].range(of: "])") else { throw JSONMirrorError("\(name) is not closed") }
+        var members = Set<String>()
+        for entry in source[start.upperBound..<end.lowerBound].split(separator: ",") {
+            let member = entry.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !member.isEmpty else { continue }
+            guard member.hasPrefix("Event.") else { throw JSONMirrorError("\(name) holds \(member), not an Event member") }
+            members.insert(String(member.dropFirst("Event.".count)))
+        }
+        return members
+    }
+
     struct JSONMirrorError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
@@ -48,6 +64,12 @@ import Testing
         #expect(Set(try Self.frozenObject("TrackSource", in: source).values) == Set(TrackSource.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("Role", in: source).values) == Set(Role.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("HistoryOutcome", in: source).values) == Set(HistoryOutcome.allCases.map(\.rawValue)))
+    }
+
+    @Test func theEventsThatKeepTheSeqAreTheSameAsInJamProtocol() throws {
+        let direct = try Self.eventSet("DIRECT_EVENTS", in: Self.protocolModule())
+        // stateSync keeps the seq too, but both clients take it on a path of its own: it sets the seq.
+        #expect(direct == Set(ServerEventType.allCases.filter { !$0.advancesSeq && $0 != .stateSync }.map(\.rawValue)))
     }
 
     @Test func theSyncColumnCallsAReportStaleAtTheSameAgeAsSyncGrade() throws {

@@ -148,6 +148,9 @@ final class MemberSink: FrameSink, @unchecked Sendable {
                 if recording { data.receipts.append((data.last, receivedAt)) }
                 data.last += 1
             } else {
+                // A direct or passing frame keeps the seq: neither a gap nor a delivery. An
+                // unknown type is counted as an event, so a new one cannot hide a loss.
+                guard ServerEventType(rawValue: envelope.type)?.advancesSeq ?? true else { return }
                 if data.last >= 0 {
                     if envelope.seq <= data.last {
                         data.duplicates += 1

@@ -37,17 +37,13 @@ public struct SessionMirror: Sendable, Equatable {
 
     /// Applies one server frame.
     public mutating func apply(_ envelope: ServerEnvelope) -> Applied {
-        switch envelope.event {
-        case .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
-            return .direct
-        case .stateSync(let view):
+        if case .stateSync(let view) = envelope.event {
             self.view = view
             seq = envelope.seq
             epoch = envelope.epoch
             return .applied
-        default:
-            break
         }
+        guard envelope.event.type.advancesSeq else { return .direct }
         guard let seq, view != nil else { return .gap }
         if envelope.seq <= seq { return .duplicate }
         if envelope.seq > seq + 1 { return .gap }
