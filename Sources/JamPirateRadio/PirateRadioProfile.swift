@@ -95,7 +95,10 @@ package struct PirateRadioProfile: WireProfile {
         case .unauthorized: PirateRadio.CloseCode.unauthorized
         case .sessionFull: PirateRadio.CloseCode.full
         case .notFound, .gone, .notMember: PirateRadio.CloseCode.unknownSession
-        default: CloseCode(refusing: error.code).rawValue
+        // PirateRadio's server has no close code for these; OpenJam's (4000 + HTTP status) stands in.
+        case .malformed, .unknownType, .invalidField, .tooLarge, .forbidden, .locked, .duplicate, .conflict, .queueLimit,
+            .rateLimited, .internal, .unavailable:
+            CloseCode(refusing: error.code).rawValue
         }
         return (nil, code)
     }

@@ -88,7 +88,10 @@ struct PirateRadioWire: SessionWire {
                     return false
                 }
                 if newDJ { addStateSync() }
-            default:
+            case .connect, .disconnect, .vote, .requestSkip, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
+                .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end:
+                // No PirateRadio message becomes one of these (the DJ's moves arrive as djPrepare and
+                // djTimeline), and the protocol has no frame for what the server does on its own.
                 break
             }
         }

@@ -52,8 +52,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (JAM_LOG_LEVEL).")
     var logLevel: String?
 
-    @Option(help: "openjam (default), pirate-radio or queueit (JAM_PROFILE).")
-    var profile: String?
+    @Option(help: "The protocol to speak; openjam unless set (JAM_PROFILE).")
+    var profile: ProfileName?
 
     @Option(name: .customLong("music"), help: "A music folder; repeat for more (JAM_MUSIC, ':'-separated). Without one, a built-in demo library plays.")
     var music: [String] = []
@@ -111,11 +111,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var configuration = ServerConfiguration()
-        let profileName = profile ?? environment["JAM_PROFILE"] ?? "openjam"
-        guard ["openjam", "pirate-radio", "queueit"].contains(profileName) else {
-            throw ValidationError("unknown profile \"\(profileName)\"; use openjam, pirate-radio or queueit")
-        }
-        let pirate = profileName == "pirate-radio"
+        let profileName = try ProfileName.chosen(profile, environment: environment)
+        let pirate = profileName.listensLikePirateRadio
         if pirate {
             // Like PirateRadio's own server: every interface, port 3000 unless PORT says otherwise.
             configuration.host = "0.0.0.0"
@@ -195,15 +192,20 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.trustedProxies.insert(proxy)
         }
-        if pirate {
+        switch profileName {
+        case .openjam:
+            configuration.profile = OpenJamProfile()
+        case .pirateRadio:
             var options = PirateRadioOptions()
             options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? options.idleTimeoutMs
             options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? options.gracePeriodMs
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
             configuration.profile = PirateRadioProfile(options: options)
-        } else if profileName == "queueit" {
+        case .queueit:
             configuration.profile = QueueITProfile()
         }
+        // Each profile also names itself for logs and the listening line; the two must agree.
+        assert(configuration.profile.name == profileName.rawValue, "profile \(profileName.rawValue) calls itself \(configuration.profile.name)")
         if let text = environment["JAM_SOCKET_LIMITS"] {
             // Load tests send far faster than people; production keeps the limits.
             guard text == "off" || text == "on" else { throw ValidationError("JAM_SOCKET_LIMITS must be on or off, got \"\(text)\"") }
@@ -269,5 +271,35 @@ struct Serve: AsyncParsableCommand {
         guard let text = ProcessInfo.processInfo.environment[variable] else { return nil }
         guard let value = Int64(text), value > 0 else { throw ValidationError("\(variable) must be a positive number of milliseconds, got \"\(text)\"") }
         return value
+    }
+}
+
+extension Serve {
+    /// The protocols `--profile` and JAM_PROFILE name, spelled as on the command line.
+    enum ProfileName: String, CaseIterable, ExpressibleByArgument {
+        case openjam
+        case pirateRadio = "pirate-radio"
+        case queueit
+
+        /// The option when given, else JAM_PROFILE, else OpenJam's own protocol.
+        static func chosen(_ option: ProfileName?, environment: [String: String]) throws -> ProfileName {
+            if let option { return option }
+            guard let text = environment["JAM_PROFILE"] else { return .openjam }
+            guard let name = ProfileName(rawValue: text) else {
+                let names = allCases.map(\.rawValue)
+                let spelled = names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+                throw ValidationError("unknown profile \"\(text)\"; use \(spelled)")
+            }
+            return name
+        }
+
+        /// Whether it listens like PirateRadio's own server: every interface, port 3000, and
+        /// PORT and JWT_SECRET read before OpenJam's variables.
+        var listensLikePirateRadio: Bool {
+            switch self {
+            case .pirateRadio: true
+            case .openjam, .queueit: false
+            }
+        }
     }
 }

@@ -111,7 +111,10 @@ public actor SyncEngine {
             // Better: record pongs straight from the socket with the receive instant.
             await clockSync.record(pong, receivedAt: clock.now())
             changed = false
-        default:
+        case .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
+            .skipRequests, .sessionUpdated, .ack, .error, .syncStatus, .calibrationResult:
+            // People, the queue, settings and replies leave the playing item's schedule alone; a
+            // new item or delay reaches this engine as its own playPrepare, stopped or deviceDelay.
             changed = false
         }
         if changed {

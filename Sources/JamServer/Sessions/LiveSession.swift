@@ -237,7 +237,10 @@ public actor LiveSession: CommitReceiver {
                 actions.merge(outbox.enqueue(.close(.user(user), .normal, "left the session"), after: lsn, now: now))
             case .kick(let target):
                 actions.merge(outbox.enqueue(.close(.user(target), .forbidden, "removed by the host"), after: lsn, now: now))
-            default:
+            case .join, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+                .ready, .syncReport, .updateSettings, .setRole, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline, .all:
+                // `.end` closes every socket below, once the state says it ended. No batch built
+                // today holds a leave or kick, so `.all` is not searched for one.
                 break
             }
         }
