@@ -27,7 +27,8 @@ if (process.argv.includes('--write-probe')) {
 }
 let failed = false;
 for (const [name, run] of [['timeline', runner.runTimeline], ['correction', runner.runCorrection], ['mirror', runner.runMirror],
-  ['clock', runner.runClock], ['defaults', runner.runDefaults], ['credits', runner.runCredits], ['probe', runner.runProbe]]) {
+  ['clock', runner.runClock], ['defaults', runner.runDefaults], ['credits', runner.runCredits], ['probe', runner.runProbe],
+  ['display-names', runner.runDisplayNames]]) {
   const failures = await run(base, load(name));
   console.log(`${name}: ${failures.length ? failures.join('\n') : 'ok'}`);
   failed ||= failures.length > 0;

@@ -1,5 +1,6 @@
 // Runs the shared client-parity fixtures (Tests/Fixtures/ClientParity) against the web
-// client's modules, the same cases JamClient's ClientParityFixtureTests run in Swift.
+// client's modules, the same cases JamClient's ClientParityFixtureTests run in Swift
+// (display-names.json: JamProtocolTests' ValidationTests, against the server's Validate).
 // `base` is where the modules live: the page's /js/ in Chromium (test_parity_fixtures.py),
 // a file: URL under Node when regenerating the clock fixture's expected values.
 // Every function answers a list of failures (empty when the modules agree).
@@ -181,5 +182,25 @@ export async function runProbe(base, fixture) {
     });
     if (!(Math.abs(got.energy - c.energy) <= 1e-3)) failures.push(`probe "${c.name}": energy ${got.energy} != ${c.energy}`);
   });
+  return failures;
+}
+
+/** Each display name through text-limits.js: Validate.displayName's verdict and counts (display-names.json). */
+export async function runDisplayNames(base, fixture) {
+  const { checkDisplayName, characterCount } = await import(`${base}text-limits.js`);
+  const { Limits } = await import(`${base}protocol.js`);
+  const failures = [];
+  if (Limits.maxDisplayName !== fixture.maxDisplayName) {
+    failures.push(`Limits.maxDisplayName is ${Limits.maxDisplayName}, display-names.json says ${fixture.maxDisplayName}`);
+  }
+  for (const c of fixture.cases) {
+    const name = (c.before ?? '') + c.text.repeat(c.times) + (c.after ?? '');
+    const { value, characters, problem } = checkDisplayName(name);
+    if ((problem === null) !== c.accepted) failures.push(`display name "${c.name}": problem ${problem}, expected accepted ${c.accepted}`);
+    if (characters !== c.characters || characterCount(value) !== c.characters) {
+      failures.push(`display name "${c.name}": ${characters} characters, expected ${c.characters}`);
+    }
+    if (value.length !== c.utf16Units) failures.push(`display name "${c.name}": ${value.length} UTF-16 units, expected ${c.utf16Units}`);
+  }
   return failures;
 }

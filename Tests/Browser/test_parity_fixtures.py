@@ -1,6 +1,7 @@
 """The web client's modules against the shared client-parity fixtures
 (Tests/Fixtures/ClientParity), in the Chromium the page runs in: the same cases
-JamClient's ClientParityFixtureTests pass in Swift, so the hand port cannot drift
+JamClient's ClientParityFixtureTests pass in Swift (display-names.json: the server's
+Validate, in JamProtocolTests' ValidationTests), so the hand port cannot drift
 without a test failing. Also what drifted before: a vote's reason, and the first start
 that must wait for a full burst of clock pings.
 """
@@ -21,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 # import the modules under test from the page's /js/ folder.
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
-({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe })[name](location.origin + '/js/', fixture)
+({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -45,6 +46,7 @@ def page(base_url, tmp_path_factory):
     ("defaults", "runDefaults"),
     ("credits", "runCredits"),
     ("probe", "runProbe"),
+    ("display-names", "runDisplayNames"),
 ])
 def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())

@@ -39,6 +39,42 @@ struct ValidationTests {
         #expect(throws: JamError.self) { try Validate.displayName(String(repeating: "a", count: Validate.maxDisplayName + 1)) }
     }
 
+    struct DisplayNameFixture: Decodable {
+        struct Case: Decodable {
+            var name: String, before: String?, text: String, times: Int, after: String?
+            var characters: Int, utf16Units: Int, accepted: Bool
+        }
+        var maxDisplayName: Int, cases: [Case]
+    }
+
+    /// Tests/Fixtures/ClientParity/display-names.json, which the web client's checkDisplayName
+    /// (js/text-limits.js) passes too (Tests/Browser/test_parity_fixtures.py).
+    @Test func displayNamesCountCharactersLikeTheWebClientsSharedCases() throws {
+        // #filePath, not bundle resources: the same file the browser test reads.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/ClientParity/display-names.json")
+        let fixture = try JSONDecoder().decode(DisplayNameFixture.self, from: Data(contentsOf: url))
+        #expect(fixture.maxDisplayName == Validate.maxDisplayName)
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let name = (c.before ?? "") + String(repeating: c.text, count: c.times) + (c.after ?? "")
+            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(trimmed.count == c.characters, "\(c.name)")
+            #expect(trimmed.utf16.count == c.utf16Units, "\(c.name)")
+            do {
+                let kept = try Validate.displayName(name)
+                #expect(c.accepted, "\(c.name) was accepted")
+                #expect(kept == trimmed, "\(c.name)")
+            } catch {
+                #expect(!c.accepted, "\(c.name) was refused: \(error.message)")
+                let expected = c.characters == 0
+                    ? "displayName must not be empty"
+                    : "displayName must be at most \(Validate.maxDisplayName) characters, got \(c.characters)"
+                #expect(error.message == expected, "\(c.name)")
+            }
+        }
+    }
+
     @Test func votesAreMinusOneZeroOrOne() throws {
         for value in -1...1 { try Validate.vote(value) }
         for value in [-2, 2, 100, Int.min] { #expect(throws: JamError.self) { try Validate.vote(value) } }

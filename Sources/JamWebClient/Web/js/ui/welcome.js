@@ -1,6 +1,7 @@
 // The first screen: start a session or join one by code (a /j/CODE link fills the
 // code in). Validation happens here, in words, before anything is sent.
 import { Limits, normaliseJoinCode } from '../protocol.js';
+import { checkDisplayName, checkSessionName } from '../text-limits.js';
 import { h, setText } from './dom.js';
 
 export class WelcomeView {
@@ -15,7 +16,9 @@ export class WelcomeView {
     this.heading = h('h1', { id: 'welcome-heading' }, 'Listen together');
     this.lead = h('p', { class: 'lead' }, 'One shared queue, everybody votes, and every phone plays the same song at the same moment.');
     this.nameInput = h('input', {
-      id: 'display-name', name: 'displayName', type: 'text', autocomplete: 'nickname', maxlength: Limits.maxDisplayName,
+      // No maxlength: it counts UTF-16 units and would cut a name the server takes (an emoji
+      // is 2 to 11 of them); name() checks characters as the server counts them.
+      id: 'display-name', name: 'displayName', type: 'text', autocomplete: 'nickname',
       required: true, placeholder: 'e.g. Alice',
     });
     this.error = h('p', { class: 'form-error', id: 'welcome-error', role: 'alert' });
@@ -25,7 +28,8 @@ export class WelcomeView {
     });
     this.joinButton = h('button', { type: 'submit', class: 'primary', id: 'join-button' }, 'Join');
     this.sessionNameInput = h('input', {
-      id: 'session-name-input', name: 'sessionName', type: 'text', maxlength: Limits.maxSessionName,
+      // No maxlength either: sessionName() checks it.
+      id: 'session-name-input', name: 'sessionName', type: 'text',
       placeholder: 'Optional, e.g. Friday night',
     });
     this.createButton = h('button', { type: 'submit', class: 'primary', id: 'create-button' }, 'Start a session');
@@ -78,18 +82,26 @@ export class WelcomeView {
   }
 
   name() {
-    const name = this.nameInput.value.trim();
-    if (!name) {
-      this.setError('Enter your name first, so others know who added what.');
-      this.nameInput.focus();
-      return null;
-    }
-    if (name.length > Limits.maxDisplayName) {
-      this.setError(`Your name can have at most ${Limits.maxDisplayName} characters.`);
-      this.nameInput.focus();
-      return null;
-    }
-    return name;
+    const { value, characters, problem } = checkDisplayName(this.nameInput.value);
+    if (!problem) return value;
+    this.setError({
+      empty: 'Enter your name first, so others know who added what.',
+      tooLong: `Your name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
+      control: 'Your name cannot contain tabs or other control characters.',
+    }[problem]);
+    this.nameInput.focus();
+    return null;
+  }
+
+  /** The trimmed session name ('' for the default), or null after saying what is wrong. */
+  sessionName() {
+    const { value, characters, problem } = checkSessionName(this.sessionNameInput.value);
+    if (!problem) return value;
+    this.setError(problem === 'tooLong'
+      ? `The session name can have at most ${Limits.maxSessionName} characters; this one has ${characters}.`
+      : 'The session name cannot contain tabs or other control characters.');
+    this.sessionNameInput.focus();
+    return null;
   }
 
   submitJoin(event) {
@@ -110,7 +122,9 @@ export class WelcomeView {
     event.preventDefault();
     const displayName = this.name();
     if (!displayName) return;
+    const sessionName = this.sessionName();
+    if (sessionName === null) return;
     this.setError('');
-    this.actions.onCreate({ displayName, sessionName: this.sessionNameInput.value.trim() });
+    this.actions.onCreate({ displayName, sessionName });
   }
 }

@@ -1,0 +1,48 @@
+// Typed text checked the way the server checks it (Validate.text and Validate.displayName in
+// Sources/JamProtocol/Track.swift), so the page refuses exactly what the server would, in words,
+// and nothing more. Swift counts Characters (extended grapheme clusters), not the UTF-16 units
+// of String.length or of an input's maxlength: 64 family emoji are 64 characters but 704 units.
+// Tests/Fixtures/ClientParity/display-names.json holds the cases both sides must agree on.
+import { Limits } from './protocol.js';
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** How many characters Swift's `String.count` gives for `text`: grapheme clusters. */
+export function characterCount(text) {
+  return [...graphemes.segment(String(text ?? ''))].length;
+}
+
+// Foundation's CharacterSet.whitespacesAndNewlines: tab, the space separators (Zs), U+000A to
+// U+000D, NEL, U+2028 and U+2029. String.prototype.trim differs: it strips U+FEFF and keeps NEL.
+const EDGE_WHITESPACE = /^[\t\n\v\f\r\u0085\u2028\u2029\p{Zs}]+|[\t\n\v\f\r\u0085\u2028\u2029\p{Zs}]+$/gu;
+
+/** `text` without the leading and trailing whitespace the server trims. */
+export function trimWhitespace(text) {
+  return String(text ?? '').replace(EDGE_WHITESPACE, '');
+}
+
+/**
+ * Checks typed text as Validate.text does after trimming: empty (unless allowed), then longer
+ * than `max` characters, then holding a control character.
+ * @returns {{value: string, characters: number, problem: null|'empty'|'tooLong'|'control'}}
+ *   `value` is the trimmed text, the one to send.
+ */
+export function checkText(text, max, { allowEmpty = false } = {}) {
+  const value = trimWhitespace(text);
+  const characters = characterCount(value);
+  let problem = null;
+  if (!allowEmpty && !value) problem = 'empty';
+  else if (characters > max) problem = 'tooLong';
+  else if (/\p{Cc}/u.test(value)) problem = 'control';
+  return { value, characters, problem };
+}
+
+/** A display name checked as Validate.displayName checks it. */
+export function checkDisplayName(text) {
+  return checkText(text, Limits.maxDisplayName);
+}
+
+/** A session name checked as the server checks one it is given; empty means none (the default). */
+export function checkSessionName(text) {
+  return checkText(text, Limits.maxSessionName, { allowEmpty: true });
+}
