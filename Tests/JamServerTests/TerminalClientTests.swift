@@ -93,6 +93,18 @@ import Testing
         }
     }
 
+    /// Runs `body`, then ends `panes` and waits for tmux to have ended them, whether `body`
+    /// threw or not: a pane left open keeps its `jam` process and its socket after the test.
+    private static func closing(_ panes: Pane..., body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            for pane in panes { await pane.kill() }
+            throw error
+        }
+        for pane in panes { await pane.kill() }
+    }
+
     @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
         try await Self.withServerInTmux { server, suffix in
             let command = "exec \(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana"
@@ -102,22 +114,23 @@ import Testing
             defer { try? FileManager.default.removeItem(at: errors) }
             let closed = try await Pane("closed-\(suffix)", command: command + " 2>\(errors.path)/closed")
             let stopped = try await Pane("stopped-\(suffix)", command: command + " 2>\(errors.path)/stopped")
-            defer { Task { await stopped.kill() } }
-            try await closed.waitFor("Join code:")
-            try await stopped.waitFor("Join code:")
-            let closedPid = try await closed.pid, stoppedPid = try await stopped.pid
-            // Closing the terminal: the pane's tty goes away and the process gets SIGHUP.
-            await closed.kill()
-            // Leaving closes the socket politely, which takes a moment on a machine running
-            // every suite at once; before the fix the process never ended at all.
-            #expect(try await Self.ends(closedPid, within: .seconds(20)), "jam host outlived its terminal")
-            Foundation.kill(stoppedPid, SIGTERM)
-            #expect(try await Self.ends(stoppedPid, within: .seconds(20)), "jam host ignored SIGTERM")
-            // Ending is an exit, not a crash: a trap on the closed terminal's refused write
-            // used to print a fatal error and hold the process for seconds in the crash report.
-            for name in ["closed", "stopped"] {
-                let said = try String(contentsOf: errors.appendingPathComponent(name), encoding: .utf8)
-                #expect(!said.contains("Fatal error"), "jam host crashed on its way out (\(name)): \(said.prefix(300))")
+            try await Self.closing(closed, stopped) {
+                try await closed.waitFor("Join code:")
+                try await stopped.waitFor("Join code:")
+                let closedPid = try await closed.pid, stoppedPid = try await stopped.pid
+                // Closing the terminal: the pane's tty goes away and the process gets SIGHUP.
+                await closed.kill()
+                // Leaving closes the socket politely, which takes a moment on a machine running
+                // every suite at once; before the fix the process never ended at all.
+                #expect(try await Self.ends(closedPid, within: .seconds(20)), "jam host outlived its terminal")
+                Foundation.kill(stoppedPid, SIGTERM)
+                #expect(try await Self.ends(stoppedPid, within: .seconds(20)), "jam host ignored SIGTERM")
+                // Ending is an exit, not a crash: a trap on the closed terminal's refused write
+                // used to print a fatal error and hold the process for seconds in the crash report.
+                for name in ["closed", "stopped"] {
+                    let said = try String(contentsOf: errors.appendingPathComponent(name), encoding: .utf8)
+                    #expect(!said.contains("Fatal error"), "jam host crashed on its way out (\(name)): \(said.prefix(300))")
+                }
             }
         }
     }
@@ -141,26 +154,27 @@ import Testing
     @Test func aMembersSyncReportShowsInTheHostsTerminalWhoseKeysActOnThatDevice() async throws {
         try await Self.withServerInTmux { server, suffix in
             let host = try await Pane("sync-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana")
-            defer { Task { await host.kill() } }
-            let invite = try await host.waitFor("Join code:")
-            let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
-            try await host.keys("x")
-            // A phone that plays: a raw socket reporting its sync as the web client does.
-            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
-            let gil = try await api.guest("Gil")
-            let joined = try await api.join(gil.token, code: code)
-            let phone = TestSocket(wsBaseURL: "ws://127.0.0.1:\(server.port)", session: joined.session.id, token: gil.token)
-            try await phone.next(.stateSync)
-            phone.send(.syncReport(SyncReport(
-                epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 0,
-                clockDriftPpm: 2, playing: true)))
-            try await host.waitFor("Gil · gil-phone", "fair", "clock ±0.8 ms", "playback +14 ms", "output 42 ms")
-            // The host raises that device's delay by 5 ms and asks it to re-sync.
-            try await host.keys(">")
-            #expect(try await phone.next(.deviceDelay).deviceDelay == DeviceDelay(userId: gil.userId, deviceId: "gil-phone", delayMs: 5))
-            try await host.keys("r")
-            #expect(try await phone.next(.resync).resync == Resync(userId: gil.userId, deviceId: "gil-phone"))
-            await phone.close()
+            try await Self.closing(host) {
+                let invite = try await host.waitFor("Join code:")
+                let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
+                try await host.keys("x")
+                // A phone that plays: a raw socket reporting its sync as the web client does.
+                let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+                let gil = try await api.guest("Gil")
+                let joined = try await api.join(gil.token, code: code)
+                let phone = TestSocket(wsBaseURL: "ws://127.0.0.1:\(server.port)", session: joined.session.id, token: gil.token)
+                try await phone.next(.stateSync)
+                phone.send(.syncReport(SyncReport(
+                    epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 0,
+                    clockDriftPpm: 2, playing: true)))
+                try await host.waitFor("Gil · gil-phone", "fair", "clock ±0.8 ms", "playback +14 ms", "output 42 ms")
+                // The host raises that device's delay by 5 ms and asks it to re-sync.
+                try await host.keys(">")
+                #expect(try await phone.next(.deviceDelay).deviceDelay == DeviceDelay(userId: gil.userId, deviceId: "gil-phone", delayMs: 5))
+                try await host.keys("r")
+                #expect(try await phone.next(.resync).resync == Resync(userId: gil.userId, deviceId: "gil-phone"))
+                await phone.close()
+            }
         }
     }
 
@@ -169,46 +183,48 @@ import Testing
             let jam = try ServerProcess.executable.path
             let url = "http://127.0.0.1:\(server.port)"
             let host = try await Pane("settings-host-\(suffix)", command: "\(jam) host --server \(url) --name Hana")
-            defer { Task { await host.kill() } }
-            let invite = try await host.waitFor("Join code:")
-            let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
-            try await host.keys("x")
-            let guest = try await Pane("settings-guest-\(suffix)", command: "\(jam) join \(code) --server \(url) --name Gil")
-            defer { Task { await guest.kill() } }
-            try await guest.waitFor("Queue (0)", "● Gil")
+            try await Self.closing(host) {
+                let invite = try await host.waitFor("Join code:")
+                let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
+                try await host.keys("x")
+                let guest = try await Pane("settings-guest-\(suffix)", command: "\(jam) join \(code) --server \(url) --name Gil")
+                try await Self.closing(guest) {
+                    try await guest.waitFor("Queue (0)", "● Gil")
 
-            // Every setting is a row: the cooldown and the member limit, changed with ← →.
-            try await host.keys("o")
-            try await host.waitFor("Session settings", "› Lock the queue: off", "Skip a song when: more than half ask", "Members add: whenever they like")
-            for _ in 0..<5 { try await host.keys("Down") }
-            try await host.keys("Right")
-            try await host.waitFor("› Members add: one a minute")
-            try await host.keys("Down")
-            try await host.keys("Left")
-            try await host.waitFor("› Songs waiting per member: 19")
-            try await host.keys("Down")
-            try await host.keys("Left")
-            try await host.waitFor("› Most people: 49")
-            for _ in 0..<3 { try await host.keys("Up") }
-            try await host.keys("Left")
-            try await host.waitFor("Skip a song when: more than a third ask")
-            try await host.keys("Escape")
-            try await host.waitFor("Queue (0)")
+                    // Every setting is a row: the cooldown and the member limit, changed with ← →.
+                    try await host.keys("o")
+                    try await host.waitFor("Session settings", "› Lock the queue: off", "Skip a song when: more than half ask", "Members add: whenever they like")
+                    for _ in 0..<5 { try await host.keys("Down") }
+                    try await host.keys("Right")
+                    try await host.waitFor("› Members add: one a minute")
+                    try await host.keys("Down")
+                    try await host.keys("Left")
+                    try await host.waitFor("› Songs waiting per member: 19")
+                    try await host.keys("Down")
+                    try await host.keys("Left")
+                    try await host.waitFor("› Most people: 49")
+                    for _ in 0..<3 { try await host.keys("Up") }
+                    try await host.keys("Left")
+                    try await host.waitFor("Skip a song when: more than a third ask")
+                    try await host.keys("Escape")
+                    try await host.waitFor("Queue (0)")
 
-            // Gil adds once, is told when he may add again, and a second add is refused in words.
-            try await guest.keys("a")
-            try await guest.type("First Song - Band")
-            try await guest.keys("Enter")
-            try await guest.waitFor("▶ First Song — Band", "your next add in 0:")
-            try await guest.keys("a")
-            try await guest.type("Second Song - Band")
-            try await guest.keys("Enter")
-            try await guest.waitFor("refused: you can add again in 0:")
-            // The host is not held to it.
-            try await host.keys("a")
-            try await host.type("Host Song - Band")
-            try await host.keys("Enter")
-            try await guest.waitFor("Host Song — Band")
+                    // Gil adds once, is told when he may add again, and a second add is refused in words.
+                    try await guest.keys("a")
+                    try await guest.type("First Song - Band")
+                    try await guest.keys("Enter")
+                    try await guest.waitFor("▶ First Song — Band", "your next add in 0:")
+                    try await guest.keys("a")
+                    try await guest.type("Second Song - Band")
+                    try await guest.keys("Enter")
+                    try await guest.waitFor("refused: you can add again in 0:")
+                    // The host is not held to it.
+                    try await host.keys("a")
+                    try await host.type("Host Song - Band")
+                    try await host.keys("Enter")
+                    try await guest.waitFor("Host Song — Band")
+                }
+            }
         }
     }
 
