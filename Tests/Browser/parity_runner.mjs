@@ -1,6 +1,8 @@
 // Runs the shared client-parity fixtures (Tests/Fixtures/ClientParity) against the web
 // client's modules, the same cases JamClient's ClientParityFixtureTests run in Swift
-// (display-names.json: JamProtocolTests' ValidationTests, against the server's Validate).
+// (display-names.json: JamProtocolTests' ValidationTests, against the server's Validate;
+// join-codes.json and device-ids.json: JamCoreTests' JoinCodeAndDeviceIdParityTests, against
+// JoinCodes and Validate.deviceId).
 // `base` is where the modules live: the page's /js/ in Chromium (test_parity_fixtures.py),
 // a file: URL under Node when regenerating the clock fixture's expected values.
 // Every function answers a list of failures (empty when the modules agree).
@@ -201,6 +203,34 @@ export async function runDisplayNames(base, fixture) {
       failures.push(`display name "${c.name}": ${characters} characters, expected ${c.characters}`);
     }
     if (value.length !== c.utf16Units) failures.push(`display name "${c.name}": ${value.length} UTF-16 units, expected ${c.utf16Units}`);
+  }
+  return failures;
+}
+
+/** Each pasted join code through protocol.js's normaliseJoinCode: JoinCodes.normalise's string (join-codes.json). */
+export async function runJoinCodes(base, fixture) {
+  const { normaliseJoinCode, Limits } = await import(`${base}protocol.js`);
+  const failures = [];
+  if (Limits.maxCodeLength !== fixture.maxCodeLength) {
+    failures.push(`Limits.maxCodeLength is ${Limits.maxCodeLength}, join-codes.json says ${fixture.maxCodeLength}`);
+  }
+  for (const c of fixture.cases) {
+    const code = normaliseJoinCode(c.input);
+    if (code !== c.code) failures.push(`join code "${c.name}": ${JSON.stringify(code)}, expected ${JSON.stringify(c.code)}`);
+  }
+  return failures;
+}
+
+/** Each device id through protocol.js's isDeviceId: Validate.deviceId's verdict (device-ids.json). */
+export async function runDeviceIds(base, fixture) {
+  const { isDeviceId, DeviceLimits } = await import(`${base}protocol.js`);
+  const failures = [];
+  if (DeviceLimits.maxDeviceId !== fixture.maxDeviceId) {
+    failures.push(`DeviceLimits.maxDeviceId is ${DeviceLimits.maxDeviceId}, device-ids.json says ${fixture.maxDeviceId}`);
+  }
+  for (const c of fixture.cases) {
+    const accepted = isDeviceId(c.text.repeat(c.times));
+    if (accepted !== c.accepted) failures.push(`device id "${c.name}": accepted ${accepted}, expected ${c.accepted}`);
   }
   return failures;
 }

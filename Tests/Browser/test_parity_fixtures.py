@@ -1,7 +1,8 @@
 """The web client's modules against the shared client-parity fixtures
 (Tests/Fixtures/ClientParity), in the Chromium the page runs in: the same cases
 JamClient's ClientParityFixtureTests pass in Swift (display-names.json: the server's
-Validate, in JamProtocolTests' ValidationTests), so the hand port cannot drift
+Validate, in JamProtocolTests' ValidationTests; join-codes.json and device-ids.json:
+JoinCodes and Validate.deviceId, in JamCoreTests' JoinCodeAndDeviceIdParityTests), so the hand port cannot drift
 without a test failing. Also what drifted before: a vote's reason, and the first start
 that must wait for a full burst of clock pings.
 """
@@ -22,7 +23,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 # import the modules under test from the page's /js/ folder.
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
-({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames })[name](location.origin + '/js/', fixture)
+({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames,
+  runJoinCodes, runDeviceIds })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -47,6 +49,8 @@ def page(base_url, tmp_path_factory):
     ("credits", "runCredits"),
     ("probe", "runProbe"),
     ("display-names", "runDisplayNames"),
+    ("join-codes", "runJoinCodes"),
+    ("device-ids", "runDeviceIds"),
 ])
 def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())

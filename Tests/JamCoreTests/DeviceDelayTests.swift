@@ -111,3 +111,61 @@ struct DeviceLeadTests {
         #expect(jam.state.deviceLeads == nil)
     }
 }
+
+/// Join codes and device ids read as the web client reads them: Tests/Fixtures/ClientParity/join-codes.json
+/// (JoinCodes; normaliseJoinCode in js/protocol.js) and device-ids.json (Validate.deviceId; isDeviceId in
+/// js/protocol.js), which the web client passes too (Tests/Browser/test_parity_fixtures.py).
+struct JoinCodeAndDeviceIdParityTests {
+    struct JoinCodeFixture: Decodable {
+        struct Case: Decodable {
+            var name: String, input: String, code: String, refusal: String?
+        }
+        var maxCodeLength: Int, cases: [Case]
+    }
+
+    struct DeviceIdFixture: Decodable {
+        struct Case: Decodable {
+            var name: String, text: String, times: Int, accepted: Bool
+        }
+        var maxDeviceId: Int, cases: [Case]
+    }
+
+    static func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
+        // #filePath, not bundle resources: the same file the browser test reads.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/ClientParity/\(name).json")
+        return try JSONDecoder().decode(T.self, from: Data(contentsOf: url))
+    }
+
+    @Test func joinCodesNormaliseLikeTheWebClientsSharedCases() throws {
+        let fixture = try Self.fixture("join-codes", as: JoinCodeFixture.self)
+        #expect(fixture.maxCodeLength == JoinCodes.maxLength)
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            // Scalar by scalar, as JavaScript compares: Swift's == would let a canonically equivalent spelling pass.
+            #expect(Array(JoinCodes.normalise(c.input).unicodeScalars) == Array(c.code.unicodeScalars), "\(c.name)")
+            do {
+                let code = try JoinCodes.read(c.input)
+                #expect(c.refusal == nil, "\(c.name) was accepted")
+                #expect(Array(code.unicodeScalars) == Array(c.code.unicodeScalars), "\(c.name)")
+            } catch {
+                #expect(error.message == c.refusal, "\(c.name) was refused: \(error.message)")
+            }
+        }
+    }
+
+    @Test func deviceIdsAreCheckedLikeTheWebClientsSharedCases() throws {
+        let fixture = try Self.fixture("device-ids", as: DeviceIdFixture.self)
+        #expect(fixture.maxDeviceId == Validate.maxDeviceId)
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let id = String(repeating: c.text, count: c.times)
+            do {
+                try Validate.deviceId(id)
+                #expect(c.accepted, "\(c.name) was accepted")
+            } catch {
+                #expect(!c.accepted, "\(c.name) was refused: \(error.message)")
+            }
+        }
+    }
+}

@@ -6,9 +6,7 @@ import JamProtocol
 extension SessionRegistry {
     /// The live session whose join code is `code`.
     package func session(code input: String) async throws(JamError) -> LiveSession {
-        let code = JoinCodes.normalise(input)
-        guard !code.isEmpty else { throw JamError(.invalidField, "code must not be empty") }
-        guard code.count <= 32 else { throw JamError(.invalidField, "code is too long") }
+        let code = try JoinCodes.read(input)
         var (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
         if id == nil, cluster != nil, let entry = try await sharedEntry(code: code) {
             // A session another node created.

@@ -102,6 +102,16 @@ export const SyncTiming = Object.freeze({ staleMs: 12000 });
 /** Device ids and delays as the server accepts them (Validate.deviceId, Validate.deviceDelay). */
 export const DeviceLimits = Object.freeze({ maxDeviceId: 64, maxDelayMs: 2000 });
 
+/**
+ * Whether the server takes `value` as a device id (Validate.deviceId): 1 to DeviceLimits.maxDeviceId
+ * ASCII letters, digits, '-' and '_' (ASCII, so UTF-16 units count as Swift's bytes do).
+ * Tests/Fixtures/ClientParity/device-ids.json holds the shared cases.
+ */
+export function isDeviceId(value) {
+  return typeof value === 'string' && value.length >= 1 && value.length <= DeviceLimits.maxDeviceId
+    && /^[A-Za-z0-9_-]+$/.test(value);
+}
+
 /** ClientCommandType. */
 export const Command = Object.freeze({
   hello: 'hello', ping: 'ping', addToQueue: 'addToQueue', removeFromQueue: 'removeFromQueue', vote: 'vote',
@@ -203,9 +213,14 @@ export function isKnownEvent(type) {
   return Object.prototype.hasOwnProperty.call(Event, type);
 }
 
-/** Join codes as the server reads them (JoinCodes.normalise): upper case, no spaces or dashes. */
+/**
+ * Join codes as the server reads them (JoinCodes.normalise): upper case, without hyphens or
+ * whitespace. Whitespace is Unicode's White_Space, as Swift's `Unicode.Scalar.Properties.isWhitespace`
+ * (tab, newlines, NEL, no-break and ideographic spaces); not `\s`, which misses NEL and takes
+ * U+FEFF, which the server keeps. Tests/Fixtures/ClientParity/join-codes.json holds the shared cases.
+ */
 export function normaliseJoinCode(input) {
-  return String(input || '').toUpperCase().replace(/[\s-]/g, '');
+  return String(input || '').toUpperCase().replace(/[\p{White_Space}-]/gu, '');
 }
 
 /** Where a track's audio is served; only library tracks have audio on this server. */
