@@ -114,6 +114,32 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func aStoredAnswerCutFromItsCommandIdIsReportedAsDamageNotRetriedOrReplayed() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let host = try await first.server.api.guest("Host")
+        let id = try await first.server.api.create(host.token).session.id
+        let socket = TestSocket(server: first.server, session: id, token: host.token)
+        try await socket.next(.stateSync)
+        socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "add-1")
+        _ = try await socket.next("the ack") { $0.ack?.id == "add-1" }
+        // Killed: the answered add stays a log record instead of going into a shutdown snapshot.
+        try await first.kill()
+        await socket.close()
+
+        let database = try SQLiteDatabase(path: directory.appendingPathComponent("openjam.sqlite").path, create: false)
+        try database.run("UPDATE session_log SET answer = NULL WHERE answer_key IS NOT NULL")
+        database.close()
+
+        try await ServerProcess.with(dataDirectory: directory) { second in
+            let view = try await second.server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
+            #expect(view.status == 500)
+            #expect(view.errorCode == .internal)
+            #expect(view.text.contains("the session's stored log is damaged: record"), "\(view.text)")
+            #expect(view.text.contains("has an answered command id without its answer"), "\(view.text)")
+        }
+    }
+
     @Test func aTornLastRecordIsIgnoredAndTheSessionCarriesOn() async throws {
         let store = InMemorySessionStore()
         let directory = TestServer.makeDataDirectory()

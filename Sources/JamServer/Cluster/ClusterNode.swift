@@ -95,6 +95,9 @@ public final class ClusterNode: Service, Sendable {
             }
         } catch let error as JamError {
             throw error
+        } catch let damage as DamagedLogRecord {
+            // The database answered: what it holds is wrong, and trying again will not help.
+            throw damage.refusal
         } catch {
             logger.warning("a database read failed", metadata: ["error": "\(error)"])
             throw JamError(.unavailable, "the database is unreachable; try again")

@@ -153,6 +153,14 @@ public final class SessionRegistry: Service, Sendable {
             } else {
                 stored = try await store.loadSession(entry.id)
             }
+        } catch let damage as DamagedLogRecord {
+            // Not a passing failure: the session stays as stored, for its operator to look at.
+            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(damage)"])
+            throw damage.refusal
+        } catch let refusal as JamError where refusal.code == .internal {
+            // The same damage, found through the cluster's database guard.
+            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(refusal.message)"])
+            throw refusal
         } catch {
             logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
             throw JamError(.unavailable, "the session could not be read from the store; try again")

@@ -63,6 +63,9 @@ public struct DamagedLogRecord: Error, CustomStringConvertible, Equatable, Senda
     /// What is wrong with it.
     public let problem: String
     public var description: String { "record \(lsn) of session \(session.rawValue)'s log \(problem)" }
+
+    /// What a request for the session is told: not to try again, as trying cannot help.
+    var refusal: JamError { JamError(.internal, "the session's stored log is damaged: \(description)") }
 }
 
 /// One entry of a session's log: what one turn of the session applied (its inputs, encoded)
