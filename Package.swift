@@ -152,6 +152,7 @@ let package = Package(
             dependencies: [
                 "JamServer", "jam", "JamTestSupport", "JamClient", "JamClientNIO",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -5,6 +5,7 @@ import JamTestSupport
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 
 @testable import JamServer
@@ -305,12 +306,21 @@ struct SharedStoreTests {
 
     @Test func theURLsSettingsChooseEncryptionAndTheSocketFolder() throws {
         let location = try PostgresLocation(url: "postgres://jam:s%40cret@127.0.0.1:6543/openjam?sslmode=verify-ca")
-        #expect(location.tlsMode == .require)
+        #expect(location.tlsMode == .verifyCA)
         #expect(location.password == "s@cret")
         #expect(!location.redacted.contains("s%40cret"))
         #expect(location.redacted.contains("127.0.0.1:6543/openjam"))
         #expect(try PostgresLocation(url: "postgres://u@localhost/x").tlsMode == .disable)
         #expect(try PostgresLocation(url: "postgres://u@localhost/x?sslmode=allow").tlsMode == .prefer)
+    }
+
+    @Test(arguments: [
+        ("disable", CertificateVerification.none), ("allow", .none), ("prefer", .none), ("require", .none),
+        ("verify-ca", .noHostnameVerification), ("verify-full", .fullVerification),
+    ])
+    func sslmodeChecksTheCertificateAsLibpqDoes(mode: String, verification: CertificateVerification) throws {
+        // As psql: require encrypts without checking, so a database with a self-signed certificate still connects.
+        #expect(try PostgresLocation(url: "postgres://u@db.example/x?sslmode=\(mode)").certificateVerification == verification)
         let socket = try PostgresLocation(url: "postgres://u@/x?host=/run/postgresql")
         #expect(socket.socketFolder == "/run/postgresql")
         #expect(socket.host == nil)

@@ -6,10 +6,12 @@ import PostgresNIO
 /// Where a PostgreSQL store lives, read from a `postgres://user:password@host:port/database`
 /// URL (`jam serve --database`, `JAM_DATABASE_URL`).
 ///
-/// `?sslmode=` takes libpq's values: `disable` (the default: the usual set-up is a database on
-/// the same host or a private network), `allow`/`prefer`, or `require`/`verify-ca`/`verify-full`
-/// (TLS with the system's trust roots). `?host=/run/postgresql` connects through a Unix socket
-/// folder, as libpq does. Any other setting is refused.
+/// `?sslmode=` takes libpq's values with libpq's meaning: `disable` (the default: the usual
+/// set-up is a database on the same host or a private network), `allow`/`prefer` (TLS when the
+/// server offers it), `require` (TLS, certificate not checked), `verify-ca` (its chain checked
+/// against the system's trust roots) or `verify-full` (chain and host name).
+/// `?host=/run/postgresql` connects through a Unix socket folder, as libpq does. Any other
+/// setting is refused.
 public struct PostgresLocation: Sendable, Equatable {
     /// The URL as given, password hidden (for logs).
     public let redacted: String
@@ -21,8 +23,11 @@ public struct PostgresLocation: Sendable, Equatable {
     var database: String?
     let tlsMode: TLSMode
 
+    /// libpq's modes, as far as they differ here: `prefer` and `require` encrypt without
+    /// checking the certificate (so a self-signed one works, as with psql), `verifyCA` checks
+    /// its chain and `verifyFull` its chain and host name.
     enum TLSMode: String, Sendable {
-        case disable, prefer, require
+        case disable, prefer, require, verifyCA = "verify-ca", verifyFull = "verify-full"
     }
 
     /// Reads `url`; throws a clear error naming what is wrong.
@@ -43,7 +48,9 @@ public struct PostgresLocation: Sendable, Equatable {
         switch mode {
         case "disable": tlsMode = .disable
         case "allow", "prefer": tlsMode = .prefer
-        case "require", "verify-ca", "verify-full": tlsMode = .require
+        case "require": tlsMode = .require
+        case "verify-ca": tlsMode = .verifyCA
+        case "verify-full": tlsMode = .verifyFull
         default: throw JamError(.invalidField, "sslmode \(mode) is not one of \(Self.sslModes.joined(separator: ", "))")
         }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
@@ -80,6 +87,21 @@ public struct PostgresLocation: Sendable, Equatable {
         return settings
     }
 
+    /// How much of the server's certificate TLS checks, by `sslmode` (the system's trust roots).
+    var certificateVerification: CertificateVerification {
+        switch tlsMode {
+        case .disable, .prefer, .require: .none
+        case .verifyCA: .noHostnameVerification
+        case .verifyFull: .fullVerification
+        }
+    }
+
+    private var tlsConfiguration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = certificateVerification
+        return configuration
+    }
+
     /// The client configuration postgres-nio takes.
     var clientConfiguration: PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
@@ -90,8 +112,8 @@ public struct PostgresLocation: Sendable, Equatable {
             let tls: PostgresClient.Configuration.TLS
             switch tlsMode {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(.makeClientConfiguration())
-            case .require: tls = .require(.makeClientConfiguration())
+            case .prefer: tls = .prefer(tlsConfiguration)
+            case .require, .verifyCA, .verifyFull: tls = .require(tlsConfiguration)
             }
             configuration = .init(host: host ?? "localhost", port: port, username: username, password: password, database: database, tls: tls)
         }
@@ -136,8 +158,8 @@ public struct PostgresLocation: Sendable, Equatable {
         let tls: PostgresConnection.Configuration.TLS
         switch tlsMode {
         case .disable: tls = .disable
-        case .prefer: tls = .prefer(try .init(configuration: .makeClientConfiguration()))
-        case .require: tls = .require(try .init(configuration: .makeClientConfiguration()))
+        case .prefer: tls = .prefer(try .init(configuration: tlsConfiguration))
+        case .require, .verifyCA, .verifyFull: tls = .require(try .init(configuration: tlsConfiguration))
         }
         return .init(host: host ?? "localhost", port: port, username: username, password: password, database: database, tls: tls)
     }
