@@ -18,13 +18,17 @@ public enum EventLoops {
     /// not a count is refused rather than replaced: somebody set it to get a number of loops.
     public static func configure(environment: [String: String], commitThread: Bool) throws(JamError) {
         if let text = environment[environmentVariable] {
-            guard let given = Int(text), given > 0 else {
-                throw JamError(.invalidField, "\(environmentVariable) must be a whole number of event loops above 0, got \"\(text)\"")
+            // NIO itself would quietly clamp anything above its limit.
+            guard let given = Int(text), (1...maxLoops).contains(given) else {
+                throw JamError(.invalidField, "\(environmentVariable) must be a whole number of event loops from 1 to \(maxLoops), got \"\(text)\"")
             }
             return
         }
         NIOSingletons.groupLoopCountSuggestion = count(cores: System.coreCount, commitThread: commitThread)
     }
+
+    /// The most loops NIO's shared group runs.
+    public static let maxLoops = 1024
 
     /// The variable NIO reads its loop count from.
     public static let environmentVariable = "NIO_SINGLETON_GROUP_LOOP_COUNT"
