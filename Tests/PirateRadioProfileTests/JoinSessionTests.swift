@@ -45,6 +45,12 @@ struct JoinSessionTests {
             let unknown = try await server.http.join(joiner, code: Self.unknownCodes(1, besides: session.joinCode)[0])
             #expect(unknown.status == 404, "unknown code: \(unknown)")
             #expect(unknown.errorMessage != nil, "\(unknown)")
+
+            // Any other string is looked up too, as its server does: only spaces, or too long to be a code.
+            for odd in [" ", "\t\u{00A0}", String(repeating: "7", count: 40)] {
+                let notFound = try await server.http.join(joiner, code: odd)
+                #expect(notFound.status == 404, "code \(odd.debugDescription): \(notFound)")
+            }
         }
     }
 

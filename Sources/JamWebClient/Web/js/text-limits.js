@@ -5,11 +5,23 @@
 // Tests/Fixtures/ClientParity/display-names.json holds the cases both sides must agree on.
 import { Limits } from './protocol.js';
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+// Made on first use, and only where the browser has it (Firefox before 125 does not): a
+// module that threw while loading would take the whole page down with it.
+let graphemes;
 
-/** How many characters Swift's `String.count` gives for `text`: grapheme clusters. */
+function segmenter() {
+  if (graphemes === undefined) graphemes = typeof Intl.Segmenter === 'function' ? new Intl.Segmenter(undefined, { granularity: 'grapheme' }) : null;
+  return graphemes;
+}
+
+/**
+ * How many characters Swift's `String.count` gives for `text`: grapheme clusters. Without
+ * Intl.Segmenter, code points, which count a multi-part emoji as several (see checkText).
+ */
 export function characterCount(text) {
-  return [...graphemes.segment(String(text ?? ''))].length;
+  const value = String(text ?? '');
+  const counter = segmenter();
+  return counter ? [...counter.segment(value)].length : [...value].length;
 }
 
 // Foundation's CharacterSet.whitespacesAndNewlines: tab, the space separators (Zs), U+000A to
@@ -32,7 +44,8 @@ export function checkText(text, max, { allowEmpty = false } = {}) {
   const characters = characterCount(value);
   let problem = null;
   if (!allowEmpty && !value) problem = 'empty';
-  else if (characters > max) problem = 'tooLong';
+  // Code points can only overcount characters: without a segmenter the server judges the length.
+  else if (characters > max && segmenter()) problem = 'tooLong';
   else if (/\p{Cc}/u.test(value)) problem = 'control';
   return { value, characters, problem };
 }

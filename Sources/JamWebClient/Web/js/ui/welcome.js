@@ -24,7 +24,8 @@ export class WelcomeView {
     this.error = h('p', { class: 'form-error', id: 'welcome-error', role: 'alert' });
     this.codeInput = h('input', {
       id: 'join-code', name: 'code', type: 'text', autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
-      maxlength: Limits.maxCodeLength, placeholder: 'K7MPQ2', 'aria-describedby': 'join-hint',
+      // No maxlength: a pasted code's spaces and dashes count there, though the server drops them.
+      placeholder: 'K7MPQ2', 'aria-describedby': 'join-hint',
     });
     this.joinButton = h('button', { type: 'submit', class: 'primary', id: 'join-button' }, 'Join');
     this.sessionNameInput = h('input', {
