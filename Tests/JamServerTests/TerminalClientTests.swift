@@ -113,23 +113,25 @@ import Testing
             try FileManager.default.createDirectory(at: errors, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: errors) }
             let closed = try await Pane("closed-\(suffix)", command: command + " 2>\(errors.path)/closed")
-            let stopped = try await Pane("stopped-\(suffix)", command: command + " 2>\(errors.path)/stopped")
-            try await Self.closing(closed, stopped) {
-                try await closed.waitFor("Join code:")
-                try await stopped.waitFor("Join code:")
-                let closedPid = try await closed.pid, stoppedPid = try await stopped.pid
-                // Closing the terminal: the pane's tty goes away and the process gets SIGHUP.
-                await closed.kill()
-                // Leaving closes the socket politely, which takes a moment on a machine running
-                // every suite at once; before the fix the process never ended at all.
-                #expect(try await Self.ends(closedPid, within: .seconds(20)), "jam host outlived its terminal")
-                Foundation.kill(stoppedPid, SIGTERM)
-                #expect(try await Self.ends(stoppedPid, within: .seconds(20)), "jam host ignored SIGTERM")
-                // Ending is an exit, not a crash: a trap on the closed terminal's refused write
-                // used to print a fatal error and hold the process for seconds in the crash report.
-                for name in ["closed", "stopped"] {
-                    let said = try String(contentsOf: errors.appendingPathComponent(name), encoding: .utf8)
-                    #expect(!said.contains("Fatal error"), "jam host crashed on its way out (\(name)): \(said.prefix(300))")
+            try await Self.closing(closed) {
+                let stopped = try await Pane("stopped-\(suffix)", command: command + " 2>\(errors.path)/stopped")
+                try await Self.closing(stopped) {
+                    try await closed.waitFor("Join code:")
+                    try await stopped.waitFor("Join code:")
+                    let closedPid = try await closed.pid, stoppedPid = try await stopped.pid
+                    // Closing the terminal: the pane's tty goes away and the process gets SIGHUP.
+                    await closed.kill()
+                    // Leaving closes the socket politely, which takes a moment on a machine running
+                    // every suite at once; before the fix the process never ended at all.
+                    #expect(try await Self.ends(closedPid, within: .seconds(20)), "jam host outlived its terminal")
+                    Foundation.kill(stoppedPid, SIGTERM)
+                    #expect(try await Self.ends(stoppedPid, within: .seconds(20)), "jam host ignored SIGTERM")
+                    // Ending is an exit, not a crash: a trap on the closed terminal's refused write
+                    // used to print a fatal error and hold the process for seconds in the crash report.
+                    for name in ["closed", "stopped"] {
+                        let said = try String(contentsOf: errors.appendingPathComponent(name), encoding: .utf8)
+                        #expect(!said.contains("Fatal error"), "jam host crashed on its way out (\(name)): \(said.prefix(300))")
+                    }
                 }
             }
         }
