@@ -135,7 +135,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
             let view = try await second.server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
             #expect(view.status == 500)
             #expect(view.errorCode == .internal)
-            #expect(view.text.contains("the session's stored log is damaged: record"), "\(view.text)")
+            #expect(view.text.contains("the session's stored data is damaged: record"), "\(view.text)")
             #expect(view.text.contains("has an answered command id without its answer"), "\(view.text)")
         }
     }

@@ -105,8 +105,9 @@ import Testing
         try await store.close()
     }
 
-    @Test(arguments: [("answer", "has an answered command id without its answer"), ("answer_key", "has an answer without the command id it answered")])
-    func aLogRecordWithHalfAnAnswerIsRefusedNotReadAsAnEmptyAnswer(column: String, problem: String) async throws {
+    /// A SQLite store holding session 1 (its creation snapshot, then `records`), closed again,
+    /// with `damage` run on its file: where the store is, to open again.
+    func damagedStore(records: [LogRecord], damage: String) async throws -> String {
         let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
         let store = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
         let id = Self.id(1)
@@ -114,15 +115,39 @@ import Testing
             .index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil)),
             .snapshot(id, Self.snapshot(0, seq: 0)),
         ])
-        try await commit(store, (1...3).map { .record(id, Self.record($0, seq: $0, answer: StoredAnswer(key: "u c\($0)", frame: "{\"ack\":\($0)}"))) })
+        if !records.isEmpty { try await commit(store, records.map { .record(id, $0) }) }
         try await store.close()
-
         let database = try SQLiteDatabase(path: path, create: false)
-        try database.run("UPDATE session_log SET \(column) = NULL WHERE lsn = 2")
+        try database.run(damage)
         database.close()
+        return path
+    }
+
+    @Test(arguments: [("answer", "has an answered command id without its answer"), ("answer_key", "has an answer without the command id it answered")])
+    func aLogRecordWithHalfAnAnswerIsRefusedNotReadAsAnEmptyAnswer(column: String, problem: String) async throws {
+        let id = Self.id(1)
+        let path = try await damagedStore(
+            records: (1...3).map { Self.record($0, seq: $0, answer: StoredAnswer(key: "u c\($0)", frame: "{\"ack\":\($0)}")) },
+            damage: "UPDATE session_log SET \(column) = NULL WHERE lsn = 2")
 
         let reopened = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
-        await #expect(throws: DamagedLogRecord(session: id, lsn: 2, problem: problem)) { try await reopened.loadSession(id) }
+        await #expect(throws: DamagedStoredSession(session: id, part: .record(2), problem: problem)) { try await reopened.loadSession(id) }
+        try await reopened.close()
+    }
+
+    @Test func aSnapshotWhoseAnswersCannotBeReadIsRefusedAsDamage() async throws {
+        let id = Self.id(1)
+        let path = try await damagedStore(records: [], damage: "UPDATE session_snapshots SET answers = X'7B6E6F' WHERE lsn = 0")
+
+        let reopened = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"))
+        do {
+            _ = try await reopened.loadSession(id)
+            Issue.record("a snapshot with unreadable answers loaded")
+        } catch let damage as DamagedStoredSession {
+            #expect(damage.session == id)
+            #expect(damage.part == .snapshot(0))
+            #expect(damage.problem.hasPrefix("has answers that cannot be read"))
+        }
         try await reopened.close()
     }
 
@@ -312,6 +337,9 @@ struct SharedStoreTests {
         #expect(location.redacted.contains("127.0.0.1:6543/openjam"))
         #expect(try PostgresLocation(url: "postgres://u@localhost/x").tlsMode == .disable)
         #expect(try PostgresLocation(url: "postgres://u@localhost/x?sslmode=allow").tlsMode == .prefer)
+        let socket = try PostgresLocation(url: "postgres://u@/x?host=/run/postgresql")
+        #expect(socket.socketFolder == "/run/postgresql")
+        #expect(socket.host == nil)
     }
 
     @Test(arguments: [
@@ -321,8 +349,7 @@ struct SharedStoreTests {
     func sslmodeChecksTheCertificateAsLibpqDoes(mode: String, verification: CertificateVerification) throws {
         // As psql: require encrypts without checking, so a database with a self-signed certificate still connects.
         #expect(try PostgresLocation(url: "postgres://u@db.example/x?sslmode=\(mode)").certificateVerification == verification)
-        let socket = try PostgresLocation(url: "postgres://u@/x?host=/run/postgresql")
-        #expect(socket.socketFolder == "/run/postgresql")
-        #expect(socket.host == nil)
+        let location = try PostgresLocation(url: "postgres://u@db.example/x?sslmode=\(mode)")
+        #expect(try PostgresLocation(url: try location.url).tlsMode == location.tlsMode, "the URL handed to another process keeps the mode")
     }
 }

@@ -95,7 +95,7 @@ public final class ClusterNode: Service, Sendable {
             }
         } catch let error as JamError {
             throw error
-        } catch let damage as DamagedLogRecord {
+        } catch let damage as DamagedStoredSession {
             // The database answered: what it holds is wrong, and trying again will not help.
             throw damage.refusal
         } catch {

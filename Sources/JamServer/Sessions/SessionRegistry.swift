@@ -127,7 +127,8 @@ public final class SessionRegistry: Service, Sendable {
                 promise.succeed(session)
                 return session
             } catch {
-                index.withLock { $0.entries[id] = .unreadable(error) }
+                // A store that did not answer may next time: only what it answered stays refused.
+                index.withLock { $0.entries[id] = error.code == .unavailable ? .stored(entry) : .unreadable(error) }
                 promise.fail(error)
                 throw error
             }
@@ -153,7 +154,7 @@ public final class SessionRegistry: Service, Sendable {
             } else {
                 stored = try await store.loadSession(entry.id)
             }
-        } catch let damage as DamagedLogRecord {
+        } catch let damage as DamagedStoredSession {
             // Not a passing failure: the session stays as stored, for its operator to look at.
             logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(damage)"])
             throw damage.refusal

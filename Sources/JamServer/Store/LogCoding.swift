@@ -33,8 +33,14 @@ enum LogCoding {
         encodeOrCrash(answers)
     }
 
-    static func decodeAnswers(_ bytes: [UInt8]) throws -> [StoredAnswer] {
-        bytes.isEmpty ? [] : try JSONDecoder().decode([StoredAnswer].self, from: Data(bytes))
+    /// The answers a snapshot holds; unreadable ones are damage (`DamagedStoredSession`).
+    static func decodeAnswers(_ bytes: [UInt8], session: SessionID, snapshotAt lsn: Int64) throws(DamagedStoredSession) -> [StoredAnswer] {
+        guard !bytes.isEmpty else { return [] }
+        do {
+            return try JSONDecoder().decode([StoredAnswer].self, from: Data(bytes))
+        } catch {
+            throw DamagedStoredSession(session: session, part: .snapshot(lsn), problem: "has answers that cannot be read (\(error))")
+        }
     }
 
     private static func encodeOrCrash<T: Encodable>(_ value: T) -> [UInt8] {

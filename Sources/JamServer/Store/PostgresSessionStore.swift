@@ -151,7 +151,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         for try await (lsn, seq, wakeAt, state, answers) in rows.decode((Int64, Int64, Int64?, ByteBuffer, ByteBuffer).self) {
             snapshots.append(
                 SessionSnapshot(
-                    lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array(buffer: state), answers: try LogCoding.decodeAnswers(Array(buffer: answers))))
+                    lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array(buffer: state), answers: try LogCoding.decodeAnswers(Array(buffer: answers), session: id, snapshotAt: lsn)))
         }
         return snapshots
     }

@@ -97,7 +97,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
             ) { row in
                 SessionSnapshot(
                     lsn: row.integer(0), seq: row.integer(1), wakeAt: row.optionalInteger(2), state: row.blob(3),
-                    answers: try LogCoding.decodeAnswers(row.blob(4)))
+                    answers: try LogCoding.decodeAnswers(row.blob(4), session: id, snapshotAt: row.integer(0)))
             }
             guard let oldest = snapshots.first else { return nil }
             let records = try database.query(

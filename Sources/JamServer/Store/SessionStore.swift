@@ -43,29 +43,43 @@ public struct StoredAnswer: Codable, Sendable, Equatable {
     /// The answer of a stored log record from its two columns. Both or neither are set when the
     /// store wrote them; one without the other is damage, and is refused rather than read as
     /// an empty answer that a retried command would then be sent back.
-    static func stored(key: String?, frame: String?, session: SessionID, lsn: Int64) throws(DamagedLogRecord) -> StoredAnswer? {
+    static func stored(key: String?, frame: String?, session: SessionID, lsn: Int64) throws(DamagedStoredSession) -> StoredAnswer? {
         switch (key, frame) {
         case (nil, nil): return nil
         case (let key?, let frame?): return StoredAnswer(key: key, frame: frame)
-        case (_?, nil): throw DamagedLogRecord(session: session, lsn: lsn, problem: "has an answered command id without its answer")
-        case (nil, _?): throw DamagedLogRecord(session: session, lsn: lsn, problem: "has an answer without the command id it answered")
+        case (_?, nil): throw DamagedStoredSession(session: session, part: .record(lsn), problem: "has an answered command id without its answer")
+        case (nil, _?): throw DamagedStoredSession(session: session, part: .record(lsn), problem: "has an answer without the command id it answered")
         }
     }
 }
 
-/// A stored log record the store cannot have written as it reads: the session is not loaded
-/// from it, so nothing is answered or replayed from damaged data.
-public struct DamagedLogRecord: Error, CustomStringConvertible, Equatable, Sendable {
-    /// The session whose log holds the record.
+/// Stored data the store cannot have written as it reads: the session is not loaded from it,
+/// so nothing is answered or replayed from damaged data, and it stays as it is for its
+/// operator to look at.
+public struct DamagedStoredSession: Error, CustomStringConvertible, Equatable, Sendable {
+    /// Which stored part of the session is damaged.
+    public enum Part: Equatable, Sendable {
+        /// The log record with this number.
+        case record(Int64)
+        /// The snapshot taken after this record.
+        case snapshot(Int64)
+    }
+
+    /// The session the data belongs to.
     public let session: SessionID
-    /// The record's number within that log.
-    public let lsn: Int64
+    /// Where in it.
+    public let part: Part
     /// What is wrong with it.
     public let problem: String
-    public var description: String { "record \(lsn) of session \(session.rawValue)'s log \(problem)" }
+    public var description: String {
+        switch part {
+        case .record(let lsn): "record \(lsn) of session \(session.rawValue)'s log \(problem)"
+        case .snapshot(let lsn): "the snapshot of session \(session.rawValue) at record \(lsn) \(problem)"
+        }
+    }
 
     /// What a request for the session is told: not to try again, as trying cannot help.
-    var refusal: JamError { JamError(.internal, "the session's stored log is damaged: \(description)") }
+    var refusal: JamError { JamError(.internal, "the session's stored data is damaged: \(description)") }
 }
 
 /// One entry of a session's log: what one turn of the session applied (its inputs, encoded)
