@@ -92,15 +92,10 @@ struct PirateRadioRoutes {
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a code")
             guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
-            let session: LiveSession
-            do {
-                session = try await registry.session(code: code)
-            } catch let error as JamError where error.code == .invalidField {
-                // PirateRadio's server looks any non-empty code up, so one that is only spaces, or
-                // longer than any code, is simply not found.
-                throw JamError(.notFound, "no session with code \(code)")
-            }
-            return try await join(session, identity)
+            // PirateRadio's server looks any non-empty code up, so one that is only spaces, or
+            // longer than any code, is simply not found.
+            guard (try? JoinCodes.read(code)) != nil else { throw JamError(.notFound, "no session with that code") }
+            return try await join(try await registry.session(code: code), identity)
         }
 
         // The dial joins a station by its session id, whatever the age of its code.
