@@ -18,7 +18,28 @@ struct LiveScreen {
         case searched(query: String, Result<[Track], JamError>)
         case tick
         case ended(String)
-        case passing(ServerEvent)
+        case passing(Passing)
+    }
+
+    /// The frames outside the store that the screen shows: the sync column and calibrations.
+    private enum Passing: Sendable {
+        case syncStatus(SyncStatusUpdate)
+        case calibration(CalibrationPlan)
+        case calibrationResult(CalibrationOutcome)
+
+        /// The frame as the screen shows it, or nil for the frames the store already follows
+        /// and the replies to this device: every event is named, so a new one is decided on.
+        init?(_ event: ServerEvent) {
+            switch event {
+            case .syncStatus(let update): self = .syncStatus(update)
+            case .calibration(let plan): self = .calibration(plan)
+            case .calibrationResult(let outcome): self = .calibrationResult(outcome)
+            case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
+                .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .pong, .ack, .error,
+                .sessionEnded, .deviceDelay, .resync:
+                return nil
+            }
+        }
     }
 
     /// How the screen ended: a person quit, or the terminal went away (closed, SIGHUP,
@@ -55,10 +76,7 @@ struct LiveScreen {
                 // The sync column and calibrations come as passing frames, outside the store.
                 for await update in await participant.client.subscribe() {
                     guard case .envelope(let envelope) = update else { continue }
-                    switch envelope.event {
-                    case .syncStatus, .calibration, .calibrationResult: sink.yield(.passing(envelope.event))
-                    default: break
-                    }
+                    if let passing = Passing(envelope.event) { sink.yield(.passing(passing)) }
                 }
             }
             group.addTask {
@@ -110,7 +128,7 @@ struct LiveScreen {
 
     private enum Outcome { case keepGoing, quit }
 
-    private func show(_ event: ServerEvent, _ model: inout ScreenModel) {
+    private func show(_ event: Passing, _ model: inout ScreenModel) {
         switch event {
         case .syncStatus(let update):
             // The selection follows its device when rows come and go.
@@ -124,8 +142,6 @@ struct LiveScreen {
             model.message = "Calibrating: \(plan.probes.count) devices play a probe in turn; keep the room quiet…"
         case .calibrationResult(let outcome):
             model.message = (outcome.ok ? "Calibration: " : "Calibration failed: ") + outcome.message
-        default:
-            break
         }
     }
 
