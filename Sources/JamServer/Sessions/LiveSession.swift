@@ -226,22 +226,40 @@ public actor LiveSession: CommitReceiver {
         }
     }
 
+    /// A member whose sockets a command ends.
+    enum Departure: Equatable {
+        /// The member left.
+        case left(UserID)
+        /// The host removed the member.
+        case removed(UserID)
+    }
+
+    /// The members `command` (by `user`) ends the sockets of, in order, batched steps included.
+    /// `.end` is not among them: every socket closes once the state says the session ended.
+    static func departures(in command: Command, by user: UserID) -> [Departure] {
+        switch command {
+        case .leave: [.left(user)]
+        case .kick(let target): [.removed(target)]
+        case .all(let steps): steps.flatMap { departures(in: $0, by: user) }
+        case .join, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+            .ready, .syncReport, .updateSettings, .setRole, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+            []
+        }
+    }
+
     static func answerKey(_ user: UserID, _ id: String) -> String { "\(user.rawValue) \(id)" }
 
     /// The sockets a command ends, closed once what came before them is out.
     func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
         var actions = SessionOutbox.Actions()
         if case .command(let command, let user) = input {
-            switch command {
-            case .leave:
-                actions.merge(outbox.enqueue(.close(.user(user), .normal, "left the session"), after: lsn, now: now))
-            case .kick(let target):
-                actions.merge(outbox.enqueue(.close(.user(target), .forbidden, "removed by the host"), after: lsn, now: now))
-            case .join, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
-                .ready, .syncReport, .updateSettings, .setRole, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline, .all:
-                // `.end` closes every socket below, once the state says it ended. No batch built
-                // today holds a leave or kick, so `.all` is not searched for one.
-                break
+            for departure in Self.departures(in: command, by: user) {
+                switch departure {
+                case .left(let member):
+                    actions.merge(outbox.enqueue(.close(.user(member), .normal, "left the session"), after: lsn, now: now))
+                case .removed(let member):
+                    actions.merge(outbox.enqueue(.close(.user(member), .forbidden, "removed by the host"), after: lsn, now: now))
+                }
             }
         }
         if state.hasEnded && !endAnnounced {
