@@ -115,29 +115,71 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
     }
 
     @Test func aStoredAnswerCutFromItsCommandIdIsReportedAsDamageNotRetriedOrReplayed() async throws {
+        let (id, view) = try await Self.readAfterDamage("UPDATE session_log SET answer = NULL WHERE answer_key IS NOT NULL") { server, host, id in
+            let socket = TestSocket(server: server, session: id, token: host.token)
+            try await socket.next(.stateSync)
+            socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "add-1")
+            _ = try await socket.next("the ack") { $0.ack?.id == "add-1" }
+            return socket
+        }
+        #expect(view.status == 500)
+        #expect(view.errorCode == .internal)
+        #expect(view.text.contains("the session's stored data is damaged: record"), "\(view.text)")
+        #expect(view.text.contains("has an answered command id without its answer"), "\(view.text) (session \(id))")
+    }
+
+    @Test func aSnapshotWhoseStateDoesNotReadIsReportedAsDamage() async throws {
+        let (id, view) = try await Self.readAfterDamage("UPDATE session_snapshots SET state = x'7b22'") { _, _, _ in nil }
+        #expect(view.status == 500)
+        #expect(view.errorCode == .internal)
+        #expect(view.text.contains("the session's stored data is damaged: the snapshot of session \(id.rawValue) at record"), "\(view.text)")
+        #expect(view.text.contains("has a state that cannot be read"), "\(view.text)")
+    }
+
+    /// A host's new session on a server that `prepare` uses and that is then killed, `damage`
+    /// run on the database it left, and the session as a second server answers for it.
+    static func readAfterDamage(
+        _ damage: String, prepare: (TestServer, GuestAuthResponse, SessionID) async throws -> TestSocket?
+    ) async throws -> (SessionID, RestResponse) {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)
         let host = try await first.server.api.guest("Host")
         let id = try await first.server.api.create(host.token).session.id
-        let socket = TestSocket(server: first.server, session: id, token: host.token)
-        try await socket.next(.stateSync)
-        socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "add-1")
-        _ = try await socket.next("the ack") { $0.ack?.id == "add-1" }
-        // Killed: the answered add stays a log record instead of going into a shutdown snapshot.
+        let socket = try await prepare(first.server, host, id)
+        // Killed: what `prepare` did stays in log records instead of going into a shutdown snapshot.
         try await first.kill()
-        await socket.close()
+        await socket?.close()
 
         let database = try SQLiteDatabase(path: directory.appendingPathComponent("openjam.sqlite").path, create: false)
-        try database.run("UPDATE session_log SET answer = NULL WHERE answer_key IS NOT NULL")
+        try database.run(damage)
         database.close()
+        let view = try await ServerProcess.with(dataDirectory: directory) { second in
+            try await second.server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
+        }
+        return (id, view)
+    }
 
-        try await ServerProcess.with(dataDirectory: directory) { second in
-            let view = try await second.server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
+    @Test func aRecordThatDoesNotReadBeforeOthersThatDoIsReportedAsDamageAndLeftAlone() async throws {
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await Self.hostAdding(tracks: 4, store: store, directory: directory)
+        let records = try #require(try await store.loadSession(id)?.records)
+        let cut = records[records.count - 2]
+        #expect(try Self.addedTrack(cut) == "track-3")
+        store.damageRecord(id, lsn: cut.lsn, keepingBytes: cut.inputs.count / 2)
+
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: token)
             #expect(view.status == 500)
             #expect(view.errorCode == .internal)
-            #expect(view.text.contains("the session's stored data is damaged: record"), "\(view.text)")
-            #expect(view.text.contains("has an answered command id without its answer"), "\(view.text)")
+            #expect(view.text.contains("the session's stored data is damaged: record \(cut.lsn) of session \(id.rawValue)'s log has inputs that cannot be read"), "\(view.text)")
+            // Remembered, not retried: the second request is refused the same way.
+            let again = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: token)
+            #expect(again.status == 500)
         }
+        let after = try #require(try await store.loadSession(id))
+        #expect(after.records.map(\.lsn) == records.map(\.lsn), "nothing was written over the damaged log")
+        #expect(after.records.first { $0.lsn == cut.lsn }?.inputs.count == cut.inputs.count / 2)
     }
 
     @Test func aTornLastRecordIsIgnoredAndTheSessionCarriesOn() async throws {

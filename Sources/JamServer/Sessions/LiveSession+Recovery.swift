@@ -36,13 +36,14 @@ extension LiveSession {
     ) throws(JamError) -> LiveSession {
         var logger = environment.logger
         logger[metadataKey: "session.id"] = "\(id)"
-        guard let start = stored.snapshots.first else { throw JamError(.internal, "the session \(id) has no snapshot in the store") }
+        guard let start = stored.snapshots.first else {
+            throw damaged(DamagedStoredSession(session: id, part: .snapshots, problem: "are missing"), logger: logger)
+        }
         var state: SessionState
         do {
             state = try LogCoding.decodeState(start.state)
         } catch {
-            logger.error("a stored session's snapshot does not read; it stays in the store untouched", metadata: ["error": "\(error)"])
-            throw JamError(.internal, "the session \(id) could not be read from the store")
+            throw damaged(DamagedStoredSession(session: id, part: .snapshot(start.lsn), problem: "has a state that cannot be read (\(error))"), logger: logger)
         }
         var answers = AnswerCache()
         for answer in start.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
@@ -61,8 +62,7 @@ extension LiveSession {
                     logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
                     break
                 }
-                logger.error("a record in the middle of a session's log does not read; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
-                throw JamError(.internal, "the session \(id) could not be read from the store")
+                throw damaged(DamagedStoredSession(session: id, part: .record(record.lsn), problem: "has inputs that cannot be read (\(error))"), logger: logger)
             }
             do {
                 for input in inputs {
@@ -72,8 +72,9 @@ extension LiveSession {
                     }
                 }
             } catch {
+                // Not damage: the data reads, but this build's rules refuse it.
                 logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
-                throw JamError(.internal, "the session \(id) could not be replayed from the store")
+                throw JamError(.internal, "record \(record.lsn) of session \(id.rawValue)'s log no longer applies: \(error)")
             }
             if adoptNumbering(of: record, into: &state, logger: logger) { ring.removeAll() }
             lastLsn = record.lsn
@@ -93,6 +94,13 @@ extension LiveSession {
             if role == .owner { session.resume() }
         }
         return session
+    }
+
+    /// Damage found while replaying, logged for the operator and turned into what requests
+    /// for the session are told.
+    private static func damaged(_ damage: DamagedStoredSession, logger: Logger) -> JamError {
+        logger.error("a stored session is damaged; it stays in the store untouched", metadata: ["error": "\(damage)"])
+        return damage.refusal
     }
 
     /// What a restart changes, as logged turns: connections reset, the profile's timing, a

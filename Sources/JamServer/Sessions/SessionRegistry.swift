@@ -135,6 +135,15 @@ public final class SessionRegistry: Service, Sendable {
         }
     }
 
+    /// A stored session as the store reads it, with damage as a value rather than an error.
+    private static func load(_ id: SessionID, from store: any SessionStore) async throws -> Result<StoredSession?, DamagedStoredSession> {
+        do {
+            return .success(try await store.loadSession(id))
+        } catch let damage as DamagedStoredSession {
+            return .failure(damage)
+        }
+    }
+
     private static func await(_ future: EventLoopFuture<LiveSession>) async throws(JamError) -> LiveSession {
         do {
             return try await future.get()
@@ -146,27 +155,30 @@ public final class SessionRegistry: Service, Sendable {
     }
 
     private func bringBack(_ entry: StoredSessionEntry, on loop: any EventLoop) async throws(JamError) -> LiveSession {
-        let stored: StoredSession?
+        // Damage comes back as a value, so it cannot be mistaken for a store that did not answer.
+        let read: Result<StoredSession?, DamagedStoredSession>
         do {
+            let (store, id) = (self.store, entry.id)
             if let cluster {
-                let store = self.store
-                stored = try await cluster.withDatabase { try await store.loadSession(entry.id) }
+                read = try await cluster.withDatabase { try await Self.load(id, from: store) }
             } else {
-                stored = try await store.loadSession(entry.id)
+                read = try await Self.load(id, from: store)
             }
-        } catch let damage as DamagedStoredSession {
-            // Not a passing failure: the session stays as stored, for its operator to look at.
-            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(damage)"])
-            throw damage.refusal
-        } catch let refusal as JamError where refusal.code == .internal {
-            // The same damage, found through the cluster's database guard.
-            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(refusal.message)"])
-            throw refusal
         } catch {
             logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
             throw JamError(.unavailable, "the session could not be read from the store; try again")
         }
-        guard let stored else { throw JamError(.notFound, "no session \(entry.id)") }
+        let stored: StoredSession
+        switch read {
+        case .success(let found?):
+            stored = found
+        case .success(nil):
+            throw JamError(.notFound, "no session \(entry.id)")
+        case .failure(let damage):
+            // Not a passing failure: the session stays as stored, for its operator to look at.
+            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(damage)"])
+            throw damage.refusal
+        }
         let environment = self.environment
         let defaults = self.defaults
         // Whoever holds the lease applies the session's commands; the others follow it.

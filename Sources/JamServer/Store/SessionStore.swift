@@ -63,6 +63,8 @@ public struct DamagedStoredSession: Error, CustomStringConvertible, Equatable, S
         case record(Int64)
         /// The snapshot taken after this record.
         case snapshot(Int64)
+        /// All of its snapshots (every stored session has at least one).
+        case snapshots
     }
 
     /// The session the data belongs to.
@@ -75,6 +77,7 @@ public struct DamagedStoredSession: Error, CustomStringConvertible, Equatable, S
         switch part {
         case .record(let lsn): "record \(lsn) of session \(session.rawValue)'s log \(problem)"
         case .snapshot(let lsn): "the snapshot of session \(session.rawValue) at record \(lsn) \(problem)"
+        case .snapshots: "the snapshots of session \(session.rawValue) \(problem)"
         }
     }
 
