@@ -233,6 +233,27 @@ def test_skip_request_counts_before_the_server_answers(base_url, held, browsers)
     assert_clean_console(alice, bob)
 
 
+def test_a_skip_request_that_skips_the_song_leaves_the_next_song_free_to_skip(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    wait_for(alice, lambda d: now_playing_title(d) == first, message="the first song never played")
+    second = add_track(alice, 1)
+    wait_for(bob, lambda d: now_playing_title(d) == first and "Vote to skip (0 of 2)" in el(d, "skip-request").text,
+             message="Bob never saw the song play")
+    wait_for(bob, lambda d: second in queue_titles(d), message="Bob never saw the second song queued")
+
+    click(bob, el(bob, "skip-request"))
+    wait_for(alice, lambda d: "Vote to skip (1 of 2)" in el(d, "skip-request").text, message="Bob's request never counted")
+    # Alice's request reaches the threshold: the song is skipped before her request is answered.
+    click(alice, el(alice, "skip-request"))
+    for page, name in ((alice, "Alice"), (bob, "Bob")):
+        wait_for(page, lambda d: now_playing_title(d) == second and "Vote to skip (0 of 2)" in el(d, "skip-request").text,
+                 message=f"{name}'s page did not offer to skip the next song: {el(page, 'skip-request').text!r}")
+        assert el(page, "skip-request").is_enabled(), name
+    assert not error_notices(alice)
+    assert_clean_console(alice, bob)
+
+
 def test_add_shows_at_once_and_a_refused_add_is_taken_back_with_the_reason(base_url, held, browsers):
     alice, bob = two_people(base_url, held, browsers)
     add_track(alice, 0)

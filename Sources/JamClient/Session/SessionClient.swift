@@ -282,6 +282,7 @@ public actor SessionClient {
         commandCounter += 1
         let id = "\(me.rawValue.prefix(8))-\(commandCounter)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
         let frame = ClientFrame(command, id: id).jsonString()
+        let playing = mirror.view?.nowPlaying?.item.id
         pending[id] = PendingCommand(frame: frame)
         pendingOrder.append(id)
         if let socket {
@@ -304,9 +305,19 @@ public actor SessionClient {
                 pending[id]?.continuation = continuation
             }
         }
-        if case .vote(let vote) = command {
+        switch command {
+        case .vote(let vote):
             mirror.setMyVote(vote.itemId, vote.value)
             broadcast(.mirror(mirror))
+        case .requestSkip:
+            if let playing {
+                mirror.requestSkipAnswered(for: playing)
+                broadcast(.mirror(mirror))
+            }
+        case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
+            .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
+            // The server's events carry everything else the mirror shows.
+            break
         }
         return ack
     }

@@ -66,6 +66,15 @@ public struct SessionMirror: Sendable, Equatable {
         view?.myVotes[itemId.rawValue] = value == 0 ? nil : value
     }
 
+    /// Records that the server answered the caller's skip request for `itemId` (the server
+    /// broadcasts how many asked, not who). Only while that item still plays and requests are
+    /// counted: a request that reached the threshold has skipped the item already, and the
+    /// next one starts with nobody asking.
+    public mutating func requestSkipAnswered(for itemId: ItemID) {
+        guard view?.nowPlaying?.item.id == itemId, let count = view?.skipRequests.count, count > 0 else { return }
+        view?.skipRequests.mine = true
+    }
+
     private mutating func reduce(_ envelope: ServerEnvelope) {
         guard var view else { return }
         switch envelope.event {

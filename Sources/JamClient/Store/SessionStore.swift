@@ -26,6 +26,12 @@ public actor SessionStore {
         let vote: Int
     }
 
+    private struct SkipAsked {
+        let item: ItemID
+        /// The count of requests when the member's own went out.
+        let countBefore: Int
+    }
+
     private struct PendingAdd {
         let nonce: String
         let item: QueueItem
@@ -39,7 +45,9 @@ public actor SessionStore {
     private var pendingAdds: [PendingAdd] = []
     private var confirmedAdds: Set<ItemID> = []
     private var hiddenByskip: ItemID?
-    private var requestedSkip = false
+    /// The member's own skip request: shown from the tap, and kept while its item plays (the
+    /// server broadcasts how many asked, not who, and the mirror may hear of the count later).
+    private var skipAsked: SkipAsked?
     private var lastRejection: Rejection?
     private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -155,14 +163,16 @@ public actor SessionStore {
     /// Asks to skip the current item; counts at once.
     public func requestSkip() async {
         lastRejection = nil
-        requestedSkip = true
+        if let playing = mirror.view?.nowPlaying?.item.id {
+            skipAsked = SkipAsked(item: playing, countBefore: mirror.view?.skipRequests.count ?? 0)
+        }
         publish()
         do {
             try await client.send(.requestSkip)
         } catch {
+            skipAsked = nil
             reject("skip request", error)
         }
-        requestedSkip = false
         publish()
     }
 
@@ -239,9 +249,10 @@ public actor SessionStore {
             queue.append(StoreItem(item: add.item, myVote: 0, pending: true, voteInFlight: false))
         }
         var skipRequests = view.skipRequests
-        if requestedSkip && !skipRequests.mine {
+        if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, !skipRequests.mine {
+            // Counted once: the server's count may include the request before its answer comes.
             skipRequests.mine = true
-            skipRequests.count += 1
+            skipRequests.count = max(skipRequests.count, asked.countBefore + 1)
         }
         var nowPlaying = view.nowPlaying
         if let hidden = hiddenByskip, nowPlaying?.item.id == hidden { nowPlaying = nil }

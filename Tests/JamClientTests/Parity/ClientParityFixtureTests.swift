@@ -162,6 +162,12 @@ struct ClientParityFixtureTests {
 
     // MARK: Mirror
 
+    /// What a mirror case's member does between envelopes.
+    enum LocalStep: String {
+        /// The server answered the member's skip request for an item.
+        case requestSkipAnswered
+    }
+
     @Test("the mirror matches the shared event sequences")
     func theMirrorMatchesTheSharedEventSequences() throws {
         let root = try #require(try JSONSerialization.jsonObject(with: ParityFixtures.data("mirror")) as? [String: Any])
@@ -176,6 +182,17 @@ struct ClientParityFixtureTests {
             var mirror = SessionMirror(me: UserID(me))
             var applied: [String] = []
             for envelope in envelopes {
+                // A step is a server envelope, or what the member's own client does ("local").
+                if let step = envelope as? [String: Any], let local = step["local"] as? String {
+                    switch LocalStep(rawValue: local) {
+                    case .requestSkipAnswered:
+                        mirror.requestSkipAnswered(for: ItemID(try #require(step["itemId"] as? String)))
+                    case nil:
+                        Issue.record("\(name): unknown local step \(local)")
+                    }
+                    applied.append("local")
+                    continue
+                }
                 let frame = try ServerEnvelope.decode(JSONSerialization.data(withJSONObject: envelope))
                 switch mirror.apply(frame) {
                 case .applied: applied.append("applied")

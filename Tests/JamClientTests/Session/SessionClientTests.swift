@@ -147,6 +147,28 @@ import Testing
         }
     }
 
+    @Test("a skip request stays the member's own once answered, and one that skips the item leaves the next free", arguments: SocketKind.testable)
+    func aSkipRequestStaysTheMembersOwnOnceAnswered(_ socket: SocketKind) async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
+            try await running([host, guest]) {
+                await host.store.add(song(1))
+                await host.store.add(song(2))
+                try await guest.until("song 1 playing") { $0.nowPlaying?.item.track.id == "song-1" && $0.skipRequests.needed == 2 }
+                await guest.store.requestSkip()
+                let asked = await guest.store.current
+                #expect(asked.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: true), "counted once, and the guest's own")
+                try await host.until("the guest's request") { $0.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false) }
+                // The host's request reaches the threshold: song 1 is skipped before it is answered.
+                await host.store.requestSkip()
+                let next = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
+                #expect(next.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false), "nobody asked to skip song 2")
+                #expect(next.lastRejection == nil)
+            }
+        }
+    }
+
     @Test("a vote made offline is sent on reconnect and rolled back when refused", arguments: SocketKind.testable)
     func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
         try await TestServer.with { server in

@@ -54,6 +54,18 @@ export class SessionMirror {
     this.view = { ...this.view, myVotes: votes };
   }
 
+  /**
+   * Records that the server answered the caller's skip request for `itemId` (the server
+   * broadcasts how many asked, not who). Only while that item still plays and requests are
+   * counted: a request that reached the threshold has skipped the item already, and the
+   * next one starts with nobody asking.
+   */
+  requestSkipAnswered(itemId) {
+    const view = this.view;
+    if (!view || !view.nowPlaying || view.nowPlaying.item.id !== itemId || !(view.skipRequests.count > 0)) return;
+    this.view = { ...view, skipRequests: { ...view.skipRequests, mine: true } };
+  }
+
   reduce(envelope) {
     const view = { ...this.view, session: { ...this.view.session } };
     const data = envelope.data;

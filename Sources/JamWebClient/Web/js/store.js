@@ -26,7 +26,11 @@ export class SessionStore {
     this.votes = new Map(); // itemId -> {desired, sent, baseScore, baseVote}
     this.pendingAdds = []; // {nonce, item}
     this.hiddenBySkip = null;
-    this.requestedSkip = false;
+    /**
+     * The member's own skip request, {item, countBefore}: shown from the tap, and kept while its
+     * item plays (the server broadcasts how many asked, not who).
+     */
+    this.skipAsked = null;
     this.lastRejection = null;
     this.helloInFlight = false;
     this.wholeStateInFlight = false;
@@ -215,17 +219,17 @@ export class SessionStore {
   /** Asks to skip the current item; counts at once. */
   async requestSkip() {
     this.lastRejection = null;
-    this.requestedSkip = true;
+    const view = this.mirror.view;
+    const playing = view && view.nowPlaying ? view.nowPlaying.item.id : null;
+    if (playing) this.skipAsked = { item: playing, countBefore: view.skipRequests.count };
     this.publish();
     try {
       await this.connection.send(Command.requestSkip);
-      const view = this.mirror.view;
-      // The server broadcasts counts, not who asked: remember our own request.
-      if (view && view.nowPlaying) this.mirror.view = { ...view, skipRequests: { ...view.skipRequests, mine: true } };
+      if (playing) this.mirror.requestSkipAnswered(playing);
     } catch (error) {
+      this.skipAsked = null;
       this.reject('skip request', error);
     }
-    this.requestedSkip = false;
     this.publish();
   }
 
@@ -317,7 +321,11 @@ export class SessionStore {
       else queue.push({ item: add.item, myVote: 0, pending: true, voteInFlight: false });
     }
     let skipRequests = view.skipRequests;
-    if (this.requestedSkip && !skipRequests.mine) skipRequests = { ...skipRequests, mine: true, count: skipRequests.count + 1 };
+    const asked = this.skipAsked;
+    if (asked && view.nowPlaying && asked.item === view.nowPlaying.item.id && !skipRequests.mine) {
+      // Counted once: the server's count may include the request before its answer comes.
+      skipRequests = { ...skipRequests, mine: true, count: Math.max(skipRequests.count, asked.countBefore + 1) };
+    }
     let nowPlaying = view.nowPlaying || null;
     if (this.hiddenBySkip && nowPlaying && nowPlaying.item.id === this.hiddenBySkip) nowPlaying = null;
     const me = view.members.find((m) => m.userId === this.me);
