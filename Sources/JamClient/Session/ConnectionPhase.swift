@@ -2,11 +2,11 @@ import JamProtocol
 
 /// Where a client's realtime connection stands, for an app to show.
 public enum ConnectionPhase: Sendable, Equatable {
-    /// Not started.
+    /// Not started, or stopped by its owner (`run()` cancelled).
     case idle
     /// Opening a socket (attempt 1 is the first).
     case connecting(attempt: Int)
-    /// Open and in sync.
+    /// Open, and the server answers on it; anything missed while away comes first, in order.
     case connected
     /// Closed; the next attempt starts after the delay.
     case retrying(attempt: Int, afterMs: Double, reason: String)

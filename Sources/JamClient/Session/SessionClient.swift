@@ -39,6 +39,8 @@ public actor SessionClient {
     private var wholeStateInFlight = false
     private let clock: any MonotonicClock
     private var pongHandler: (@Sendable (Pong, Double) async -> Void)?
+    /// The send time of the ping each new socket starts with, until its pong comes.
+    private var attachPing: Double?
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
     public init(
@@ -62,9 +64,10 @@ public actor SessionClient {
         let (stream, continuation) = AsyncStream.makeStream(of: ClientUpdate.self, bufferingPolicy: .bufferingNewest(1024))
         let key = nextSubscriber
         nextSubscriber += 1
-        subscribers[key] = continuation
         continuation.yield(.phase(phase))
         if mirror.view != nil { continuation.yield(.mirror(mirror)) }
+        // Closed for good: nothing more will come.
+        if case .failed = phase { continuation.finish() } else { subscribers[key] = continuation }
         return stream
     }
 
@@ -72,7 +75,24 @@ public actor SessionClient {
 
     /// Holds the realtime connection until cancelled; reconnects after drops and stops
     /// (throwing the reason) when the server says the session is gone for this member.
+    ///
+    /// However it ends, no `send` is left waiting on it: a reason that is for good fails them
+    /// with it (the phase is then `.failed`); cancellation fails them as unanswered (the phase
+    /// goes back to `.idle`, and a later `run()` carries on with the same mirror).
     public func run() async throws {
+        do {
+            try await holdConnection()
+        } catch let error as JamError {
+            if case .failed = phase {} else { fail(error) }
+            throw error
+        } catch {
+            stopped()
+            throw error
+        }
+        stopped()
+    }
+
+    private func holdConnection() async throws {
         var attempt = 0
         while !Task.isCancelled {
             attempt += 1
@@ -134,6 +154,14 @@ public actor SessionClient {
                 logger.debug("resend failed; it goes again after the next reconnect", metadata: ["command.id": "\(id)"])
             }
         }
+        // A resume with nothing missed brings no frame: the pong says the socket is answered.
+        let ping = clock.now()
+        attachPing = ping
+        do {
+            try await socket.send(ClientFrame(.ping(Ping(clientSendTime: ping))).jsonString())
+        } catch {
+            logger.debug("the socket's first ping failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Forgets the socket; true when it had been in sync.
@@ -142,6 +170,18 @@ public actor SessionClient {
         let wasConnected = phase == .connected
         socket = nil
         return wasConnected
+    }
+
+    /// The owner stopped `run()`: commands waiting for an answer get none from this run.
+    private func stopped() {
+        detached()
+        setPhase(.idle)
+        let unanswered = JamError(.unavailable, "the connection stopped before the server answered")
+        for id in pendingOrder {
+            pending[id]?.continuation?.resume(throwing: unanswered)
+        }
+        pending = [:]
+        pendingOrder = []
     }
 
     private func fail(_ error: JamError) {
@@ -185,42 +225,62 @@ public actor SessionClient {
         do {
             envelope = try ServerEnvelope.decode(Data(text.utf8))
         } catch {
-            if error.code == .unknownType {
-                await unknownEvent(text)
-                return
+            if error.code != .unknownType {
+                logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
             }
-            logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
+            // Either way the frame's change is missing here, and a resume would replay it.
+            await unreadable(text)
             return
         }
-        broadcast(.envelope(envelope))
         switch envelope.event {
         case .pong(let pong):
+            answered()
+            if pong.clientSendTime == attachPing {
+                // The socket's own ping (below): not a clock sample anyone asked for.
+                attachPing = nil
+                return
+            }
+            broadcast(.envelope(envelope))
             await pongHandler?(pong, receivedAt)
             return
         case .ack(let ack):
+            answered()
+            broadcast(.envelope(envelope))
             settle(ack.id, .success(ack))
             return
         case .error(let error):
+            broadcast(.envelope(envelope))
             if let id = error.id {
                 settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
             } else {
                 logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
             }
             return
-        default:
-            break
+        case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueItemAdded, .queueItemRemoved, .queueUpdate, .votesUpdate,
+            .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .syncStatus,
+            .deviceDelay, .calibration, .calibrationResult, .resync:
+            answered()
         }
+        // Subscribers get each event once and in order: not a frame a resume will bring again.
         switch mirror.apply(envelope) {
         case .applied:
             helloInFlight = false
             wholeStateInFlight = false
-            if phase != .connected { setPhase(.connected) }
+            broadcast(.envelope(envelope))
             broadcast(.mirror(mirror))
+        case .direct:
+            broadcast(.envelope(envelope))
         case .gap:
             await resume()
-        case .duplicate, .stale, .direct:
+        case .duplicate, .stale:
             break
         }
+    }
+
+    /// The server answers on this socket (an error is not an answer: a server that refuses and
+    /// closes must not reset the back-off). It is open, and whatever it missed is on its way.
+    private func answered() {
+        if case .connecting = phase { setPhase(.connected) }
     }
 
     /// Asks for what was missed (or a full `stateSync`).
@@ -228,20 +288,21 @@ public actor SessionClient {
         await sendHello(lastSeq: mirror.seq)
     }
 
-    /// A newer server's event type. One that took a `seq` this mirror lacks changed the
-    /// session in a way only the whole state can show: asking to resume after the frame
-    /// before it would replay the same frame. One that did not (a passing frame) is dropped.
-    private func unknownEvent(_ text: String) async {
+    /// A frame this build cannot read: a newer server's event type, or a known one in a shape
+    /// it cannot decode. One that took a `seq` this mirror lacks changed the session in a way
+    /// only the whole state can show: asking to resume after the frame before it would replay
+    /// the same frame. One that did not (a passing frame) is dropped.
+    private func unreadable(_ text: String) async {
         struct Numbered: Decodable { let seq: Int64 }
         let numbered: Numbered
         do {
             numbered = try WireCoding.decode(Numbered.self, from: Data(text.utf8))
         } catch {
-            logger.warning("a server frame of an unknown type has no seq", metadata: ["error": "\(error)"])
+            logger.warning("a server frame this client cannot read has no seq", metadata: ["error": "\(error)"])
             return
         }
         guard let seq = mirror.seq, numbered.seq > seq else { return }
-        logger.info("the server sent an event type this client does not know; taking the whole state", metadata: ["seq": "\(numbered.seq)"])
+        logger.info("the server sent an event this client cannot read; taking the whole state", metadata: ["seq": "\(numbered.seq)"])
         await sendHello(lastSeq: nil)
     }
 

@@ -184,9 +184,11 @@ import Testing
                 _ = try await host.api.session(host.client.sessionId)
                 await host.store.skip()
                 await guest.store.vote(next, 1)
-                let after = try await guest.until("back and refused") { $0.phase == .connected && $0.lastRejection != nil }
+                // The refusal may reach the store before the events it missed do: wait for both.
+                let after = try await guest.until("back, caught up and refused") {
+                    $0.phase == .connected && $0.lastRejection != nil && $0.nowPlaying?.item.id == next
+                }
                 #expect(after.lastRejection?.code == .conflict)
-                #expect(after.nowPlaying?.item.id == next)
                 #expect(!after.queue.contains { $0.voteInFlight })
             }
         }

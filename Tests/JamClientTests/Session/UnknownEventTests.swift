@@ -5,43 +5,6 @@ import Testing
 
 /// What the client does with the event types of a newer server.
 @Suite struct UnknownEventTests {
-    /// A socket that hands the client scripted server frames and keeps what it sends.
-    actor ScriptedSocket: RealtimeSocket {
-        private var incoming: [String] = []
-        private var closed = false
-        private(set) var sent: [String] = []
-
-        func push(_ envelope: ServerEnvelope) { incoming.append(envelope.jsonString()) }
-        func push(_ text: String) { incoming.append(text) }
-
-        func receive() async throws -> String? {
-            while true {
-                if !incoming.isEmpty { return incoming.removeFirst() }
-                if closed { return nil }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-        }
-
-        func send(_ text: String) async throws { sent.append(text) }
-        func close() async { closed = true }
-
-        /// The `lastSeq` of every `hello` sent so far (`.some(nil)`: the whole state).
-        func hellos() throws -> [Int64?] {
-            try sent.compactMap { text in
-                if case .hello(let hello) = try ClientFrame.decode(Data(text.utf8)).command { return .some(hello.lastSeq) }
-                return nil
-            }
-        }
-    }
-
-    struct ScriptedTransport: RealtimeTransport {
-        let socket: ScriptedSocket
-        func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
-            try await body(socket)
-            return RealtimeClose(code: 1000, reason: nil)
-        }
-    }
-
     static func envelope(_ event: ServerEvent, seq: Int64) -> ServerEnvelope {
         ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
     }

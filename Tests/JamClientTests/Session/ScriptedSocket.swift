@@ -1,0 +1,67 @@
+import Foundation
+import JamClient
+import JamProtocol
+
+/// A socket that hands the client scripted server frames and keeps what it sends.
+actor ScriptedSocket: RealtimeSocket {
+    private var incoming: [String] = []
+    private var closed = false
+    private var answeredPings = 0
+    private(set) var sent: [String] = []
+
+    func push(_ envelope: ServerEnvelope) { incoming.append(envelope.jsonString()) }
+    func push(_ text: String) { incoming.append(text) }
+
+    func receive() async throws -> String? {
+        while true {
+            if !incoming.isEmpty { return incoming.removeFirst() }
+            if closed { return nil }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    func send(_ text: String) async throws { sent.append(text) }
+    func close() async { closed = true }
+
+    /// Every command sent so far, in order.
+    func commands() throws -> [ClientCommand] {
+        try sent.map { try ClientFrame.decode(Data($0.utf8)).command }
+    }
+
+    /// Answers every ping sent so far that has no answer yet, as the server does.
+    func answerPings() throws {
+        let pings = try commands().compactMap { command -> Ping? in
+            if case .ping(let ping) = command { return ping }
+            return nil
+        }
+        for ping in pings.dropFirst(answeredPings) {
+            push(ServerEnvelope(event: .pong(Pong(clientSendTime: ping.clientSendTime, serverReceiveTime: 1, serverSendTime: 1)), epoch: 0, seq: 0, timestamp: 0))
+        }
+        answeredPings = pings.count
+    }
+
+    /// The `lastSeq` of every `hello` sent so far (`.some(nil)`: the whole state).
+    func hellos() throws -> [Int64?] {
+        try sent.compactMap { text in
+            if case .hello(let hello) = try ClientFrame.decode(Data(text.utf8)).command { return .some(hello.lastSeq) }
+            return nil
+        }
+    }
+}
+
+/// A transport whose every connection is the one scripted socket.
+struct ScriptedTransport: RealtimeTransport {
+    let socket: ScriptedSocket
+    func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
+        try await body(socket)
+        return RealtimeClose(code: 1000, reason: nil)
+    }
+}
+
+/// A transport that cannot connect, for the reason it is given.
+struct RefusingTransport: RealtimeTransport {
+    let reason: JamError
+    func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
+        throw reason
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import JamClient
+import JamProtocol
+import JamTestSupport
+import Synchronization
+import Testing
+
+/// How a `SessionClient`'s connection starts, resumes and ends, against a scripted socket: no
+/// command is left waiting, the phase says what is going on, and subscribers see each event once.
+/// (A regression here tends to leave a command waiting for ever: the time limit turns that into a failure.)
+@Suite(.timeLimit(.minutes(1))) struct SessionClientLifecycleTests {
+    static func client(_ transport: some RealtimeTransport) throws -> SessionClient {
+        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
+        return SessionClient(api: api, sessionId: "session", me: "host", transport: transport, seed: 1)
+    }
+
+    static func envelope(_ event: ServerEvent, seq: Int64) -> ServerEnvelope {
+        ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
+    }
+
+    static func member(_ name: String) -> Member {
+        Member(userId: UserID(name.lowercased()), displayName: name, role: .member, connected: true)
+    }
+
+    @Test("a socket the server answers is connected, even when the resume has nothing to replay")
+    func aSocketTheServerAnswersIsConnectedEvenWithNothingToReplay() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let clockSamples = Atomic<Int>(0)
+        await client.onPong { _, _ in clockSamples.add(1, ordering: .relaxed) }
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        try await eventually("the socket's first ping") {
+            try await socket.commands().contains { if case .ping = $0 { true } else { false } }
+        }
+        #expect(await client.phase == .connecting(attempt: 1))
+        try await socket.answerPings()
+        try await eventually("connected") { await client.phase == .connected }
+        #expect(clockSamples.load(ordering: .relaxed) == 0, "the socket's own ping is not a clock sample")
+    }
+
+    @Test("cancelling run fails the commands still waiting for an answer and goes back to idle")
+    func cancellingRunFailsTheCommandsStillWaitingAndGoesBackToIdle() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let sending = Task { try await client.send(.skip) }
+        try await eventually("the skip on the socket") {
+            try await socket.commands().contains { if case .skip = $0 { true } else { false } }
+        }
+        running.cancel()
+        let outcome = await sending.result
+        #expect(throws: JamError(.unavailable, "the connection stopped before the server answered")) { try outcome.get() }
+        try await eventually("idle") { await client.phase == .idle }
+    }
+
+    @Test("a reason for good fails every waiting command with it and ends every subscription")
+    func aReasonForGoodFailsEveryWaitingCommandAndEndsEverySubscription() async throws {
+        let refusal = JamError(.unauthorized, "the token has expired")
+        let client = try Self.client(RefusingTransport(reason: refusal))
+        let ended = Atomic<Bool>(false)
+        let updates = await client.subscribe()
+        let listening = Task {
+            for await _ in updates {}
+            ended.store(true, ordering: .relaxed)
+        }
+        let sending = Task { try await client.send(.skip) }
+        await #expect(throws: refusal) { try await client.run() }
+        #expect(await client.phase == .failed(refusal))
+        let outcome = await sending.result
+        #expect(throws: refusal) { try outcome.get() }
+        try await eventually("the subscription ended") { ended.load(ordering: .relaxed) }
+        await listening.value
+        // One made afterwards ends at once, after saying why.
+        var late: [ClientUpdate] = []
+        for await update in await client.subscribe() { late.append(update) }
+        #expect(late.count == 1)
+        if case .phase(.failed(let reason))? = late.first { #expect(reason == refusal) } else { Issue.record("\(late)") }
+    }
+
+    @Test("an event this build cannot decode brings the whole state instead of freezing the mirror")
+    func anEventThisBuildCannotDecodeBringsTheWholeState() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        // A known type whose data this build cannot read (a newer server's track source, say).
+        await socket.push(#"{"type":"queueItemAdded","data":{"item":{"id":3}},"epoch":0,"seq":6,"timestamp":0}"#)
+        try await eventually("a request for the whole state") { try await socket.hellos() == [nil] }
+
+        var view = Fixture.view(nowPlaying: nil)
+        view.members.append(Self.member("Fay"))
+        await socket.push(Self.envelope(.stateSync(view), seq: 6))
+        await socket.push(Self.envelope(.memberJoined(Self.member("Gil")), seq: 7))
+        try await eventually("the mirror after the state") { await client.mirror.seq == 7 }
+        #expect(await client.mirror.view?.members.map(\.userId) == ["host", "fay", "gil"])
+    }
+
+    @Test("after a gap, subscribers get each event once and in order")
+    func afterAGapSubscribersGetEachEventOnceAndInOrder() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let seen = Mutex<[Int64]>([])
+        let updates = await client.subscribe()
+        let listening = Task {
+            for await update in updates {
+                guard case .envelope(let envelope) = update else { continue }
+                seen.withLock { $0.append(envelope.seq) }
+            }
+        }
+        defer { listening.cancel() }
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 10))
+        await socket.push(Self.envelope(.memberJoined(Self.member("Gil")), seq: 12))
+        try await eventually("the resume") { try await socket.hellos() == [10] }
+        await socket.push(Self.envelope(.memberJoined(Self.member("Fay")), seq: 11))
+        await socket.push(Self.envelope(.memberJoined(Self.member("Gil")), seq: 12))
+        try await eventually("the mirror at 12") { await client.mirror.seq == 12 }
+        try await eventually("the subscriber at 12") { seen.withLock { $0.last } == 12 }
+        #expect(seen.withLock { $0 } == [10, 11, 12])
+    }
+}
