@@ -1,11 +1,15 @@
 // The session as the server last described it, kept current by applying events in
 // seq order (JamClient's SessionMirror): stateSync always, duplicates dropped, a
 // gap reported so the caller resumes with hello {lastSeq}, events of an older
-// epoch consumed without effect.
+// epoch consumed without effect. A frame whose data does not read changes nothing and is
+// reported, as JamClient's decoding refuses it before its mirror sees it.
+import { readableEventData } from './event-shapes.js';
 import { DIRECT_EVENTS, Event, HISTORY_LIMIT, PlaybackState, Role } from './protocol.js';
 
 export const Applied = Object.freeze({
   applied: 'applied', duplicate: 'duplicate', stale: 'stale', gap: 'gap', direct: 'direct',
+  /** Its data does not read: nothing changed, and only the whole state can show the change. */
+  unreadable: 'unreadable',
 });
 
 export class SessionMirror {
@@ -26,6 +30,7 @@ export class SessionMirror {
   /** @returns {string} one of Applied */
   apply(envelope) {
     if (DIRECT_EVENTS.has(envelope.type)) return Applied.direct;
+    if (!readableEventData(envelope)) return Applied.unreadable;
     switch (envelope.type) {
       case Event.stateSync:
         this.view = envelope.data;
@@ -38,10 +43,22 @@ export class SessionMirror {
     if (this.seq == null || !this.view) return Applied.gap;
     if (envelope.seq <= this.seq) return Applied.duplicate;
     if (envelope.seq > this.seq + 1) return Applied.gap;
+    if (envelope.epoch < this.epoch) {
+      this.seq = envelope.seq;
+      return Applied.stale;
+    }
+    let view;
+    try {
+      view = this.reduced(envelope);
+    } catch (error) {
+      // A shape the check above let through: the seq stays, so the change is not lost for good.
+      console.warn('an event did not apply', error);
+      return Applied.unreadable;
+    }
     this.seq = envelope.seq;
-    if (envelope.epoch < this.epoch) return Applied.stale;
     this.epoch = envelope.epoch;
-    this.reduce(envelope);
+    this.view = view;
+    if (envelope.type === Event.sessionEnded) this.ended = envelope.data;
     return Applied.applied;
   }
 
@@ -66,7 +83,8 @@ export class SessionMirror {
     this.view = { ...view, skipRequests: { ...view.skipRequests, mine: true } };
   }
 
-  reduce(envelope) {
+  /** The view after `envelope`; throws when its data is not of the shape its type has. */
+  reduced(envelope) {
     const view = { ...this.view, session: { ...this.view.session } };
     const data = envelope.data;
     switch (envelope.type) {
@@ -174,7 +192,6 @@ export class SessionMirror {
         view.session.joinCode = data.joinCode;
         break;
       case Event.sessionEnded:
-        this.ended = data;
         break;
       case Event.deviceDelay: {
         const delays = (view.deviceDelays || []).slice();
@@ -191,7 +208,7 @@ export class SessionMirror {
       default:
         break;
     }
-    this.view = view;
+    return view;
   }
 }
 

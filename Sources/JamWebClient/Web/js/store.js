@@ -108,6 +108,12 @@ export class SessionStore {
       this.resume();
       return;
     }
+    if (result === Applied.unreadable) {
+      // As JamClient does with a frame it cannot decode: a resume would replay the same frame.
+      console.warn(`a ${envelope.type} frame (seq ${envelope.seq}) did not read; taking the whole state`);
+      this.unknownEvent(envelope);
+      return;
+    }
     if (result === Applied.direct) {
       for (const fn of this.passingListeners) fn(envelope);
       return;
