@@ -98,6 +98,18 @@ def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_o
     wait_for(guest, lambda d: el(d, "device-delay").get_attribute("value") == "35", 10, "the host's delay never reached Gil")
     wait_for(guest, lambda d: debug(d)["deviceDelayMs"] == 35, 5)
 
+    # An empty field or a delay beyond the limit is refused on the page, and nothing changes.
+    field = el(guest, "device-delay")
+    for typed in ("", "2500"):
+        field.clear()
+        field.send_keys(f"{typed}\n")
+        wait_for(guest, lambda d: "from -2000 to 2000 ms" in d.execute_script("return arguments[0].validationMessage", field), 5,
+                 f"typing {typed!r} showed no reason")
+        assert field.get_attribute("aria-invalid") == "true"
+    time.sleep(1)
+    assert debug(guest)["deviceDelayMs"] == 35, "a refused delay reached the server"
+    assert el(guest, "device-delay-shown").text == "starts 35 ms early"
+
     # Gil moves it himself (+ twice: 45 ms); after a reload the server gives it back.
     click(guest, el(guest, "device-delay-more"))
     wait_for(guest, lambda d: el(d, "device-delay").get_attribute("value") == "40", 5)

@@ -103,6 +103,20 @@ export const SyncTiming = Object.freeze({ staleMs: 12000 });
 export const DeviceLimits = Object.freeze({ maxDeviceId: 64, maxDelayMs: 2000 });
 
 /**
+ * A device delay as a person typed it: `{delayMs}`, or `{error}` saying why it is not one
+ * (the server's rule, `SetDeviceDelay.validate`: a number within ±maxDelayMs). An empty
+ * field is not 0: nothing is sent for it.
+ */
+export function readDeviceDelay(text) {
+  const trimmed = String(text).trim();
+  const value = trimmed === '' ? NaN : Number(trimmed);
+  if (!Number.isFinite(value) || Math.abs(value) > DeviceLimits.maxDelayMs) {
+    return { error: `The delay must be a number from -${DeviceLimits.maxDelayMs} to ${DeviceLimits.maxDelayMs} ms.` };
+  }
+  return { delayMs: value };
+}
+
+/**
  * Whether the server takes `value` as a device id (Validate.deviceId): 1 to DeviceLimits.maxDeviceId
  * ASCII letters, digits, '-' and '_' (ASCII, so UTF-16 units count as Swift's bytes do).
  * Tests/Fixtures/ClientParity/device-ids.json holds the shared cases.

@@ -1,7 +1,8 @@
 // This device's delay: how much later than its reported latency it is heard (a
 // Bluetooth speaker that under-reports, say). The member sets it here; the server keeps
 // it per member and device, so the figure shown is always the one coming back.
-import { DeviceLimits } from '../protocol.js';
+import { DeviceLimits, readDeviceDelay } from '../protocol.js';
+import { typedNumber } from './typed-number.js';
 import { h, setText } from './dom.js';
 
 const STEP_MS = 5;
@@ -14,7 +15,7 @@ export class DeviceDelayView {
     this.input = h('input', {
       type: 'number', id: 'device-delay', step: 1, min: -DeviceLimits.maxDelayMs, max: DeviceLimits.maxDelayMs, value: 0,
       'aria-label': 'Delay of this device in milliseconds',
-      onchange: () => this.set(Number(this.input.value)),
+      onchange: () => typedNumber(this.input, readDeviceDelay, (read) => this.onSet(read.delayMs)),
     });
     this.shown = h('span', { id: 'device-delay-shown', class: 'muted' }, 'no delay');
     this.root = h('div', { class: 'device-delay', id: 'device-delay-row' },
@@ -27,10 +28,10 @@ export class DeviceDelayView {
       h('span', {}, ' ms '), this.shown);
   }
 
+  /** A step of the − and + buttons, which stop at the limits. */
   set(delayMs) {
-    if (!Number.isFinite(delayMs)) return;
     const clamped = Math.max(-DeviceLimits.maxDelayMs, Math.min(DeviceLimits.maxDelayMs, delayMs));
-    this.onSet(clamped);
+    if (clamped !== this.value) this.onSet(clamped);
   }
 
   /** Shows the delay the server holds for this device. */

@@ -3,8 +3,9 @@
 // device a delay the host can set, "re-sync", and "calibrate" with that device listening.
 // Fed by the server's syncStatus frames (at most one a second); shown to hosts and
 // co-hosts only, since only they receive them.
-import { DeviceLimits, SyncGrade, SyncTiming } from '../protocol.js';
+import { DeviceLimits, SyncGrade, SyncTiming, readDeviceDelay } from '../protocol.js';
 import { h, setAttr, setText, syncList } from './dom.js';
+import { typedNumber } from './typed-number.js';
 
 const GRADE_NAMES = { [SyncGrade.good]: 'in sync', [SyncGrade.fair]: 'slightly off', [SyncGrade.poor]: 'out of sync' };
 
@@ -64,8 +65,7 @@ export class SyncColumnView {
       calibrate: h('button', { type: 'button', class: 'quiet small sync-calibrate' }, 'Calibrate, listening here'),
     };
     parts.delay.addEventListener('change', () => {
-      const value = Number(parts.delay.value);
-      if (Number.isFinite(value)) this.actions.onDelay(parts.device, value);
+      typedNumber(parts.delay, readDeviceDelay, (read) => this.actions.onDelay(parts.device, read.delayMs));
     });
     parts.resync.addEventListener('click', () => this.actions.onResync(parts.device));
     parts.calibrate.addEventListener('click', () => this.actions.onCalibrate(parts.device));
