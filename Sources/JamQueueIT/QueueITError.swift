@@ -97,7 +97,8 @@ struct QueueITErrorMiddleware: RouterMiddleware {
 
     static func response(_ error: QueueITError, requestId: String) -> Response {
         var body: [String: Any] = ["error": error.message, "status_code": error.status.code, "request_id": requestId]
-        body["detail"] = error.issues.isEmpty ? error.message as Any : error.issues.map(\.json) as Any
+        // Only its validation handler writes `detail`; every other handler writes these three.
+        if !error.issues.isEmpty { body["detail"] = error.issues.map(\.json) }
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return Response(status: error.status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -86,7 +86,7 @@ struct QueueITSongRoutes {
         router.delete("api/v1/songs/:queued_song_id/vote") { _, context in
             let identity = try edge.identity(context)
             let itemId = try Self.songId(context)
-            return try await vote(itemId, value: 0, by: identity.userId)
+            return try await removeVote(itemId, by: identity.userId)
         }
 
         router.get("api/v1/spotify/search") { request, context in
@@ -121,6 +121,23 @@ struct QueueITSongRoutes {
             throw QueueITError.notInSession
         }
         return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: outcome.score ?? 0))
+    }
+
+    /// Clears the caller's vote. Its backend deletes the caller's vote row, if there is one, and
+    /// answers with the song's total either way: without a session, or for a song that has
+    /// played or is in another session, that is 200 too (the total as last known, or 0).
+    private func removeVote(_ itemId: ItemID, by user: UserID) async throws -> Response {
+        guard let session = try await edge.currentSession(of: user) else {
+            return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: 0))
+        }
+        let total: Int
+        do throws(JamError) {
+            total = try await session.perform(.vote(itemId: itemId, value: 0), by: user).score ?? 0
+        } catch {
+            guard error.code == .notFound else { throw error }
+            total = await session.inspect { state, _ in state.history.last { $0.item.id == itemId }?.item.score } ?? 0
+        }
+        return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: total))
     }
 
     /// `q` (at least one character) and `limit` (1–50, default 10), or a 422 listing what is wrong.

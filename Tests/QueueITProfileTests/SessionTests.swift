@@ -88,6 +88,8 @@ struct SessionTests {
             let unknown = try await api.join(bob, code: "NOPE1")
             #expect(unknown.status == 404, "\(unknown)")
             #expect(unknown.error == "Session not found")
+            // Its handler writes these three and nothing else (only a 422 adds `detail`).
+            #expect(unknown.json.map { Set($0.keys) } == ["error", "status_code", "request_id"], "\(unknown)")
             // Codes are read as people type them: any case, with or without the dash.
             let joined = try api.ok(try await api.join(bob, code: "party-time"), "join")
             #expect(joined.object("session")?.string("id") == id)

@@ -109,6 +109,27 @@ struct SongTests {
         }
     }
 
+    @Test("clearing a vote answers 200 with the song's total whether or not there was one to clear")
+    func clearingAVoteAlwaysAnswersTheTotal() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            let queued = try await api.added(ann, song(2))
+            _ = try api.ok(try await api.vote(ann, queued, 1), "ann votes")
+            // Bob never voted on it: there is nothing to delete, and the total stands.
+            #expect(try api.ok(try await api.unvote(bob, queued), "nothing to clear").int("total_votes") == 1)
+            // Song 2 plays, then ends: clearing a vote on a played song is not an error.
+            _ = try api.ok(try await api.songFinished(ann), "song 1 ends")
+            _ = try api.ok(try await api.songFinished(ann), "song 2 ends")
+            #expect(try api.ok(try await api.unvote(bob, queued), "a played song").int("total_votes") == 1)
+            // Without a session, its backend still answers (the caller has no vote left to count).
+            let cat = try await api.signIn("Cat")
+            let outside = try await api.unvote(cat, queued)
+            #expect(outside.status == 200, "\(outside)")
+            #expect(outside.text == #"{"ok":true,"total_votes":0}"#)
+        }
+    }
+
     @Test("the queue is sorted by votes, then by add time")
     func theQueueIsSortedByVotesThenAddTime() async throws {
         try await QueueITServer.with { api, _ in
