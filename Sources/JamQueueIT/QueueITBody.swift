@@ -57,7 +57,8 @@ struct QueueITBody {
         issues.append(ValidationIssue(type: type, loc: [.key("body"), .key(key)], msg: msg, input: input.map { String(decoding: JSONWriter.encode($0), as: UTF8.self) } ?? "null", ctx: ctx))
     }
 
-    /// A required string (`str`), `min`–`max` characters when given.
+    /// A required string (`str`), `min`–`max` characters when given, counted as its validator
+    /// counts them (Python's `len`: code points, so "é" written as e + accent is two).
     mutating func string(_ key: String, min: Int? = nil, max: Int? = nil) -> String? {
         guard let value = fields[key] else {
             note("missing", key, "Field required", nil)
@@ -67,11 +68,12 @@ struct QueueITBody {
             note("string_type", key, "Input should be a valid string", value)
             return nil
         }
-        if let min, text.count < min {
+        let length = text.unicodeScalars.count
+        if let min, length < min {
             note("string_too_short", key, "String should have at least \(min) character\(min == 1 ? "" : "s")", value, ctx: #"{"min_length": \#(min)}"#)
             return nil
         }
-        if let max, text.count > max {
+        if let max, length > max {
             note("string_too_long", key, "String should have at most \(max) character\(max == 1 ? "" : "s")", value, ctx: #"{"max_length": \#(max)}"#)
             return nil
         }

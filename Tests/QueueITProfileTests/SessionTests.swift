@@ -59,7 +59,12 @@ struct SessionTests {
             #expect(taken.json?.int("status_code") == 409)
             #expect(taken.json?.string("request_id") == taken.requestId)
 
-            for (code, type) in [("abc", "string_too_short"), (String(repeating: "x", count: 21), "string_too_long")] {
+            // Lengths in code points, as its validator counts: "é" as e + accent is two.
+            let accented = "e\u{301}"
+            for (code, type) in [
+                ("abc", "string_too_short"), (String(repeating: "x", count: 21), "string_too_long"),
+                (String(repeating: accented, count: 10) + "x", "string_too_long"),
+            ] {
                 let refused = try await api.create(bob, code: code)
                 #expect(refused.status == 422, "\(refused)")
                 #expect(refused.error == "Validation error")
@@ -76,6 +81,8 @@ struct SessionTests {
             #expect(notJSON.json?.objects("detail")?.first?.string("type") == "json_invalid")
             // Nothing of the refused attempts was created: Bob has no session.
             #expect(try await api.current(bob).status == 404)
+            // Two letters, four code points: long enough for its validator.
+            #expect(try await api.create(bob, code: accented + accented).status == 200)
         }
     }
 
