@@ -1,13 +1,18 @@
 import Foundation
+import JamCore
 import JamProtocol
 import Testing
 
 /// The browser client mirrors JamProtocol in one module, `js/protocol.js`; this keeps the two from drifting apart.
 @Suite struct WebClientProtocolMirrorTests {
+    /// A file of the web client by its path below `Web/`.
+    static func webFile(_ path: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/JamWebClient/Web/\(path)")
+    }
+
     static func protocolModule() throws -> String {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/JamWebClient/Web/js/protocol.js")
-        return try String(contentsOf: file, encoding: .utf8)
+        try String(contentsOf: webFile("js/protocol.js"), encoding: .utf8)
     }
 
     /// The `key: value` pairs of `export const <name> = Object.freeze({ … })`.
@@ -64,6 +69,25 @@ import Testing
         #expect(Set(try Self.frozenObject("TrackSource", in: source).values) == Set(TrackSource.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("Role", in: source).values) == Set(Role.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("HistoryOutcome", in: source).values) == Set(HistoryOutcome.allCases.map(\.rawValue)))
+    }
+
+    @Test func theLimitsThePageChecksAreTheServersLimits() throws {
+        let source = try Self.protocolModule()
+        #expect(try Self.frozenObject("Limits", in: source) == [
+            "maxDisplayName": String(Validate.maxDisplayName), "maxSessionName": String(Validate.maxSessionName),
+            "maxNonce": String(Validate.maxNonce), "maxCommandId": String(ClientFrame.maxIdLength),
+            "maxCodeLength": String(JoinCodes.maxLength),
+        ])
+        #expect(try Self.frozenObject("DeviceLimits", in: source) == [
+            "maxDeviceId": String(Validate.maxDeviceId), "maxDelayMs": String(Int(Validate.maxDeviceDelayMs)),
+        ])
+        #expect(try Self.frozenObject("SettingsLimits", in: source) == [
+            "memberLimit": String(SessionSettings.memberLimit), "queueLimit": String(SessionSettings.queueLimit),
+            "cooldownLimit": String(SessionSettings.cooldownLimit),
+        ])
+        // The longest add cooldown the settings offer is the longest the server takes.
+        let settings = try String(contentsOf: Self.webFile("js/ui/settings.js"), encoding: .utf8)
+        #expect(settings.contains("[\(SessionSettings.cooldownLimit), 'One an hour']]"))
     }
 
     @Test func theEventsThatKeepTheSeqAreTheSameAsInJamProtocol() throws {

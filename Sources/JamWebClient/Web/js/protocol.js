@@ -192,6 +192,9 @@ export function permanentCloseFailure(code, reason) {
   }
 }
 
+/** The highest settings a host may choose (SessionSettings: memberLimit, queueLimit, cooldownLimit in seconds). */
+export const SettingsLimits = Object.freeze({ memberLimit: 1000, queueLimit: 500, cooldownLimit: 3600 });
+
 /** Input limits shared by every edge (Validate). */
 export const Limits = Object.freeze({
   maxDisplayName: 64, maxSessionName: 100, maxNonce: 128, maxCommandId: 128, maxCodeLength: 32,

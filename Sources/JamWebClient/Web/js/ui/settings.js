@@ -2,18 +2,14 @@
 // library when the queue runs dry, how the queue is ordered, how many skip requests
 // skip a song, whether a song may be queued twice, how many people may join, and how
 // often and how much a member may add; the host can also end the session for everybody.
-import { QueueOrdering, Role, hasHostControls } from '../protocol.js';
+import { QueueOrdering, Role, SettingsLimits, hasHostControls } from '../protocol.js';
 import { confirmButton, h } from './dom.js';
 
 /** The skip thresholds offered: "more than" this share of the members who may ask. */
 const THRESHOLDS = [[0.25, 'a quarter'], [0.34, 'a third'], [0.5, 'half'], [0.67, 'two thirds'], [0.99, 'nearly everybody']];
-/** The add cooldowns offered, in seconds. */
+/** The add cooldowns offered, in seconds (the last is SettingsLimits.cooldownLimit). */
 const COOLDOWNS = [[0, 'Whenever they like'], [60, 'One a minute'], [120, 'One every 2 minutes'], [300, 'One every 5 minutes'],
   [600, 'One every 10 minutes'], [900, 'One every 15 minutes'], [1800, 'One every 30 minutes'], [3600, 'One an hour']];
-/** Highest member limit a host may set (SessionSettings.memberLimit). */
-const MEMBER_LIMIT = 1000;
-/** Highest per-member queue limit a host may set (SessionSettings.queueLimit). */
-const QUEUE_LIMIT = 500;
 
 /** The option closest to `value`, so a setting made elsewhere still shows. */
 function closest(options, value) {
@@ -34,8 +30,8 @@ export class SettingsView {
       ...THRESHOLDS.map(([value, words]) => h('option', { value: String(value) }, `More than ${words} ask`)));
     this.cooldown = h('select', { id: 'setting-cooldown' },
       ...COOLDOWNS.map(([value, words]) => h('option', { value: String(value) }, words)));
-    this.maxMembers = h('input', { type: 'number', id: 'setting-max-members', min: 1, max: MEMBER_LIMIT, step: 1, inputmode: 'numeric' });
-    this.maxQueued = h('input', { type: 'number', id: 'setting-max-queued', min: 1, max: QUEUE_LIMIT, step: 1, inputmode: 'numeric' });
+    this.maxMembers = h('input', { type: 'number', id: 'setting-max-members', min: 1, max: SettingsLimits.memberLimit, step: 1, inputmode: 'numeric' });
+    this.maxQueued = h('input', { type: 'number', id: 'setting-max-queued', min: 1, max: SettingsLimits.queueLimit, step: 1, inputmode: 'numeric' });
     this.locked.addEventListener('change', () => actions.onChange({ locked: this.locked.checked }));
     this.fallback.addEventListener('change', () => actions.onChange({ fallback: this.fallback.checked }));
     this.duplicates.addEventListener('change', () => actions.onChange({ allowDuplicates: this.duplicates.checked }));
