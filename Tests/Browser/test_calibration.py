@@ -120,3 +120,50 @@ def test_a_calibration_with_a_fake_microphone_sets_the_delays_the_recording_hold
         # What the host saw, for a failure's diagnosis.
         if host is not None:
             print("\nhost's sync column says:", el(host, "sync-message").text)
+
+
+FAILING_RECORDING = """
+const [path, done] = arguments;
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  let stopped = 0, t = 0;
+  const posted = [];
+  const track = { stop: () => { stopped += 1; } };
+  const stream = { getTracks: () => [track], getAudioTracks: () => [track] };
+  const node = () => ({ connect() {}, disconnect() {} });
+  const context = { sampleRate: 48000, currentTime: 0, destination: {}, createMediaStreamSource: node, createScriptProcessor: node };
+  if (path === 'frames') {
+    globalThis.MediaStreamTrackProcessor = class { constructor() { throw new Error('the microphone went away'); } };
+  } else {
+    // A suspended context: the processor never runs. Time passes the window at once.
+    globalThis.MediaStreamTrackProcessor = undefined;
+    setTimeout(() => { t = 1e9; }, 50);
+  }
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    audio: () => context,
+    compensationMs: () => 0,
+    post: (type, data) => { posted.push({ type, data }); return true; },
+    onStatus: () => {},
+    now: () => t,
+    getUserMedia: async () => stream,
+  });
+  const plan = { id: 'c1', listener: { userId: 'u1', deviceId: 'd1' }, repeats: 1, repeatMs: 200, windowMs: 100, probeMs: 50,
+    probes: [{ userId: 'u2', deviceId: 'd2', atMs: 1000 }] };
+  await runner.handle(plan);
+  done({ stopped, posted, running: runner.running });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_recording_that_fails_turns_the_microphone_off_and_reports_nothing_heard(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    for path in ("frames", "suspended"):
+        result = page.execute_async_script(FAILING_RECORDING, path)
+        assert "error" not in result, f"{path}: {result}"
+        assert result["stopped"] == 1, f"{path}: the microphone was left on: {result}"
+        assert [p["type"] for p in result["posted"]] == ["calibrationReport"], f"{path}: {result}"
+        assert [a["offsetMs"] for a in result["posted"][0]["data"]["arrivals"]] == [None], f"{path}: {result}"
+        assert result["running"] is None, f"{path}: the runner still thinks it is calibrating"

@@ -8,6 +8,8 @@ import { detectProbe, synthesizeProbe } from './probe.js';
 
 /** Recording runs from the plan's arrival to this long after the last window, ms. */
 const MARGIN_MS = 300;
+/** How long after its window a recording may hear nothing before it is given up. */
+const STALLED_RECORDING_MS = 1000;
 /** A device's later probes are looked for this close to where its first one says, ms. */
 const REPEAT_WINDOW_MS = 15;
 /** The probe plays at this gain: loud enough across a room, not startling up close. */
@@ -113,10 +115,19 @@ export class CalibrationRunner {
     }
     this.status('Calibration: listening — keep the room quiet…');
     const done = () => this.now() >= endLocal;
-    const recording = globalThis.MediaStreamTrackProcessor
-      ? await recordFrames(stream, done, this.now)
-      : await record(context, stream, done, this.now);
-    stream.getTracks().forEach((track) => track.stop());
+    let recording;
+    try {
+      recording = globalThis.MediaStreamTrackProcessor
+        ? await recordFrames(stream, done, this.now)
+        : await record(context, stream, done, this.now);
+    } catch (error) {
+      this.status(`Calibration: recording failed (${error && error.message ? error.message : error}).`);
+      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })));
+      return;
+    } finally {
+      // The microphone goes off however the recording ended.
+      stream.getTracks().forEach((track) => track.stop());
+    }
     const rate = recording.rate;
     const arrivals = plan.probes.map((p) => {
       const expectedSample = Math.round(((this.localAt(p.atMs) - recording.startLocal) * rate) / 1000);
@@ -194,13 +205,25 @@ async function recordFrames(stream, done, now) {
  * mapping's own error is the same for every probe, so it cancels.
  */
 function record(context, stream, done, now) {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const source = context.createMediaStreamSource(stream);
     const processor = context.createScriptProcessor(4096, 1, 1);
     const chunks = [];
     let startLocal = null;
     let length = 0;
+    let heardAt = now();
+    // A context that does not run (suspended, say) processes nothing, and the promise would
+    // wait for ever with the microphone on: give up a second after the window closed.
+    const watchdog = setInterval(() => {
+      if (!done() || now() - heardAt < STALLED_RECORDING_MS) return;
+      clearInterval(watchdog);
+      processor.onaudioprocess = null;
+      source.disconnect();
+      processor.disconnect();
+      reject(new Error('no sound came from the microphone; is the page’s audio running?'));
+    }, STALLED_RECORDING_MS / 4);
     processor.onaudioprocess = (event) => {
+      heardAt = now();
       const input = event.inputBuffer.getChannelData(0);
       if (startLocal === null) {
         // The buffer's first sample, as the context's clock places it, in page time.
@@ -209,6 +232,7 @@ function record(context, stream, done, now) {
       chunks.push(new Float32Array(input));
       length += input.length;
       if (done()) {
+        clearInterval(watchdog);
         processor.onaudioprocess = null;
         source.disconnect();
         processor.disconnect();
