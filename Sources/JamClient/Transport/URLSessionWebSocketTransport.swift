@@ -95,7 +95,7 @@ final class URLSessionSocket: RealtimeSocket, @unchecked Sendable {
 }
 
 /// The delegate that turns the task's handshakes into something to await.
-private final class SocketEvents: NSObject, URLSessionWebSocketDelegate, @unchecked Sendable {
+final class SocketEvents: NSObject, URLSessionWebSocketDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var opened: Result<Void, any Error>?
     private var waiter: CheckedContinuation<Void, any Error>?
@@ -104,21 +104,30 @@ private final class SocketEvents: NSObject, URLSessionWebSocketDelegate, @unchec
     /// How the server closed the socket, once it has.
     var close: RealtimeClose? { lock.withLock { closed } }
 
+    /// Returns once the socket opened; throws why it did not, when `timeout` passes first,
+    /// or when the caller is cancelled.
     func waitUntilOpen(timeout: Duration, url: URL) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await withCheckedThrowingContinuation { continuation in
-                    let result: Result<Void, any Error>? = self.lock.withLock {
-                        if let opened = self.opened { return opened }
-                        self.waiter = continuation
-                        return nil
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        let result: Result<Void, any Error>? = self.lock.withLock {
+                            if let opened = self.opened { return opened }
+                            self.waiter = continuation
+                            return nil
+                        }
+                        if let result { continuation.resume(with: result) }
                     }
-                    if let result { continuation.resume(with: result) }
+                } onCancel: {
+                    self.settle(.failure(CancellationError()))
                 }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                self.settle(.failure(WebSocketOpenError(description: "the WebSocket to \(url) did not open within \(timeout)")))
+                // Thrown here too: whichever task the group hears from first, the wait fails.
+                let late = WebSocketOpenError(description: "the WebSocket to \(url) did not open within \(timeout)")
+                self.settle(.failure(late))
+                throw late
             }
             try await group.next()
             group.cancelAll()

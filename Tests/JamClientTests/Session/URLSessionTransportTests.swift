@@ -4,6 +4,8 @@ import JamProtocol
 import JamTestSupport
 import Testing
 
+@testable import JamClient
+
 /// `URLSessionWebSocketTransport` where it cannot connect; the SDK's end-to-end tests in
 /// `SessionClientTests` run over it wherever Foundation opens WebSockets.
 @Suite struct URLSessionTransportTests {
@@ -16,6 +18,28 @@ import Testing
             }
             #expect(error is WebSocketOpenError || (error as? JamError)?.code == .internal, "\(String(describing: error))")
         }
+    }
+
+    @Test("a handshake that never comes fails the wait once its time is up", .timeLimit(.minutes(1)))
+    func aHandshakeThatNeverComesFailsTheWaitOnceItsTimeIsUp() async throws {
+        let url = try #require(URL(string: "ws://127.0.0.1:9/realtime"))
+        // The timer's task and the waiting one finish together: each time, the wait must fail.
+        for _ in 0..<50 {
+            let error = await #expect(throws: WebSocketOpenError.self) {
+                try await SocketEvents().waitUntilOpen(timeout: .milliseconds(2), url: url)
+            }
+            #expect(error?.description.contains("did not open within") == true)
+        }
+    }
+
+    @Test("a caller cancelled while the handshake is pending stops waiting at once", .timeLimit(.minutes(1)))
+    func aCallerCancelledWhileTheHandshakeIsPendingStopsWaitingAtOnce() async throws {
+        let url = try #require(URL(string: "ws://127.0.0.1:9/realtime"))
+        let waiting = Task { try await SocketEvents().waitUntilOpen(timeout: .seconds(600), url: url) }
+        try await Task.sleep(for: .milliseconds(20))
+        waiting.cancel()
+        let outcome = await waiting.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
     }
 
     @Test("where Foundation has no WebSockets the client stops at once with a clear error", .enabled(if: !SocketKind.foundationOpensWebSockets, "Foundation here opens WebSockets"))
