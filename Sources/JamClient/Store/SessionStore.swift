@@ -35,6 +35,9 @@ public actor SessionStore {
     private struct PendingAdd {
         let nonce: String
         let item: QueueItem
+        /// The items there were when it went out: a new one of the member's with this track is
+        /// this add landing (its event comes before its answer).
+        let known: Set<ItemID>
     }
 
     private let client: SessionClient
@@ -43,7 +46,6 @@ public actor SessionStore {
     private var votes: [ItemID: VoteIntent] = [:]
     private var settledVotes: [ItemID: SettledVote] = [:]
     private var pendingAdds: [PendingAdd] = []
-    private var confirmedAdds: Set<ItemID> = []
     private var hiddenByskip: ItemID?
     /// The member's own skip request: shown from the tap, and kept while its item plays (the
     /// server broadcasts how many asked, not who, and the mirror may hear of the count later).
@@ -67,6 +69,12 @@ public actor SessionStore {
         nextSubscriber += 1
         continuation.yield(current)
         return stream
+    }
+
+    /// Every item `view` shows: queued, announced and playing.
+    private static func items(in view: SessionView?) -> [QueueItem] {
+        guard let view else { return [] }
+        return view.queue + [view.upNext?.item, view.nowPlaying?.item].compactMap { $0 }
     }
 
     /// Follows the client until it stops.
@@ -130,12 +138,11 @@ public actor SessionStore {
         let nonce = UUID().uuidString.lowercased()
         let me = mirror.view?.members.first { $0.userId == mirror.me } ?? Member(userId: mirror.me, displayName: "", role: .member, connected: true)
         let standIn = QueueItem(id: JamID("pending-\(nonce)"), track: track, addedBy: me, addedAt: 0, score: 0, reason: "adding…")
-        pendingAdds.append(PendingAdd(nonce: nonce, item: standIn))
+        pendingAdds.append(PendingAdd(nonce: nonce, item: standIn, known: Set(Self.items(in: mirror.view).map(\.id))))
         publish()
         do {
             let ack = try await client.send(.addToQueue(AddToQueue(track: track, nonce: nonce)))
             pendingAdds.removeAll { $0.nonce == nonce }
-            if let itemId = ack.itemId { confirmedAdds.insert(itemId) }
             publish()
             return ack.itemId
         } catch {
@@ -243,10 +250,18 @@ public actor SessionStore {
             }
             return StoreItem(item: shown, myVote: intent.desired, pending: false, voteInFlight: true)
         }
-        let known = Set(view.queue.map(\.id)).union([view.nowPlaying?.item.id, view.upNext?.item.id].compactMap { $0 })
-        confirmedAdds.formIntersection(known)
+        // A stand-in goes once its item shows; each item stands for one add.
+        var claimed = Set<ItemID>()
+        let items = Self.items(in: view)
         for add in pendingAdds {
-            queue.append(StoreItem(item: add.item, myVote: 0, pending: true, voteInFlight: false))
+            let landed = items.first {
+                !add.known.contains($0.id) && !claimed.contains($0.id) && $0.track.id == add.item.track.id && $0.addedBy.userId == mirror.me
+            }
+            if let landed {
+                claimed.insert(landed.id)
+            } else {
+                queue.append(StoreItem(item: add.item, myVote: 0, pending: true, voteInFlight: false))
+            }
         }
         var skipRequests = view.skipRequests
         if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, !skipRequests.mine {

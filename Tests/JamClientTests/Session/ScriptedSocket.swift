@@ -23,6 +23,11 @@ actor ScriptedSocket: RealtimeSocket {
     func send(_ text: String) async throws { sent.append(text) }
     func close() async { closed = true }
 
+    /// Every frame sent so far, in order.
+    func frames() throws -> [ClientFrame] {
+        try sent.map { try ClientFrame.decode(Data($0.utf8)) }
+    }
+
     /// Every command sent so far, in order.
     func commands() throws -> [ClientCommand] {
         try sent.map { try ClientFrame.decode(Data($0.utf8)).command }
