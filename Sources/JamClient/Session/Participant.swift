@@ -59,6 +59,9 @@ public struct Participant: Sendable {
         let client = self.client
         let sleeper = self.sleeper
         await client.onPong { pong, receivedAt in await clockSync.record(pong, receivedAt: receivedAt) }
+        // Subscribed before the connection starts: a subscription replays no envelopes, and the
+        // engine follows only envelopes, so one made in its task could miss the first stateSync.
+        let envelopes = engine == nil ? nil : await client.subscribe()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.run() }
             group.addTask {
@@ -75,12 +78,12 @@ public struct Participant: Sendable {
                     }
                 }
             }
-            if let engine {
+            if let engine, let envelopes {
                 let clock = self.clock, firstBurst = self.firstBurst, firstStartWaitMs = self.firstStartWaitMs
                 group.addTask { try await engine.run(sleeper: sleeper) }
                 group.addTask {
                     var waitedForClock = false
-                    for await update in await client.subscribe() {
+                    for await update in envelopes {
                         guard case .envelope(let envelope) = update else { continue }
                         if !waitedForClock {
                             // The first timeline waits for the first burst of pings (bounded): a
