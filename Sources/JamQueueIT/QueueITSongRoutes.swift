@@ -107,6 +107,18 @@ struct QueueITSongRoutes {
             _ = try edge.identity(context)
             return try QueueITEdge.json(QueueIT.OK())
         }
+
+        // Two routes its backend has and its app does not call: a token check, and a
+        // placeholder that answers {"ok": true}. Here so a client that does gets what it would.
+        router.get("api/v1/secure-test") { _, context in
+            let identity = try edge.identity(context)
+            return try QueueITEdge.json(QueueIT.SecureTest(userId: identity.userId.rawValue))
+        }
+
+        router.get("api/v1/songs/my-songs") { _, context in
+            _ = try edge.identity(context)
+            return try QueueITEdge.json(QueueIT.OK())
+        }
     }
 
     /// Sets the caller's vote (0 clears it) on a song of their current session.

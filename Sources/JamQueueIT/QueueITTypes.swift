@@ -154,6 +154,17 @@ enum QueueIT {
         var ok = true
     }
 
+    /// `GET /secure-test`'s answer: the token's subject.
+    struct SecureTest: Encodable, Sendable, Equatable {
+        var message = "Your token is valid!"
+        var userId: String
+
+        enum CodingKeys: String, CodingKey {
+            case message
+            case userId = "user_id"
+        }
+    }
+
     /// `GET /spotify/search`'s answer.
     struct SearchResults: Encodable, Sendable, Equatable {
         var tracks: [Track]

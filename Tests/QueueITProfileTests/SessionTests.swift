@@ -150,7 +150,7 @@ struct SessionTests {
                 ("POST", "/api/v1/sessions/song_finished"), ("POST", "/api/v1/songs/add"),
                 ("POST", "/api/v1/songs/6F9619FF-8B86-D011-B42D-00CF4FC964FF/vote"),
                 ("DELETE", "/api/v1/songs/6F9619FF-8B86-D011-B42D-00CF4FC964FF/vote"), ("GET", "/api/v1/spotify/search?q=a"),
-                ("GET", "/api/v1/users/me"),
+                ("GET", "/api/v1/users/me"), ("GET", "/api/v1/ping"), ("GET", "/api/v1/secure-test"), ("GET", "/api/v1/songs/my-songs"),
             ]
             for (method, path) in routes {
                 let missing = try await api.request(method, path, token: nil, body: Data("{}".utf8))
@@ -160,6 +160,13 @@ struct SessionTests {
                 #expect(bad.status == 401, "\(method) \(path): \(bad)")
                 #expect(bad.error?.hasPrefix("Invalid token: ") == true, "\(method) \(path): \(bad)")
             }
+            // With one, the two routes its app never calls answer as its backend's do.
+            let ann = try await api.signIn("Ann")
+            let secure = try await api.request("GET", "/api/v1/secure-test", token: ann.token)
+            #expect(secure.status == 200, "\(secure)")
+            #expect(secure.json?.string("message") == "Your token is valid!")
+            #expect(secure.json?.string("user_id") == ann.id)
+            #expect(try await api.request("GET", "/api/v1/songs/my-songs", token: ann.token).text == #"{"ok":true}"#)
         }
     }
 
