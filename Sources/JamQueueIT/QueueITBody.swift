@@ -80,11 +80,28 @@ struct QueueITBody {
         return text
     }
 
-    /// An optional string: absent or null is nil.
-    mutating func optionalString(_ key: String) -> String?? {
-        guard let value = fields[key], value != .null else { return .some(nil) }
+    /// A required http(s) URL, as its validator reads `HttpUrl`; "" alone is taken as none (its
+    /// app sends it for a track without artwork, which its backend refuses).
+    mutating func httpURL(_ key: String) -> String?? {
+        guard let value = fields[key] else {
+            note("missing", key, "Field required", nil)
+            return nil
+        }
         guard case .string(let text) = value else {
-            note("string_type", key, "Input should be a valid string", value)
+            note("url_type", key, "URL input should be a string or URL", value)
+            return nil
+        }
+        if text.isEmpty { return .some(nil) }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            note("url_parsing", key, "Input should be a valid URL, relative URL without a base", value)
+            return nil
+        }
+        guard scheme == "http" || scheme == "https" else {
+            note("url_scheme", key, "URL scheme should be 'http' or 'https'", value, ctx: #"{"expected_schemes": "'http' or 'https'"}"#)
+            return nil
+        }
+        guard let host = url.host, !host.isEmpty else {
+            note("url_parsing", key, "Input should be a valid URL, empty host", value)
             return nil
         }
         return .some(text)
@@ -167,7 +184,7 @@ struct QueueITBody {
         return nil
     }
 
-    /// Notes a problem found after reading (a URL that does not parse, say).
+    /// Notes a problem found after reading (a join code with control characters, say).
     mutating func refuse(_ key: String, type: String, _ msg: String, input: String) {
         note(type, key, msg, .string(input))
     }

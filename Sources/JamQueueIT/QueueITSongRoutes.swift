@@ -25,18 +25,10 @@ struct QueueITSongRoutes {
         let artistsField = body.string("artists")
         let albumField = body.string("album")
         let durationField = body.integer("duration_ms", min: 0)
-        let image = body.optionalString("image_url")
+        let imageField = body.httpURL("image_url")
         let sourceField = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")
-        var artwork: String?
-        if let image = image ?? nil, !image.isEmpty {
-            if let url = URL(string: image), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil {
-                artwork = image
-            } else {
-                body.refuse("image_url", type: "url_parsing", "Input should be a valid URL, relative URL without a base", input: image)
-            }
-        }
-        let (id, isrc, name, artists, album, duration, source) = try body.validated(
-            idField, isrcField, nameField, artistsField, albumField, durationField, sourceField)
+        let (id, isrc, name, artists, album, duration, artwork, source) = try body.validated(
+            idField, isrcField, nameField, artistsField, albumField, durationField, imageField, sourceField)
         return Track(
             id: id, name: name, artist: artists, album: album.isEmpty ? nil : album, durationMs: duration, artworkURL: artwork,
             isrc: isrc.isEmpty ? nil : isrc, source: source == "apple_music" ? .appleMusic : .spotify)

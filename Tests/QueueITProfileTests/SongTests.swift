@@ -53,6 +53,15 @@ struct SongTests {
                 "name": "missing", "duration_ms": "greater_than_equal", "source": "literal_error", "image_url": "url_parsing",
             ], "\(detail)")
             #expect(detail.first { ($0["loc"] as? [String])?.last == "source" }?.string("msg") == "Input should be 'spotify' or 'apple_music'")
+            // image_url is required, and read as its validator reads a URL ("" aside).
+            for (image, type) in [(nil, "missing"), (NSNull() as Any, "url_type"), ("ftp://img.example/1.jpg", "url_scheme"), ("http://", "url_parsing")] {
+                var song = song(2)
+                song["image_url"] = image
+                let refused = try await api.add(ann, song)
+                #expect(refused.status == 422, "\(String(describing: image)): \(refused)")
+                let only = refused.json?.objects("detail")?.map { ($0["loc"] as? [String] ?? [], $0.string("type") ?? "") }
+                #expect(only?.count == 1 && only?.first?.0 == ["body", "image_url"] && only?.first?.1 == type, "\(refused)")
+            }
             let current = try api.ok(try await api.current(ann), "current")
             #expect(current.objects("queue")?.isEmpty == true)
         }
