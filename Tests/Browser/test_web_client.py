@@ -160,6 +160,8 @@ def test_host_controls(base_url, browsers):
     remove = queue_item(host, third).find_element(By.CSS_SELECTOR, "button.remove")
     click(host, remove)
     assert "Really remove?" in remove.text
+    # A screen reader hears the question too: the accessible name changes with the text.
+    assert remove.get_attribute("aria-label") == f"Really remove? Remove {third} from the queue", remove.get_attribute("aria-label")
     click(host, remove)
     wait_for(guest, lambda d: third not in queue_titles(d), message="the removal did not reach the guest")
 

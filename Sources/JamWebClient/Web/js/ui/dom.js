@@ -74,16 +74,18 @@ export function syncList(container, items, keyOf, create, update) {
 
 /**
  * A button that asks for a second press before a destructive action, instead of a
- * blocking confirm() dialog.
+ * blocking confirm() dialog. Give it a fuller accessible name with `setConfirmLabel`.
  */
 export function confirmButton(label, confirmLabel, action, props = {}) {
   let armed = null;
   const button = h('button', { type: 'button', ...props, text: label });
+  button.dataset.confirm = confirmLabel;
   const disarm = () => {
     clearTimeout(armed);
     armed = null;
     button.textContent = label;
     button.classList.remove('armed');
+    nameConfirmButton(button);
   };
   button.addEventListener('click', () => {
     if (armed) {
@@ -93,8 +95,25 @@ export function confirmButton(label, confirmLabel, action, props = {}) {
     }
     button.textContent = confirmLabel;
     button.classList.add('armed');
+    nameConfirmButton(button);
     armed = setTimeout(disarm, 4_000);
   });
   button.addEventListener('blur', () => setTimeout(() => { if (armed && document.activeElement !== button) disarm(); }, 0));
   return button;
+}
+
+/**
+ * Sets a confirm button's accessible name ("Remove Song 2 from the queue"). While it waits
+ * for the second press the name starts with its question, so a screen reader says what
+ * changed (an aria-label would otherwise hide the new text).
+ */
+export function setConfirmLabel(button, text) {
+  button.dataset.label = text;
+  nameConfirmButton(button);
+}
+
+function nameConfirmButton(button) {
+  const label = button.dataset.label;
+  if (!label) return;
+  setAttr(button, 'aria-label', button.classList.contains('armed') ? `${button.dataset.confirm} ${label}` : label);
 }

@@ -1,7 +1,7 @@
 // Who is here: names, roles, who is connected. The host can make members co-hosts
 // (who then get the host controls), hand the session over, or remove someone.
 import { Role } from '../protocol.js';
-import { confirmButton, h, setAttr, setText, syncList } from './dom.js';
+import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 
 const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
 
@@ -66,8 +66,8 @@ export class MembersView {
     setAttr(parts.promote, 'aria-label', member.role === Role.cohost
       ? `Take host controls away from ${member.displayName}` : `Give ${member.displayName} host controls`);
     parts.handOver.hidden = !canManage || member.role === Role.host;
-    setAttr(parts.handOver, 'aria-label', `Hand the session over to ${member.displayName}`);
+    setConfirmLabel(parts.handOver, `Hand the session over to ${member.displayName}`);
     parts.kick.hidden = !canManage;
-    setAttr(parts.kick, 'aria-label', `Remove ${member.displayName} from the session`);
+    setConfirmLabel(parts.kick, `Remove ${member.displayName} from the session`);
   }
 }

@@ -3,7 +3,7 @@
 // down votes (shown at once, rolled back if refused) and, for the adder and the
 // hosts, a remove button.
 import { hasHostControls } from '../protocol.js';
-import { confirmButton, h, setAttr, setText, syncList } from './dom.js';
+import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime, plural } from './format.js';
 
@@ -86,6 +86,6 @@ export class QueueView {
     setAttr(parts.down, 'aria-label', entry.myVote === -1 ? `Take back your down vote for ${track.name}` : `Vote ${track.name} down`);
     const mayRemove = !entry.pending && (item.addedBy.userId === snapshot.me || hasHostControls(snapshot.role));
     parts.remove.hidden = !mayRemove;
-    setAttr(parts.remove, 'aria-label', `Remove ${track.name} from the queue`);
+    setConfirmLabel(parts.remove, `Remove ${track.name} from the queue`);
   }
 }
