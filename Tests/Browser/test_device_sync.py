@@ -118,8 +118,12 @@ def test_the_host_sees_each_device_and_sets_its_delay_and_a_member_keeps_their_o
     guest.refresh()
     wait_for(guest, lambda d: el(d, "device-delay").get_attribute("value") == "45", 15, "the delay was lost on reload")
     assert debug(guest)["deviceId"] == guest_device
+    # Three quick presses are three steps, whatever the server has echoed by then.
+    for _ in range(3):
+        el(guest, "device-delay-more").click()
+    wait_for(guest, lambda d: el(d, "device-delay").get_attribute("value") == "60", 5, "quick presses were lost")
     # And Hana's column shows it with the next report.
-    wait_for(host, lambda d: "delay +45 ms" in (row_for(d, "Gil").text if row_for(d, "Gil") else ""), 15)
+    wait_for(host, lambda d: "delay +60 ms" in (row_for(d, "Gil").text if row_for(d, "Gil") else ""), 15)
 
 
 def test_a_hosts_resync_reaches_the_members_device(base_url, browsers):

@@ -9,6 +9,7 @@ and makes the server's state change while Bob's socket is held.
 """
 
 import json
+import time
 
 from selenium.webdriver.common.by import By
 
@@ -207,6 +208,31 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     wait_for(bob, lambda d: now_playing_title(d) == second, message="the refused skip did not bring the song back")
     wait_for(bob, lambda d: not visible(d, "host-skip"), message="Bob's page still offers the host's Skip")
     assert now_playing_title(alice) == second
+    assert_clean_console(alice, bob)
+
+
+def test_pause_waits_for_its_answer_so_a_double_click_sends_it_once(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make co-host']"))
+    wait_for(bob, lambda d: visible(d, "host-pause") and now_playing_title(d) == first, message="Bob did not become co-host")
+    wait_for(bob, lambda d: el(d, "np-state").text == "Playing", message="the song never played on Bob's page")
+
+    held.hold(DOWN)
+    pause = el(bob, "host-pause")
+    click(bob, pause)
+    wait_for(alice, lambda d: el(d, "np-state").text == "Paused", message="the pause did not reach the server")
+    held.wait_held(DOWN)
+    assert not pause.is_enabled(), "Pause could be pressed again while its answer was on its way"
+    assert pause.get_attribute("aria-busy") == "true"
+    bob.execute_script("arguments[0].click()", pause)  # a second press, as a double-click would
+
+    held.release()
+    wait_for(bob, lambda d: el(d, "np-state").text == "Paused" and el(d, "host-pause").is_enabled(),
+             message="Bob's page did not settle on the pause")
+    assert el(bob, "host-pause").text == "Resume"
+    time.sleep(0.5)
+    assert not error_notices(bob), [n.text for n in error_notices(bob)]
     assert_clean_console(alice, bob)
 
 

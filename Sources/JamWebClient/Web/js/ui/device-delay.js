@@ -12,31 +12,41 @@ export class DeviceDelayView {
   constructor(onSet) {
     this.onSet = onSet;
     this.value = 0;
+    /** The last delay sent and not yet shown back by the server: quick presses step from it. */
+    this.pending = null;
     this.input = h('input', {
       type: 'number', id: 'device-delay', step: 1, min: -DeviceLimits.maxDelayMs, max: DeviceLimits.maxDelayMs, value: 0,
       'aria-label': 'Delay of this device in milliseconds',
-      onchange: () => typedNumber(this.input, readDeviceDelay, (read) => this.onSet(read.delayMs)),
+      onchange: () => typedNumber(this.input, readDeviceDelay, (read) => this.send(read.delayMs)),
     });
     this.shown = h('span', { id: 'device-delay-shown', class: 'muted' }, 'no delay');
     this.root = h('div', { class: 'device-delay', id: 'device-delay-row' },
       h('span', {}, 'Delay '),
       h('button', { type: 'button', class: 'quiet small', id: 'device-delay-less', 'aria-label': `${STEP_MS} ms less delay`,
-        onclick: () => this.set(this.value - STEP_MS) }, '−'),
+        onclick: () => this.step(-STEP_MS) }, '−'),
       this.input,
       h('button', { type: 'button', class: 'quiet small', id: 'device-delay-more', 'aria-label': `${STEP_MS} ms more delay`,
-        onclick: () => this.set(this.value + STEP_MS) }, '+'),
+        onclick: () => this.step(STEP_MS) }, '+'),
       h('span', {}, ' ms '), this.shown);
   }
 
-  /** A step of the − and + buttons, which stop at the limits. */
-  set(delayMs) {
-    const clamped = Math.max(-DeviceLimits.maxDelayMs, Math.min(DeviceLimits.maxDelayMs, delayMs));
-    if (clamped !== this.value) this.onSet(clamped);
+  /** A press of − or +: from the delay last sent, so three quick presses are three steps; the buttons stop at the limits. */
+  step(deltaMs) {
+    const from = this.pending ?? this.value;
+    const next = Math.max(-DeviceLimits.maxDelayMs, Math.min(DeviceLimits.maxDelayMs, from + deltaMs));
+    if (next === from) return;
+    this.send(next);
+  }
+
+  send(delayMs) {
+    this.pending = delayMs;
+    this.onSet(delayMs);
   }
 
   /** Shows the delay the server holds for this device. */
   render(delayMs) {
     this.value = delayMs;
+    if (this.pending === delayMs) this.pending = null;
     if (document.activeElement !== this.input) this.input.value = String(delayMs);
     setText(this.shown, delayMs === 0 ? 'no delay' : delayMs > 0 ? `starts ${delayMs} ms early` : `starts ${-delayMs} ms late`);
   }

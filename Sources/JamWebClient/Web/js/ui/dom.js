@@ -73,6 +73,22 @@ export function syncList(container, items, keyOf, create, update) {
 }
 
 /**
+ * Holds `button` disabled (and busy for screen readers) until `answer` (the command's promise)
+ * settles, so a second press cannot send the same command again on a state the first has
+ * already changed (a double-click on Pause would be refused as "already paused").
+ */
+export function untilAnswered(button, answer) {
+  if (!answer || typeof answer.then !== 'function') return;
+  button.disabled = true;
+  setAttr(button, 'aria-busy', 'true');
+  const release = () => {
+    button.disabled = false;
+    setAttr(button, 'aria-busy', null);
+  };
+  answer.then(release, release);
+}
+
+/**
  * A button that asks for a second press before a destructive action, instead of a
  * blocking confirm() dialog. Give it a fuller accessible name with `setConfirmLabel`.
  */

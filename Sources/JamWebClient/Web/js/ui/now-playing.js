@@ -4,7 +4,7 @@
 // controls, and "play on this device" with its sync indicator.
 import { PlaybackState, hasHostControls, isPlayable } from '../protocol.js';
 import { fromNowPlaying, positionAt } from '../timeline.js';
-import { h, setAttr, setText } from './dom.js';
+import { h, setAttr, setText, untilAnswered } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
 import { SyncIndicator } from './sync-indicator.js';
@@ -43,7 +43,7 @@ export class NowPlayingView {
     this.skipRequest = h('button', { type: 'button', id: 'skip-request', onclick: () => actions.onRequestSkip() }, 'Vote to skip');
     this.skip = h('button', { type: 'button', id: 'host-skip', onclick: () => actions.onSkip() }, 'Skip');
     this.pauseResume = h('button', { type: 'button', id: 'host-pause', onclick: () => this.togglePause() }, 'Pause');
-    this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => actions.onPlay() }, 'Play the queue');
+    this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => untilAnswered(this.play, actions.onPlay()) }, 'Play the queue');
     this.hostControls = h('div', { class: 'host-controls', role: 'group', 'aria-label': 'Host controls' }, this.skip, this.pauseResume);
     this.device = h('button', {
       type: 'button', id: 'device-toggle', class: 'device-toggle', 'aria-pressed': 'false', onclick: () => this.toggleDevice(),
@@ -73,8 +73,7 @@ export class NowPlayingView {
   togglePause() {
     const now = this.snapshot && this.snapshot.nowPlaying;
     if (!now) return;
-    if (now.state === PlaybackState.paused) this.actions.onResume();
-    else this.actions.onPause();
+    untilAnswered(this.pauseResume, now.state === PlaybackState.paused ? this.actions.onResume() : this.actions.onPause());
   }
 
   toggleDevice() {
