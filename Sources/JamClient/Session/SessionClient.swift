@@ -253,6 +253,10 @@ public actor SessionClient {
             if let id = error.id {
                 settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
             } else {
+                // A refusal of a frame sent without an id: a hello among them (too many, say).
+                // The resume it asked for is not coming, so the next gap asks again.
+                helloInFlight = false
+                wholeStateInFlight = false
                 logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
             }
             return

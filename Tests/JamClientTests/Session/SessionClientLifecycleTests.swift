@@ -99,6 +99,21 @@ import Testing
         #expect(await client.mirror.view?.members.map(\.userId) == ["host", "fay", "gil"])
     }
 
+    @Test("a resume the server refuses is asked for again at the next gap")
+    func aResumeTheServerRefusesIsAskedForAgainAtTheNextGap() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        await socket.push(Self.envelope(.memberJoined(Self.member("Gil")), seq: 7))
+        try await eventually("the resume") { try await socket.hellos() == [5] }
+        // Too many hellos: refused, without an id since the hello had none.
+        await socket.push(Self.envelope(.error(ErrorEvent(id: nil, code: .rateLimited, message: "too many hellos", retryAfterMs: 100)), seq: 7))
+        await socket.push(Self.envelope(.memberJoined(Self.member("Fay")), seq: 8))
+        try await eventually("the resume asked for again") { try await socket.hellos() == [5, 5] }
+    }
+
     @Test("after a gap, subscribers get each event once and in order")
     func afterAGapSubscribersGetEachEventOnceAndInOrder() async throws {
         let socket = ScriptedSocket()

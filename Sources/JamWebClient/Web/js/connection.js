@@ -26,6 +26,7 @@ export class Connection {
    * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
    * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events and passing frames (not pong/ack/error)
    * @param {(envelope: object) => void} options.onUnknownEvent a frame of a type this client does not know (a newer server's)
+   * @param {(error: JamError) => void} [options.onRefusal] the server refused a frame sent without an id (a hello, say)
    * @param {(pong: object, receivedAt: number) => void} options.onPong
    * @param {(phase: object) => void} options.onPhase
    * @param {() => void} [options.onOpen] a new socket is open (clock sync restarts)
@@ -156,8 +157,12 @@ export class Connection {
       this.settle(data.id, null, data);
     } else if (envelope.type === Event.error) {
       const error = new JamError(data.code || ErrorCode.internal, data.message || 'the server reported an error', data.retryAfterMs);
-      if (data.id) this.settle(data.id, error);
-      else this.lastRefusal = error;
+      if (data.id) {
+        this.settle(data.id, error);
+      } else {
+        this.lastRefusal = error;
+        if (this.options.onRefusal) this.options.onRefusal(error);
+      }
     } else {
       // The passing device-sync frames (syncStatus, calibration, …): the store hands them on.
       this.options.onEnvelope(envelope, receivedAt);

@@ -48,6 +48,11 @@ export class SessionStore {
       lastSeq: () => this.mirror.seq,
       onEnvelope: (envelope, receivedAt) => this.received(envelope, receivedAt),
       onUnknownEvent: (envelope) => this.unknownEvent(envelope),
+      // A refused hello brings no resume: the next gap asks again (JamClient does the same).
+      onRefusal: () => {
+        this.helloInFlight = false;
+        this.wholeStateInFlight = false;
+      },
       onPong: (pong, receivedAt) => this.clock.record(pong, receivedAt),
       onPhase: (phase) => {
         this.phase = phase;
