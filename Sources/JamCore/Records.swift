@@ -39,6 +39,9 @@ public struct ItemRecord: Codable, Hashable, Sendable {
     public var votes: [UserID: Int]
     /// When the score last changed (or the add time): "held that score longest" wins ties.
     public var scoreSince: Millis
+    /// The score last changed by falling (a vote lost); nil when it rose or never changed.
+    /// Read by the `fallenFirst` rule for equal scores.
+    public var scoreFell: Bool?
 
     /// Sum of the votes.
     public var score: Int { Self.score(of: votes) }

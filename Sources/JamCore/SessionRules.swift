@@ -16,6 +16,16 @@ public struct SessionRules: Codable, Hashable, Sendable {
         case hostDevice
     }
 
+    /// How the `votes` order places items of equal score.
+    public enum EqualScores: String, Codable, Hashable, Sendable {
+        /// The item that has held its score longest first, then the earliest added (OpenJam's).
+        case heldLongest
+        /// Items that fell to the score (lost a vote) first, the latest fall first; then those
+        /// that rose to it or never moved, the earliest first; then the earliest added (QueueIT's
+        /// backend calls these tiers).
+        case fallenFirst
+    }
+
     /// Who starts items.
     public var startMode: StartMode
     /// Most items the queue holds; `nil` for no limit.
@@ -31,21 +41,24 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// left the queue the same nonce adds again (PirateRadio's server checks only its queue).
     /// Otherwise a remembered nonce is a retry for as long as it is remembered.
     public var noncesRepeatOnlyWhileQueued: Bool
+    /// How the `votes` order places items of equal score.
+    public var equalScores: EqualScores
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
-        noncesRepeatOnlyWhileQueued: Bool = false
+        noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
         self.emptyGraceMs = emptyGraceMs
         self.tracksNeedIdAndName = tracksNeedIdAndName
         self.noncesRepeatOnlyWhileQueued = noncesRepeatOnlyWhileQueued
+        self.equalScores = equalScores
     }
 
     private enum CodingKeys: String, CodingKey {
-        case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued
+        case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -56,6 +69,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         emptyGraceMs = try c.decodeIfPresent(Int64.self, forKey: .emptyGraceMs)
         tracksNeedIdAndName = try c.decodeIfPresent(Bool.self, forKey: .tracksNeedIdAndName) ?? true
         noncesRepeatOnlyWhileQueued = try c.decodeIfPresent(Bool.self, forKey: .noncesRepeatOnlyWhileQueued) ?? false
+        equalScores = try c.decodeIfPresent(EqualScores.self, forKey: .equalScores) ?? .heldLongest
     }
 
     /// OpenJam's own rules.

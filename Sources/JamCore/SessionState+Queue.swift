@@ -132,10 +132,10 @@ extension SessionState {
         case .votes:
             // Only the voted item's sort key changes, so only it can move: the update names
             // its new index instead of sending the whole queue to every member.
-            let oldRank = QueueRanking.votesRank(of: index, in: queue)
+            let oldRank = QueueRanking.votesRank(of: index, in: queue, equalScores: rules.equalScores)
             let newScore = changeVote(at: index, to: value, by: user, from: oldScore, at: now)
             outcome.score = newScore
-            let newRank = QueueRanking.votesRank(of: index, in: queue)
+            let newRank = QueueRanking.votesRank(of: index, in: queue, equalScores: rules.equalScores)
             // The reason travels with the score: a client must not show the new score beside the old reason.
             let update = VotesUpdate(itemId: itemId, score: newScore, reason: QueueItem.votesReason(score: newScore), movedTo: newRank == oldRank ? nil : newRank)
             emit(.votesUpdate(update), at: now, into: &outcome)
@@ -152,11 +152,15 @@ extension SessionState {
     }
 
     /// Sets `user`'s vote on the queued item at `index` and returns the item's new score; a
-    /// new score restarts the time it has held its score (the `votes` order's tie-break).
+    /// new score restarts the time it has held its score and says whether it fell to it (the
+    /// `votes` order's tie-breaks).
     private mutating func changeVote(at index: Int, to value: Int, by user: UserID, from oldScore: Int, at now: Millis) -> Int {
         queue[index].votes[user] = value == 0 ? nil : value
         let newScore = queue[index].score
-        if newScore != oldScore { queue[index].scoreSince = now }
+        if newScore != oldScore {
+            queue[index].scoreSince = now
+            queue[index].scoreFell = newScore < oldScore ? true : nil
+        }
         return newScore
     }
 

@@ -152,7 +152,7 @@ public struct SessionState: Codable, Hashable, Sendable {
         switch settings.ordering {
         case .votes:
             let item = queue[index]
-            let added = QueueItemAdded(item: itemView(item, reason: QueueItem.votesReason(score: item.score)), index: QueueRanking.votesRank(of: index, in: queue))
+            let added = QueueItemAdded(item: itemView(item, reason: QueueItem.votesReason(score: item.score)), index: QueueRanking.votesRank(of: index, in: queue, equalScores: rules.equalScores))
             emit(.queueItemAdded(added), at: now, into: &outcome)
         case .fair:
             emitQueue(at: now, into: &outcome)

@@ -25,8 +25,8 @@ enum QueueITViews {
         QueueIT.QueuedSong(
             id: item.id.rawValue, status: status, addedAt: QueueIT.date(item.addedAt), votes: item.score, song: track(item.track),
             addedBy: user(item.addedBy, name: state.member(item.addedBy)?.displayName ?? item.addedByName),
-            // Its app sorts equal scores by when they reached them, as OpenJam's queue does.
-            lastEnteredTierAt: QueueIT.date(item.scoreSince), enteredTierByGain: true)
+            // Its app sorts equal scores by these two, as the profile's queue does (`fallenFirst`).
+            lastEnteredTierAt: QueueIT.date(item.scoreSince), enteredTierByGain: !(item.scoreFell ?? false))
     }
 
     /// An item that has left: "played" or "skipped" (removed while playing counts as skipped).

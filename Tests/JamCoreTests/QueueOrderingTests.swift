@@ -45,6 +45,33 @@ struct VotesOrderingTests {
         #expect(jam.order == items(3, 2))
     }
 
+    @Test func withFallenFirstAnItemThatLostAVoteLeadsItsNewScore() throws {
+        var jam = try Jam(rules: SessionRules(startMode: .scheduled, equalScores: .fallenFirst))
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        jam.wait(5)
+        try jam.add(3, by: bob)
+        try jam.add(4, by: bob)
+        jam.wait(5)
+        try jam.vote(2, 1, by: bob)
+        try jam.vote(3, 1, by: alice)
+        jam.wait(5)
+        try jam.vote(2, 0, by: bob)
+        // Item 2 fell back to 0 and leads it; item 4 rose to it (on its add) and follows.
+        #expect(jam.order == items(3, 2, 4))
+        #expect(jam.state.queueHead()?.id == itemID(3))
+        jam.wait(5)
+        try jam.vote(3, 0, by: alice)
+        // The latest to fall leads: item 3, then item 2, then those that never fell.
+        #expect(jam.order == items(3, 2, 4))
+        try jam.vote(4, 1, by: alice)
+        jam.wait(5)
+        try jam.vote(4, -1, by: alice)
+        // Item 4 fell through 0 to -1: alone there, after every 0.
+        #expect(jam.order == items(3, 2, 4))
+        #expect(jam.state.queue.first { $0.id == itemID(4) }?.scoreFell == true)
+    }
+
     @Test func equalScoresSinceTheSameInstantKeepAddOrder() throws {
         var jam = try Jam()
         try jam.startPlaying(1)

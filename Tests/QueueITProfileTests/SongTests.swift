@@ -153,6 +153,25 @@ struct SongTests {
         }
     }
 
+    @Test("a song that loses a vote leads the songs of its new score, as in its backend's tiers")
+    func aSongThatLosesAVoteLeadsItsNewTier() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            let two = try await api.added(ann, song(2))
+            let three = try await api.added(bob, song(3))
+            _ = try api.ok(try await api.vote(bob, three, 1), "bob votes three up")
+            _ = try api.ok(try await api.unvote(bob, three), "and takes it back")
+            let queue = try api.ok(try await api.current(ann), "current").objects("queue") ?? []
+            let queued = queue.filter { $0.string("status") == "queued" }
+            #expect(queued.map { $0.string("id") ?? "" } == [three, two], "song 3 fell to 0 and leads it")
+            #expect(queued.map { $0.bool("entered_tier_by_gain") } == [false, true])
+            _ = try api.ok(try await api.songFinished(ann), "song 1 ends")
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.object("current_song")?.string("id") == three, "the tier's order is the play order")
+        }
+    }
+
     @Test("search answers from the library in SearchResults' shape; a missing q or a limit of 51 is a 422")
     func searchUsesTheLibrary() async throws {
         try await QueueITServer.with { api, _ in
