@@ -31,7 +31,9 @@ extension SessionState {
         outcome.score = current.item.score
         guard previous != value else { return }
         current.item.votes[user] = value == 0 ? nil : value
+        // Every change of vote changes the score: it rose or fell.
         current.item.scoreSince = now
+        current.item.scoreFell = value < previous ? true : nil
         self.current = current
         outcome.score = current.item.score
         emit(.votesUpdate(VotesUpdate(itemId: current.item.id, score: current.item.score, reason: "now playing")), at: now, into: &outcome)

@@ -22,11 +22,17 @@ enum QueueITViews {
 
     /// A queued or playing item.
     static func song(_ item: ItemRecord, status: String, in state: SessionState) -> QueueIT.QueuedSong {
-        QueueIT.QueuedSong(
+        // A session stored before the profile ordered by tiers keeps OpenJam's order: its app,
+        // sorting by the same two fields, must then see every song as having risen.
+        let byGain = switch state.rules.equalScores {
+        case .heldLongest: true
+        case .fallenFirst: !(item.scoreFell ?? false)
+        }
+        return QueueIT.QueuedSong(
             id: item.id.rawValue, status: status, addedAt: QueueIT.date(item.addedAt), votes: item.score, song: track(item.track),
             addedBy: user(item.addedBy, name: state.member(item.addedBy)?.displayName ?? item.addedByName),
             // Its app sorts equal scores by these two, as the profile's queue does (`fallenFirst`).
-            lastEnteredTierAt: QueueIT.date(item.scoreSince), enteredTierByGain: !(item.scoreFell ?? false))
+            lastEnteredTierAt: QueueIT.date(item.scoreSince), enteredTierByGain: byGain)
     }
 
     /// An item that has left: "played" or "skipped" (removed while playing counts as skipped).

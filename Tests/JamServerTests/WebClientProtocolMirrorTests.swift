@@ -76,7 +76,7 @@ import Testing
         #expect(try Self.frozenObject("Limits", in: source) == [
             "maxDisplayName": String(Validate.maxDisplayName), "maxSessionName": String(Validate.maxSessionName),
             "maxNonce": String(Validate.maxNonce), "maxCommandId": String(ClientFrame.maxIdLength),
-            "maxCodeLength": String(JoinCodes.maxLength),
+            "maxCodeLength": String(JoinCodes.maxLength), "maxId": String(JamID.maxLength),
         ])
         #expect(try Self.frozenObject("DeviceLimits", in: source) == [
             "maxDeviceId": String(Validate.maxDeviceId), "maxDelayMs": String(Int(Validate.maxDeviceDelayMs)),

@@ -178,10 +178,18 @@ public actor SessionClient {
         setPhase(.idle)
         let unanswered = JamError(.unavailable, "the connection stopped before the server answered")
         for id in pendingOrder {
-            pending[id]?.continuation?.resume(throwing: unanswered)
+            guard var command = pending[id] else { continue }
+            if let continuation = command.continuation {
+                continuation.resume(throwing: unanswered)
+                pending[id] = nil
+            } else if command.result == nil {
+                // Its `send` is still handing the frame to the socket: it finds this when it waits.
+                command.result = .failure(unanswered)
+                pending[id] = command
+            }
+            // An answer that came before its `send` waited stays for it: the command was applied.
         }
-        pending = [:]
-        pendingOrder = []
+        pendingOrder.removeAll { pending[$0] == nil }
     }
 
     private func fail(_ error: JamError) {

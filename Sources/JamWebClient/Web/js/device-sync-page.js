@@ -101,7 +101,7 @@ export class DeviceSyncPanel {
   setDelay(userId, device, delayMs) {
     const data = { deviceId: device, delayMs };
     if (userId && (!this.store || userId !== this.store.me)) data.userId = userId;
-    this.perform(Command.setDeviceDelay, data, 'delay');
+    return this.perform(Command.setDeviceDelay, data, 'delay');
   }
 
   /** Starts a calibration with `device` listening; from a click, so the microphone may be asked for at once. */
@@ -113,7 +113,8 @@ export class DeviceSyncPanel {
     this.perform(Command.calibrate, { userId: device.userId, deviceId: device.deviceId }, 'calibrate');
   }
 
+  /** Sends a command through the session's store; resolves once it is answered (or refused). */
   perform(type, data, action) {
-    if (this.store) this.store.perform(type, data, action);
+    return this.store ? this.store.perform(type, data, action) : Promise.resolve(null);
   }
 }

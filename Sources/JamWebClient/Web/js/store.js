@@ -5,6 +5,7 @@
 // confirms it; a host skip hides the current item at once; a refusal rolls back and
 // keeps the server's reason for the page to show.
 import { Connection, Phase } from './connection.js';
+import { readableEventData } from './event-shapes.js';
 import { Applied, SessionMirror } from './mirror.js';
 import { Command, ErrorCode, JamError, QueueOrdering, Role, votesReason } from './protocol.js';
 import { randomUUID } from './ids.js';
@@ -120,6 +121,11 @@ export class SessionStore {
       return;
     }
     if (result === Applied.direct) {
+      // JamClient drops a device-sync frame it cannot decode; so does this page.
+      if (!readableEventData(envelope)) {
+        console.warn(`a ${envelope.type} frame did not read; dropped`);
+        return;
+      }
       for (const fn of this.passingListeners) fn(envelope);
       return;
     }

@@ -8,7 +8,7 @@ import { h, setText } from './dom.js';
 const STEP_MS = 5;
 
 export class DeviceDelayView {
-  /** @param {(delayMs: number) => void} onSet sends the new delay */
+  /** @param {(delayMs: number) => Promise<any>|void} onSet sends the new delay; its promise settles with the answer */
   constructor(onSet) {
     this.onSet = onSet;
     this.value = 0;
@@ -40,13 +40,16 @@ export class DeviceDelayView {
 
   send(delayMs) {
     this.pending = delayMs;
-    this.onSet(delayMs);
+    const answer = this.onSet(delayMs);
+    // Answered (the server's figure, perhaps rounded, is shown by then) or refused: the next
+    // press steps from what the server holds, unless a later press is still on its way.
+    const settle = () => { if (this.pending === delayMs) this.pending = null; };
+    if (answer && typeof answer.then === 'function') answer.then(settle, settle);
   }
 
   /** Shows the delay the server holds for this device. */
   render(delayMs) {
     this.value = delayMs;
-    if (this.pending === delayMs) this.pending = null;
     if (document.activeElement !== this.input) this.input.value = String(delayMs);
     setText(this.shown, delayMs === 0 ? 'no delay' : delayMs > 0 ? `starts ${delayMs} ms early` : `starts ${-delayMs} ms late`);
   }
