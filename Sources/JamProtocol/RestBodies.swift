@@ -124,14 +124,25 @@ public struct ServerTime: Codable, Hashable, Sendable {
     public init(serverTime: Millis) { self.serverTime = serverTime }
 }
 
-/// `GET /healthz`.
+/// `GET /healthz`: 200 with `ok` while the server can take commands, 503 with
+/// `unavailable` and the reason while it cannot (a node that lost its database), so a
+/// load balancer sends members elsewhere.
 public struct Health: Codable, Hashable, Sendable {
-    public var status: String
+    /// Whether the server can take commands now.
+    public enum Status: String, Codable, Hashable, Sendable {
+        case ok
+        case unavailable
+    }
+
+    public var status: Status
     public var sessions: Int
+    /// Why the server cannot take commands; absent while it can.
+    public var reason: String?
     /// Creates the body.
-    public init(status: String, sessions: Int) {
+    public init(status: Status, sessions: Int, reason: String? = nil) {
         self.status = status
         self.sessions = sessions
+        self.reason = reason
     }
 }
 

@@ -28,7 +28,9 @@ struct RestBodyTests {
         #expect(try roundTrip(voteResponse) == voteResponse)
         for role in Role.allCases { #expect(try roundTrip(RoleRequest(role: role)) == RoleRequest(role: role)) }
         #expect(try roundTrip(ServerTime(serverTime: Sample.t0)) == ServerTime(serverTime: Sample.t0))
-        #expect(try roundTrip(Health(status: "ok", sessions: 3)) == Health(status: "ok", sessions: 3))
+        #expect(try roundTrip(Health(status: .ok, sessions: 3)) == Health(status: .ok, sessions: 3))
+        let down = Health(status: .unavailable, sessions: 0, reason: "the database is unreachable")
+        #expect(try roundTrip(down) == down)
         #expect(try roundTrip(Sample.view) == Sample.view)
         #expect(try roundTrip(Sample.emptyView) == Sample.emptyView)
         for control in PlaybackControl.allCases {

@@ -72,6 +72,7 @@ import Testing
             }
             let health = try await server.api.request("GET", "/healthz")
             #expect(health.status == 200)
+            #expect(try health.decode(Health.self) == Health(status: .ok, sessions: 1))
             await party.close()
         }
     }

@@ -332,6 +332,12 @@ struct DatabaseRestartTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(refused == [true, true], "both nodes refuse commands while the database is down")
+        for node in [owner, other] {
+            let health = try await node.api.request("GET", "/healthz")
+            #expect(health.status == 503, "a balancer's check sees the node cannot take commands: \(health.text)")
+            let body = try health.decode(Health.self)
+            #expect(body.status == .unavailable && body.reason == "the database is unreachable", "\(body)")
+        }
         #expect(try await socket.closedByServer(timeout: .seconds(5)) != nil, "members are told to reconnect")
 
         _ = try await Self.postgres("start", folder.path)
@@ -345,6 +351,11 @@ struct DatabaseRestartTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(added == [true, true], "both nodes take commands again")
+        for node in [owner, other] {
+            let health = try await node.api.request("GET", "/healthz")
+            #expect(health.status == 200, "\(health.text)")
+            #expect(try health.decode(Health.self).status == .ok)
+        }
         // The owner's last add may still be on its way to the other node: wait for it there.
         let view = try await other.waitForQueue(host.token, id, containing: ["track-1", "track-200", "track-201"])
         #expect(view.trackIDs.isDisjoint(with: ["track-100", "track-101"]), "a refused command was not applied")

@@ -17,7 +17,13 @@ package struct SystemRoutes {
 
     package func register(on router: Router<JamRequestContext>) {
         router.get("healthz") { _, _ in
-            try RouteHelpers.json(Health(status: "ok", sessions: registry.liveCount))
+            if let reason = registry.unavailableBecause {
+                // A balancer checking this route stops sending members to a node that
+                // would refuse every command.
+                let body = Health(status: .unavailable, sessions: registry.liveCount, reason: reason)
+                return try RouteHelpers.json(body, status: .serviceUnavailable)
+            }
+            return try RouteHelpers.json(Health(status: .ok, sessions: registry.liveCount))
         }
         router.get("api/v1/time") { _, _ in
             try RouteHelpers.json(ServerTime(serverTime: clock.now()))

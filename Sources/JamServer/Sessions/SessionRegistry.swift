@@ -216,6 +216,13 @@ public final class SessionRegistry: Service, Sendable {
         }
     }
 
+    /// Why this server cannot take commands now, or nil when it can: a node that lost its
+    /// connection to the shared database refuses every request until it is back.
+    package var unavailableBecause: String? {
+        guard let cluster, !cluster.isConnected else { return nil }
+        return "the database is unreachable"
+    }
+
     /// Number of sessions that have not ended (live or stored).
     package var liveCount: Int {
         index.withLock { index in
