@@ -527,3 +527,34 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     message = refused_join(browsers.open("late"), base_url, code, "Lou")
     assert "full" in message.lower(), message
     assert_clean_console(host, guest)
+
+
+def test_two_quick_setting_changes_are_kept_in_the_order_they_were_made(base_url, browsers):
+    host = browsers.open("host")
+    create_session(host, base_url, "Hana")
+    # The page's first settings request leaves 400 ms late, as a slow connection may send
+    # it; each answer is noted in the order it comes.
+    host.execute_script("""
+        const realFetch = window.fetch;
+        window.settingsAnswers = [];
+        let held = false;
+        window.fetch = async (path, init) => {
+          if (!(init && init.method === 'PATCH')) return realFetch(path, init);
+          if (!held) {
+            held = true;
+            await new Promise((resolve) => setTimeout(resolve, 400));
+          }
+          const response = await realFetch(path, init);
+          const view = await response.clone().json();
+          window.settingsAnswers.push({ sent: JSON.parse(init.body).settings, locked: view.session.settings.locked });
+          return response;
+        };
+    """)
+    # Lock, and unlock at once: two change events before any answer.
+    host.execute_script("const box = document.getElementById('setting-locked'); box.click(); box.click();")
+    answers = wait_for(host, lambda d: len(d.execute_script("return window.settingsAnswers")) == 2
+                       and d.execute_script("return window.settingsAnswers"), message="the two changes were not answered")
+    assert [answer["sent"] for answer in answers] == [{"locked": True}, {"locked": False}], answers
+    assert answers[-1]["locked"] is False, f"the session kept the first change: {answers}"
+    wait_for(host, lambda d: not el(d, "setting-locked").is_selected())
+    assert_clean_console(host)

@@ -49,6 +49,8 @@ export class SessionPage {
     this.views = null;
     this.ticker = null;
     this.unsubscribe = null;
+    /** The last settings change sent; the next one waits for its answer. */
+    this.settingsSent = Promise.resolve();
   }
 
   /** The id of the session shown, or null. */
@@ -199,13 +201,22 @@ export class SessionPage {
     if (this.inviteOpen) byId('invite-link').focus();
   }
 
-  async changeSettings(patch) {
+  /**
+   * Sends one settings change once those made before it are answered: two quick toggles sent
+   * side by side may reach the server in either order, and the session would keep the first.
+   * @returns {Promise<void>} settled when this change is answered
+   */
+  changeSettings(patch) {
     const store = this.store;
-    try {
-      await this.api.updateSession(store.sessionId, { settings: patch });
-    } catch (error) {
-      store.reject('settings', error);
-    }
+    const send = async () => {
+      try {
+        await this.api.updateSession(store.sessionId, { settings: patch });
+      } catch (error) {
+        store.reject('settings', error);
+      }
+    };
+    this.settingsSent = this.settingsSent.then(send);
+    return this.settingsSent;
   }
 
   async endSession() {
