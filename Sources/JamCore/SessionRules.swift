@@ -26,6 +26,16 @@ public struct SessionRules: Codable, Hashable, Sendable {
         case fallenFirst
     }
 
+    /// What becomes of a member's skip request when they leave.
+    public enum DepartedSkipRequests: String, Codable, Hashable, Sendable {
+        /// It goes with them, and the requests left are checked against the smaller
+        /// threshold at once (OpenJam's).
+        case withdrawn
+        /// It stays counted until the song changes, and is theirs again if they come back;
+        /// nothing is checked until the next request (QueueIT's backend keeps the row).
+        case kept
+    }
+
     /// Who starts items.
     public var startMode: StartMode
     /// Most items the queue holds; `nil` for no limit.
@@ -43,11 +53,14 @@ public struct SessionRules: Codable, Hashable, Sendable {
     public var noncesRepeatOnlyWhileQueued: Bool
     /// How the `votes` order places items of equal score.
     public var equalScores: EqualScores
+    /// What becomes of a member's skip request when they leave.
+    public var departedSkipRequests: DepartedSkipRequests
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
-        noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest
+        noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
+        departedSkipRequests: DepartedSkipRequests = .withdrawn
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -55,10 +68,12 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.tracksNeedIdAndName = tracksNeedIdAndName
         self.noncesRepeatOnlyWhileQueued = noncesRepeatOnlyWhileQueued
         self.equalScores = equalScores
+        self.departedSkipRequests = departedSkipRequests
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
+        case departedSkipRequests
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -70,6 +85,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         tracksNeedIdAndName = try c.decodeIfPresent(Bool.self, forKey: .tracksNeedIdAndName) ?? true
         noncesRepeatOnlyWhileQueued = try c.decodeIfPresent(Bool.self, forKey: .noncesRepeatOnlyWhileQueued) ?? false
         equalScores = try c.decodeIfPresent(EqualScores.self, forKey: .equalScores) ?? .heldLongest
+        departedSkipRequests = try c.decodeIfPresent(DepartedSkipRequests.self, forKey: .departedSkipRequests) ?? .withdrawn
     }
 
     /// OpenJam's own rules.

@@ -33,7 +33,7 @@ extension SessionState {
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
-        removeMember(user, at: now, into: &outcome)
+        removeMember(user, keepingSkipRequest: rules.departedSkipRequests == .kept, at: now, into: &outcome)
         guard members.isEmpty else { return }
         if rules.emptyGraceMs != nil && (current != nil || !queue.isEmpty) {
             emptySince = now
@@ -49,12 +49,13 @@ extension SessionState {
         removeMember(target, at: now, into: &outcome)
     }
 
-    /// Removes a member, passes the host role on when needed and re-checks skip requests.
-    mutating func removeMember(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
+    /// Removes a member, passes the host role on when needed and re-checks skip requests,
+    /// unless the member's request stays (`DepartedSkipRequests.kept`: nothing is re-checked).
+    mutating func removeMember(_ user: UserID, keepingSkipRequest: Bool = false, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
         let wasHost = members[index].role == .host
         members.remove(at: index)
-        skipRequests.remove(user)
+        if !keepingSkipRequest { skipRequests.remove(user) }
         readyMembers.remove(user)
         roundTrips[user] = nil
         forgetTurnIfGone(user)
@@ -69,7 +70,7 @@ extension SessionState {
             emit(.memberUpdated(host.view), at: now, into: &outcome)
         }
         if !members.isEmpty {
-            evaluateSkipRequests(at: now, into: &outcome)
+            if !keepingSkipRequest { evaluateSkipRequests(at: now, into: &outcome) }
             commitIfAllReady(at: now, into: &outcome)
         }
     }

@@ -30,9 +30,14 @@ extension SessionState {
             hostDisplayName: member(hostId)?.displayName ?? "", settings: settings, createdAt: createdAt)
     }
 
-    /// Skip requests that count: those of members who may ask (`skipVoterCount`).
+    /// Skip requests that count: those of members who may ask (`skipVoterCount`), and those
+    /// of members who left where requests outlive their leaving (`DepartedSkipRequests.kept`).
     public var skipRequestCount: Int {
-        members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
+        let present = members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
+        switch rules.departedSkipRequests {
+        case .withdrawn: return present
+        case .kept: return present + skipRequests.count { member($0) == nil }
+        }
     }
 
     /// Members whose skip requests count: the connected ones, or every member where the

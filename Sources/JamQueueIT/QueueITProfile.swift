@@ -27,12 +27,16 @@ package struct QueueITProfile: WireProfile {
 
     /// The host's device plays; no member or queue limits beyond generous ones (its backend
     /// has none), duplicates allowed (it has no check), equal scores ordered as its tiers are,
-    /// and a session with music waits a day for somebody to come back.
+    /// skip requests outliving their members' leaving, and a session with music waits a day
+    /// for somebody to come back.
     package var defaults: SessionDefaults {
         let index = currentSessions
         return SessionDefaults(
             // Equal scores in its backend's tiers: a song that lost a vote leads those it falls among.
-            rules: SessionRules(startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, equalScores: .fallenFirst),
+            // Its skip requests are rows that a member's leaving does not delete.
+            rules: SessionRules(
+                startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, equalScores: .fallenFirst,
+                departedSkipRequests: .kept),
             settings: SessionSettings(maxMembers: SessionSettings.memberLimit, maxQueuedPerMember: SessionSettings.queueLimit, allowDuplicates: true),
             codes: .openJam, codeLifetimeMs: nil,
             makeWire: { _ in QueueITWire(currentSessions: index) })

@@ -94,6 +94,57 @@ import Testing
         #expect(jam.state.skipRequestCount == 0)
     }
 
+    @Test func aLeaversRequestIsWithdrawnAndTheRestCheckedAtOnceByDefault() throws {
+        // host, alice, bob and carol: more than half of four is 3; of three, 2.
+        var jam = try jam(members: [alice, bob, carol])
+        try jam.add(1, by: alice)
+        try jam.add(2, by: bob)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        try jam.apply(.leave, by: carol)
+        #expect(jam.state.current?.item.id == itemID(2), "two of three ask: skipped as carol leaves")
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.leave, by: alice)
+        #expect(jam.state.skipRequestCount == 0)
+    }
+
+    @Test func aLeaversRequestStaysCountedUntilTheSongChangesWhereRequestsAreKept() throws {
+        var rules = Self.rules
+        rules.departedSkipRequests = .kept
+        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        try jam.add(1, by: alice)
+        try jam.add(2, by: bob)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        let leaving = try jam.apply(.leave, by: carol)
+        #expect(leaving.events.types == [.memberLeft], "nothing is checked as a member leaves")
+        #expect(jam.state.current?.item.id == itemID(1))
+        try jam.apply(.leave, by: alice)
+        #expect(jam.state.skipRequestCount == 2, "alice's request still counts")
+        #expect(jam.state.skipRequestsNeeded == 2)
+        // The next request is checked, the leavers' with it: host's makes 3 of 2 needed.
+        try jam.apply(.requestSkip, by: host)
+        #expect(jam.state.current?.item.id == itemID(2))
+        #expect(jam.state.history.last?.outcome == .skipped)
+        #expect(jam.state.skipRequestCount == 0, "a new song starts with no requests, the leavers' gone too")
+    }
+
+    @Test func aKeptRequestIsTheMembersOwnAgainWhenTheyComeBack() throws {
+        var rules = Self.rules
+        rules.departedSkipRequests = .kept
+        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        try jam.add(1, by: alice)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.leave, by: alice)
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        #expect(jam.state.skipRequestCount == 1, "counted once, not as a member and as a leaver")
+        #expect(jam.state.view(for: alice).skipRequests.mine)
+        // A kicked member's request goes with them.
+        try jam.apply(.requestSkip, by: bob)
+        try jam.apply(.kick(userId: bob), by: host)
+        #expect(jam.state.skipRequestCount == 1)
+    }
+
     @Test func membersVoteOnWhatPlays() throws {
         var jam = try jam()
         try jam.add(1, by: alice)

@@ -33,6 +33,39 @@ struct SkipAndControlTests {
         }
     }
 
+    @Test("a participant who leaves keeps their skip request counted; leaving checks nothing")
+    func skipRequestsOutliveLeaving() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let cat = try await api.signIn("Cat")
+            let dan = try await api.signIn("Dan")
+            _ = try await api.hosting(ann, code: "PARTY")
+            for guest in [bob, cat, dan] { _ = try api.ok(try await api.join(guest, code: "PARTY"), "join") }
+            let playing = try await api.added(ann, song(1))
+            _ = try await api.added(ann, song(2))
+
+            _ = try api.ok(try await api.requestSkip(bob), "bob")
+            _ = try api.ok(try await api.requestSkip(cat), "cat")
+            // Two of four: not more than half. Dan leaves: two of three would be, but the
+            // backend checks only when somebody asks.
+            _ = try api.ok(try await api.leave(dan), "dan leaves")
+            _ = try api.ok(try await api.leave(bob), "bob leaves")
+            let view = try api.ok(try await api.current(ann), "current")
+            #expect(view.object("current_song")?.string("id") == playing, "leaving skipped nothing")
+            #expect(view.int("participant_count") == 2)
+            #expect(view.int("skip_request_count") == 2, "bob's request still counts: \(view)")
+
+            // Bob comes back: his request is his again, and counted once.
+            let back = try api.ok(try await api.join(bob, code: "PARTY"), "bob again")
+            #expect(back.bool("user_requested_skip") == true)
+            #expect(back.int("skip_request_count") == 2)
+            #expect(back.int("participant_count") == 3)
+            let three = try api.ok(try await api.requestSkip(ann), "ann")
+            #expect(three.bool("skipped") == true)
+        }
+    }
+
     @Test("the host's skip_current_track marks the song skipped and plays the next; a guest's is 403")
     func hostSkips() async throws {
         try await QueueITServer.with { api, _ in
