@@ -6,8 +6,11 @@ import Logging
 /// capped, jittered back-off), mirrors the session from its events, resumes from the
 /// last `seq` after a drop, and sends commands with ids so a retry after a reconnect
 /// is answered, not applied twice.
+///
+/// The connection loop is here; routing the server's frames is in `SessionClient+Frames`,
+/// sending commands in `SessionClient+Commands`.
 public actor SessionClient {
-    private struct PendingCommand {
+    struct PendingCommand {
         let frame: String
         var continuation: CheckedContinuation<Ack, any Error>?
         /// An answer that came before anyone waited for it.
@@ -18,29 +21,29 @@ public actor SessionClient {
     public nonisolated let sessionId: SessionID
     /// The caller.
     public nonisolated let me: UserID
-    private let api: JamAPI
-    private let transport: any RealtimeTransport
-    private let backoff: Backoff
-    private var logger: Logger
-    private var random: SeededRandom
+    let api: JamAPI
+    let transport: any RealtimeTransport
+    let backoff: Backoff
+    var logger: Logger
+    var random: SeededRandom
 
     /// The session as last heard.
-    public private(set) var mirror: SessionMirror
+    public internal(set) var mirror: SessionMirror
     /// The connection's state.
-    public private(set) var phase: ConnectionPhase = .idle
-    private var socket: (any RealtimeSocket)?
-    private var pending: [String: PendingCommand] = [:]
-    private var pendingOrder: [String] = []
-    private var subscribers: [Int: AsyncStream<ClientUpdate>.Continuation] = [:]
-    private var nextSubscriber = 0
-    private var commandCounter = 0
-    private var helloInFlight = false
+    public internal(set) var phase: ConnectionPhase = .idle
+    var socket: (any RealtimeSocket)?
+    var pending: [String: PendingCommand] = [:]
+    var pendingOrder: [String] = []
+    var subscribers: [Int: AsyncStream<ClientUpdate>.Continuation] = [:]
+    var nextSubscriber = 0
+    var commandCounter = 0
+    var helloInFlight = false
     /// A `hello` without `lastSeq` is on its way (after an event type this client does not know).
-    private var wholeStateInFlight = false
-    private let clock: any MonotonicClock
-    private var pongHandler: (@Sendable (Pong, Double) async -> Void)?
+    var wholeStateInFlight = false
+    let clock: any MonotonicClock
+    var pongHandler: (@Sendable (Pong, Double) async -> Void)?
     /// The send time of the ping each new socket starts with, until its pong comes.
-    private var attachPing: Double?
+    var attachPing: Double?
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
     public init(
@@ -92,7 +95,7 @@ public actor SessionClient {
         stopped()
     }
 
-    private func holdConnection() async throws {
+    func holdConnection() async throws {
         var attempt = 0
         while !Task.isCancelled {
             attempt += 1
@@ -140,7 +143,7 @@ public actor SessionClient {
         CloseCode.permanentFailure(close.code, reason: close.reason)
     }
 
-    private func attached(_ socket: any RealtimeSocket) async {
+    func attached(_ socket: any RealtimeSocket) async {
         self.socket = socket
         helloInFlight = false
         wholeStateInFlight = false
@@ -166,14 +169,14 @@ public actor SessionClient {
 
     /// Forgets the socket; true when it had been in sync.
     @discardableResult
-    private func detached() -> Bool {
+    func detached() -> Bool {
         let wasConnected = phase == .connected
         socket = nil
         return wasConnected
     }
 
     /// The owner stopped `run()`: commands waiting for an answer get none from this run.
-    private func stopped() {
+    func stopped() {
         detached()
         setPhase(.idle)
         let unanswered = JamError(.unavailable, "the connection stopped before the server answered")
@@ -192,7 +195,7 @@ public actor SessionClient {
         pendingOrder.removeAll { pending[$0] == nil }
     }
 
-    private func fail(_ error: JamError) {
+    func fail(_ error: JamError) {
         setPhase(.failed(error))
         for id in pendingOrder {
             if let continuation = pending[id]?.continuation {
@@ -207,208 +210,15 @@ public actor SessionClient {
         subscribers = [:]
     }
 
-    private func setPhase(_ phase: ConnectionPhase) {
+    func setPhase(_ phase: ConnectionPhase) {
         guard self.phase != phase else { return }
         self.phase = phase
         broadcast(.phase(phase))
     }
 
-    private func broadcast(_ update: ClientUpdate) {
+    func broadcast(_ update: ClientUpdate) {
         for (key, continuation) in subscribers {
             if case .terminated = continuation.yield(update) { subscribers[key] = nil }
         }
-    }
-
-    // MARK: Frames
-
-    /// Routes every `pong` with its local receive instant (taken as the frame arrives) to `handler`,
-    /// typically `ClockSync.record`.
-    public func onPong(_ handler: @escaping @Sendable (Pong, Double) async -> Void) {
-        pongHandler = handler
-    }
-
-    private func received(_ text: String) async {
-        let receivedAt = clock.now()
-        let envelope: ServerEnvelope
-        do {
-            envelope = try ServerEnvelope.decode(Data(text.utf8))
-        } catch {
-            if error.code != .unknownType {
-                logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
-            }
-            // Either way the frame's change is missing here, and a resume would replay it.
-            await unreadable(text)
-            return
-        }
-        switch envelope.event {
-        case .pong(let pong):
-            answered()
-            if pong.clientSendTime == attachPing {
-                // The socket's own ping (below): not a clock sample anyone asked for.
-                attachPing = nil
-                return
-            }
-            broadcast(.envelope(envelope))
-            await pongHandler?(pong, receivedAt)
-            return
-        case .ack(let ack):
-            answered()
-            broadcast(.envelope(envelope))
-            settle(ack.id, .success(ack))
-            return
-        case .error(let error):
-            broadcast(.envelope(envelope))
-            if let id = error.id {
-                settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
-            } else {
-                // A refusal of a frame sent without an id: a hello among them (too many, say).
-                // The resume it asked for is not coming, so the next gap asks again.
-                helloInFlight = false
-                wholeStateInFlight = false
-                logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
-            }
-            return
-        case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueItemAdded, .queueItemRemoved, .queueUpdate, .votesUpdate,
-            .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .syncStatus,
-            .deviceDelay, .calibration, .calibrationResult, .resync:
-            answered()
-        }
-        // Subscribers get each event once and in order: not a frame a resume will bring again.
-        switch mirror.apply(envelope) {
-        case .applied:
-            helloInFlight = false
-            wholeStateInFlight = false
-            broadcast(.envelope(envelope))
-            broadcast(.mirror(mirror))
-        case .direct:
-            broadcast(.envelope(envelope))
-        case .gap:
-            await resume()
-        case .duplicate, .stale:
-            break
-        }
-    }
-
-    /// The server answers on this socket (an error is not an answer: a server that refuses and
-    /// closes must not reset the back-off). It is open, and whatever it missed is on its way.
-    private func answered() {
-        if case .connecting = phase { setPhase(.connected) }
-    }
-
-    /// Asks for what was missed (or a full `stateSync`).
-    private func resume() async {
-        await sendHello(lastSeq: mirror.seq)
-    }
-
-    /// A frame this build cannot read: a newer server's event type, or a known one in a shape
-    /// it cannot decode. One that took a `seq` this mirror lacks changed the session in a way
-    /// only the whole state can show: asking to resume after the frame before it would replay
-    /// the same frame. One that did not (a passing frame) is dropped.
-    private func unreadable(_ text: String) async {
-        struct Numbered: Decodable { let seq: Int64 }
-        let numbered: Numbered
-        do {
-            numbered = try WireCoding.decode(Numbered.self, from: Data(text.utf8))
-        } catch {
-            logger.warning("a server frame this client cannot read has no seq", metadata: ["error": "\(error)"])
-            return
-        }
-        guard let seq = mirror.seq, numbered.seq > seq else { return }
-        logger.info("the server sent an event this client cannot read; taking the whole state", metadata: ["seq": "\(numbered.seq)"])
-        await sendHello(lastSeq: nil)
-    }
-
-    private func sendHello(lastSeq: Int64?) async {
-        // A resume in flight may replay the very frame that needs the whole state, so only
-        // another request for the whole state would be one too many.
-        let wholeState = lastSeq == nil
-        guard wholeState ? !wholeStateInFlight : !helloInFlight, let socket else { return }
-        helloInFlight = true
-        if wholeState { wholeStateInFlight = true }
-        do {
-            try await socket.send(ClientFrame(.hello(Hello(lastSeq: lastSeq))).jsonString())
-        } catch {
-            helloInFlight = false
-            wholeStateInFlight = false
-        }
-    }
-
-    private func settle(_ id: String, _ result: Result<Ack, JamError>) {
-        guard var command = pending[id] else { return }
-        guard let continuation = command.continuation else {
-            command.result = result
-            pending[id] = command
-            return
-        }
-        pending[id] = nil
-        pendingOrder.removeAll { $0 == id }
-        continuation.resume(with: result.mapError { $0 as any Error })
-    }
-
-    // MARK: Commands
-
-    /// Sends `command` and waits for the server's answer; while disconnected it waits for
-    /// the next connection. A refusal throws the server's typed error.
-    @discardableResult
-    public func send(_ command: ClientCommand) async throws -> Ack {
-        if case .failed(let error) = phase { throw error }
-        commandCounter += 1
-        let id = "\(me.rawValue.prefix(8))-\(commandCounter)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
-        let frame = ClientFrame(command, id: id).jsonString()
-        let playing = mirror.view?.nowPlaying?.item.id
-        pending[id] = PendingCommand(frame: frame)
-        pendingOrder.append(id)
-        if let socket {
-            do {
-                try await socket.send(frame)
-            } catch {
-                logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
-            }
-        }
-        let ack: Ack = try await withCheckedThrowingContinuation { continuation in
-            guard let entry = pending[id] else {
-                continuation.resume(throwing: JamError(.unavailable, "the connection closed for good"))
-                return
-            }
-            if let result = entry.result {
-                pending[id] = nil
-                pendingOrder.removeAll { $0 == id }
-                continuation.resume(with: result.mapError { $0 as any Error })
-            } else {
-                pending[id]?.continuation = continuation
-            }
-        }
-        switch command {
-        case .vote(let vote):
-            mirror.setMyVote(vote.itemId, vote.value)
-            broadcast(.mirror(mirror))
-        case .requestSkip:
-            if let playing {
-                mirror.requestSkipAnswered(for: playing)
-                broadcast(.mirror(mirror))
-            }
-        case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
-            .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
-            // The server's events carry everything else the mirror shows.
-            break
-        }
-        return ack
-    }
-
-    /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected.
-    @discardableResult
-    public func post(_ command: ClientCommand) async -> Bool {
-        guard let socket else { return false }
-        do {
-            try await socket.send(ClientFrame(command).jsonString())
-            return true
-        } catch {
-            return false
-        }
-    }
-
-    /// Asks the server to drop this socket (tests and "reconnect now" buttons).
-    public func dropConnection() async {
-        await socket?.close()
     }
 }

@@ -7,7 +7,7 @@ extension SessionStore {
     func until(_ what: String, timeout: Duration = .seconds(10), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
         var last: StoreSnapshot?
         return try await eventually("waiting for \(what); last: \(last.map { "\($0)" } ?? "none")", timeout: timeout, every: .milliseconds(10)) {
-            let snapshot = await current
+            let snapshot = current
             last = snapshot
             return predicate(snapshot) ? snapshot : nil
         }

@@ -1,0 +1,71 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// Commands to the server: sent with ids, kept until answered, sent again after a reconnect.
+extension SessionClient {
+    /// Sends `command` and waits for the server's answer; while disconnected it waits for
+    /// the next connection. A refusal throws the server's typed error.
+    @discardableResult
+    public func send(_ command: ClientCommand) async throws -> Ack {
+        if case .failed(let error) = phase { throw error }
+        commandCounter += 1
+        let id = "\(me.rawValue.prefix(8))-\(commandCounter)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
+        let frame = ClientFrame(command, id: id).jsonString()
+        let playing = mirror.view?.nowPlaying?.item.id
+        pending[id] = PendingCommand(frame: frame)
+        pendingOrder.append(id)
+        if let socket {
+            do {
+                try await socket.send(frame)
+            } catch {
+                logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
+            }
+        }
+        let ack: Ack = try await withCheckedThrowingContinuation { continuation in
+            guard let entry = pending[id] else {
+                continuation.resume(throwing: JamError(.unavailable, "the connection closed for good"))
+                return
+            }
+            if let result = entry.result {
+                pending[id] = nil
+                pendingOrder.removeAll { $0 == id }
+                continuation.resume(with: result.mapError { $0 as any Error })
+            } else {
+                pending[id]?.continuation = continuation
+            }
+        }
+        switch command {
+        case .vote(let vote):
+            mirror.setMyVote(vote.itemId, vote.value)
+            broadcast(.mirror(mirror))
+        case .requestSkip:
+            if let playing {
+                mirror.requestSkipAnswered(for: playing)
+                broadcast(.mirror(mirror))
+            }
+        case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
+            .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
+            // The server's events carry everything else the mirror shows.
+            break
+        }
+        return ack
+    }
+
+    /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected.
+    @discardableResult
+    public func post(_ command: ClientCommand) async -> Bool {
+        guard let socket else { return false }
+        do {
+            try await socket.send(ClientFrame(command).jsonString())
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Asks the server to drop this socket (tests and "reconnect now" buttons).
+    public func dropConnection() async {
+        await socket?.close()
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import JamProtocol
+import Logging
+
+/// Frames from the server: answers settle waiting sends, events feed the mirror, and a
+/// gap or an unreadable frame asks for a resume or the whole state.
+extension SessionClient {
+    /// Routes every `pong` with its local receive instant (taken as the frame arrives) to `handler`,
+    /// typically `ClockSync.record`.
+    public func onPong(_ handler: @escaping @Sendable (Pong, Double) async -> Void) {
+        pongHandler = handler
+    }
+
+    func received(_ text: String) async {
+        let receivedAt = clock.now()
+        let envelope: ServerEnvelope
+        do {
+            envelope = try ServerEnvelope.decode(Data(text.utf8))
+        } catch {
+            if error.code != .unknownType {
+                logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
+            }
+            // Either way the frame's change is missing here, and a resume would replay it.
+            await unreadable(text)
+            return
+        }
+        switch envelope.event {
+        case .pong(let pong):
+            answered()
+            if pong.clientSendTime == attachPing {
+                // The socket's own ping (below): not a clock sample anyone asked for.
+                attachPing = nil
+                return
+            }
+            broadcast(.envelope(envelope))
+            await pongHandler?(pong, receivedAt)
+            return
+        case .ack(let ack):
+            answered()
+            broadcast(.envelope(envelope))
+            settle(ack.id, .success(ack))
+            return
+        case .error(let error):
+            broadcast(.envelope(envelope))
+            if let id = error.id {
+                settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
+            } else {
+                // A refusal of a frame sent without an id: a hello among them (too many, say).
+                // The resume it asked for is not coming, so the next gap asks again.
+                helloInFlight = false
+                wholeStateInFlight = false
+                logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
+            }
+            return
+        case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueItemAdded, .queueItemRemoved, .queueUpdate, .votesUpdate,
+            .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .syncStatus,
+            .deviceDelay, .calibration, .calibrationResult, .resync:
+            answered()
+        }
+        // Subscribers get each event once and in order: not a frame a resume will bring again.
+        switch mirror.apply(envelope) {
+        case .applied:
+            helloInFlight = false
+            wholeStateInFlight = false
+            broadcast(.envelope(envelope))
+            broadcast(.mirror(mirror))
+        case .direct:
+            broadcast(.envelope(envelope))
+        case .gap:
+            await resume()
+        case .duplicate, .stale:
+            break
+        }
+    }
+
+    /// The server answers on this socket (an error is not an answer: a server that refuses and
+    /// closes must not reset the back-off). It is open, and whatever it missed is on its way.
+    func answered() {
+        if case .connecting = phase { setPhase(.connected) }
+    }
+
+    /// Asks for what was missed (or a full `stateSync`).
+    func resume() async {
+        await sendHello(lastSeq: mirror.seq)
+    }
+
+    /// A frame this build cannot read: a newer server's event type, or a known one in a shape
+    /// it cannot decode. One that took a `seq` this mirror lacks changed the session in a way
+    /// only the whole state can show: asking to resume after the frame before it would replay
+    /// the same frame. One that did not (a passing frame) is dropped.
+    func unreadable(_ text: String) async {
+        struct Numbered: Decodable { let seq: Int64 }
+        let numbered: Numbered
+        do {
+            numbered = try WireCoding.decode(Numbered.self, from: Data(text.utf8))
+        } catch {
+            logger.warning("a server frame this client cannot read has no seq", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let seq = mirror.seq, numbered.seq > seq else { return }
+        logger.info("the server sent an event this client cannot read; taking the whole state", metadata: ["seq": "\(numbered.seq)"])
+        await sendHello(lastSeq: nil)
+    }
+
+    func sendHello(lastSeq: Int64?) async {
+        // A resume in flight may replay the very frame that needs the whole state, so only
+        // another request for the whole state would be one too many.
+        let wholeState = lastSeq == nil
+        guard wholeState ? !wholeStateInFlight : !helloInFlight, let socket else { return }
+        helloInFlight = true
+        if wholeState { wholeStateInFlight = true }
+        do {
+            try await socket.send(ClientFrame(.hello(Hello(lastSeq: lastSeq))).jsonString())
+        } catch {
+            helloInFlight = false
+            wholeStateInFlight = false
+        }
+    }
+
+    func settle(_ id: String, _ result: Result<Ack, JamError>) {
+        guard var command = pending[id] else { return }
+        guard let continuation = command.continuation else {
+            command.result = result
+            pending[id] = command
+            return
+        }
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
+        continuation.resume(with: result.mapError { $0 as any Error })
+    }
+}
