@@ -86,4 +86,26 @@ import Testing
             await party.close()
         }
     }
+
+    @Test func aRetriedCommandIsAnsweredAgainEvenWithTheBudgetSpent() async throws {
+        try await TestServer.with(clock: ShiftedClock()) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0].socket
+            let burst = Int(CommandLimits().add.capacity)
+            for n in 0..<burst {
+                eli.send(.addToQueue(AddToQueue(track: testTrack(100 + n), nonce: "burst-\(n)")), id: "add-\(n)")
+            }
+            let first = try await eli.next("the last add's ack") { $0.ack?.id == "add-\(burst - 1)" }
+            let answered = try #require(first.ack)
+            // A client that lost its socket sends the same frames again: they were applied, so
+            // they are answered as before, not refused for a budget they already paid.
+            eli.send(.addToQueue(AddToQueue(track: testTrack(100 + burst - 1), nonce: "burst-\(burst - 1)")), id: "add-\(burst - 1)")
+            let again = try await eli.next("the retry's answer") { $0.error?.id == "add-\(burst - 1)" || $0.ack?.id == "add-\(burst - 1)" }
+            #expect(again.error == nil, "\(again)")
+            #expect(again.ack == answered)
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.queue.count + (view.nowPlaying == nil ? 0 : 1) == burst, "applied once")
+            await party.close()
+        }
+    }
 }

@@ -111,6 +111,12 @@ extension LiveSession {
         } else {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
+        if case .command(_, let replyId?, _) = request, let answer = answers[Self.answerKey(user, replyId)] {
+            // A retry after a reconnect gets its first answer, before any budget: the command
+            // was paid for when it was applied.
+            replyFramed(to: connectionID, answer)
+            return
+        }
         if let refusal = overBudget(request, from: user, on: connectionID, now: now) {
             noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
