@@ -137,8 +137,10 @@ extension SessionState {
         let before = queueOrder()
         let orderingBefore = settings.ordering
         let neededBefore = skipRequestsNeeded
+        let cooldownBefore = settings.addCooldownSeconds
         settings = patch.applied(to: settings)
         emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
+        if cooldownBefore > 0 && settings.addCooldownSeconds == 0 { forgetLastAdds(at: now, into: &outcome) }
         // Another ordering gives every item another reason ("2 votes", "Alice's turn") even
         // where the order stays, and no later add or vote sends the whole queue to fix them.
         if settings.ordering != orderingBefore || queueOrder() != before { emitQueue(at: now, into: &outcome) }

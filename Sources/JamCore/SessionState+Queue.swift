@@ -27,7 +27,10 @@ extension SessionState {
         }
         let adder = members.firstIndex { $0.userId == user }
         if let adder, let next = settings.nextAddAt(for: members[adder].view), now < next {
-            throw JamError(.rateLimited, "you can add again in \(Self.minutesAndSeconds(next - now)) (one add every \(Self.minutesAndSeconds(Int64(settings.addCooldownSeconds) * 1000)))")
+            throw JamError(
+                .rateLimited,
+                "you can add again in \(Self.minutesAndSeconds(next - now)) (one add every \(Self.minutesAndSeconds(Int64(settings.addCooldownSeconds) * 1000)))",
+                retryAfterMs: next - now)
         }
         if queue.contains(where: { $0.id == itemId }) || current?.item.id == itemId || upNext?.item.id == itemId {
             throw JamError(.conflict, "item \(itemId) already exists")
@@ -170,5 +173,14 @@ extension SessionState {
         if let item = queue.first(where: { $0.id == itemId }) { return (item.votes[user] ?? 0) == value }
         if rules.startMode == .hostDevice, let current, current.item.id == itemId { return (current.item.votes[user] ?? 0) == value }
         return false
+    }
+
+    /// Forgets when each member last added, telling everybody: with the cooldown off nothing
+    /// is kept, so turning one on again starts everybody afresh.
+    mutating func forgetLastAdds(at now: Millis, into outcome: inout Outcome) {
+        for index in members.indices where members[index].lastAddedAt != nil {
+            members[index].lastAddedAt = nil
+            emit(.memberUpdated(members[index].view), at: now, into: &outcome)
+        }
     }
 }

@@ -19,6 +19,7 @@ import Testing
         } catch {
             #expect(error.code == .rateLimited)
             #expect(error.message == "you can add again in 2:00 (one add every 2:00)")
+            #expect(error.retryAfterMs == 120_000, "REST sends it as Retry-After, the socket as retryAfterMs")
         }
         #expect(jam.state == before)
         _ = jam.wait(119_000)
@@ -73,6 +74,19 @@ import Testing
         try jam.add(1, by: alice)
         let outcome = try jam.apply(.updateSettings(SettingsPatch(addCooldownSeconds: 300)), by: host)
         #expect(outcome.events.types == [.sessionUpdated])
+        try jam.add(2, by: alice)
+        jam.reject(.add(track: track(3), nonce: "n3", itemId: itemID(3)), by: alice, .rateLimited)
+    }
+
+    @Test func turningTheCooldownOffAndOnAgainStartsEverybodyAfresh() throws {
+        var jam = try jam()
+        try jam.add(1, by: alice)
+        let off = try jam.apply(.updateSettings(SettingsPatch(addCooldownSeconds: 0)), by: host)
+        // Members' views drop the last add, so no client counts down from it later.
+        #expect(off.events.types == [.sessionUpdated, .memberUpdated])
+        #expect(jam.state.member(alice)?.lastAddedAt == nil)
+        _ = jam.wait(10_000)
+        try jam.apply(.updateSettings(SettingsPatch(addCooldownSeconds: 120)), by: host)
         try jam.add(2, by: alice)
         jam.reject(.add(track: track(3), nonce: "n3", itemId: itemID(3)), by: alice, .rateLimited)
     }

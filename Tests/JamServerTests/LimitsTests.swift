@@ -27,6 +27,21 @@ import Testing
         }
     }
 
+    @Test func anAddWithinTheCooldownGets429WithRetryAfter() async throws {
+        try await TestServer.with(clock: ShiftedClock()) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let patch = UpdateSessionRequest(settings: SettingsPatch(addCooldownSeconds: 120))
+            #expect(try await server.api.send("PATCH", "/api/v1/sessions/\(party.id)", token: party.host.token, json: patch).status == 200)
+            let eli = party.guests[0]
+            #expect(try await server.api.add(eli.token, party.id, testTrack(1)).status == 201)
+            let refused = try await server.api.add(eli.token, party.id, testTrack(2))
+            #expect(refused.status == 429)
+            #expect(refused.errorCode == .rateLimited)
+            #expect(refused.headers["retry-after"] == "120", "\(refused.headers)")
+            await party.close()
+        }
+    }
+
     @Test func upperCaseIdsNameTheSameThings() async throws {
         try await TestServer.with { server in
             let party = try await Party.start(server, guests: ["Eli"])

@@ -48,9 +48,14 @@ package struct ErrorMiddleware: RouterMiddleware {
 
     func response(_ error: JamError, status: HTTPResponse.Status? = nil) -> Response {
         let body = self.body(error)
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let wait = error.retryAfterMs {
+            // Whole seconds, rounded up, so a client that waits that long is not refused again.
+            headers[.retryAfter] = "\(max(1, (wait + 999) / 1000))"
+        }
         return Response(
             status: status ?? HTTPResponse.Status(code: error.code.httpStatus),
-            headers: [.contentType: "application/json"],
+            headers: headers,
             body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }
