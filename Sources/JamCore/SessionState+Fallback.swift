@@ -44,6 +44,22 @@ extension SessionState {
         !queue.isEmpty || (settings.fallback && rules.startMode == .scheduled && !(fallbackReserve?.tracks.isEmpty ?? true))
     }
 
+    /// Puts the queue's head in place of a fallback item announced up next: members' songs
+    /// always play before the library's, also one added in the seconds before the hand-over.
+    /// The fallback track goes back to the front of the reserve.
+    mutating func yieldFallbackUpNext(at now: Millis, into outcome: inout Outcome) {
+        guard let announced = upNext, announced.item.addedBy == Self.fallbackAdder, let head = queueHead() else { return }
+        queue.removeAll { $0.id == head.id }
+        var reserve = fallbackReserve ?? FallbackReserve()
+        reserve.tracks.insert(announced.item.track, at: 0)
+        fallbackReserve = reserve
+        upNext = UpNext(item: head, epoch: announced.epoch, startAt: announced.startAt)
+        // The same epoch and start: devices replace what they were preparing.
+        let prepare = PlayPrepare(item: itemView(head, reason: "up next"), epoch: announced.epoch, startAt: announced.startAt, previous: nil)
+        emit(.playPrepare(prepare), at: now, into: &outcome)
+        emitQueue(at: now, into: &outcome)
+    }
+
     /// Removes and returns what plays next: the head of the queue, else a fallback item.
     mutating func takeNextItem(at now: Millis) -> ItemRecord? {
         if let head = queueHead() {

@@ -58,6 +58,7 @@ extension SessionState {
         } else {
             queue.append(item)
             emitQueued(queue.count - 1, at: now, into: &outcome)
+            yieldFallbackUpNext(at: now, into: &outcome)
             // A playing item may now have a successor to prepare.
             advanceTimeline(to: now, into: &outcome)
         }

@@ -56,6 +56,40 @@ import Testing
         #expect(jam.state.fallbackReserve?.tracks == [track(11)])
     }
 
+    @Test func aSongAddedAfterTheShuffleWasAnnouncedStillPlaysFirst() throws {
+        var jam = try jamWithFallback()
+        try jam.startPlaying(1, by: alice)
+        let endsAt = try #require(try jam.requireCurrent().endsAt)
+        let announced = try #require(jam.advance(to: endsAt - 5000).playPrepares.first)
+        #expect(announced.item.track == track(10))
+        _ = jam.wait(1000)
+        let added = try jam.add(2, by: bob)
+        // The same epoch and start as the shuffle's, so devices swap what they prepare.
+        let replaced = try #require(added.events.playPrepares.first)
+        #expect(replaced.item.id == itemID(2))
+        #expect(replaced.epoch == announced.epoch && replaced.startAt == announced.startAt)
+        #expect(jam.state.upNext?.item.id == itemID(2))
+        #expect(jam.order.isEmpty)
+        #expect(jam.state.fallbackReserve?.tracks == [track(10), track(11)], "the shuffle's track waits for its turn")
+        jam.advance(to: endsAt)
+        #expect(try jam.requireCurrent().item.id == itemID(2))
+        // When the queue runs dry again, the shuffle goes on where it was.
+        let after = try #require(try jam.requireCurrent().endsAt)
+        #expect(jam.advance(to: after - 5000).playPrepares.first?.item.track == track(10))
+    }
+
+    @Test func aSecondAddWhileAMembersSongIsUpNextQueuesBehindIt() throws {
+        var jam = try jamWithFallback()
+        try jam.startPlaying(1, by: alice)
+        let endsAt = try #require(try jam.requireCurrent().endsAt)
+        jam.advance(to: endsAt - 5000)
+        try jam.add(2, by: bob)
+        let second = try jam.add(3, by: alice)
+        #expect(second.events.playPrepares.isEmpty, "a member's song up next stays")
+        #expect(jam.state.upNext?.item.id == itemID(2))
+        #expect(jam.order == [itemID(3)])
+    }
+
     @Test func playOnAnIdleSessionStartsTheShuffleAndSkipTakesTheNextTrack() throws {
         var jam = try jamWithFallback()
         let started = try jam.apply(.play, by: host).events.playPrepares
@@ -91,7 +125,7 @@ import Testing
         var jam = try jamWithFallback()
         try jam.startPlaying(1)
         try jam.apply(.skip, by: host)
-        try jam.advance(to: try jam.requireCurrent().anchorMs)
+        jam.advance(to: try jam.requireCurrent().anchorMs)
         let endsAt = try #require(try jam.requireCurrent().endsAt)
         jam.advance(to: endsAt - 5000)
         #expect(jam.state.recentTrackIDs(limit: 10) == ["track-11", "track-10", "track-1"])
