@@ -11,8 +11,9 @@ import NIOHTTP1
 
 /// Limits and timings of the PirateRadio profile; the defaults are its server's.
 public struct PirateRadioOptions: Sendable {
-    /// A socket that sends nothing for this long is closed with 4008.
-    public var idleTimeoutMs: Int64 = 120_000
+    /// A session whose members all send nothing for this long has its sockets closed with
+    /// 4008 (its server's 30 minutes; WebSocket pings keep quiet sockets alive until then).
+    public var idleTimeoutMs: Int64 = 1_800_000
     /// How long a session with a track or a queue outlives its last socket.
     public var gracePeriodMs: Int64 = 300_000
     /// How long a join code admits people.
@@ -48,7 +49,7 @@ package struct PirateRadioProfile: WireProfile {
     package var limitsSocketMessages: Bool { false }
 
     package var idleTimeout: IdleTimeout? {
-        IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "idle for \(options.idleTimeoutMs / 1000) s")
+        IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "Session idle timeout")
     }
 
     /// DJ-driven sessions of 10 members with 100 queued tracks and 4-digit codes.

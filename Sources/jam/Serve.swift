@@ -99,7 +99,7 @@ struct Serve: AsyncParsableCommand {
         help: "A proxy in front of this server (its IP address; repeat for several): behind it, per-address limits count the client its X-Forwarded-For names (JAM_TRUSTED_PROXIES, comma-separated).")
     var trustedProxy: [String] = []
 
-    @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close sockets silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 120000).")
+    @Option(name: .customLong("idle-timeout-ms"), help: "pirate-radio: close a session's sockets when all were silent this long (JAM_PR_IDLE_TIMEOUT_MS, default 1800000).")
     var idleTimeoutMs: Int64?
 
     @Option(name: .customLong("grace-period-ms"), help: "pirate-radio: how long an emptied session with music lives on (JAM_PR_GRACE_PERIOD_MS, default 300000).")

@@ -117,13 +117,14 @@ struct ConnectionTests {
         }
     }
 
-    @Test("A socket that sends nothing for the idle timeout is closed with 4008; one that pings stays open")
-    func idleSocketCloses4008() async throws {
+    @Test("A session whose members all send nothing for the idle timeout is closed with 4008; a quiet member of a talking one stays")
+    func idleSessionCloses4008() async throws {
         try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in
             let creator = try await server.http.signIn("creator1")
             let chatty = try await server.http.signIn("chatty1")
-            let session = try await server.http.createSession(creator)
-            let busy = try await server.connect(chatty, to: session.id)
+            let loner = try await server.http.signIn("loner1")
+            let talking = try await server.http.createSession(creator)
+            let busy = try await server.connect(chatty, to: talking.id)
             let pinger = Task {
                 for n in 1...80 {
                     busy.socket.send("ping", ["clientSendTime": n])
@@ -131,20 +132,26 @@ struct ConnectionTests {
                 }
             }
             defer { pinger.cancel() }
+            // The DJ of a talking session says nothing (paused, say): the session is not idle.
+            let quietDJ = try await server.connect(creator, to: talking.id)
 
+            let silent = try await server.http.createSession(loner)
             let opened = ContinuousClock.now
-            let quiet = try await server.connect(creator, to: session.id)
-            let code = try await quiet.socket.closeCode(timeout: .seconds(8))
+            let alone = try await server.connect(loner, to: silent.id)
+            let code = try await alone.socket.closeCode(timeout: .seconds(8))
             let elapsed = milliseconds(from: opened, to: .now)
             #expect(code == 4008, "closed with \(String(describing: code))")
             #expect(elapsed >= 1200, "closed after \(elapsed) ms, before the 1500 ms idle timeout")
 
-            // Well past the timeout, the socket that keeps talking (every 150 ms, a tenth of
-            // the timeout, so a stalled loaded machine does not close it) is still open.
+            // Well past the timeout, both sockets of the talking session (one message every
+            // 150 ms, a tenth of the timeout, so a stalled loaded machine does not close them)
+            // are still open.
             try await Task.sleep(until: opened + .milliseconds(3500))
-            let seen = await busy.socket.summary()
-            #expect(await busy.socket.isClosed == false, "the pinging socket was closed: \(seen)")
+            let (busySeen, quietSeen) = (await busy.socket.summary(), await quietDJ.socket.summary())
+            #expect(await busy.socket.isClosed == false, "the pinging socket was closed: \(busySeen)")
+            #expect(await quietDJ.socket.isClosed == false, "the quiet DJ's socket was closed: \(quietSeen)")
             try await busy.socket.roundTrip()
+            try await quietDJ.socket.roundTrip()
         }
     }
 }

@@ -87,6 +87,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state = .attached(session: session, connection: connection)
+        // A member arriving is activity too, as it is for the original servers' idle rules.
+        if profile.idleTimeout != nil { session.lastMessageNanos.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed) }
         for (message, receivedAt) in held { forward(message, receivedAt: receivedAt) }
     }
 
@@ -104,11 +106,11 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         awaitingPong = false
         switch frame.opcode {
         case .text:
-            lastMessage = lastHeard
+            heardMessage()
             let receivedAt = clock.nowPrecise()
             received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
         case .binary:
-            lastMessage = lastHeard
+            heardMessage()
             let receivedAt = clock.nowPrecise()
             if profile.acceptsBinaryFrames {
                 received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
@@ -123,6 +125,13 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             receivedClose(frame)
         default:
             break
+        }
+    }
+
+    private func heardMessage() {
+        lastMessage = lastHeard
+        if profile.idleTimeout != nil, case .attached(let session, _) = state {
+            session.lastMessageNanos.store(lastHeard.uptimeNanoseconds, ordering: .relaxed)
         }
     }
 
@@ -278,9 +287,15 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         timers.append(loop.scheduleTask(in: delay) { bound.value.idleCheck(bound, idle: idle) })
     }
 
+    /// Closes the socket once nobody in its session sent a message for the idle timeout
+    /// (this socket before it joined a session).
     private func idleCheck(_ bound: NIOLoopBound<RealtimeHandler>, idle: IdleTimeout) {
         let limit = TimeAmount.milliseconds(idle.milliseconds)
-        let silent = NIODeadline.now() - lastMessage
+        var heard = lastMessage
+        if case .attached(let session, _) = state {
+            heard = max(heard, NIODeadline.uptimeNanoseconds(session.lastMessageNanos.load(ordering: .relaxed)))
+        }
+        let silent = NIODeadline.now() - heard
         if silent >= limit {
             close(code: idle.code, reason: idle.reason)
         } else {

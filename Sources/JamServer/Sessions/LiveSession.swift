@@ -41,6 +41,9 @@ public actor LiveSession: CommitReceiver {
     /// The library tracks the shuffle draws from.
     var fallbackTracks: [Track]
     private let endedFlag = Atomic<Bool>(false)
+    /// When any member's socket last sent a message (`NIODeadline` nanoseconds): a profile
+    /// with an idle timeout closes the session's sockets only when all of them fell silent.
+    nonisolated let lastMessageNanos = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private var endAnnounced = false
     /// Whether this node applies the session's commands or follows another node that does.
     var role: SessionRole = .owner

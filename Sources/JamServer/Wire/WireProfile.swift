@@ -38,7 +38,8 @@ package struct DecodeFailure: Error, Sendable {
     }
 }
 
-/// Close a socket after this long without a message from its client.
+/// Close a session's sockets after this long without a message from any of them (a socket
+/// not yet in a session: from its own client).
 package struct IdleTimeout: Sendable {
     package var milliseconds: Int64
     package var code: UInt16
@@ -192,7 +193,7 @@ package protocol WireProfile: Sendable {
     var name: String { get }
     /// What its sessions are like.
     var defaults: SessionDefaults { get }
-    /// Close a socket after this long without a message from its client.
+    /// Close a session's sockets after this long without a message from any member.
     var idleTimeout: IdleTimeout? { get }
     /// Whether its sessions need the music library (fallback, search, audio).
     var usesLibrary: Bool { get }
