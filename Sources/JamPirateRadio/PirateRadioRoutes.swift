@@ -66,13 +66,12 @@ struct PirateRadioRoutes {
             let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw JamError(.invalidField, "spotifyUserId must not be empty") }
             guard trimmed.utf8.count <= JamID.maxLength else { throw JamError(.invalidField, "spotifyUserId is too long") }
-            // PirateRadio's server takes any display name; one too long or with control
-            // characters is cleaned to fit OpenJam's limits rather than refused.
-            var name = trimmed
-            if let given = body["displayName"] as? String {
-                let cleaned = Self.cleanDisplayName(given)
-                if !cleaned.isEmpty { name = cleaned }
-            }
+            // PirateRadio's server takes any display name, falling back to the user id; one too
+            // long or with control characters is cleaned to fit OpenJam's limits rather than
+            // refused, the user id standing in too, so every token it signs can join.
+            let given = (body["displayName"] as? String).map(Self.cleanDisplayName) ?? ""
+            let fromId = Self.cleanDisplayName(trimmed)
+            let name = !given.isEmpty ? given : !fromId.isEmpty ? fromId : "Listener"
             stations.signedIn(trimmed, displayName: name)
             let token = tokens.sign(userId: trimmed, name: name)
             return try RouteHelpers.json(PirateRadio.AuthResponse(token: token))

@@ -58,6 +58,19 @@ struct AuthTests {
         }
     }
 
+    @Test("A user id too long for a display name stands in for it cut short, and its token creates and joins")
+    func aLongUserIdStillMakesAUsableName() async throws {
+        try await PirateServer.with { server in
+            let longId = String(repeating: "a", count: 100)
+            let long = try await server.http.signIn(longId)
+            #expect(JWT.payload(long.token)?.string("name") == String(repeating: "a", count: 64))
+            let session = try await server.http.createSession(long)
+            let controls = try await server.http.signIn("\u{7}\u{8}")
+            #expect(JWT.payload(controls.token)?.string("name") == "Listener")
+            _ = try await server.http.joinOK(controls, code: session.joinCode)
+        }
+    }
+
     @Test("POST /auth is 400 for a missing, empty or non-string spotifyUserId and for a body that is not JSON")
     func authRejectsBadBodies() async throws {
         try await PirateServer.with { server in
