@@ -25,6 +25,17 @@ struct PirateRadioRoutes {
         return String(trimmed.prefix(Validate.maxDisplayName)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The session `id` a join names: PirateRadio knows no "ended", and its server forgets a
+    /// code with its session, so one that ended is not found.
+    private static func session(_ id: SessionID, in registry: SessionRegistry) async throws -> LiveSession {
+        do {
+            return try await registry.session(id)
+        } catch {
+            guard error.code == .gone else { throw error }
+            throw JamError(.notFound, "Session not found")
+        }
+    }
+
     /// Joins `identity` to `session` and answers as `/sessions/join` does (409 when full).
     /// The request's body as a JSON object; an empty body reads as `{}` and a body that is
     /// not an object as `{}` too, as the original's `req.body` does, but text that is not
@@ -94,7 +105,8 @@ struct PirateRadioRoutes {
             // PirateRadio's server looks any non-empty code up, so one that is only spaces, or
             // longer than any code, is simply not found.
             guard (try? JoinCodes.read(code)) != nil else { throw JamError(.notFound, "no session with that code") }
-            return try await join(try await registry.session(code: code), identity)
+            let id = try await registry.sessionID(code: code)
+            return try await join(try await Self.session(id, in: registry), identity)
         }
 
         // The dial joins a station by its session id, whatever the age of its code.
@@ -104,31 +116,28 @@ struct PirateRadioRoutes {
             let object = try await Self.bodyObject(request, context, naming: "a sessionId")
             guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "Session not found") }
-            let session: LiveSession
-            do throws(JamError) {
-                session = try await registry.session(id)
-            } catch {
-                // PirateRadio knows no "ended": a session is there or it is not.
-                throw JamError(.notFound, error.message)
-            }
-            return try await join(session, identity)
+            return try await join(try await Self.session(id, in: registry), identity)
         }
 
         // The dial's list: sessions playing or with a queue, named by their creator's sign-in.
         router.get("stations") { request, _ in
             _ = try tokens.verify(header: request.headers[.authorization])
-            var list: [PirateRadio.Station] = []
+            var found: [(createdAt: Millis, station: PirateRadio.Station)] = []
             for session in registry.liveSessions {
-                let found = await session.inspect { state, wire -> (creator: String, id: String, track: PirateRadio.RawJSON?)? in
+                let live = await session.inspect { state, wire -> (creator: String, id: String, createdAt: Millis, track: PirateRadio.RawJSON?)? in
                     guard state.current?.state == .playing || !state.queue.isEmpty else { return nil }
                     let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
-                    return (state.creatorId.rawValue, state.id.rawValue, state.current.map { pirate.show($0.item) })
+                    return (state.creatorId.rawValue, state.id.rawValue, state.createdAt, state.current.map { pirate.show($0.item) })
                 }
-                guard let found, let user = stations.user(found.creator) else { continue }
-                list.append(PirateRadio.Station(
-                    userId: found.creator, displayName: user.displayName, frequency: Double(user.tenths) / 10, sessionId: found.id,
-                    currentTrack: found.track))
+                guard let live, let user = stations.user(live.creator) else { continue }
+                let station = PirateRadio.Station(
+                    userId: live.creator, displayName: user.displayName, frequency: Double(user.tenths) / 10, sessionId: live.id,
+                    currentTrack: live.track)
+                found.append((live.createdAt, station))
             }
+            // In the order the sessions were made, as its server lists them: the app tunes to
+            // the first when it has no favourite.
+            let list = found.sorted { ($0.createdAt, $0.station.sessionId) < ($1.createdAt, $1.station.sessionId) }.map(\.station)
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(PirateRadio.Stations(stations: list)))))

@@ -1,4 +1,5 @@
 import Foundation
+import JamTestSupport
 import Testing
 
 @Suite("PirateRadio: the dial (stations and joining by id)")
@@ -27,6 +28,45 @@ struct StationsTests {
             result = try await server.http.request("GET", "/stations", token: listener.token)
             stations = result.json?["stations"] as? [JSONObject] ?? []
             #expect(sameTrack(stations.first?.object("currentTrack"), prTrack(1)), "\(result)")
+        }
+    }
+
+    @Test("GET /stations lists stations in the order their sessions were made")
+    func stationsInCreationOrder() async throws {
+        try await PirateServer.with { server in
+            var made: [String] = []
+            var sockets: [Connected] = []
+            for n in 1...8 {
+                let dj = try await server.http.signIn("dj\(n)")
+                let session = try await server.http.createSession(dj)
+                let connected = try await server.connect(dj, to: session.id)
+                _ = try await connected.socket.addAndWait(prTrack(n))
+                sockets.append(connected)
+                made.append("dj\(n)")
+                // Sessions made in the same millisecond have no order of their own.
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let result = try await server.http.request("GET", "/stations", token: sockets[0].user.token)
+            let listed = (result.json?["stations"] as? [JSONObject] ?? []).compactMap { $0.string("userId") }
+            #expect(listed == made, "\(result)")
+        }
+    }
+
+    @Test("POST /sessions/join with the code of a session that just ended is 404, as for any unknown code")
+    func joinCodeOfAnEndedSession() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let joiner = try await server.http.signIn("joiner1")
+            let session = try await server.http.createSession(creator)
+            let socket = try await server.connect(creator, to: session.id)
+            try await socket.socket.roundTrip()
+            await socket.socket.close()
+            try await eventually("the session ends with its last socket", timeout: .seconds(2)) {
+                try await server.http.get(creator, session: session.id).status == 404
+            }
+            let late = try await server.http.join(joiner, code: session.joinCode)
+            #expect(late.status == 404, "\(late)")
+            #expect(late.errorMessage != nil, "\(late)")
         }
     }
 

@@ -6,6 +6,12 @@ import JamProtocol
 extension SessionRegistry {
     /// The live session whose join code is `code`.
     package func session(code input: String) async throws(JamError) -> LiveSession {
+        try await session(try await sessionID(code: input))
+    }
+
+    /// The id of the session whose join code is `code`: 404 when no session has it, 410 when
+    /// it has expired (the session itself may have ended since).
+    package func sessionID(code input: String) async throws(JamError) -> SessionID {
         let code = try JoinCodes.read(input)
         var (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
         if id == nil, cluster != nil, let entry = try await sharedEntry(code: code) {
@@ -21,7 +27,7 @@ extension SessionRegistry {
         if let lifetime = defaults.codeLifetimeMs, let issued, clock.now() - issued > lifetime {
             throw JamError(.gone, "the join code \(code) has expired")
         }
-        return try await session(id)
+        return id
     }
 
     /// Applies `commands` together, with a fresh join code when `newCode` is set.
