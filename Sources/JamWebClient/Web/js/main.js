@@ -93,10 +93,10 @@ class App {
     this.header.setInSession(name === 'session');
   }
 
-  showWelcome({ code = '', error = '' } = {}) {
+  showWelcome({ code = '', error = '', fresh = false } = {}) {
     this.showScreen('welcome');
     document.title = 'OpenJam';
-    this.welcome.show({ code, name: rememberedName(), error });
+    this.welcome.show({ code, name: rememberedName(), error, fresh });
   }
 
   async create({ displayName, sessionName }) {
@@ -137,7 +137,7 @@ class App {
     ended.replaceChildren(
       h('h1', { id: 'ended-heading' }, 'Session over'),
       h('p', { role: 'alert' }, message),
-      h('button', { type: 'button', class: 'primary', onclick: () => this.showWelcome({ code: '' }) }, 'Start or join another session'));
+      h('button', { type: 'button', class: 'primary', onclick: () => this.showWelcome({ fresh: true }) }, 'Start or join another session'));
     this.showScreen('ended');
     document.title = 'OpenJam';
   }
@@ -148,7 +148,7 @@ class App {
     // Close the socket first: the server closes a leaving member's socket, which must not look like a drop.
     this.session.close();
     forgetSession();
-    this.showWelcome();
+    this.showWelcome({ fresh: true });
     try {
       await this.api.leaveSession(id);
       this.notices.show('You left the session.', 'info');

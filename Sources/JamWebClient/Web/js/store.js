@@ -263,6 +263,9 @@ export class SessionStore {
 
   /** Shows a refusal from elsewhere (a REST call the page made) like a command's. */
   reject(action, error, subject) {
+    // Commands still waiting when the session ended for this member fail with that reason,
+    // which the closing screen already says; a notice per command would only repeat it.
+    if (this.phase.phase === Phase.failed && error === this.phase.error) return;
     const typed = error instanceof JamError ? error : new JamError(ErrorCode.internal, String(error && error.message || error));
     this.rejectionCounter += 1;
     this.lastRejection = { id: this.rejectionCounter, action, subject, code: typed.code, message: typed.message };

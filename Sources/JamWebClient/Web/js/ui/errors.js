@@ -60,6 +60,9 @@ export function describeError(error, action, subject) {
   let detail;
   if (action === 'join' && code === ErrorCode.notFound) {
     detail = `${sentence(error.message)} Check the code and try again.`;
+  } else if (action === 'join' && code === ErrorCode.forbidden) {
+    // The one refusal of a join: the host removed this member ("the host removed you …").
+    detail = sentence(error.message);
   } else if (action === 'join' && code === ErrorCode.invalidField) {
     detail = `${sentence(error.message)} A join code has 6 letters and digits, like K7MPQ2.`;
   } else if (action === 'add' && code === ErrorCode.rateLimited && error.message) {

@@ -63,10 +63,11 @@ export class MembersView {
     const canManage = snapshot.role === Role.host && !isMe;
     parts.promote.hidden = !canManage || member.role === Role.host;
     setText(parts.promote, member.role === Role.cohost ? 'Make member' : 'Make co-host');
+    // The visible words first, so a voice-control user can say what they see.
     setAttr(parts.promote, 'aria-label', member.role === Role.cohost
-      ? `Take host controls away from ${member.displayName}` : `Give ${member.displayName} host controls`);
+      ? `Make member: take host controls away from ${member.displayName}` : `Make co-host: give ${member.displayName} host controls`);
     parts.handOver.hidden = !canManage || member.role === Role.host;
-    setConfirmLabel(parts.handOver, `Hand the session over to ${member.displayName}`);
+    setConfirmLabel(parts.handOver, `Make host: hand the session over to ${member.displayName}`);
     parts.kick.hidden = !canManage;
     setConfirmLabel(parts.kick, `Remove ${member.displayName} from the session`);
   }

@@ -91,7 +91,7 @@ export class SyncColumnView {
     parts.delay.disabled = !named;
     parts.calibrate.hidden = !named || !device.playing;
     setAttr(parts.resync, 'aria-label', `Ask ${name}'s device to re-sync`);
-    setAttr(parts.calibrate, 'aria-label', `Calibrate the room with ${name}'s device listening`);
+    setAttr(parts.calibrate, 'aria-label', `Calibrate, listening here: the room with ${name}'s device listening`);
     setAttr(parts.delay, 'aria-label', `Delay of ${name}'s device in milliseconds`);
   }
 }

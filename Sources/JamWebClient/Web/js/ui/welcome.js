@@ -4,6 +4,9 @@ import { Limits, normaliseJoinCode } from '../protocol.js';
 import { checkDisplayName, checkSessionName } from '../text-limits.js';
 import { h, setText } from './dom.js';
 
+const WELCOME_HEADING = 'Listen together';
+const WELCOME_LEAD = 'One shared queue, everybody votes, and every phone plays the same song at the same moment.';
+
 export class WelcomeView {
   /**
    * @param {HTMLElement} root
@@ -13,8 +16,8 @@ export class WelcomeView {
   constructor(root, actions) {
     this.root = root;
     this.actions = actions;
-    this.heading = h('h1', { id: 'welcome-heading' }, 'Listen together');
-    this.lead = h('p', { class: 'lead' }, 'One shared queue, everybody votes, and every phone plays the same song at the same moment.');
+    this.heading = h('h1', { id: 'welcome-heading' }, WELCOME_HEADING);
+    this.lead = h('p', { class: 'lead' }, WELCOME_LEAD);
     this.nameInput = h('input', {
       // No maxlength: it counts UTF-16 units and would cut a name the server takes (an emoji
       // is 2 to 11 of them); name() checks characters as the server counts them.
@@ -56,9 +59,18 @@ export class WelcomeView {
       h('div', { class: 'welcome-forms' }, this.joinForm, this.createForm));
   }
 
-  /** @param {{code?: string, name?: string, error?: string, busy?: boolean}} state */
-  show({ code = '', name = '', error = '', busy = false } = {}) {
+  /**
+   * @param {{code?: string, name?: string, error?: string, busy?: boolean, fresh?: boolean}} state
+   *   `fresh`: back from a session (left, removed, ended), so an earlier invite no longer stands
+   */
+  show({ code = '', name = '', error = '', busy = false, fresh = false } = {}) {
     if (name && !this.nameInput.value) this.nameInput.value = name;
+    if (fresh) {
+      this.codeInput.value = '';
+      setText(this.heading, WELCOME_HEADING);
+      setText(this.lead, WELCOME_LEAD);
+      this.joinForm.classList.remove('invited');
+    }
     if (code) {
       this.codeInput.value = code;
       setText(this.heading, `You're invited to session ${code}`);
