@@ -9,6 +9,7 @@ and makes the server's state change while Bob's socket is held.
 """
 
 import json
+import re
 import time
 
 from selenium.webdriver.common.by import By
@@ -317,3 +318,27 @@ def test_add_shows_at_once_and_a_refused_add_is_taken_back_with_the_reason(base_
     assert refused not in queue_titles(alice)
     assert queue_titles(bob) == queue_titles(alice)
     assert_clean_console(alice, bob)
+
+
+def test_the_offline_countdown_is_not_read_out_every_second(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    # What a screen reader hears from the connection's live region: its text without the
+    # parts hidden from it, noted at every change.
+    bob.execute_script("""
+        const region = document.getElementById('connection');
+        const spoken = () => {
+          const copy = region.cloneNode(true);
+          copy.querySelectorAll('[aria-hidden="true"]').forEach((node) => node.remove());
+          return copy.textContent.replace(/\\s+/g, ' ').trim();
+        };
+        window.announced = [spoken()];
+        new MutationObserver(() => {
+          const now = spoken();
+          if (now !== window.announced[window.announced.length - 1]) window.announced.push(now);
+        }).observe(region, { subtree: true, childList: true, characterData: true });
+    """)
+    held.close()  # Bob's server is gone: his page counts down to its next try
+    wait_for(bob, lambda d: re.search(r"retrying in \d+ s", el(d, "connection").text), message="no countdown showed")
+    announced = bob.execute_script("return window.announced")
+    assert any("retrying" in text for text in announced), announced
+    assert not [text for text in announced if re.search(r"in \d+ s", text)], announced

@@ -12,7 +12,8 @@ export class HeaderView {
     this.name = byId('session-name');
     this.host = byId('session-host');
     this.connection = byId('connection');
-    this.connectionText = byId('connection-text');
+    this.connectionState = byId('connection-state');
+    this.countdown = byId('connection-countdown');
     this.retry = byId('connection-retry');
     this.actionsBox = byId('topbar-actions');
     this.inviteToggle = byId('invite-toggle');
@@ -49,13 +50,15 @@ export class HeaderView {
   tick() {
     const phase = this.phase || { phase: Phase.idle };
     let text;
+    let countdown = '';
     let state = phase.phase;
     switch (phase.phase) {
       case Phase.connected: text = 'Live'; break;
       case Phase.connecting: text = phase.attempt > 1 ? 'Reconnecting…' : 'Connecting…'; break;
       case Phase.retrying: {
         const seconds = Math.max(0, Math.ceil((phase.at - performance.now()) / 1000));
-        text = `Offline (${phase.reason}) — retrying in ${seconds} s`;
+        text = `Offline (${phase.reason}) — retrying`;
+        countdown = ` in ${seconds} s`;
         break;
       }
       case Phase.failed: text = 'Disconnected'; break;
@@ -63,7 +66,8 @@ export class HeaderView {
       default: text = 'Not connected'; state = 'idle';
     }
     this.connection.dataset.state = state;
-    setText(this.connectionText, text);
+    setText(this.connectionState, text);
+    setText(this.countdown, countdown);
     this.retry.hidden = phase.phase !== Phase.retrying;
   }
 }
