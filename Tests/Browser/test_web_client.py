@@ -575,3 +575,47 @@ def test_two_quick_setting_changes_are_kept_in_the_order_they_were_made(base_url
     assert answers[-1]["locked"] is False, f"the session kept the first change: {answers}"
     wait_for(host, lambda d: not el(d, "setting-locked").is_selected())
     assert_clean_console(host)
+
+
+TOKEN_REFRESH_OFFLINE = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { SignIn } = await import('/js/sign-in.js');
+  const { ErrorCode, JamError } = await import('/js/protocol.js');
+  // Timers are noted instead of waited for: the test runs each one itself.
+  const realSetTimeout = window.setTimeout;
+  const timers = [];
+  window.setTimeout = (callback, wait) => { timers.push({ callback, wait }); return timers.length; };
+  try {
+    let calls = 0;
+    const api = {
+      token: null,
+      refresh: async () => {
+        calls += 1;
+        if (calls <= 2) throw new JamError(ErrorCode.unavailable, 'cannot reach the server');
+        return { token: 'fresh', expiresAt: Date.now() + 3_600_000 };
+      },
+    };
+    const signIn = new SignIn(api);
+    signIn.identity = { token: 'old', userId: 'u1', displayName: 'Ann', refreshAt: 1 };
+    await signIn.refreshIfDue();
+    await timers[0].callback();
+    await timers[1].callback();
+    done({ waits: timers.map((t) => t.wait), token: api.token, calls });
+  } finally {
+    window.setTimeout = realSetTimeout;
+  }
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_token_refresh_that_cannot_reach_the_server_is_tried_again(base_url, browsers):
+    page = browsers.open("offline")
+    page.get(base_url + "/")
+    result = page.execute_async_script(TOKEN_REFRESH_OFFLINE)
+    assert "error" not in result, result
+    assert result["calls"] == 3, result
+    assert result["token"] == "fresh", result
+    # 30 s, then twice that; after the fresh token, the next refresh at half its hour.
+    assert result["waits"][:2] == [30_000, 60_000], result
+    assert 1_700_000 < result["waits"][2] <= 1_800_000, result

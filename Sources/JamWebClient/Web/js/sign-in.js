@@ -6,6 +6,9 @@ import { ErrorCode } from './protocol.js';
 
 /** setTimeout's longest delay (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** After a refresh that could not reach the server: the first wait, doubled up to the longest. */
+const RETRY_FIRST_MS = 30_000;
+const RETRY_LONGEST_MS = 30 * 60_000;
 
 export class SignIn {
   /** @param {import('./api.js').Api} api gets the token for its calls */
@@ -16,6 +19,8 @@ export class SignIn {
     this.identity = loadIdentity();
     if (this.identity) this.api.token = this.identity.token;
     this.refreshTimer = null;
+    /** Refreshes in a row that could not reach the server. */
+    this.refreshFailures = 0;
   }
 
   /** A token for `displayName`: the stored one when there is one (the name goes with each join). */
@@ -30,7 +35,8 @@ export class SignIn {
   /**
    * Swaps the stored token for a fresh one once half its life is gone (or when the stored
    * one predates expiry times), then again at the next half-life while the page is open.
-   * A refused token is forgotten; an unreachable server is tried again at the next load.
+   * A refused token is forgotten; an unreachable server is tried again with a growing wait
+   * (30 s, doubling to 30 min), so a page left open past the token's end keeps its member.
    */
   async refreshIfDue() {
     if (!this.identity) return;
@@ -40,8 +46,15 @@ export class SignIn {
     }
     try {
       this.took(await this.api.refresh());
+      this.refreshFailures = 0;
     } catch (error) {
-      if (error.code !== ErrorCode.unauthorized) return;
+      if (error.code !== ErrorCode.unauthorized) {
+        const wait = Math.min(RETRY_LONGEST_MS, RETRY_FIRST_MS * 2 ** this.refreshFailures);
+        this.refreshFailures += 1;
+        clearTimeout(this.refreshTimer);
+        this.refreshTimer = setTimeout(() => this.refreshIfDue(), wait);
+        return;
+      }
       forgetIdentity();
       this.identity = null;
       this.api.token = null;
