@@ -187,6 +187,9 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     wait_for(alice, lambda d: now_playing_title(d) == second, message="the skip did not reach the server")
     held.wait_held(DOWN)
     assert now_playing_title(bob) is None
+    # Waiting for the next song, not idle: no "Nothing is playing", no Play button.
+    assert el(bob, "np-empty").text == "Skipping…", el(bob, "np-empty").text
+    assert not visible(bob, "host-play"), "Play was offered while the skip was on its way"
     record(bob, "skip", "return document.getElementById('np-title').offsetParent ? document.getElementById('np-title').textContent : null")
     held.release()
     wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the next song")

@@ -274,6 +274,7 @@ public actor SessionStore {
         return StoreSnapshot(
             session: view.session, members: view.members, nowPlaying: nowPlaying, upNext: view.upNext, queue: queue,
             skipRequests: skipRequests, history: view.history, phase: phase,
-            role: view.members.first { $0.userId == mirror.me }?.role, lastRejection: lastRejection, ended: mirror.ended != nil)
+            role: view.members.first { $0.userId == mirror.me }?.role, lastRejection: lastRejection, ended: mirror.ended != nil,
+            skipping: hiddenByskip != nil)
     }
 }

@@ -40,6 +40,9 @@ public struct StoreSnapshot: Sendable, Equatable {
     public var lastRejection: Rejection?
     /// True once the session ended.
     public var ended: Bool
+    /// A host's skip is on its way: `nowPlaying` is hidden until the next item comes with the
+    /// answer, so an app shows "skipping", not an idle session.
+    public var skipping: Bool = false
 
     /// An empty snapshot before the first state arrives.
     public static let empty = StoreSnapshot(

@@ -73,7 +73,7 @@ enum ScreenRenderer {
 
     static func nowPlayingLines(_ model: ScreenModel, width: Int) -> [String] {
         guard let now = model.snapshot.nowPlaying else {
-            return ["Nothing playing", "", ""]
+            return [model.snapshot.skipping ? "Skipping…" : "Nothing playing", "", ""]
         }
         let track = now.item.track
         let state = switch now.state {

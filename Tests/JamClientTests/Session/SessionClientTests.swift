@@ -138,11 +138,24 @@ import Testing
                 let refused = await guest.store.current
                 #expect(refused.nowPlaying?.item.track.id == "song-1")
                 #expect(refused.lastRejection?.code == .forbidden)
-                // The host may: song 2 replaces song 1.
+                #expect(!refused.skipping)
+                // The host may: song 2 replaces song 1. Until the answer the app shows a skip
+                // on its way, not an idle session.
+                let snapshots = await host.store.snapshots()
+                let recorder = Task { () -> [StoreSnapshot] in
+                    var seen: [StoreSnapshot] = []
+                    for await snapshot in snapshots { seen.append(snapshot) }
+                    return seen
+                }
                 await host.store.skip()
                 let skipped = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
                 #expect(skipped.history.last?.item.track.id == "song-1")
                 #expect(skipped.lastRejection == nil)
+                #expect(!skipped.skipping)
+                recorder.cancel()
+                let seen = await recorder.value
+                #expect(seen.contains { $0.nowPlaying == nil && $0.skipping }, "the skip showed as on its way")
+                #expect(!seen.contains { $0.nowPlaying == nil && !$0.skipping }, "never idle in between")
             }
         }
     }

@@ -9,6 +9,9 @@ import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
 import { SyncIndicator } from './sync-indicator.js';
 
+/** What the panel says when nothing plays. */
+const EMPTY_TEXT = 'Nothing is playing. Add a song: the first one starts at once.';
+
 export class NowPlayingView {
   /**
    * @param {HTMLElement} root
@@ -56,7 +59,7 @@ export class NowPlayingView {
     this.body = h('div', { class: 'np-body' },
       this.cover,
       h('div', { class: 'np-text' }, this.title, this.artist, this.addedBy, this.state));
-    this.empty = h('p', { class: 'empty', id: 'np-empty', hidden: true }, 'Nothing is playing. Add a song: the first one starts at once.');
+    this.empty = h('p', { class: 'empty', id: 'np-empty', hidden: true }, EMPTY_TEXT);
     root.replaceChildren(
       h('h2', { id: 'now-playing-heading' }, 'Now playing'),
       this.empty,
@@ -92,7 +95,10 @@ export class NowPlayingView {
     this.snapshot = snapshot;
     const now = snapshot.nowPlaying;
     const host = hasHostControls(snapshot.role);
+    // A host's skip on its way hides the song at once; the next one comes with the answer.
+    const skipping = !now && !!snapshot.skipping;
     this.empty.hidden = !!now;
+    setText(this.empty, skipping ? 'Skipping…' : EMPTY_TEXT);
     this.body.hidden = !now;
     this.root.classList.toggle('idle', !now);
     if (now) {
@@ -120,7 +126,7 @@ export class NowPlayingView {
       setAttr(this.pauseResume, 'aria-label', now.state === PlaybackState.paused ? 'Resume for everybody' : 'Pause for everybody');
       setAttr(this.skip, 'aria-label', 'Skip this song for everybody');
     }
-    this.play.hidden = !host || !!now || !snapshot.queue.some((entry) => !entry.pending);
+    this.play.hidden = !host || !!now || skipping || !snapshot.queue.some((entry) => !entry.pending);
     const seekable = host && !!now && !!now.item.track.durationMs;
     this.seek.hidden = !seekable;
     this.progress.hidden = seekable;
