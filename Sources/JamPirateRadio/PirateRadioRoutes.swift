@@ -105,8 +105,9 @@ struct PirateRadioRoutes {
             // PirateRadio's server looks any non-empty code up, so one that is only spaces, or
             // longer than any code, is simply not found.
             guard (try? JoinCodes.read(code)) != nil else { throw JamError(.notFound, "no session with that code") }
-            let id = try await registry.sessionID(code: code)
-            return try await join(try await Self.session(id, in: registry), identity)
+            // Its server forgets a code with its session: an ended one's is not found.
+            let session = try await registry.session(code: code) { _ in JamError(.notFound, "no session with that code") }
+            return try await join(session, identity)
         }
 
         // The dial joins a station by its session id, whatever the age of its code.

@@ -87,6 +87,27 @@ struct ClusterTests {
         }
     }
 
+    @Test func aNewJoinCodeShutsTheOldOneOnEveryNode() async throws {
+        try await TestCluster.with { cluster in
+            let host = try await cluster.front.api.guest("Host")
+            let created = try await cluster.node(0).api.create(host.token)
+            let (id, old) = (created.session.id, created.session.joinCode)
+            // Node 1 learns the old code from a join.
+            let friend = try await cluster.node(1).api.guest("Friend")
+            _ = try await cluster.node(1).api.join(friend.token, code: old)
+            let renewed = try await cluster.node(0).api.send(
+                "PATCH", "/api/v1/sessions/\(id)", token: host.token, json: UpdateSessionRequest(regenerateJoinCode: true))
+            let fresh = try renewed.decode(SessionView.self).session.joinCode
+            #expect(fresh != old)
+            let stranger = try await cluster.node(1).api.guest("Stranger")
+            try await eventually("node 1 refuses the old code", timeout: .seconds(5)) {
+                try await cluster.node(1).api.send("POST", "/api/v1/sessions/join", token: stranger.token, json: JoinSessionRequest(code: old)).status == 404
+            }
+            // The new code works there at once, whether or not node 1 has seen the change yet.
+            #expect(try await cluster.node(1).api.join(stranger.token, code: fresh).session.id == id)
+        }
+    }
+
     @Test func aMemberWhoseNodeDiesResumesWithExactlyTheEventsItMissed() async throws {
         try await TestCluster.with { cluster in
             let host = try await cluster.front.api.guest("Host")

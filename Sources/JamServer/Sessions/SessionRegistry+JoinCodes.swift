@@ -4,15 +4,36 @@ import JamProtocol
 /// Join codes: finding a session by its code, handing out fresh ones, and keeping them unique
 /// across the nodes that share a database.
 extension SessionRegistry {
-    /// The live session whose join code is `code`.
-    package func session(code input: String) async throws(JamError) -> LiveSession {
-        try await session(try await sessionID(code: input))
+    /// The live session whose join code is `code`: 404 when no session has it, 410 when it
+    /// has expired, and for a session that has ended whatever `whenEnded` makes of its 410.
+    package func session(code input: String, whenEnded: (JamError) -> JamError = { $0 }) async throws(JamError) -> LiveSession {
+        let code = try JoinCodes.read(input)
+        let id = try await sessionID(code: code)
+        let session: LiveSession
+        do {
+            session = try await self.session(id)
+        } catch {
+            throw error.code == .gone ? whenEnded(error) : error
+        }
+        if cluster != nil, await session.inspect({ state, _ in state.joinCode }) != code {
+            // Another node gave the session a new code since this one learnt the old code, or
+            // this node's copy has not caught up with a new one yet: the database says which.
+            guard let entry = try await sharedEntry(code: code), entry.id == id else {
+                index.withLock { index in
+                    if index.codes[code] == id {
+                        index.codes[code] = nil
+                        index.codeIssuedAt[code] = nil
+                    }
+                }
+                throw JamError(.notFound, "no session with code \(code)")
+            }
+        }
+        return session
     }
 
-    /// The id of the session whose join code is `code`: 404 when no session has it, 410 when
-    /// it has expired (the session itself may have ended since).
-    package func sessionID(code input: String) async throws(JamError) -> SessionID {
-        let code = try JoinCodes.read(input)
+    /// The id of the session whose join code is `code` (read by `JoinCodes.read`): 404 when
+    /// no session has it, 410 when it has expired.
+    private func sessionID(code: String) async throws(JamError) -> SessionID {
         var (id, issued) = index.withLock { ($0.codes[code], $0.codeIssuedAt[code]) }
         if id == nil, cluster != nil, let entry = try await sharedEntry(code: code) {
             // A session another node created.
