@@ -27,6 +27,23 @@ import Testing
         }
     }
 
+    @Test func refusedCreatesSpendNoneOfTheCreateLimit() async throws {
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(guestAuth: (100, 60), createSession: (2, 3600), join: (3, 60)) }) { server in
+            let alice = try await server.api.guest("Alice")
+            let tooLong = CreateSessionRequest(name: String(repeating: "x", count: Validate.maxSessionName + 1))
+            for _ in 0..<3 {
+                let refused = try await server.api.send("POST", "/api/v1/sessions", token: alice.token, json: tooLong)
+                #expect(refused.status == 400, "\(refused.text)")
+            }
+            let malformed = try await server.api.request("POST", "/api/v1/sessions", token: alice.token, body: Data("{".utf8))
+            #expect(malformed.status == 400)
+            _ = try await server.api.create(alice.token)
+            _ = try await server.api.create(alice.token)
+            let third = try await server.api.send("POST", "/api/v1/sessions", token: alice.token, json: CreateSessionRequest())
+            #expect(third.status == 429)
+        }
+    }
+
     @Test func anAddWithinTheCooldownGets429WithRetryAfter() async throws {
         try await TestServer.with(clock: ShiftedClock()) { server in
             let party = try await Party.start(server, guests: ["Eli"])

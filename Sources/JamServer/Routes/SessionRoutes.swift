@@ -13,9 +13,11 @@ struct SessionRoutes {
 
         sessions.post { request, context in
             let identity = try context.requireIdentity()
-            if let limits { try await limiter.check("create:\(identity.userId)", limit: limits.createSession) }
+            // Checked before the limit: a refused request spends none of it.
             let body = try await RouteHelpers.body(CreateSessionRequest.self, from: request, context: context)
-            let (_, view) = try await registry.create(by: identity, body)
+            let new = try registry.checked(body, by: identity)
+            if let limits { try await limiter.check("create:\(identity.userId)", limit: limits.createSession) }
+            let (_, view) = try await registry.create(new, by: identity)
             return try RouteHelpers.json(view, status: .created)
         }
 

@@ -244,6 +244,19 @@ public final class SessionRegistry: Service, Sendable {
     /// code the host chose (a profile whose app lets them), kept normalised; it is refused as a conflict
     /// while a session that has not ended holds it.
     package func create(by identity: Identity, _ request: CreateSessionRequest, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
+        try await create(try checked(request, by: identity), by: identity, code: chosen)
+    }
+
+    /// A new session's name, its host's name and its settings, read from a create request.
+    package struct NewSession: Sendable {
+        let displayName: String
+        let name: String
+        let settings: SessionSettings
+    }
+
+    /// Checks a create request without creating anything, so a refusal costs the caller
+    /// nothing (no rate-limit token, no id).
+    package func checked(_ request: CreateSessionRequest, by identity: Identity) throws(JamError) -> NewSession {
         let displayName = try Validate.displayName(request.displayName ?? identity.displayName)
         let name = try request.name.map { (value) throws(JamError) in
             let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -255,6 +268,12 @@ public final class SessionRegistry: Service, Sendable {
             try patch.validate()
             settings = patch.applied(to: settings)
         }
+        return NewSession(displayName: displayName, name: name, settings: settings)
+    }
+
+    /// Creates the session `new` describes (see `create(by:_:code:)`).
+    package func create(_ new: NewSession, by identity: Identity, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
+        let (displayName, name, settings) = (new.displayName, new.name, new.settings)
         let now = clock.now()
         let environment = self.environment
         let id = environment.ids.next()
