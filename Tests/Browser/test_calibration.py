@@ -167,3 +167,50 @@ def test_a_recording_that_fails_turns_the_microphone_off_and_reports_nothing_hea
         assert [p["type"] for p in result["posted"]] == ["calibrationReport"], f"{path}: {result}"
         assert [a["offsetMs"] for a in result["posted"][0]["data"]["arrivals"]] == [None], f"{path}: {result}"
         assert result["running"] is None, f"{path}: the runner still thinks it is calibrating"
+
+
+ABORTED_RUN = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  let stopped = 0;
+  const posted = [], statuses = [];
+  const track = { stop: () => { stopped += 1; } };
+  const stream = { getTracks: () => [track], getAudioTracks: () => [track] };
+  const node = () => ({ connect() {}, disconnect() {} });
+  // A context that runs nothing: only the abort can end the recording early.
+  const context = { sampleRate: 48000, currentTime: 0, destination: {}, createMediaStreamSource: node, createScriptProcessor: node };
+  globalThis.MediaStreamTrackProcessor = undefined;
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    audio: () => context,
+    compensationMs: () => 0,
+    post: (type, data) => { posted.push({ type, data }); return true; },
+    onStatus: (text) => statuses.push(text),
+    now: () => performance.now(),
+    getUserMedia: async () => stream,
+  });
+  // Listening for a minute from now.
+  const plan = { id: 'c1', listener: { userId: 'u1', deviceId: 'd1' }, repeats: 1, repeatMs: 200, windowMs: 100, probeMs: 50,
+    probes: [{ userId: 'u2', deviceId: 'd2', atMs: performance.now() + 60_000 }] };
+  const run = runner.handle(plan);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const listening = statuses.slice();
+  runner.abort();
+  const stoppedAtOnce = stopped;
+  await run;
+  done({ stoppedAtOnce, stopped, posted, running: runner.running, listening, statuses });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_leaving_stops_a_calibration_and_its_microphone_at_once(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    result = page.execute_async_script(ABORTED_RUN)
+    assert "error" not in result, result
+    assert any("listening" in text for text in result["listening"]), result
+    assert result["stoppedAtOnce"] == 1, f"the microphone stayed on after the abort: {result}"
+    assert result["posted"] == [], f"a stopped run reported: {result}"
+    assert result["running"] is None, result

@@ -35,10 +35,35 @@ export class CalibrationRunner {
     this.now = options.now || (() => performance.now());
     this.getUserMedia = options.getUserMedia || ((constraints) => navigator.mediaDevices.getUserMedia(constraints));
     this.running = null;
+    /** The run under way was stopped (`abort`): it plays, records and reports nothing more. */
+    this.aborted = false;
+    /** The run's scheduled probe sounds, its microphone, and what ends its probe wait. */
+    this.sources = [];
+    this.stream = null;
+    this.probesDone = null;
+  }
+
+  /**
+   * Stops the run under way, if any, because the member left the session: its probes go
+   * silent, the microphone goes off at once, and nothing is reported.
+   */
+  abort() {
+    if (!this.running) return;
+    this.aborted = true;
+    for (const source of this.sources) {
+      try {
+        source.stop();
+      } catch {
+        // Never started: nothing to stop.
+      }
+    }
+    this.sources = [];
+    if (this.stream) this.stream.getTracks().forEach((track) => track.stop());
+    if (this.probesDone) this.probesDone();
   }
 
   status(text) {
-    if (this.options.onStatus) this.options.onStatus(text);
+    if (this.options.onStatus && !this.aborted) this.options.onStatus(text);
   }
 
   /** Plays this device's part in `plan`; resolves once it is done (the listener: reported). */
@@ -47,6 +72,7 @@ export class CalibrationRunner {
     if (!probe && !listening) return;
     if (this.running === plan.id) return; // a repeated plan (a resumed socket) changes nothing
     this.running = plan.id;
+    this.aborted = false;
     try {
       await Promise.all([
         probe ? this.playProbe(probe, plan) : null,
@@ -54,6 +80,9 @@ export class CalibrationRunner {
       ]);
     } finally {
       this.running = null;
+      this.sources = [];
+      this.stream = null;
+      this.probesDone = null;
     }
   }
 
@@ -89,10 +118,14 @@ export class CalibrationRunner {
       source.buffer = buffer;
       source.connect(gain);
       source.start(Math.max(context.currentTime, first + (repeat * plan.repeatMs) / 1000));
+      this.sources.push(source);
       last = source;
     }
     this.status('Calibration: this device plays its probe…');
-    return new Promise((resolve) => { last.onended = resolve; });
+    return new Promise((resolve) => {
+      last.onended = resolve;
+      this.probesDone = resolve;
+    });
   }
 
   /** Records the room through every window, finds each probe and reports the arrivals. */
@@ -113,8 +146,13 @@ export class CalibrationRunner {
       this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })));
       return;
     }
+    this.stream = stream;
+    if (this.aborted) {
+      stream.getTracks().forEach((track) => track.stop());
+      return;
+    }
     this.status('Calibration: listening — keep the room quiet…');
-    const done = () => this.now() >= endLocal;
+    const done = () => this.aborted || this.now() >= endLocal;
     let recording;
     try {
       recording = globalThis.MediaStreamTrackProcessor
@@ -137,6 +175,7 @@ export class CalibrationRunner {
   }
 
   report(plan, arrivals) {
+    if (this.aborted) return;
     this.options.post(Command.calibrationReport, { calibrationId: plan.id, arrivals });
     this.status('Calibration: sent what this device heard; waiting for the result…');
   }

@@ -57,6 +57,8 @@ export class DeviceSyncPanel {
   }
 
   detach() {
+    // A calibration of the session left behind must not go on playing or listening here.
+    this.calibration.abort();
     if (this.unsubscribe) this.unsubscribe();
     this.unsubscribe = null;
     this.store = null;
