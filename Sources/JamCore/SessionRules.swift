@@ -36,6 +36,15 @@ public struct SessionRules: Codable, Hashable, Sendable {
         case kept
     }
 
+    /// Who hosts a session whose host left it empty, when somebody arrives.
+    public enum HostOfEmptySession: String, Codable, Hashable, Sendable {
+        /// The first to arrive takes over (OpenJam's: a session is never without a host).
+        case firstToArrive
+        /// The host stays host while away and has the role again on coming back; others
+        /// arrive as members (PirateRadio's server keeps its `djUserId`).
+        case kept
+    }
+
     /// Who starts items.
     public var startMode: StartMode
     /// Most items the queue holds; `nil` for no limit.
@@ -55,12 +64,14 @@ public struct SessionRules: Codable, Hashable, Sendable {
     public var equalScores: EqualScores
     /// What becomes of a member's skip request when they leave.
     public var departedSkipRequests: DepartedSkipRequests
+    /// Who hosts a session whose host left it empty, when somebody arrives.
+    public var hostOfEmptySession: HostOfEmptySession
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
-        departedSkipRequests: DepartedSkipRequests = .withdrawn
+        departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -69,11 +80,12 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.noncesRepeatOnlyWhileQueued = noncesRepeatOnlyWhileQueued
         self.equalScores = equalScores
         self.departedSkipRequests = departedSkipRequests
+        self.hostOfEmptySession = hostOfEmptySession
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
-        case departedSkipRequests
+        case departedSkipRequests, hostOfEmptySession
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -86,6 +98,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         noncesRepeatOnlyWhileQueued = try c.decodeIfPresent(Bool.self, forKey: .noncesRepeatOnlyWhileQueued) ?? false
         equalScores = try c.decodeIfPresent(EqualScores.self, forKey: .equalScores) ?? .heldLongest
         departedSkipRequests = try c.decodeIfPresent(DepartedSkipRequests.self, forKey: .departedSkipRequests) ?? .withdrawn
+        hostOfEmptySession = try c.decodeIfPresent(HostOfEmptySession.self, forKey: .hostOfEmptySession) ?? .firstToArrive
     }
 
     /// OpenJam's own rules.

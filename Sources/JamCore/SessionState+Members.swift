@@ -21,8 +21,9 @@ extension SessionState {
         guard members.count < settings.maxMembers else {
             throw JamError(.sessionFull, "the session is full (\(settings.maxMembers) members)")
         }
-        // Somebody arriving in a session its host has left (a grace period) takes over.
-        let takesOver = member(hostId) == nil
+        // Somebody arriving in a session its host has left (a grace period) takes over, where
+        // the rules say so; the host coming back is host again.
+        let takesOver = member(hostId) == nil && (user == hostId || rules.hostOfEmptySession == .firstToArrive)
         let record = MemberRecord(
             userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter, awaySince: now)
         joinCounter += 1

@@ -57,9 +57,10 @@ package struct PirateRadioProfile: WireProfile {
         SessionDefaults(
             rules: SessionRules(
                 startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs,
-                // PirateRadio's server queues and plays a track whatever fields it has, and
-                // checks a nonce only against what is still queued.
-                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true),
+                // PirateRadio's server queues and plays a track whatever fields it has, checks
+                // a nonce only against what is still queued, and keeps the DJ of a session
+                // left empty (a listener tuning in meanwhile is a listener).
+                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true, hostOfEmptySession: .kept),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })

@@ -96,6 +96,33 @@ struct HostSuccessionTests {
         #expect(jam.state.role(of: alice) == .host)
     }
 
+    /// A session that outlives its last member (something queued) with `rules`.
+    func leftEmpty(_ rules: SessionRules) throws -> Jam {
+        var jam = try Jam(members: [], rules: rules)
+        try jam.add(1, by: host)
+        try jam.apply(.leave, by: host)
+        #expect(jam.state.members.isEmpty && !jam.state.hasEnded)
+        return jam
+    }
+
+    @Test func theFirstToArriveInASessionLeftEmptyHostsIt() throws {
+        var jam = try leftEmpty(SessionRules(startMode: .scheduled, emptyGraceMs: 60_000))
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        #expect(jam.state.hostId == alice)
+        try jam.apply(.join(displayName: "Host"), by: host)
+        #expect(jam.state.role(of: host) == .member)
+    }
+
+    @Test func whereTheHostIsKeptTheyHostAgainOnComingBack() throws {
+        var jam = try leftEmpty(SessionRules(startMode: .djDriven, emptyGraceMs: 60_000, hostOfEmptySession: .kept))
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        #expect(jam.state.hostId == host, "the DJ stays DJ while away")
+        #expect(jam.state.role(of: alice) == .member)
+        try jam.apply(.join(displayName: "Host"), by: host)
+        #expect(jam.state.role(of: host) == .host)
+        #expect(jam.state.members.filter { $0.role == .host }.map(\.userId) == [host])
+    }
+
     @Test func nonHostLeavingKeepsTheHost() throws {
         var jam = try staggered()
         let outcome = try jam.apply(.leave, by: bob)

@@ -54,6 +54,27 @@ struct GracePeriodTests {
         }
     }
 
+    @Test("A listener tuning in during the grace period is a listener; the DJ is DJ again on coming back")
+    func theDJStaysDJWhileAway() async throws {
+        try await PirateServer.with(.init(gracePeriodMs: 10_000)) { server in
+            let party = try await Party.start(server, members: [])
+            _ = try await party.dj.socket.addAndWait(prTrack(1))
+            await party.dj.socket.close()
+            try await eventually("the DJ left", timeout: .seconds(2)) {
+                (try await party.http.snapshot(party.dj.user, session: party.id).objects("members") ?? []).isEmpty
+            }
+            let listener = try await server.http.signIn("l1")
+            let joined = try await server.http.send("POST", "/sessions/join-by-id", token: listener.token, json: ["sessionId": party.id])
+            #expect(joined.status == 200, "\(joined)")
+            #expect(joined.json?.string("djUserId") == "dj", "\(joined)")
+            let tuned = try await server.connect(listener, to: party.id)
+            let back = try await server.connect(party.dj.user, to: party.id)
+            let sync = try #require(await back.socket.frames("stateSync").first)
+            #expect(sync.data.string("djUserId") == "dj", "\(sync.text)")
+            try await tuned.socket.roundTrip()
+        }
+    }
+
     @Test("Reconnecting within the grace period resumes the session, which then stays alive")
     func reconnectWithinTheGracePeriod() async throws {
         try await PirateServer.with(.init(gracePeriodMs: 1500)) { server in
