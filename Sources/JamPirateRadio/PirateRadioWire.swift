@@ -60,7 +60,8 @@ struct PirateRadioWire: SessionWire {
             let others: Audience = connection.map { .everyoneExcept($0) } ?? .everyone
             switch command {
             case .djPrepare:
-                add(.playPrepare, relay ?? "{}", others)
+                // Its server relays the DJ's timeline to every member, the DJ included.
+                add(.playPrepare, relay ?? "{}", .everyone)
             case .djTimeline(let change):
                 let type: PirateRadio.ServerType = switch change {
                 case .commit: .playCommit
@@ -68,7 +69,7 @@ struct PirateRadioWire: SessionWire {
                 case .resume: .resume
                 case .seek: .seek
                 }
-                add(type, relay ?? "{}", others)
+                add(type, relay ?? "{}", .everyone)
             case .skip:
                 addStateSync()
             case .add, .remove, .all:
