@@ -196,6 +196,7 @@ def test_host_controls(base_url, browsers):
     click(host, kick)
     wait_for(guest, lambda d: visible(d, "ended"), message="the removed guest was not told")
     assert "no longer in this session" in el(guest, "ended").text
+    assert guest.switch_to.active_element.get_attribute("id") == "ended-heading", "focus stayed on the hidden session screen"
     wait_for(host, lambda d: "Gus" not in el(d, "members-list").text)
     # Back to the start: no trace of the session left, and trying again says why not.
     click(guest, guest.find_element(By.XPATH, "//button[text()='Start or join another session']"))
@@ -619,3 +620,18 @@ def test_a_token_refresh_that_cannot_reach_the_server_is_tried_again(base_url, b
     # 30 s, then twice that; after the fresh token, the next refresh at half its hour.
     assert result["waits"][:2] == [30_000, 60_000], result
     assert 1_700_000 < result["waits"][2] <= 1_800_000, result
+
+
+def test_a_keyboard_vote_that_moves_a_song_keeps_the_focus_on_its_button(base_url, browsers):
+    from selenium.webdriver.common.keys import Keys
+    host = browsers.open("host")
+    create_session(host, base_url, "Hana")
+    add_track(host, 1)  # plays
+    first, second = add_track(host, 2), add_track(host, 3)
+    wait_for(host, lambda d: queue_titles(d) == [first, second])
+    button = queue_item(host, second).find_element(By.CSS_SELECTOR, "button.vote-up")
+    host.execute_script("arguments[0].focus()", button)
+    button.send_keys(Keys.SPACE)
+    wait_for(host, lambda d: queue_titles(d) == [second, first], message="the vote did not move the song up")
+    wait_for(host, lambda d: d.switch_to.active_element.get_attribute("aria-label") == f"Take back your up vote for {second}",
+             message="focus left the button")

@@ -135,10 +135,12 @@ class App {
     forgetSession();
     const ended = byId('ended');
     ended.replaceChildren(
-      h('h1', { id: 'ended-heading' }, 'Session over'),
+      h('h1', { id: 'ended-heading', tabindex: '-1' }, 'Session over'),
       h('p', { role: 'alert' }, message),
       h('button', { type: 'button', class: 'primary', onclick: () => this.showWelcome({ fresh: true }) }, 'Start or join another session'));
     this.showScreen('ended');
+    // Focus was on a control of the session screen, now hidden: start from what happened.
+    byId('ended-heading').focus();
     document.title = 'OpenJam';
   }
 

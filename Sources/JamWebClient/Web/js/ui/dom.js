@@ -54,6 +54,8 @@ export function setAttr(el, name, value) {
  * create(item) builds one, update(el, item, index) refreshes it.
  */
 export function syncList(container, items, keyOf, create, update) {
+  // Moving an element (a song voted up) takes focus off whatever inside it had it.
+  const focused = container.contains(document.activeElement) ? document.activeElement : null;
   const existing = new Map();
   for (const child of container.children) existing.set(child.dataset.key, child);
   let cursor = container.firstElementChild;
@@ -70,6 +72,7 @@ export function syncList(container, items, keyOf, create, update) {
     else cursor = cursor.nextElementSibling;
   });
   for (const el of existing.values()) el.remove();
+  if (focused && focused.isConnected && document.activeElement !== focused) focused.focus({ preventScroll: true });
 }
 
 /**
