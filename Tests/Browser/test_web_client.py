@@ -635,3 +635,32 @@ def test_a_keyboard_vote_that_moves_a_song_keeps_the_focus_on_its_button(base_ur
     wait_for(host, lambda d: queue_titles(d) == [second, first], message="the vote did not move the song up")
     wait_for(host, lambda d: d.switch_to.active_element.get_attribute("aria-label") == f"Take back your up vote for {second}",
              message="focus left the button")
+
+
+def test_a_leave_that_cannot_reach_the_server_keeps_the_member_in_the_session(base_url, browsers):
+    host = browsers.open("host")
+    guest = browsers.open("guest")
+    code = create_session(host, base_url, "Hana")
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    # The page's first leave request fails as an offline one does.
+    guest.execute_script("""
+        const realFetch = window.fetch;
+        let failed = false;
+        window.fetch = (path, init) => {
+          if (!failed && String(path).endsWith('/leave')) {
+            failed = true;
+            return Promise.reject(new TypeError('Failed to fetch'));
+          }
+          return realFetch(path, init);
+        };
+    """)
+    click(guest, el(guest, "leave-button"))
+    wait_for(guest, lambda d: "Couldn't leave the session" in el(d, "notices").text, message="the failed leave said nothing")
+    wait_for(guest, lambda d: visible(d, "now-playing") and "/j/" in d.current_url, message="the page did not go back to the session")
+    wait_connected(guest)
+    assert "Gus" in el(host, "members-list").text
+    # Pressed again, with the server within reach, it leaves.
+    click(guest, el(guest, "leave-button"))
+    wait_for(host, lambda d: "Gus" not in el(d, "members-list").text, message="the second leave did not reach the server")
+    wait_for(guest, lambda d: visible(d, "welcome-heading") and d.current_url.rstrip("/") == base_url)

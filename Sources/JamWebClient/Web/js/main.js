@@ -149,14 +149,24 @@ class App {
     if (!id) return;
     // Close the socket first: the server closes a leaving member's socket, which must not look like a drop.
     this.session.close();
-    forgetSession();
     this.showWelcome({ fresh: true });
     try {
       await this.api.leaveSession(id);
-      this.notices.show('You left the session.', 'info');
     } catch (error) {
-      if (!sessionIsGone(error)) this.notices.show(describeError(error, 'leave'));
+      if (!sessionIsGone(error)) {
+        // Still a member as far as the server knows: back to the session, so Leave can be
+        // pressed again, rather than a welcome screen that pretends otherwise.
+        this.notices.show(describeError(error, 'leave'));
+        try {
+          this.enterSession(await this.api.getSession(id));
+        } catch {
+          // Unreachable: the session stays remembered, and the next visit opens it again.
+        }
+        return;
+      }
     }
+    forgetSession();
+    this.notices.show('You left the session.', 'info');
   }
 }
 
