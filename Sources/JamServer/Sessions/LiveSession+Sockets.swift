@@ -76,22 +76,62 @@ extension LiveSession {
     /// A socket of `user` is gone: the member disconnects (or, where sockets are membership,
     /// leaves once their last socket is gone).
     func socketGone(_ user: UserID) {
-        guard !state.hasEnded, state.member(user) != nil else { return }
-        let command: Command
-        if wire.socketsAreMembership {
-            guard !connections.values.contains(where: { $0.user == user }) else { return }
-            command = .leave
-        } else {
-            command = .disconnect
-        }
+        guard let command = departure(of: user) else { return }
         if role == .replica {
             forwardFromSocket(command, by: user, connection: nil, replyId: nil)
             return
         }
+        depart(user, with: command)
+    }
+
+    /// What a closed socket of `user` makes them do now, if anything.
+    private func departure(of user: UserID) -> Command? {
+        guard !state.hasEnded, state.member(user) != nil else { return nil }
+        if wire.socketsAreMembership {
+            return connections.values.contains(where: { $0.user == user }) ? nil : .leave
+        }
+        return .disconnect
+    }
+
+    private func depart(_ user: UserID, with command: Command) {
         do {
             try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
         } catch {
             logger.debug("a socket's close was not applied", metadata: ["error": "\(error)"])
+            // Refused because the store is failing: the member would stay "connected" (counted
+            // for skips and starts) for good. Tried again until the store takes it.
+            if error.code == .unavailable {
+                departuresWaiting[user, default: 0] += 1
+                scheduleDepartureRetry()
+            }
+        }
+    }
+
+    /// Tries the waiting departures again in a second.
+    func scheduleDepartureRetry() {
+        guard departureTimer == nil, !departuresWaiting.isEmpty else { return }
+        departureTimer = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
+            self.assumeIsolated { session in
+                session.departureTimer = nil
+                session.retryDepartures()
+            }
+        }
+    }
+
+    /// Applies the departures the store refused before: each closed socket's disconnect, or
+    /// the leave of a member who has no socket now.
+    func retryDepartures() {
+        guard role == .owner else {
+            departuresWaiting = [:]
+            return
+        }
+        let waiting = departuresWaiting
+        departuresWaiting = [:]
+        for (user, closed) in waiting {
+            for _ in 0..<closed {
+                guard let command = departure(of: user) else { break }
+                depart(user, with: command)
+            }
         }
     }
 

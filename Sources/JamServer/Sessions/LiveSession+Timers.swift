@@ -56,6 +56,8 @@ extension LiveSession {
         timer = nil
         stallTimer?.cancel()
         stallTimer = nil
+        departureTimer?.cancel()
+        departureTimer = nil
         stopDeviceSyncTimers()
     }
 }

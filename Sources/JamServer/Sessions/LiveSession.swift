@@ -36,6 +36,10 @@ public actor LiveSession: CommitReceiver {
     private var nextWaiter = 0
     var timer: (deadline: Millis, task: Scheduled<Void>)?
     var stallTimer: Scheduled<Void>?
+    /// Members whose last socket closed while the store refused turns: they disconnect (or
+    /// leave) once it takes turns again, tried each second (`retryDepartures`).
+    var departuresWaiting: [UserID: Int] = [:]
+    var departureTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
     /// The library tracks the shuffle draws from.

@@ -8,7 +8,8 @@ import Testing
 
 @testable import JamServer
 
-/// A store that does not answer for a moment costs a request, not the session.
+/// A store that does not answer for a moment costs a request, not the session, and loses no
+/// socket's departure.
 @Suite struct StoreOutageTests {
     /// An in-memory store whose session reads fail, as an unreachable database's do, while `down`.
     final class OutageStore: SessionStore {
@@ -44,6 +45,33 @@ import Testing
             store.down.withLock { $0 = false }
             let view = try await server.api.view(token, session)
             #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"])
+        }
+    }
+
+    @Test func aSocketThatClosesDuringAnOutageDisconnectsItsMemberOnceTheStoreIsBack() async throws {
+        let store = CommitFailureTests.RefusingStore()
+        store.refusing.withLock { $0 = false }
+        try await TestServer.with(store: store) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            #expect(try await server.api.view(party.host.token, party.id).members.first { $0.displayName == "Eli" }?.connected == true)
+
+            store.refusing.withLock { $0 = true }
+            // A command the store refuses stalls the pipeline; commands after it are refused at once.
+            party.host.socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "stuck")), id: "stuck")
+            try await eventually("the server refuses commands while the store is down", timeout: .seconds(10)) {
+                try await server.api.add(party.host.token, party.id, testTrack(2)).status == 503
+            }
+            await eli.socket.close()
+            // The close reaches the server while the store is still down (nothing to wait on: it is refused quietly).
+            try await Task.sleep(for: .milliseconds(300))
+
+            store.refusing.withLock { $0 = false }
+            _ = try await party.host.socket.next("the stuck add's ack", timeout: .seconds(10)) { $0.ack?.id == "stuck" }
+            try await eventually("Eli shows as away once the store is back", timeout: .seconds(10)) {
+                try await server.api.view(party.host.token, party.id).members.first { $0.displayName == "Eli" }?.connected == false
+            }
+            await party.close()
         }
     }
 }
