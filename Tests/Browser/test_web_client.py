@@ -418,11 +418,7 @@ def refused_join(driver, base, code, name):
 
 
 def test_history_seek_and_a_new_join_code(base_url, browsers):
-    host = browsers.open("host")
-    guest = browsers.open("guest")
-    code = create_session(host, base_url, "Hana")
-    join_by_code(guest, base_url, code, "Gus")
-    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    host, guest, code = hana_with_gus(base_url, browsers)
     assert visible(guest, "history-empty")
 
     first = add_track(host, 2)
@@ -480,6 +476,16 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     assert_clean_console(late, allow=("/api/v1/sessions/join - Failed to load resource",))
 
 
+def hana_with_gus(base_url, browsers):
+    """Hana's session with Gus in it (joined by code, seen on her page): (host, guest, code)."""
+    host = browsers.open("host")
+    guest = browsers.open("guest")
+    code = create_session(host, base_url, "Hana")
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    return host, guest, code
+
+
 def choose(driver, select_id, value):
     """Picks an option of a <select> as a person would, firing its change event."""
     from selenium.webdriver.support.ui import Select
@@ -487,11 +493,7 @@ def choose(driver, select_id, value):
 
 
 def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
-    host = browsers.open("host")
-    guest = browsers.open("guest")
-    code = create_session(host, base_url, "Hana")
-    join_by_code(guest, base_url, code, "Gus")
-    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    host, guest, code = hana_with_gus(base_url, browsers)
     for control in ("setting-threshold", "setting-duplicates", "setting-ordering", "setting-cooldown", "setting-max-members",
                     "setting-max-queued"):
         assert visible(host, control), control
@@ -638,11 +640,7 @@ def test_a_keyboard_vote_that_moves_a_song_keeps_the_focus_on_its_button(base_ur
 
 
 def test_a_leave_that_cannot_reach_the_server_keeps_the_member_in_the_session(base_url, browsers):
-    host = browsers.open("host")
-    guest = browsers.open("guest")
-    code = create_session(host, base_url, "Hana")
-    join_by_code(guest, base_url, code, "Gus")
-    wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
+    host, guest, code = hana_with_gus(base_url, browsers)
     # The page's first leave request fails as an offline one does.
     guest.execute_script("""
         const realFetch = window.fetch;
