@@ -155,7 +155,7 @@ struct PirateRadioRoutes {
                 // PirateRadio knows no "ended": a session is there or it is not.
                 throw JamError(.notFound, error.message)
             }
-            let snapshot = try await session.inspectStored { state, wire in
+            let snapshot = await session.inspect { state, wire in
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                 return pirate.snapshot(state, sequence: pirate.currentSequence(epoch: state.epoch))
             }

@@ -78,7 +78,7 @@ struct QueueITEdge: Sendable {
 
     /// `CurrentSessionResponse` for the caller.
     func currentResponse(_ session: LiveSession, for user: UserID) async throws -> Response {
-        let view = try await session.inspectStored { state, wire in
+        let view = await session.inspect { state, wire in
             QueueITViews.current(state, for: user, lastSkipWasCrowdsourced: (wire as? QueueITWire)?.lastSkipWasCrowdsourced ?? false)
         }
         return try Self.json(view)

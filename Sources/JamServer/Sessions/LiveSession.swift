@@ -115,30 +115,10 @@ public actor LiveSession: CommitReceiver {
 
     // MARK: Reading
 
-    /// The session as `user` sees it, once all of it is stored.
-    package func view(for user: UserID) async throws(JamError) -> SessionView {
+    /// The session as `user` sees it.
+    package func view(for user: UserID) throws(JamError) -> SessionView {
         guard state.member(user) != nil else { throw JamError(.notMember, "you are not a member of this session") }
-        let view = state.view(for: user)
-        try await untilStored()
-        return view
-    }
-
-    /// What `body` reads from the session, once all of it is stored (for profile views).
-    package func inspectStored<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) async throws(JamError) -> T {
-        let value = body(state, wire)
-        try await untilStored()
-        return value
-    }
-
-    /// Waits until the store holds every record this session has made so far, as its events
-    /// wait, so a reader is never shown a change a crash could still take back; refuses at
-    /// once while the store is failing. A replica's state comes from stored records already.
-    private func untilStored() async throws(JamError) {
-        guard role == .owner, nextLsn - 1 > outbox.storedLsn else { return }
-        if environment.pipeline.isStalled {
-            throw JamError(.unavailable, "the database is unreachable; what the session holds now may not be stored, try again")
-        }
-        await waitUntilStored()
+        return state.view(for: user)
     }
 
     /// The current state (for profile views built at the edge).
