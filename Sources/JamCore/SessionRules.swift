@@ -66,12 +66,17 @@ public struct SessionRules: Codable, Hashable, Sendable {
     public var departedSkipRequests: DepartedSkipRequests
     /// Who hosts a session whose host left it empty, when somebody arrives.
     public var hostOfEmptySession: HostOfEmptySession
+    /// Whether a member's add takes the place of a library-shuffle item already announced up
+    /// next (while it plays and devices have time to load it). Off for sessions stored before
+    /// the rule existed, so their stored commands replay as they were applied.
+    public var addsReplaceAnnouncedFallback: Bool
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
-        departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive
+        departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
+        addsReplaceAnnouncedFallback: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -81,11 +86,12 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.equalScores = equalScores
         self.departedSkipRequests = departedSkipRequests
         self.hostOfEmptySession = hostOfEmptySession
+        self.addsReplaceAnnouncedFallback = addsReplaceAnnouncedFallback
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
-        case departedSkipRequests, hostOfEmptySession
+        case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -99,6 +105,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         equalScores = try c.decodeIfPresent(EqualScores.self, forKey: .equalScores) ?? .heldLongest
         departedSkipRequests = try c.decodeIfPresent(DepartedSkipRequests.self, forKey: .departedSkipRequests) ?? .withdrawn
         hostOfEmptySession = try c.decodeIfPresent(HostOfEmptySession.self, forKey: .hostOfEmptySession) ?? .firstToArrive
+        addsReplaceAnnouncedFallback = try c.decodeIfPresent(Bool.self, forKey: .addsReplaceAnnouncedFallback) ?? false
     }
 
     /// OpenJam's own rules.

@@ -47,8 +47,14 @@ extension SessionState {
     /// Puts the queue's head in place of a fallback item announced up next: members' songs
     /// always play before the library's, also one added in the seconds before the hand-over.
     /// The fallback track goes back to the front of the reserve.
+    ///
+    /// Only while the current item plays (clients take an announcement for the item after a
+    /// playing one) and with the lead of a start left before the hand-over, so devices can load
+    /// the song; otherwise it plays right after the library's track.
     mutating func yieldFallbackUpNext(at now: Millis, into outcome: inout Outcome) {
-        guard let announced = upNext, announced.item.addedBy == Self.fallbackAdder, let head = queueHead() else { return }
+        guard rules.addsReplaceAnnouncedFallback, let announced = upNext, announced.item.addedBy == Self.fallbackAdder,
+            current?.state == .playing, announced.startAt - now >= leadMs(), let head = queueHead()
+        else { return }
         queue.removeAll { $0.id == head.id }
         var reserve = fallbackReserve ?? FallbackReserve()
         reserve.tracks.insert(announced.item.track, at: 0)

@@ -78,6 +78,32 @@ import Testing
         #expect(jam.advance(to: after - 5000).playPrepares.first?.item.track == track(10))
     }
 
+    @Test func aSongAddedTooLateOrWhilePausedPlaysAfterTheAnnouncedShuffle() throws {
+        // Too late: devices would not have a start's lead to load it.
+        var late = try jamWithFallback()
+        try late.startPlaying(1, by: alice)
+        let endsAt = try #require(try late.requireCurrent().endsAt)
+        late.advance(to: endsAt - 5000)
+        late.advance(to: endsAt - late.state.leadMs() + 1)
+        #expect(try late.add(2, by: bob).events.playPrepares.isEmpty)
+        #expect(late.state.upNext?.item.track == track(10))
+        #expect(late.order == [itemID(2)])
+        // Paused: clients take an announcement only after a playing item.
+        var paused = try jamWithFallback()
+        try paused.startPlaying(1, by: alice)
+        let pausedEnd = try #require(try paused.requireCurrent().endsAt)
+        paused.advance(to: pausedEnd - 5000)
+        try paused.apply(.pause, by: host)
+        #expect(try paused.add(2, by: bob).events.playPrepares.isEmpty)
+        #expect(paused.state.upNext?.item.track == track(10))
+    }
+
+    @Test func sessionsStoredBeforeTheRuleKeepTheAnnouncedShuffle() throws {
+        let stored = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"scheduled"}"#.utf8))
+        #expect(!stored.addsReplaceAnnouncedFallback, "their stored commands replay as they were applied")
+        #expect(SessionRules.openJam.addsReplaceAnnouncedFallback)
+    }
+
     @Test func aSecondAddWhileAMembersSongIsUpNextQueuesBehindIt() throws {
         var jam = try jamWithFallback()
         try jam.startPlaying(1, by: alice)
