@@ -89,7 +89,8 @@ extension SessionState {
         guard members[index].connected != wasConnected else { return }
         if !members[index].connected { readyMembers.remove(user) }
         emit(.memberUpdated(members[index].view), at: now, into: &outcome)
-        evaluateSkipRequests(at: now, into: &outcome)
+        // Where requests outlive leaving, only a request checks them (QueueIT's backend).
+        if rules.departedSkipRequests == .withdrawn { evaluateSkipRequests(at: now, into: &outcome) }
         if !members[index].connected { commitIfAllReady(at: now, into: &outcome) }
     }
 

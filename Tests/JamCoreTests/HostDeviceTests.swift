@@ -129,6 +129,20 @@ import Testing
         #expect(jam.state.skipRequestCount == 0, "a new song starts with no requests, the leavers' gone too")
     }
 
+    @Test func keptRequestsAreNotCheckedWhenSomebodyConnects() throws {
+        var rules = Self.rules
+        rules.departedSkipRequests = .kept
+        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        try jam.add(1, by: alice)
+        try jam.add(2, by: bob)
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        try jam.apply(.leave, by: carol)
+        #expect(jam.state.skipRequestCount >= jam.state.skipRequestsNeeded)
+        try jam.apply(.connect, by: bob)
+        #expect(jam.state.current?.item.id == itemID(1), "only a request checks them")
+    }
+
     @Test func aKeptRequestIsTheMembersOwnAgainWhenTheyComeBack() throws {
         var rules = Self.rules
         rules.departedSkipRequests = .kept
