@@ -130,6 +130,12 @@ extension LiveSession {
         for (user, closed) in waiting {
             for _ in 0..<closed {
                 guard let command = departure(of: user) else { break }
+                if case .disconnect = command {
+                    // Only sockets the state still counts: a member who left and came back
+                    // meanwhile has a membership of their own, counted afresh.
+                    let open = connections.values.reduce(0) { $0 + ($1.user == user ? 1 : 0) }
+                    guard (state.members.first { $0.userId == user }?.connections ?? 0) > open else { break }
+                }
                 depart(user, with: command)
             }
         }

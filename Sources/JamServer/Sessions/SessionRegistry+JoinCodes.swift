@@ -8,27 +8,35 @@ extension SessionRegistry {
     /// has expired, and for a session that has ended whatever `whenEnded` makes of its 410.
     package func session(code input: String, whenEnded: (JamError) -> JamError = { $0 }) async throws(JamError) -> LiveSession {
         let code = try JoinCodes.read(input)
-        let id = try await sessionID(code: code)
-        let session: LiveSession
-        do {
-            session = try await self.session(id)
-        } catch {
-            throw error.code == .gone ? whenEnded(error) : error
-        }
-        if cluster != nil, await session.inspect({ state, _ in state.joinCode }) != code {
-            // Another node gave the session a new code since this one learnt the old code, or
-            // this node's copy has not caught up with a new one yet: the database says which.
-            guard let entry = try await sharedEntry(code: code), entry.id == id else {
-                index.withLock { index in
-                    if index.codes[code] == id {
-                        index.codes[code] = nil
-                        index.codeIssuedAt[code] = nil
-                    }
-                }
-                throw JamError(.notFound, "no session with code \(code)")
+        // At most twice: once as this node remembers the code, once as the database has it.
+        for _ in 0..<2 {
+            let id = try await sessionID(code: code)
+            let session: LiveSession
+            do {
+                session = try await self.session(id)
+            } catch {
+                throw error.code == .gone ? whenEnded(error) : error
             }
+            guard cluster != nil, await session.inspect({ state, _ in state.joinCode }) != code else { return session }
+            // Another node gave the session a new code since this one learnt the old code (and
+            // may have given the old one to another session), or this node's copy has not caught
+            // up with a new one yet: the database says which.
+            let entry = try await sharedEntry(code: code)
+            if entry?.id == id { return session }
+            index.withLock { index in
+                guard index.codes[code] == id else { return }
+                if let entry {
+                    if index.entries[entry.id] == nil { index.entries[entry.id] = .stored(entry) }
+                    index.codes[code] = entry.id
+                    index.codeIssuedAt[code] = entry.codeIssuedAt
+                } else {
+                    index.codes[code] = nil
+                    index.codeIssuedAt[code] = nil
+                }
+            }
+            if entry == nil { break }
         }
-        return session
+        throw JamError(.notFound, "no session with code \(code)")
     }
 
     /// The id of the session whose join code is `code` (read by `JoinCodes.read`): 404 when
