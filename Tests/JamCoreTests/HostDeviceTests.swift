@@ -11,6 +11,13 @@ import Testing
         try Jam(members: members, connected: connected, rules: Self.rules)
     }
 
+    /// Host, alice, bob and carol, none connected, with leavers' skip requests kept (QueueIT's).
+    func keptJam() throws -> Jam {
+        var rules = Self.rules
+        rules.departedSkipRequests = .kept
+        return try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+    }
+
     @Test func theFirstAddPlaysAtOnceAndLaterOnesQueue() throws {
         var jam = try jam()
         let first = try jam.add(1, by: alice)
@@ -109,9 +116,7 @@ import Testing
     }
 
     @Test func aLeaversRequestStaysCountedUntilTheSongChangesWhereRequestsAreKept() throws {
-        var rules = Self.rules
-        rules.departedSkipRequests = .kept
-        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        var jam = try keptJam()
         try jam.add(1, by: alice)
         try jam.add(2, by: bob)
         try jam.apply(.requestSkip, by: alice)
@@ -130,9 +135,7 @@ import Testing
     }
 
     @Test func keptRequestsAreNotCheckedWhenSomebodyConnects() throws {
-        var rules = Self.rules
-        rules.departedSkipRequests = .kept
-        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        var jam = try keptJam()
         try jam.add(1, by: alice)
         try jam.add(2, by: bob)
         try jam.apply(.requestSkip, by: alice)
@@ -144,9 +147,7 @@ import Testing
     }
 
     @Test func aKeptRequestIsTheMembersOwnAgainWhenTheyComeBack() throws {
-        var rules = Self.rules
-        rules.departedSkipRequests = .kept
-        var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+        var jam = try keptJam()
         try jam.add(1, by: alice)
         try jam.apply(.requestSkip, by: alice)
         try jam.apply(.leave, by: alice)
