@@ -157,12 +157,9 @@ extension LiveSession {
         } else {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
-        if case .command(_, let replyId?, _) = request, let answer = answers[Self.answerKey(user, replyId)] {
-            // A retry after a reconnect gets its first answer, before any budget: the command
-            // was paid for when it was applied.
-            replyFramed(to: connectionID, answer)
-            return
-        }
+        // A retry after a reconnect gets its first answer, before any budget: the command was
+        // paid for when it was applied.
+        if case .command(_, let replyId?, _) = request, answerRetry(replyId, by: user, on: connectionID) { return }
         if let refusal = overBudget(request, from: user, on: connectionID, now: now) {
             noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
@@ -170,7 +167,7 @@ extension LiveSession {
         }
         switch request {
         case .command(let command, let replyId, let relay):
-            receiveCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
+            applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
         case .deviceSync(let request, let replyId):
             receiveDeviceSync(request, from: connectionID, user: user, replyId: replyId)
         case .hello(let lastSeq, let replyId):
@@ -221,12 +218,22 @@ extension LiveSession {
         return (error, replyId)
     }
 
-    /// Applies a member's command (or forwards it to the owner), answering `replyId`.
+    /// Applies a member's command (or forwards it to the owner), answering `replyId`; a
+    /// repeated `replyId` gets its first answer instead.
     func receiveCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
-        if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
-            replyFramed(to: connectionID, answer)
-            return
-        }
+        if let replyId, answerRetry(replyId, by: user, on: connectionID) { return }
+        applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
+    }
+
+    /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
+    private func answerRetry(_ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
+        guard let answer = answers[Self.answerKey(user, replyId)] else { return false }
+        replyFramed(to: connectionID, answer)
+        return true
+    }
+
+    /// Applies a command whose id is not answered yet (or forwards it to the owner).
+    private func applyCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
         if role == .replica {
             forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
             return
