@@ -36,7 +36,6 @@ struct PirateRadioRoutes {
         }
     }
 
-    /// Joins `identity` to `session` and answers as `/sessions/join` does (409 when full).
     /// The request's body as a JSON object; an empty body reads as `{}` and a body that is
     /// not an object as `{}` too, as the original's `req.body` does, but text that is not
     /// JSON is refused.
@@ -50,9 +49,13 @@ struct PirateRadioRoutes {
         }
     }
 
-    private func join(_ session: LiveSession, _ identity: Identity) async throws -> Response {
-        try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
+    /// Answers as `/sessions/join` does: 409 when the session holds its most members, else
+    /// the session's DJ and member count. The caller does not become a member here: as in
+    /// PirateRadio's server, membership is an open socket, so they join when theirs connects
+    /// (and one who never connects never fills a place).
+    private func join(_ session: LiveSession) async throws -> Response {
         let state = await session.snapshot
+        guard state.members.count < state.settings.maxMembers else { throw JamError(.sessionFull, "Session is full") }
         let body = PirateRadio.JoinResponse(
             id: state.id.rawValue, joinCode: state.joinCode, djUserId: state.hostId.rawValue,
             djDisplayName: state.member(state.hostId)?.displayName ?? state.hostId.rawValue, memberCount: state.members.count)
@@ -98,7 +101,7 @@ struct PirateRadioRoutes {
         }
 
         router.post("sessions/join") { request, context in
-            let identity = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(header: request.headers[.authorization])
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a code")
             guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
@@ -107,17 +110,17 @@ struct PirateRadioRoutes {
             guard (try? JoinCodes.read(code)) != nil else { throw JamError(.notFound, "no session with that code") }
             // Its server forgets a code with its session: an ended one's is not found.
             let session = try await registry.session(code: code) { _ in JamError(.notFound, "no session with that code") }
-            return try await join(session, identity)
+            return try await join(session)
         }
 
         // The dial joins a station by its session id, whatever the age of its code.
         router.post("sessions/join-by-id") { request, context in
-            let identity = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(header: request.headers[.authorization])
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a sessionId")
             guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "Session not found") }
-            return try await join(try await Self.session(id, in: registry), identity)
+            return try await join(try await Self.session(id, in: registry))
         }
 
         // The dial's list: sessions playing or with a queue, named by their creator's sign-in.
@@ -157,7 +160,7 @@ struct PirateRadioRoutes {
             }
             let snapshot = await session.inspect { state, wire in
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
-                return pirate.snapshot(state, sequence: pirate.currentSequence(epoch: state.epoch))
+                return pirate.snapshot(state)
             }
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],

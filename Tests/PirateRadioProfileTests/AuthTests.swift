@@ -45,16 +45,16 @@ struct AuthTests {
             let join = try await server.http.joinOK(joiner, code: session.joinCode)
             #expect(join.json?.string("djDisplayName") == "creator1", "\(join)")
 
-            let snapshot = try await server.http.snapshot(creator, session: session.id)
-            let members = snapshot.objects("members") ?? []
-            #expect(members.first { $0.string("userId") == "creator1" }?.string("displayName") == "creator1", "\(members)")
-            #expect(members.first { $0.string("userId") == "joiner1" }?.string("displayName") == "joiner1", "\(members)")
-
             let socket = PirateSocket(server, token: emptyToken, session: session.id, label: "joiner1")
             let sync = try await socket.next("stateSync")
             let synced = sync.data.objects("members") ?? []
             #expect(synced.first { $0.string("userId") == "joiner1" }?.string("displayName") == "joiner1", "\(synced)")
             #expect(synced.first { $0.string("userId") == "creator1" }?.string("displayName") == "creator1", "\(synced)")
+
+            let snapshot = try await server.http.snapshot(creator, session: session.id)
+            let members = snapshot.objects("members") ?? []
+            #expect(members.first { $0.string("userId") == "creator1" }?.string("displayName") == "creator1", "\(members)")
+            #expect(members.first { $0.string("userId") == "joiner1" }?.string("displayName") == "joiner1", "\(members)")
         }
     }
 
@@ -68,6 +68,10 @@ struct AuthTests {
             let controls = try await server.http.signIn("\u{7}\u{8}")
             #expect(JWT.payload(controls.token)?.string("name") == "Listener")
             _ = try await server.http.joinOK(controls, code: session.joinCode)
+            let socket = PirateSocket(server, token: controls.token, session: session.id, label: "controls")
+            let sync = try await socket.next("stateSync")
+            let names = (sync.data.objects("members") ?? []).compactMap { $0.string("displayName") }
+            #expect(names.contains("Listener"), "the member's name on connecting: \(names)")
         }
     }
 

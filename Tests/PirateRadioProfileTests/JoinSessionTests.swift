@@ -8,12 +8,13 @@ struct JoinSessionTests {
         (0..<(count + 1)).map { String(format: "%04d", 9000 + $0 * 7) }.filter { $0 != taken }.prefix(count).map { $0 }
     }
 
-    @Test("Joining by code is 200 with the DJ's name and member count, and the caller becomes a member")
-    func joinMakesTheCallerAMember() async throws {
+    @Test("Joining by code is 200 with the DJ's name and member count; the caller becomes a member when their socket connects")
+    func joinAnswersAndTheSocketMakesTheMember() async throws {
         try await PirateServer.with { server in
             let creator = try await server.http.signIn("creator1", displayName: "Ann")
             let joiner = try await server.http.signIn("joiner1", displayName: "Bob")
             let session = try await server.http.createSession(creator)
+            let dj = try await server.connect(creator, to: session.id)
 
             let result = try await server.http.join(joiner, code: session.joinCode)
             #expect(result.status == 200, "\(result)")
@@ -22,12 +23,39 @@ struct JoinSessionTests {
             #expect(json.string("joinCode") == session.joinCode)
             #expect(json.string("djUserId") == "creator1")
             #expect(json.string("djDisplayName") == "Ann")
-            #expect(json.int("memberCount") == 2, "creator + joiner: \(result)")
+            #expect(json.int("memberCount") == 1, "the DJ, connected; the caller is not a member yet: \(result)")
+            // As in PirateRadio's server, the REST join only looks the session up.
+            let before = try await server.http.snapshot(joiner, session: session.id).objects("members") ?? []
+            #expect(before.compactMap { $0.string("userId") } == ["creator1"], "\(before)")
 
-            let snapshot = try await server.http.snapshot(joiner, session: session.id)
-            let members = snapshot.objects("members") ?? []
+            _ = try await server.connect(joiner, to: session.id)
+            let joined = try await dj.socket.next("memberJoined")
+            #expect(joined.data.string("userId") == "joiner1", "\(joined.text)")
+            let members = try await server.http.snapshot(joiner, session: session.id).objects("members") ?? []
             #expect(Set(members.compactMap { $0.string("userId") }) == ["creator1", "joiner1"], "\(members)")
             #expect(members.first { $0.string("userId") == "joiner1" }?.string("displayName") == "Bob")
+        }
+    }
+
+    @Test("Joins over REST that never connect take no place: the session still fills with ten sockets")
+    func restJoinsWithoutSocketsTakeNoPlace() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            _ = try await server.connect(creator, to: session.id)
+            for n in 2...10 {
+                let user = try await server.http.signIn("absent\(n)")
+                let result = try await server.http.join(user, code: session.joinCode)
+                #expect(result.status == 200, "absent \(n): \(result)")
+                #expect(result.json?.int("memberCount") == 1, "absent \(n): \(result)")
+            }
+            for n in 2...10 {
+                let user = try await server.http.signIn("member\(n)")
+                _ = try await server.connect(user, to: session.id)
+            }
+            let members = try await server.http.snapshot(creator, session: session.id).objects("members") ?? []
+            #expect(members.count == 10, "\(members.count) members")
+            #expect(!members.contains { $0.string("userId")?.hasPrefix("absent") == true }, "\(members)")
         }
     }
 
@@ -73,16 +101,18 @@ struct JoinSessionTests {
         }
     }
 
-    @Test("The eleventh member is refused with 409: a session holds 10")
+    @Test("Joining a session with ten members is refused with 409")
     func joinIsFullAtTenMembers() async throws {
         try await PirateServer.with { server in
             let creator = try await server.http.signIn("creator1")
             let session = try await server.http.createSession(creator)
+            _ = try await server.connect(creator, to: session.id)
             for n in 2...10 {
                 let user = try await server.http.signIn("member\(n)")
                 let result = try await server.http.join(user, code: session.joinCode)
                 #expect(result.status == 200, "member \(n): \(result)")
-                #expect(result.json?.int("memberCount") == n, "member \(n): \(result)")
+                #expect(result.json?.int("memberCount") == n - 1, "member \(n): \(result)")
+                _ = try await server.connect(user, to: session.id)
             }
             let eleventh = try await server.http.signIn("member11")
             let result = try await server.http.join(eleventh, code: session.joinCode)
