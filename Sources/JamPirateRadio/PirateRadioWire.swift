@@ -8,15 +8,20 @@ import NIOCore
 extension PirateRadio.ClientMessage: DecodedMessage {}
 
 /// The PirateRadio protocol as one session speaks it: DJ messages are relayed as sent,
-/// structural changes (skip, auto-advance, a new DJ) go out as a full `stateSync`, `seq`
-/// counts the frames of the current epoch, and nothing is kept for resumes (the protocol has
-/// none).
+/// structural changes (skip, auto-advance, a new DJ) go out as a full `stateSync`, `epoch` and
+/// `seq` are numbered as its server numbers them, and nothing is kept for resumes (the protocol
+/// has none).
 struct PirateRadioWire: SessionWire {
-    private var sequence: Int64 = 0
-    private var sequenceEpoch: Int64
+    /// The epoch as PirateRadio's server counts it: one more for each `playPrepare`, skip,
+    /// auto-advance to a track and new DJ. It starts from the session's own epoch, so it never
+    /// goes back for a client that reconnects after a restart.
+    private(set) var epoch: Int64
+    /// Its `seq`: one more for each frame broadcast, back to 0 when a skip or auto-advance
+    /// starts a track (not on `playPrepare` or a new DJ, which raise only the epoch).
+    private(set) var sequence: Int64 = 0
 
     init(epoch: Int64) {
-        sequenceEpoch = epoch
+        self.epoch = epoch
     }
 
     var socketsAreMembership: Bool { true }
@@ -25,42 +30,38 @@ struct PirateRadioWire: SessionWire {
         (PirateRadio.CloseCode.replaced, "replaced by a newer connection")
     }
 
-    /// The frame counter of the current epoch, as the snapshot's `sequence`.
-    func currentSequence(epoch: Int64) -> Int64 {
-        epoch == sequenceEpoch ? sequence : 0
-    }
-
-    private mutating func nextSequence(epoch: Int64) -> Int64 {
-        if epoch != sequenceEpoch {
-            sequenceEpoch = epoch
-            sequence = 0
-        }
-        sequence += 1
-        return sequence
-    }
-
     mutating func frames(for events: [ServerEnvelope], cause: WireCause, state: SessionState, now: Millis) -> [WireFrame] {
         guard let last = events.last?.seq else { return [] }
         var frames: [WireFrame] = []
-        func add(_ type: PirateRadio.ServerType, _ data: String, _ audience: Audience) {
-            let seq = nextSequence(epoch: state.epoch)
-            let text = PirateRadio.frame(type: type, data: data, epoch: state.epoch, seq: seq, timestamp: now)
+        func append(_ text: String, _ audience: Audience) {
             frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: audience, logged: false))
         }
-        func addStateSync() {
-            let seq = nextSequence(epoch: state.epoch)
-            let text = PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, sequence: seq)), epoch: state.epoch, seq: seq, timestamp: now)
-            frames.append(WireFrame(seq: last, bytes: ByteBuffer(string: text), audience: .everyone, logged: false))
+        func add(_ type: PirateRadio.ServerType, _ data: String, _ audience: Audience) {
+            sequence += 1
+            append(PirateRadio.frame(type: type, data: data, epoch: epoch, seq: sequence, timestamp: now), audience)
+        }
+        /// A track started by the server (skip, auto-advance): a new epoch whose first frame is 0.
+        func addStarted() {
+            epoch += 1
+            sequence = 0
+            append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
         }
         let types = Set(events.map(\.event.type))
         switch cause {
         case .tick:
-            if types.contains(.playPrepare) || types.contains(.pause) { addStateSync() }
+            if types.contains(.playPrepare) {
+                addStarted()
+            } else if types.contains(.pause) {
+                // The queue ran out: the same epoch, one frame more.
+                sequence += 1
+                append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
+            }
         case .command(let command, let user, let connection, let relay):
             let others: Audience = connection.map { .everyoneExcept($0) } ?? .everyone
             switch command {
             case .djPrepare:
                 // Its server relays the DJ's timeline to every member, the DJ included.
+                epoch += 1
                 add(.playPrepare, relay ?? "{}", .everyone)
             case .djTimeline(let change):
                 let type: PirateRadio.ServerType = switch change {
@@ -71,7 +72,7 @@ struct PirateRadioWire: SessionWire {
                 }
                 add(type, relay ?? "{}", .everyone)
             case .skip:
-                addStateSync()
+                addStarted()
             case .add, .remove, .all:
                 // Its clients get the whole queue on every change, however OpenJam's members hear of it.
                 if !types.isDisjoint(with: [.queueUpdate, .queueItemAdded, .queueItemRemoved]) {
@@ -88,7 +89,11 @@ struct PirateRadioWire: SessionWire {
                     if case .memberUpdated(let member) = envelope.event { return member.role == .host }
                     return false
                 }
-                if newDJ { addStateSync() }
+                if newDJ {
+                    // Its server sends the new DJ's stateSync without epoch, seq or timestamp.
+                    epoch += 1
+                    append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state))), .everyone)
+                }
             case .connect, .disconnect, .vote, .requestSkip, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
                 .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end:
                 // No PirateRadio message becomes one of these (the DJ's moves arrive as djPrepare and
@@ -120,7 +125,7 @@ struct PirateRadioWire: SessionWire {
                 // Echoed as sent, whatever it is; left out when absent, as JSON.stringify does.
                 var data: [String: PirateRadio.Value] = ["serverTime": .integer(now)]
                 if let clientSendTime { data["clientSendTime"] = clientSendTime }
-                return .reply(ByteBuffer(string: direct(.pong, PirateRadio.json(PirateRadio.Value.object(data)), state: state, now: now)))
+                return .reply(ByteBuffer(string: PirateRadio.frame(type: .pong, data: PirateRadio.json(PirateRadio.Value.object(data)))))
             }
             return .ping(clientSendTime: time)
         case .driftReport:
@@ -128,7 +133,8 @@ struct PirateRadioWire: SessionWire {
             // `fromUserId` is overwritten, so no one can speak for someone else.
             var report = message.data
             report["fromUserId"] = .string(user.rawValue)
-            return .toHost(ByteBuffer(string: direct(.driftReport, PirateRadio.json(PirateRadio.Value.object(report)), state: state, now: now)))
+            // Its server sends the report with a timestamp but no epoch or seq.
+            return .toHost(ByteBuffer(string: PirateRadio.frame(type: .driftReport, data: PirateRadio.json(PirateRadio.Value.object(report)), timestamp: now)))
         case .playPrepare(let prepare):
             // The track keeps how the DJ sent it, so currentTrack shows it so, also after a restart.
             var track = prepare.track
@@ -204,9 +210,7 @@ struct PirateRadioWire: SessionWire {
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
-        let sequence = currentSequence(epoch: state.epoch)
-        let text = PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, sequence: sequence)), epoch: state.epoch, seq: sequence, timestamp: now)
-        return ByteBuffer(string: text)
+        ByteBuffer(string: PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now))
     }
 
     func ack(_ ack: Ack, state: SessionState, now: Millis) -> ByteBuffer? { nil }
@@ -220,21 +224,22 @@ struct PirateRadioWire: SessionWire {
 
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer {
         let pong = PirateRadio.Pong(clientSendTime: clientSendTime, serverTime: Int64(sentAt.rounded()))
-        return ByteBuffer(string: direct(.pong, PirateRadio.json(pong), state: state, now: now))
+        // Its server's pong is only type and data.
+        return ByteBuffer(string: PirateRadio.frame(type: .pong, data: PirateRadio.json(pong)))
     }
 
     /// A frame for one connection: it carries the current `seq` without advancing it.
     func direct(_ type: PirateRadio.ServerType, _ data: String, state: SessionState, now: Millis) -> String {
-        PirateRadio.frame(type: type, data: data, epoch: state.epoch, seq: currentSequence(epoch: state.epoch), timestamp: now)
+        PirateRadio.frame(type: type, data: data, epoch: epoch, seq: sequence, timestamp: now)
     }
 
-    /// The session as PirateRadio shows it.
-    func snapshot(_ state: SessionState, sequence: Int64) -> PirateRadio.ShownSnapshot {
+    /// The session as PirateRadio shows it, numbered as this wire's frames are.
+    func snapshot(_ state: SessionState) -> PirateRadio.ShownSnapshot {
         let current = state.current
         return PirateRadio.ShownSnapshot(
             id: state.id.rawValue, joinCode: state.joinCode, creatorId: state.creatorId.rawValue, djUserId: state.hostId.rawValue,
             members: state.members.map { PirateRadio.Member(userId: $0.userId.rawValue, displayName: $0.displayName) },
-            epoch: state.epoch, sequence: sequence, currentTrack: current.map { show($0.item) },
+            epoch: epoch, sequence: sequence, currentTrack: current.map { show($0.item) },
             isPlaying: current?.state == .playing, positionMs: current?.positionMs ?? 0,
             positionTimestamp: current?.anchorMs ?? 0, queue: queue(state))
     }

@@ -191,4 +191,14 @@ extension PirateRadio {
         "{\"type\":\"\(type.rawValue)\",\"data\":\(data),\"epoch\":\(epoch),\"seq\":\(seq),\"timestamp\":\(timestamp)}"
     }
 
+    /// A server frame with a `timestamp` but no `epoch` or `seq`, as its server relays a `driftReport`.
+    public static func frame(type: ServerType, data: String, timestamp: Int64) -> String {
+        "{\"type\":\"\(type.rawValue)\",\"data\":\(data),\"timestamp\":\(timestamp)}"
+    }
+
+    /// A server frame of `type` and `data` alone, as its server sends `pong` and a new DJ's `stateSync`.
+    public static func frame(type: ServerType, data: String) -> String {
+        "{\"type\":\"\(type.rawValue)\",\"data\":\(data)}"
+    }
+
 }

@@ -3,8 +3,8 @@ import Testing
 
 @Suite("PirateRadio: epoch and seq")
 struct SequenceTests {
-    @Test("seq counts broadcast frames per epoch, starts again after an epoch change, and the snapshot's sequence is the last seq")
-    func seqRestartsWithEachEpoch() async throws {
+    @Test("seq counts every broadcast frame; playPrepare raises the epoch and seq goes on; the snapshot shows both")
+    func playPrepareRaisesTheEpochAndSeqGoesOn() async throws {
         try await PirateServer.with { server in
             let party = try await Party.start(server, members: ["m1"])
             let member = party.members[0].socket
@@ -33,16 +33,85 @@ struct SequenceTests {
 
             let newEpoch = [prepare, commit, update]
             #expect(newEpoch.allSatisfy { $0.epoch == 1 }, "\(newEpoch)")
-            let newSeqs = newEpoch.compactMap(\.seq)
-            #expect(newSeqs.count == 3, "\(newEpoch)")
-            let first = try #require(newSeqs.first)
-            #expect(first <= 1, "seq starts again at 0 in the new epoch, got \(first) after \(oldSeqs)")
-            #expect(first < (oldSeqs.last ?? 0), "seq must restart: \(oldSeqs) then \(newSeqs)")
-            #expect(zip(newSeqs, newSeqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "consecutive: \(newSeqs)")
+            // As in PirateRadio's server: playPrepare raises the epoch, and seq goes on counting.
+            let last = try #require(oldSeqs.last)
+            #expect(newEpoch.compactMap(\.seq) == [last + 1, last + 2, last + 3], "\(oldSeqs) then \(newEpoch)")
 
             let after = try await party.snapshot()
             #expect(after.int("epoch") == 1)
-            #expect(after.int("sequence") == newSeqs.last, "sequence \(String(describing: after["sequence"])) vs last seq \(newSeqs)")
+            #expect(after.int("sequence") == last + 3, "\(after)")
+        }
+    }
+
+    @Test("A skip starts a new epoch whose stateSync is seq 0, and the next frame is seq 1")
+    func skipStartsAnEpochAtSeqZero() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let member = party.members[0].socket
+            let dj = party.dj.socket
+            for n in 1...3 { _ = try await dj.addAndWait(prTrack(n)) }
+            let counted = try await member.next("queueUpdate") { $0.data.objects("queue")?.count == 3 }
+            #expect((counted.seq ?? 0) >= 3, "\(counted)")
+
+            dj.send("skip")
+            let sync = try await member.next("stateSync", "after the skip")
+            #expect(sync.epoch == 1, "\(sync.text)")
+            #expect(sync.seq == 0, "\(sync.text)")
+            #expect(sync.data.int("epoch") == 1, "\(sync.text)")
+            #expect(sync.data.int("sequence") == 0, "\(sync.text)")
+
+            _ = try await dj.addAndWait(prTrack(4))
+            let update = try await member.next("queueUpdate") { $0.epoch == 1 }
+            #expect(update.seq == 1, "\(update.text)")
+
+            // Each skip that starts a track starts another epoch.
+            dj.send("skip")
+            let next = try await member.next("stateSync", "after the second skip")
+            #expect(next.epoch == 2 && next.seq == 0, "\(next.text)")
+        }
+    }
+
+    @Test("A new DJ's stateSync has no epoch, seq or timestamp, shows the epoch raised, and later frames carry it")
+    func newDJRaisesTheEpochWithABareStateSync() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            let (m1, m2) = (party.members[0].socket, party.members[1].socket)
+            _ = try await party.dj.socket.addAndWait(prTrack(1))
+            let update = try await m1.next("queueUpdate")
+            let (epoch, seq) = (try #require(update.epoch), try #require(update.seq))
+
+            await party.dj.socket.close()
+            let left = try await m1.next("memberLeft")
+            #expect(left.epoch == epoch && left.seq == seq + 1, "\(update.text) then \(left.text)")
+            let sync = try await m1.next("stateSync", "naming the new DJ")
+            #expect(sync.data.string("djUserId") == "m1", "\(sync.text)")
+            #expect(sync.object["epoch"] == nil && sync.object["seq"] == nil && sync.object["timestamp"] == nil, "\(sync.text)")
+            #expect(sync.data.int("epoch") == epoch + 1, "\(sync.text)")
+            #expect(sync.data.int("sequence") == seq + 1, "\(sync.text)")
+            _ = try await m2.next("stateSync", "naming the new DJ")
+
+            m2.send("addToQueue", ["track": prTrack(2), "nonce": "n-2"])
+            let next = try await m1.next("queueUpdate") { $0.data.objects("queue")?.count == 2 }
+            #expect(next.epoch == epoch + 1 && next.seq == seq + 2, "\(next.text)")
+        }
+    }
+
+    @Test("pong is only type and data; a relayed driftReport has a timestamp but no epoch or seq")
+    func directFramesCarryWhatItsServerSends() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let member = party.members[0].socket
+            member.send("ping", ["clientSendTime": 12])
+            let pong = try await member.next("pong")
+            #expect(Set(pong.object.keys) == ["type", "data"], "\(pong.text)")
+            // Also a clientSendTime that is not a number, which is echoed as sent.
+            member.send("ping", ["clientSendTime": "soon"])
+            let odd = try await member.next("pong") { $0.data.string("clientSendTime") == "soon" }
+            #expect(Set(odd.object.keys) == ["type", "data"], "\(odd.text)")
+
+            member.send("driftReport", ["driftMs": 3])
+            let report = try await party.dj.socket.next("driftReport")
+            #expect(Set(report.object.keys) == ["type", "data", "timestamp"], "\(report.text)")
         }
     }
 }

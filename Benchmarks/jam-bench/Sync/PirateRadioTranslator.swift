@@ -19,12 +19,20 @@ struct PirateRadioTranslator {
         case envelope(ServerEnvelope)
     }
 
-    /// A frame's envelope fields.
+    /// A frame's envelope fields. PirateRadio's server sends `pong`, `driftReport` and a new
+    /// DJ's `stateSync` without some of them.
     private struct Header: Decodable {
         var type: String
-        var epoch: Int64
-        var seq: Int64
-        var timestamp: Int64
+        var epoch: Int64?
+        var seq: Int64?
+        var timestamp: Int64?
+    }
+
+    /// A frame's place: its own fields, or the last frame's where it has none.
+    private struct Stamp {
+        var epoch: Int64 = 0
+        var seq: Int64 = 0
+        var timestamp: Int64 = 0
     }
 
     /// A frame's data.
@@ -32,6 +40,7 @@ struct PirateRadioTranslator {
         var data: T
     }
 
+    private var last = Stamp()
     /// The epoch whose start the engine was last given.
     private var startedEpoch: Int64 = -1
     private var playingEpoch: Int64?
@@ -46,22 +55,24 @@ struct PirateRadioTranslator {
     mutating func translate(_ text: String) throws -> [Output] {
         let bytes = Data(text.utf8)
         let decoder = JSONDecoder()
-        let header: Header
+        let decoded: Header
         do {
-            header = try decoder.decode(Header.self, from: bytes)
+            decoded = try decoder.decode(Header.self, from: bytes)
         } catch {
             throw Unreadable(description: "not a PirateRadio envelope: \(text.prefix(200))")
         }
+        let header = Stamp(epoch: decoded.epoch ?? last.epoch, seq: decoded.seq ?? last.seq, timestamp: decoded.timestamp ?? last.timestamp)
+        last = header
         /// The frame's data as `T`.
         func data<T: Decodable>(_: T.Type) throws -> T {
             do {
                 return try decoder.decode(Body<T>.self, from: bytes).data
             } catch {
-                throw Unreadable(description: "\(header.type) data is not \(T.self): \(text.prefix(200))")
+                throw Unreadable(description: "\(decoded.type) data is not \(T.self): \(text.prefix(200))")
             }
         }
         // A type PirateRadio's server does not send means nothing to the client.
-        guard let type = PirateRadio.ServerType(rawValue: header.type) else { return [] }
+        guard let type = PirateRadio.ServerType(rawValue: decoded.type) else { return [] }
         switch type {
         case .pong:
             let pong = try data(PirateRadio.Pong.self)
@@ -114,7 +125,7 @@ struct PirateRadioTranslator {
     }
 
     /// An OpenJam envelope with the frame's epoch, seq and timestamp.
-    private func envelope(_ event: ServerEvent, _ header: Header) -> Output {
+    private func envelope(_ event: ServerEvent, _ header: Stamp) -> Output {
         .envelope(ServerEnvelope(event: event, epoch: header.epoch, seq: header.seq, timestamp: header.timestamp))
     }
 }
