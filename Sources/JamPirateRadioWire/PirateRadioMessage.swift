@@ -141,10 +141,14 @@ extension PirateRadio {
             return object
         }
 
+        /// The longest track PirateRadio's server auto-advances from (30 minutes, "for timer
+        /// safety"): a longer one plays on until the DJ moves.
+        package static let maxAutoAdvanceDurationMs: Int64 = 30 * 60_000
+
         /// The OpenJam track a PirateRadio track object stands for. Fields that are missing or
         /// not strings are empty for the session (the object is still shown as sent); a
-        /// duration that is not a positive number up to 24 hours is unknown, so the track does
-        /// not auto-advance (PirateRadio's server skips auto-advance without one too).
+        /// duration that is not a positive number up to `maxAutoAdvanceDurationMs` is unknown,
+        /// so the track does not auto-advance, as its server skips auto-advance for it.
         package static func openJamTrack(_ object: [String: Value], id fallbackId: String?) -> OpenJamTrack {
             OpenJamTrack(
                 id: object["id"].map(\.idText) ?? fallbackId ?? "", name: object["name"]?.string ?? "",
@@ -160,8 +164,8 @@ extension PirateRadio {
             case .string(let text)?: Double(text.trimmingCharacters(in: .whitespaces))
             case .null?, .bool?, .array?, .object?, nil: nil
             }
-            guard let number, number.isFinite, number >= 1, number <= 24 * 3_600_000 else { return nil }
-            return Int64(number.rounded())
+            guard let number, number.isFinite, number > 0, number <= Double(maxAutoAdvanceDurationMs) else { return nil }
+            return max(1, Int64(number.rounded()))
         }
 
         /// Timeline fields. A position too large for a track is refused with the profile's

@@ -28,4 +28,18 @@ struct PirateRadioValueTests {
     func notJSONIsNothing() {
         #expect(PirateRadio.Value.parse(Data("not json".utf8)) == nil)
     }
+
+    @Test("A track auto-advances only with a duration above 0 and up to 30 minutes, as its server's timer allows")
+    func autoAdvanceDurationIsWithinThirtyMinutes() throws {
+        let cases: [(String, Int64?)] = [
+            ("180000", 180_000), ("\"180000\"", 180_000), ("0.4", 1), ("1800000", 1_800_000),
+            ("1800001", nil), ("3600000", nil), ("0", nil), ("-5", nil), ("null", nil), ("true", nil),
+        ]
+        for (duration, expected) in cases {
+            guard case .object(let track) = try Self.value(#"{"id":"spotify:track:1","durationMs":\#(duration)}"#) else {
+                Issue.record("not an object"); continue
+            }
+            #expect(PirateRadio.ClientMessage.openJamTrack(track, id: nil).durationMs == expected, "durationMs \(duration)")
+        }
+    }
 }
