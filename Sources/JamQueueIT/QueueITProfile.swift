@@ -45,7 +45,7 @@ package struct QueueITProfile: WireProfile {
     package func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service] {
         let configuration = context.configuration
         router.add(middleware: QueueITErrorMiddleware())
-        router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes))
+        router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes, header: .bearerRemoved))
         router.add(middleware: RequestLogMiddleware(logger: context.logger))
         if let limits = configuration.rateLimits {
             router.add(middleware: AnonymousRequestLimit(limiter: context.limiter, limit: limits.anonymous))
@@ -70,12 +70,13 @@ package struct QueueITProfile: WireProfile {
         return path.count == 5 && path[0] == "api" && path[1] == "v1" && path[2] == "sessions" && path[4] == "realtime"
     }
 
-    /// A member's socket for their session: the token in `Authorization: Bearer` (as its app's
-    /// socket client sends it) or the `bearer.<token>` subprotocol (as a browser can).
+    /// A member's socket for their session: the token in `Authorization` (read as its backend
+    /// reads it, as its app's socket client sends it) or the `bearer.<token>` subprotocol (as a
+    /// browser can).
     package func openRealtime(_ head: HTTPRequestHead, context: ProfileContext) async throws(JamError) -> RealtimeTicket {
         let uri = URI(head.uri)
         let token = try BearerToken.read(
-            authorization: head.headers.first(name: "authorization"), subprotocols: head.headers["sec-websocket-protocol"],
+            authorization: head.headers.first(name: "authorization"), rule: .bearerRemoved, subprotocols: head.headers["sec-websocket-protocol"],
             query: uri.queryParameters["token"])
         guard let token else { throw JamError(.unauthorized, "Missing Authorization header") }
         let identity = try context.signer.verify(token, now: context.clock.now())

@@ -170,6 +170,18 @@ struct SessionTests {
         }
     }
 
+    @Test("the Authorization header is read as the backend reads it: every 'Bearer ' removed, so a bare token works")
+    func theHeaderIsReadAsTheBackendReadsIt() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            for (header, status) in [(ann.token, 200), ("Bearer Bearer \(ann.token)", 200), ("Bearer \(ann.token)", 200), ("bearer \(ann.token)", 401), ("Token \(ann.token)", 401)] {
+                let answer = try await api.request("GET", "/api/v1/secure-test", token: nil, headers: ["Authorization": header])
+                #expect(answer.status == status, "\(header.prefix(14)): \(answer)")
+                if status == 200 { #expect(answer.json?.string("user_id") == ann.id, "\(answer)") }
+            }
+        }
+    }
+
     @Test("a member's current session, votes and queue survive a restart")
     func theCurrentSessionSurvivesARestart() async throws {
         let folder = TestServer.makeDataDirectory()

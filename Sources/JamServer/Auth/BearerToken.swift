@@ -5,15 +5,29 @@ import JamProtocol
 /// or, for a browser's socket (whose API sets no headers), the `bearer.<token>` subprotocol
 /// (`SocketAuth`). A token in the URL is refused: URLs end up in access logs.
 package enum BearerToken {
-    /// The token, nil when the request carries none; throws when the header is not
-    /// `Bearer <token>` or the token is in the URL.
-    package static func read(authorization: String?, subprotocols: [String] = [], query: Substring? = nil) throws(JamError) -> String? {
+    /// How a profile reads the `Authorization` header.
+    package enum HeaderRule: Sendable {
+        /// `Bearer <token>`, the scheme in any case; anything else is refused.
+        case bearer
+        /// Every `Bearer ` removed and the rest taken as the token, so a bare token works too:
+        /// QueueIT's backend reads the header so.
+        case bearerRemoved
+    }
+
+    /// The token, nil when the request carries none; throws when the header breaks `rule` or
+    /// the token is in the URL.
+    package static func read(authorization: String?, rule: HeaderRule = .bearer, subprotocols: [String] = [], query: Substring? = nil) throws(JamError) -> String? {
         if let authorization {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-                throw JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'")
+            switch rule {
+            case .bearer:
+                let parts = authorization.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                    throw JamError(.unauthorized, "the Authorization header must be 'Bearer <token>'")
+                }
+                return String(parts[1]).trimmingCharacters(in: .whitespaces)
+            case .bearerRemoved:
+                return authorization.replacingOccurrences(of: "Bearer ", with: "")
             }
-            return String(parts[1]).trimmingCharacters(in: .whitespaces)
         }
         if let token = SocketAuth.token(offered: SocketAuth.offered(subprotocols)) {
             return token

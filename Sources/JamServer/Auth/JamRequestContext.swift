@@ -47,11 +47,13 @@ package struct AuthMiddleware: RouterMiddleware {
     let signer: TokenSigner
     let clock: any ServerClock
     let maxBodyBytes: Int
+    let header: BearerToken.HeaderRule
 
-    package init(signer: TokenSigner, clock: any ServerClock, maxBodyBytes: Int) {
+    package init(signer: TokenSigner, clock: any ServerClock, maxBodyBytes: Int, header: BearerToken.HeaderRule = .bearer) {
         self.signer = signer
         self.clock = clock
         self.maxBodyBytes = maxBodyBytes
+        self.header = header
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
@@ -63,7 +65,7 @@ package struct AuthMiddleware: RouterMiddleware {
 
     func authenticate(_ request: Request) -> Authentication {
         do {
-            guard let token = try BearerToken.read(authorization: request.headers[.authorization], query: request.uri.queryParameters["token"]) else {
+            guard let token = try BearerToken.read(authorization: request.headers[.authorization], rule: header, query: request.uri.queryParameters["token"]) else {
                 return .anonymous
             }
             return .user(try signer.verify(token, now: clock.now()))
