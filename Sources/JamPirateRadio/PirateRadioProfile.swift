@@ -71,6 +71,8 @@ package struct PirateRadioProfile: WireProfile {
     }
 
     package func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service] {
+        // Its server lets any page call it (for its monitoring dashboard); outermost, so refusals carry it too.
+        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.authorization, .contentType], allowMethods: [.get, .post, .options]))
         router.add(middleware: ErrorMiddleware(body: { Data((try? WireCoding.encode(PirateRadio.ErrorBody(error: $0.message))) ?? Data()) }))
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         PirateRadioRoutes(

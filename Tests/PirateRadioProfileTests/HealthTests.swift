@@ -20,4 +20,25 @@ struct HealthTests {
             #expect(after.json?.int("sessions") == 1, "one live session: \(after)")
         }
     }
+
+    @Test("Cross-origin requests are allowed from anywhere, as its server allows its monitoring page; a preflight is 204")
+    func crossOriginRequestsAreAllowed() async throws {
+        try await PirateServer.with { server in
+            let origin = ["Origin": "http://monitor.example"]
+            let preflight = try await server.http.request(
+                "OPTIONS", "/sessions", headers: origin.merging(["Access-Control-Request-Method": "POST"]) { $1 })
+            #expect(preflight.status == 204, "\(preflight)")
+            #expect(preflight.headers["access-control-allow-origin"] == "*", "\(preflight.headers)")
+            let methods = Set((preflight.headers["access-control-allow-methods"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(methods.isSuperset(of: ["GET", "POST", "OPTIONS"]), "\(preflight.headers)")
+            let allowed = (preflight.headers["access-control-allow-headers"] ?? "").lowercased()
+            #expect(allowed.contains("authorization") && allowed.contains("content-type"), "\(preflight.headers)")
+
+            let health = try await server.http.request("GET", "/health", headers: origin)
+            #expect(health.status == 200 && health.headers["access-control-allow-origin"] == "*", "\(health.headers)")
+            // Refusals too, so a page can read why.
+            let refused = try await server.http.request("GET", "/stations", headers: origin)
+            #expect(refused.status == 401 && refused.headers["access-control-allow-origin"] == "*", "\(refused) \(refused.headers)")
+        }
+    }
 }

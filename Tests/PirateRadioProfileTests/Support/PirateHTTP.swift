@@ -7,6 +7,8 @@ import FoundationNetworking
 struct HTTPResult: Sendable, CustomStringConvertible {
     let status: Int
     let body: Data
+    /// Response headers, names lowercased.
+    var headers: [String: String] = [:]
 
     var text: String { String(decoding: body, as: UTF8.self) }
     /// The body as a JSON object, or nil.
@@ -34,7 +36,9 @@ struct PirateHTTP: Sendable {
     let baseURL: String
 
     /// `authorization` is sent verbatim as the Authorization header; `token` is sent as `Bearer <token>`.
-    func request(_ method: String, _ path: String, token: String? = nil, authorization: String? = nil, body: Data? = nil) async throws -> HTTPResult {
+    func request(
+        _ method: String, _ path: String, token: String? = nil, authorization: String? = nil, body: Data? = nil, headers: [String: String] = [:]
+    ) async throws -> HTTPResult {
         guard let url = URL(string: baseURL + path) else { throw TestFailure("bad url \(baseURL + path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -45,9 +49,14 @@ struct PirateHTTP: Sendable {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestFailure("not an HTTP response for \(method) \(path)") }
-        return HTTPResult(status: http.statusCode, body: data)
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
+        }
+        return HTTPResult(status: http.statusCode, body: data, headers: fields)
     }
 
     /// A request whose body is `object` as JSON.
