@@ -5,9 +5,10 @@ import JamPirateRadioWire
 import JamProtocol
 import JamServer
 import NIOCore
+import Synchronization
 
 /// The PirateRadio REST surface: `/health`, `/auth`, `/sessions`, `/sessions/join`,
-/// `/sessions/join-by-id`, `/sessions/{id}` and `/stations`.
+/// `/sessions/join-by-id`, `/sessions/{id}`, `/stations` and `/admin/sessions`.
 struct PirateRadioRoutes {
     let registry: SessionRegistry
     let tokens: PirateRadioTokens
@@ -145,6 +146,30 @@ struct PirateRadioRoutes {
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(PirateRadio.Stations(stations: list)))))
+        }
+
+        // Its server lists every session for its monitoring page, without a token (join codes
+        // included): this profile is for a network its users trust (docs/PIRATE_RADIO.md).
+        router.get("admin/sessions") { _, _ in
+            var found: [(createdAt: Millis, session: PirateRadio.AdminSession)] = []
+            for session in registry.liveSessions {
+                let sockets = await session.usersWithSockets
+                let quietMs = Int64((NIODeadline.now().uptimeNanoseconds &- session.lastMessageNanos.load(ordering: .relaxed)) / 1_000_000)
+                let now = clock.now()
+                let view = await session.inspect { state, wire in
+                    let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
+                    let members = state.members.map {
+                        PirateRadio.AdminMember(userId: $0.userId.rawValue, displayName: $0.displayName, joinedAt: $0.joinedAt, alive: sockets.contains($0.userId))
+                    }
+                    return (state.createdAt, pirate.snapshot(state), members)
+                }
+                let codeCreatedAt = registry.codeIssuedAt(view.1.joinCode) ?? view.0
+                found.append((view.0, PirateRadio.AdminSession(snapshot: view.1, members: view.2, lastActivity: now - max(0, quietMs), codeCreatedAt: codeCreatedAt)))
+            }
+            let list = found.sorted { ($0.createdAt, $0.session.snapshot.id) < ($1.createdAt, $1.session.snapshot.id) }.map(\.session)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(PirateRadio.AdminSessions(sessions: list, serverTime: clock.now())))))
         }
 
         router.get("sessions/:id") { request, context in

@@ -120,6 +120,88 @@ extension PirateRadio {
     package typealias ShownSnapshot = SnapshotOf<RawJSON>
 }
 
+extension PirateRadio {
+    /// `GET /admin/sessions`: every session as its server lists them for monitoring.
+    package struct AdminSessions: JSONWritable {
+        package var sessions: [AdminSession]
+        package var serverTime: Int64
+
+        /// Creates the list.
+        package init(sessions: [AdminSession], serverTime: Int64) {
+            self.sessions = sessions
+            self.serverTime = serverTime
+        }
+
+        package func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("serverTime", serverTime)
+                $0.field("sessions", array: sessions)
+            }
+        }
+    }
+
+    /// One session of `AdminSessions`: its snapshot, with members' arrival and liveness, and
+    /// when it last heard from anyone and when its code was given.
+    package struct AdminSession: JSONWritable {
+        package var snapshot: ShownSnapshot
+        package var members: [AdminMember]
+        package var lastActivity: Int64
+        package var codeCreatedAt: Int64
+
+        /// Creates the entry; `members` stand in for the snapshot's.
+        package init(snapshot: ShownSnapshot, members: [AdminMember], lastActivity: Int64, codeCreatedAt: Int64) {
+            self.snapshot = snapshot
+            self.members = members
+            self.lastActivity = lastActivity
+            self.codeCreatedAt = codeCreatedAt
+        }
+
+        package func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("codeCreatedAt", codeCreatedAt)
+                $0.field("creatorId", snapshot.creatorId)
+                $0.field("currentTrack", orNull: snapshot.currentTrack)
+                $0.field("djUserId", snapshot.djUserId)
+                $0.field("epoch", snapshot.epoch)
+                $0.field("id", snapshot.id)
+                $0.field("isPlaying", snapshot.isPlaying)
+                $0.field("joinCode", snapshot.joinCode)
+                $0.field("lastActivity", lastActivity)
+                $0.field("members", array: members)
+                $0.field("positionMs", snapshot.positionMs)
+                $0.field("positionTimestamp", snapshot.positionTimestamp)
+                $0.field("queue", array: snapshot.queue)
+                $0.field("sequence", snapshot.sequence)
+            }
+        }
+    }
+
+    /// A member of `AdminSession`: `alive` while their socket is open.
+    package struct AdminMember: JSONWritable {
+        package var userId: String
+        package var displayName: String
+        package var joinedAt: Int64
+        package var alive: Bool
+
+        /// Creates the member.
+        package init(userId: String, displayName: String, joinedAt: Int64, alive: Bool) {
+            self.userId = userId
+            self.displayName = displayName
+            self.joinedAt = joinedAt
+            self.alive = alive
+        }
+
+        package func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("alive", alive)
+                $0.field("displayName", displayName)
+                $0.field("joinedAt", joinedAt)
+                $0.field("userId", userId)
+            }
+        }
+    }
+}
+
 extension PirateRadio.SnapshotOf: JSONWritable where Entry: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {

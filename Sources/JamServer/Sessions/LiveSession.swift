@@ -47,7 +47,7 @@ public actor LiveSession: CommitReceiver {
     private let endedFlag = Atomic<Bool>(false)
     /// When any member's socket last sent a message (`NIODeadline` nanoseconds): a profile
     /// with an idle timeout closes the session's sockets only when all of them fell silent.
-    nonisolated let lastMessageNanos = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
+    nonisolated package let lastMessageNanos = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private var endAnnounced = false
     /// Whether this node applies the session's commands or follows another node that does.
     var role: SessionRole = .owner
@@ -123,6 +123,9 @@ public actor LiveSession: CommitReceiver {
 
     /// The current state (for profile views built at the edge).
     package var snapshot: SessionState { state }
+
+    /// The users with a socket open to this session on this node.
+    package var usersWithSockets: Set<UserID> { Set(connections.values.map(\.user)) }
 
     /// Reads the state together with the session's wire (for a profile's own views).
     package func inspect<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) -> T {

@@ -39,6 +39,11 @@ extension SessionRegistry {
         throw JamError(.notFound, "no session with code \(code)")
     }
 
+    /// When `code` was given to its session, if a live one has it.
+    package func codeIssuedAt(_ code: String) -> Millis? {
+        index.withLock { $0.codeIssuedAt[code] }
+    }
+
     /// The id of the session whose join code is `code` (read by `JoinCodes.read`): 404 when
     /// no session has it, 410 when it has expired.
     private func sessionID(code: String) async throws(JamError) -> SessionID {
