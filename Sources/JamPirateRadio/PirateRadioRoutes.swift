@@ -153,10 +153,11 @@ struct PirateRadioRoutes {
         router.get("admin/sessions") { _, _ in
             var found: [(createdAt: Millis, session: PirateRadio.AdminSession)] = []
             for session in registry.liveSessions {
-                let sockets = await session.usersWithSockets
-                let quietMs = Int64((NIODeadline.now().uptimeNanoseconds &- session.lastMessageNanos.load(ordering: .relaxed)) / 1_000_000)
-                let now = clock.now()
-                let view = await session.inspect { state, wire in
+                // Another loop may note a message after `now` is read: that is no quiet at all.
+                let (now, uptime) = (clock.now(), NIODeadline.now().uptimeNanoseconds)
+                let heard = session.lastMessageNanos.load(ordering: .relaxed)
+                let quietMs = heard < uptime ? Int64((uptime - heard) / 1_000_000) : 0
+                let view = await session.inspectWithSockets { state, wire, sockets in
                     let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                     let members = state.members.map {
                         PirateRadio.AdminMember(userId: $0.userId.rawValue, displayName: $0.displayName, joinedAt: $0.joinedAt, alive: sockets.contains($0.userId))
@@ -164,7 +165,7 @@ struct PirateRadioRoutes {
                     return (state.createdAt, pirate.snapshot(state), members)
                 }
                 let codeCreatedAt = registry.codeIssuedAt(view.1.joinCode) ?? view.0
-                found.append((view.0, PirateRadio.AdminSession(snapshot: view.1, members: view.2, lastActivity: now - max(0, quietMs), codeCreatedAt: codeCreatedAt)))
+                found.append((view.0, PirateRadio.AdminSession(snapshot: view.1, members: view.2, lastActivity: now - quietMs, codeCreatedAt: codeCreatedAt)))
             }
             let list = found.sorted { ($0.createdAt, $0.session.snapshot.id) < ($1.createdAt, $1.session.snapshot.id) }.map(\.session)
             return Response(
@@ -183,7 +184,7 @@ struct PirateRadioRoutes {
                 // PirateRadio knows no "ended": a session is there or it is not.
                 throw JamError(.notFound, error.message)
             }
-            let snapshot = await session.inspect { state, wire in
+            let snapshot = try await session.readStored { state, wire in
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                 return pirate.snapshot(state)
             }

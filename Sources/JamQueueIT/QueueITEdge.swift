@@ -76,12 +76,14 @@ struct QueueITEdge: Sendable {
         return state
     }
 
-    /// `CurrentSessionResponse` for the caller.
+    /// `CurrentSessionResponse` for the caller, once all of it is stored.
     func currentResponse(_ session: LiveSession, for user: UserID) async throws -> Response {
-        let view = await session.inspect { state, wire in
-            QueueITViews.current(state, for: user, lastSkipWasCrowdsourced: (wire as? QueueITWire)?.lastSkipWasCrowdsourced ?? false)
-        }
-        return try Self.json(view)
+        try Self.json(try await session.readStored(Self.current(for: user)))
+    }
+
+    /// Reads the caller's `CurrentSessionResponse` from a session.
+    static func current(for user: UserID) -> @Sendable (SessionState, any SessionWire) -> QueueIT.CurrentSession {
+        { state, wire in QueueITViews.current(state, for: user, lastSkipWasCrowdsourced: (wire as? QueueITWire)?.lastSkipWasCrowdsourced ?? false) }
     }
 
     /// A JSON answer in its backend's encoding.

@@ -59,9 +59,10 @@ struct QueueITSessionRoutes {
                 }
             }
             let previous = try await edge.currentSession(of: identity.userId)
-            try await session.perform(.join(displayName: identity.displayName), by: identity.userId)
+            // The answer shows the session as the join left it: nothing after it that may not be stored yet.
+            let current = try await session.perform(.join(displayName: identity.displayName), by: identity.userId, reading: QueueITEdge.current(for: identity.userId)).read
             try await edge.moveIn(identity.userId, to: session, from: previous)
-            return try await edge.currentResponse(session, for: identity.userId)
+            return try QueueITEdge.json(current)
         }
 
         sessions.get("current") { _, context in
@@ -103,19 +104,24 @@ struct QueueITSessionRoutes {
         sessions.post("request_skip") { _, context in
             let identity = try edge.identity(context)
             let session = try await edge.requireCurrentSession(of: identity.userId)
+            let counts: @Sendable (SessionState, any SessionWire) -> (requests: Int, members: Int) = { state, _ in
+                (state.skipRequestCount, max(1, state.members.count))
+            }
             var skipped = false
+            let after: (requests: Int, members: Int)
             if await session.snapshot.current != nil {
-                let outcome = try await session.perform(.requestSkip, by: identity.userId)
+                let (outcome, read) = try await session.perform(.requestSkip, by: identity.userId, reading: counts)
                 skipped = outcome.events.contains { envelope in
                     switch envelope.event {
                     case .playPrepare, .stopped: true
                     default: false
                     }
                 }
+                after = read
+            } else {
+                after = try await session.readStored(counts)
             }
-            let state = await session.snapshot
-            return try QueueITEdge.json(QueueIT.SkipResponse(
-                skipRequestCount: state.skipRequestCount, participantCount: max(1, state.members.count), skipped: skipped))
+            return try QueueITEdge.json(QueueIT.SkipResponse(skipRequestCount: after.requests, participantCount: after.members, skipped: skipped))
         }
 
         sessions.post("song_finished") { _, context in

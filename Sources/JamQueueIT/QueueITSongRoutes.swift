@@ -56,11 +56,10 @@ struct QueueITSongRoutes {
             let track = try Self.track(&body)
             let session = try await edge.requireCurrentSession(of: identity.userId, else: QueueITError(.badRequest, "User has no active session"))
             let itemId = edge.registry.newID()
-            try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId)
-            let song = await session.inspect { state, _ -> QueueIT.QueuedSong? in
+            let song = try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId) { state, _ -> QueueIT.QueuedSong? in
                 if let current = state.current, current.item.id == itemId { return QueueITViews.song(current.item, status: "playing", in: state) }
                 return state.queue.first { $0.id == itemId }.map { QueueITViews.song($0, status: "queued", in: state) }
-            }
+            }.read
             guard let song else { throw QueueITError(.internalServerError, "Failed to build queued song response") }
             return try QueueITEdge.json(song)
         }
@@ -139,7 +138,7 @@ struct QueueITSongRoutes {
             total = try await session.perform(.vote(itemId: itemId, value: 0), by: user).score ?? 0
         } catch {
             guard error.code == .notFound else { throw error }
-            total = await session.inspect { state, _ in state.history.last { $0.item.id == itemId }?.item.score } ?? 0
+            total = try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score } ?? 0
         }
         return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: total))
     }

@@ -26,8 +26,7 @@ struct SessionRoutes {
             if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
             let body = try await RouteHelpers.body(JoinSessionRequest.self, from: request, context: context)
             let session = try await registry.session(code: body.code)
-            try await session.perform(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId)
-            return try RouteHelpers.json(try await session.view(for: identity.userId))
+            return try RouteHelpers.json(try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId).view)
         }
 
         sessions.get(":id") { _, context in
@@ -48,8 +47,7 @@ struct SessionRoutes {
             case nil: break
             }
             if let seekMs = body.seekMs { commands.append(.seek(positionMs: seekMs)) }
-            try await registry.perform(commands, on: session, newCode: body.regenerateJoinCode == true, by: identity.userId)
-            return try RouteHelpers.json(try await session.view(for: identity.userId))
+            return try RouteHelpers.json(try await registry.perform(commands, on: session, newCode: body.regenerateJoinCode == true, by: identity.userId))
         }
 
         sessions.delete(":id") { _, context in
@@ -69,9 +67,8 @@ struct SessionRoutes {
             let body = try await RouteHelpers.body(AddToQueueRequest.self, from: request, context: context)
             try body.track.validate()
             try Validate.nonce(body.nonce)
-            let outcome = try await session.perform(.add(track: body.track, nonce: body.nonce, itemId: registry.newID()), by: identity.userId)
+            let (outcome, view) = try await session.performViewing(.add(track: body.track, nonce: body.nonce, itemId: registry.newID()), by: identity.userId)
             guard let itemId = outcome.itemId else { throw JamError(.internal, "the add produced no item") }
-            let view = try await session.view(for: identity.userId)
             let item = view.queue.first { $0.id == itemId } ?? view.nowPlaying.map(\.item).flatMap { $0.id == itemId ? $0 : nil }
                 ?? view.upNext.map(\.item).flatMap { $0.id == itemId ? $0 : nil }
             guard let item else {
@@ -106,22 +103,19 @@ struct SessionRoutes {
 
         sessions.post(":id/skip") { _, context in
             let (session, identity) = try await resolve(context)
-            try await session.perform(.skip, by: identity.userId)
-            return try RouteHelpers.json(try await session.view(for: identity.userId))
+            return try RouteHelpers.json(try await session.performViewing(.skip, by: identity.userId).view)
         }
 
         sessions.post(":id/skip-requests") { _, context in
             let (session, identity) = try await resolve(context)
-            try await session.perform(.requestSkip, by: identity.userId)
-            return try RouteHelpers.json(try await session.view(for: identity.userId).skipRequests)
+            return try RouteHelpers.json(try await session.performViewing(.requestSkip, by: identity.userId).view.skipRequests)
         }
 
         sessions.put(":id/members/:userId/role") { request, context in
             let (session, identity) = try await resolve(context)
             let target = try RouteHelpers.uuid("userId", in: context, label: "userId")
             let body = try await RouteHelpers.body(RoleRequest.self, from: request, context: context)
-            try await session.perform(.setRole(userId: target, role: body.role), by: identity.userId)
-            let view = try await session.view(for: identity.userId)
+            let view = try await session.performViewing(.setRole(userId: target, role: body.role), by: identity.userId).view
             guard let member = view.members.first(where: { $0.userId == target }) else { throw JamError(.notFound, "no member \(target)") }
             return try RouteHelpers.json(member)
         }

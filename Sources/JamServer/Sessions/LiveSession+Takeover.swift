@@ -49,6 +49,7 @@ extension LiveSession {
             }
         }
         forwards.removeAll()
+        releaseWaiters()
         var deliveries: [RealtimeConnection.Delivery] = []
         for (key, connection) in connections {
             outbox.detach(key)

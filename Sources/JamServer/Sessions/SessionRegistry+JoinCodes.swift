@@ -64,8 +64,9 @@ extension SessionRegistry {
         return id
     }
 
-    /// Applies `commands` together, with a fresh join code when `newCode` is set.
-    func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) {
+    /// Applies `commands` together, with a fresh join code when `newCode` is set, and returns
+    /// the session as `user` sees it after them, once stored.
+    func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) -> SessionView {
         var steps = commands
         var code: String?
         if newCode {
@@ -78,9 +79,10 @@ extension SessionRegistry {
             steps.append(.setJoinCode(fresh))
             code = fresh
         }
-        guard !steps.isEmpty else { return }
+        guard !steps.isEmpty else { return try await session.view(for: user) }
+        let view: SessionView
         do {
-            try await session.perform(.all(steps), by: user)
+            view = try await session.performViewing(.all(steps), by: user).view
         } catch {
             if let code {
                 index.withLock { index in
@@ -98,6 +100,7 @@ extension SessionRegistry {
                 }
             }
         }
+        return view
     }
 
     static func codeTaken(_ code: String) -> JamError {

@@ -80,4 +80,22 @@ import Testing
             await party.close()
         }
     }
+
+    @Test func aReadShowsOnlyWhatIsStored() async throws {
+        let store = CommitFailureTests.RefusingStore()
+        store.refusing.withLock { $0 = false }
+        try await TestServer.with(store: store) { server in
+            let party = try await Party.start(server, guests: [])
+            try await Self.stall(store, with: party.host.socket)
+            // The add is applied in memory, not stored: a crash now would lose it, so no read shows it.
+            let refused = try await server.api.request("GET", "/api/v1/sessions/\(party.id)", token: party.host.token)
+            #expect(refused.status == 503)
+            #expect(refused.errorCode == .unavailable)
+            store.refusing.withLock { $0 = false }
+            _ = try await party.host.socket.next("the add's ack", timeout: .seconds(10)) { $0.ack?.id == "stuck" }
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying?.item.track.id == "track-1")
+            await party.close()
+        }
+    }
 }
