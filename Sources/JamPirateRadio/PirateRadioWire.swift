@@ -13,8 +13,9 @@ extension PirateRadio.ClientMessage: DecodedMessage {}
 /// has none).
 struct PirateRadioWire: SessionWire {
     /// The epoch as PirateRadio's server counts it: one more for each `playPrepare`, skip,
-    /// auto-advance to a track and new DJ. It starts from the session's own epoch, so it never
-    /// goes back for a client that reconnects after a restart.
+    /// auto-advance to a track and new DJ. It starts from the floor the session gives it
+    /// (`LiveSession.wireEpochFloor`), so it never goes back for an app that reconnects after
+    /// a restart.
     private(set) var epoch: Int64
     /// Its `seq`: one more for each frame broadcast, back to 0 when a skip or auto-advance
     /// starts a track (not on `playPrepare` or a new DJ, which raise only the epoch).
@@ -56,8 +57,7 @@ struct PirateRadioWire: SessionWire {
                 sequence += 1
                 append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
             }
-        case .command(let command, let user, let connection, let relay):
-            let others: Audience = connection.map { .everyoneExcept($0) } ?? .everyone
+        case .command(let command, let user, _, let relay):
             switch command {
             case .djPrepare:
                 // Its server relays the DJ's timeline to every member, the DJ included.
@@ -79,9 +79,9 @@ struct PirateRadioWire: SessionWire {
                     add(.queueUpdate, PirateRadio.json(PirateRadio.ShownQueue(queue: queue(state))), .everyone)
                 }
             case .join:
-                if types.contains(.memberJoined), let member = state.member(user) {
-                    add(.memberJoined, PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue, displayName: member.displayName)), others)
-                }
+                // Its server announces every socket that opens, a member's return included
+                // (`socketOpened`), not joins.
+                break
             case .leave:
                 guard types.contains(.memberLeft) else { break }
                 add(.memberLeft, PirateRadio.json(PirateRadio.MemberEvent(userId: user.rawValue)), .everyone)
@@ -207,6 +207,15 @@ struct PirateRadioWire: SessionWire {
             if let value { data[key] = value }
         }
         return PirateRadio.json(PirateRadio.Value.object(data))
+    }
+
+    /// As its server greets a socket: the state with the current `seq`, then `memberJoined`
+    /// with the next one for everybody else, also when the member was already there.
+    mutating func socketOpened(by user: UserID, state: SessionState, now: Millis) -> (greeting: ByteBuffer, others: ByteBuffer?) {
+        let greeting = stateSync(state, for: user, now: now)
+        sequence += 1
+        let joined = PirateRadio.MemberEvent(userId: user.rawValue, displayName: state.member(user)?.displayName ?? user.rawValue)
+        return (greeting, ByteBuffer(string: PirateRadio.frame(type: .memberJoined, data: PirateRadio.json(joined), epoch: epoch, seq: sequence, timestamp: now)))
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {

@@ -43,6 +43,33 @@ struct SequenceTests {
         }
     }
 
+    @Test("Every socket that opens counts: its stateSync has the current seq and memberJoined the next, a return included")
+    func everySocketThatOpensCounts() async throws {
+        try await PirateServer.with { server in
+            let djUser = try await server.http.signIn("dj", displayName: "Ann")
+            let m1User = try await server.http.signIn("m1", displayName: "Bo")
+            let session = try await server.http.createSession(djUser)
+            let dj = PirateSocket(server, token: djUser.token, session: session.id, label: "dj")
+            let djSync = try await dj.next("stateSync")
+            #expect(djSync.seq == 0 && djSync.data.int("sequence") == 0, "\(djSync.text)")
+
+            let m1 = PirateSocket(server, token: m1User.token, session: session.id, label: "m1")
+            let m1Sync = try await m1.next("stateSync")
+            // The DJ's own socket counted one.
+            #expect(m1Sync.seq == 1 && m1Sync.data.int("sequence") == 1, "\(m1Sync.text)")
+            let joined = try await dj.next("memberJoined")
+            #expect(joined.seq == 2 && joined.data.string("userId") == "m1", "\(joined.text)")
+            let update = try await dj.addAndWait(prTrack(1))
+            #expect(update.seq == 3, "\(update.text)")
+
+            let again = PirateSocket(server, token: m1User.token, session: session.id, label: "m1 again")
+            let againSync = try await again.next("stateSync")
+            #expect(againSync.seq == 3, "\(againSync.text)")
+            let rejoined = try await dj.next("memberJoined")
+            #expect(rejoined.seq == 4 && rejoined.data.string("userId") == "m1" && rejoined.data.string("displayName") == "Bo", "\(rejoined.text)")
+        }
+    }
+
     @Test("A skip starts a new epoch whose stateSync is seq 0, and the next frame is seq 1")
     func skipStartsAnEpochAtSeqZero() async throws {
         try await PirateServer.with { server in
@@ -93,6 +120,31 @@ struct SequenceTests {
             m2.send("addToQueue", ["track": prTrack(2), "nonce": "n-2"])
             let next = try await m1.next("queueUpdate") { $0.data.objects("queue")?.count == 2 }
             #expect(next.epoch == epoch + 1 && next.seq == seq + 2, "\(next.text)")
+        }
+    }
+
+    @Test("After a kill -9 and restart the epoch does not go back, though new DJs raised it beyond the session's own")
+    func theEpochDoesNotGoBackAfterARestart() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1", "m2", "m3", "m4"])
+            _ = try await party.dj.socket.addAndWait(prTrack(1))
+            // Three DJs leave in turn: three new DJs, more than the two left can make after a restart.
+            var raised = 0
+            for (leaving, newDJ) in [(party.dj, "m1"), (party.members[0], "m2"), (party.members[1], "m3")] {
+                await leaving.socket.close()
+                let sync = try await party.members[3].socket.next("stateSync", "naming \(newDJ)") { $0.data.string("djUserId") == newDJ }
+                raised = try #require(sync.data.int("epoch"), "\(sync.text)")
+            }
+            #expect(raised == 3)
+            // Stored: each leave's memberLeft went out before its stateSync.
+            try await server.afterKill { restarted in
+                let snapshot = try await restarted.http.snapshot(party.members[3].user, session: party.id)
+                let epoch = try #require(snapshot.int("epoch"), "\(snapshot)")
+                #expect(epoch >= raised, "epoch \(epoch) after the restart, \(raised) before")
+                let back = try await restarted.connect(party.members[3].user, to: party.id)
+                let update = try await back.socket.addAndWait(prTrack(2))
+                #expect((update.epoch ?? -1) >= raised, "\(update.text)")
+            }
         }
     }
 

@@ -30,6 +30,15 @@ extension LiveSession {
     ///
     /// A replica (a session another node owns) stops after the log: the restart and the
     /// catching up are the owner's to log.
+    /// The epoch a profile's wire starts from for a session read back: a wire may count
+    /// epochs the state does not (PirateRadio's new DJs, each caused by someone leaving), so it
+    /// starts above the state's epoch by every departure so far, never below what an earlier
+    /// run sent. A new session's wire starts at the state's epoch.
+    static func wireEpochFloor(_ state: SessionState) -> Int64 {
+        let departures = max(0, state.joinCounter - 1 - Int64(state.members.count))
+        return state.epoch + departures
+    }
+
     static func recover(
         _ stored: StoredSession, id: SessionID, entry: StoredSessionEntry, wire makeWire: (Int64) -> any SessionWire,
         environment: SessionEnvironment, eventLoop: any EventLoop, role: SessionRole = .owner
@@ -52,7 +61,7 @@ extension LiveSession {
         // Bounded while it fills, as the outbox's is: a replay of thousands of records with
         // whole-queue frames holds no more than resumes can use.
         var ring = ResumeRing(environment.outbox)
-        var replayWire = makeWire(state.epoch)
+        var replayWire = makeWire(wireEpochFloor(state))
         for record in stored.records where record.lsn > start.lsn {
             let inputs: [TimedInput]
             do {
@@ -81,7 +90,7 @@ extension LiveSession {
             replayed += 1
             if let answer = record.answer { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
         }
-        let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(state.epoch), environment: environment, eventLoop: eventLoop)
+        let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(wireEpochFloor(state)), environment: environment, eventLoop: eventLoop)
         session.assumeIsolated { session in
             session.answers = answers
             session.indexed = entry

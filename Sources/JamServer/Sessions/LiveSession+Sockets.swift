@@ -41,8 +41,25 @@ extension LiveSession {
             sendSyncStatus(toNew: connection.id)
             return
         }
-        sendStateSync(to: connection.id)
+        greet(connection.id)
         sendSyncStatus(toNew: connection.id)
+    }
+
+    /// Queues the greeting of a socket that just opened (the whole state), and what the
+    /// session's other sockets hear of it, behind everything applied so far.
+    private func greet(_ connection: ConnectionID) {
+        guard let target = connections[connection] else { return }
+        let now = environment.clock.now()
+        let (greeting, others) = wire.socketOpened(by: target.user, state: state, now: now)
+        outbox.resync(connection, at: state.seq)
+        var actions = outbox.enqueue(.direct(connection, WebSocketText.frame(greeting)), after: nextLsn - 1, now: now)
+        if let others {
+            let framed = WebSocketText.frame(others)
+            for other in connections.keys where other != connection {
+                actions.merge(outbox.enqueue(.direct(other, framed), after: nextLsn - 1, now: now))
+            }
+        }
+        execute(actions)
     }
 
     /// Queues the whole state for one connection, behind everything applied so far.

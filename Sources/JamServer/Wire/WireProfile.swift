@@ -126,6 +126,10 @@ package protocol SessionWire: Sendable {
     /// The whole state for one member.
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer
 
+    /// A socket of `user` opened (after their join, if it made one): the frame that greets it,
+    /// and one for the session's other sockets, if the protocol announces every socket.
+    mutating func socketOpened(by user: UserID, state: SessionState, now: Millis) -> (greeting: ByteBuffer, others: ByteBuffer?)
+
     /// The answer to a command with an id, if the protocol has one.
     func ack(_ ack: Ack, state: SessionState, now: Millis) -> ByteBuffer?
 
@@ -142,6 +146,13 @@ package protocol SessionWire: Sendable {
     /// A socket of a user who is already connected opened: the older ones are closed with this
     /// code, or nil when a user may hold several.
     var replacedSocketClose: (code: UInt16, reason: String)? { get }
+}
+
+extension SessionWire {
+    /// The whole state, and nothing for the others (OpenJam announces members by their joins).
+    package mutating func socketOpened(by user: UserID, state: SessionState, now: Millis) -> (greeting: ByteBuffer, others: ByteBuffer?) {
+        (stateSync(state, for: user, now: now), nil)
+    }
 }
 
 /// What a server profile fixes for every session it creates: rules, limits, code format
