@@ -42,7 +42,8 @@ struct QueueITSessionRoutes {
                 throw error
             }
             try await edge.moveIn(identity.userId, to: session, from: previous)
-            return try await edge.currentResponse(session, for: identity.userId)
+            // Created: the answer waits for the store rather than refuse while it is down.
+            return try QueueITEdge.json(try await session.readAfterOwnChange(QueueITEdge.current(for: identity.userId)))
         }
 
         sessions.post("join") { request, context in

@@ -35,7 +35,8 @@ extension LiveSession {
     /// starts above the state's epoch by every departure so far, never below what an earlier
     /// run sent. A new session's wire starts at the state's epoch.
     static func wireEpochFloor(_ state: SessionState) -> Int64 {
-        let departures = max(0, state.joinCounter - 1 - Int64(state.members.count))
+        // The creator is a member from the start, before the counter's first join.
+        let departures = max(0, state.joinCounter - Int64(state.members.count))
         return state.epoch + departures
     }
 

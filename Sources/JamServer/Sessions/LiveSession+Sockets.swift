@@ -117,7 +117,7 @@ extension LiveSession {
             logger.debug("a socket's close was not applied", metadata: ["error": "\(error)"])
             // Refused because the store is failing: the member would stay "connected" (counted
             // for skips and starts) for good. Tried again until the store takes it.
-            if error.code == .unavailable {
+            if error.code == .unavailable, !releasedFlag.load(ordering: .relaxed) {
                 departuresWaiting[user, default: 0] += 1
                 scheduleDepartureRetry()
             }

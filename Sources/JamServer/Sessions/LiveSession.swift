@@ -34,7 +34,7 @@ public actor LiveSession: CommitReceiver {
     var indexed: StoredSessionEntry?
     /// Callers waiting for what was applied before them to be stored: resumed with true once
     /// it is, with false when the node lets the session go first.
-    private var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
     private var nextWaiter = 0
     var timer: (deadline: Millis, task: Scheduled<Void>)?
     var stallTimer: Scheduled<Void>?
@@ -144,7 +144,17 @@ public actor LiveSession: CommitReceiver {
         guard await waitUntilStored() else { throw Self.letGo }
     }
 
-    static let letGo = JamError(.unavailable, "the session moved to another server; try again")
+    static let letGo = JamError(
+        .unavailable, "the session moved to another server before this was confirmed; read the session again before repeating a change")
+
+    /// What `body` reads now, answered once everything applied so far is stored, waiting
+    /// through an outage rather than refusing: for a route's answer after a change of its own
+    /// that others may have followed (a new session's first view).
+    package func readAfterOwnChange<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) async throws(JamError) -> T {
+        let value = body(state, wire)
+        guard await waitUntilStored() else { throw Self.letGo }
+        return value
+    }
 
     /// The current state (for profile views built at the edge).
     package var snapshot: SessionState { state }
@@ -195,6 +205,8 @@ public actor LiveSession: CommitReceiver {
     /// let the session go first.
     @discardableResult
     func waitUntilStored() async -> Bool {
+        // Let go, its records may never be stored here: nothing would resume the wait.
+        guard !releasedFlag.load(ordering: .relaxed) else { return false }
         let id = nextWaiter
         nextWaiter += 1
         return await withCheckedContinuation { continuation in
@@ -220,6 +232,8 @@ public actor LiveSession: CommitReceiver {
     func take(
         _ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil, consumes inboxId: Int64? = nil
     ) throws(JamError) -> (Outcome, lsn: Int64) {
+        // A session this node let go takes nothing more: its records would be fenced off.
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
         if case .command = input, environment.pipeline.isStalled {
             // Applied now, it could not be stored; the client hears so at once rather than wait.
             throw JamError(.unavailable, "the database is unreachable; the command was not applied, try again")

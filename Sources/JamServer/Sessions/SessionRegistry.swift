@@ -300,8 +300,8 @@ public final class SessionRegistry: Service, Sendable {
         }
         guard let session = created else { throw Self.codeTaken(chosenKey ?? "") }
         Metrics.liveSessions.record(liveCount)
-        await session.waitUntilStored()
-        return (session, try await session.view(for: identity.userId))
+        let user = identity.userId
+        return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })
     }
 
     /// A rescan changed the library: new sessions and live ones shuffle the new tracks.

@@ -1,0 +1,75 @@
+import JamCore
+import JamTestSupport
+import JamProtocol
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import JamServer
+
+/// A node that lets a session go (its lease lost) answers whoever waits on the session's
+/// store, and the session takes nothing more.
+@Suite struct ReleasedSessionTests {
+    static let host: UserID = "00000000-0000-0000-0006-00000000000a"
+    static let id: SessionID = "00000000-0000-0000-0006-000000000001"
+
+    /// A store whose commits never finish until `finish` fails them.
+    final class HoldingStore: SessionStore {
+        let held = Mutex<[EventLoopPromise<Void>]>([])
+        struct Gone: Error {}
+
+        func loadIndex() async throws -> [StoredSessionEntry] { [] }
+        func loadSession(_ id: SessionID) async throws -> StoredSession? { nil }
+        var services: [any Service] { [] }
+        func close() async throws {}
+        func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+            let promise = loop.makePromise(of: Void.self)
+            held.withLock { $0.append(promise) }
+            return promise.futureResult
+        }
+        func finish() {
+            for promise in held.withLock({ $0 }) { promise.fail(Gone()) }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aSessionLetGoAnswersThoseWaitingOnItsStoreAndTakesNothingMore() async throws {
+        let store = HoldingStore()
+        defer { store.finish() }
+        let logger = Logger(label: "test")
+        let environment = SessionEnvironment(
+            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: store, logger: logger),
+            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
+            snapshotEvery: 1_000, timing: Timing())
+        let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
+        let session = LiveSession(
+            state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        let track = Track(id: "t1", name: "Track 1", artist: "Artist")
+        let host = Self.host
+
+        let add = Task { try await session.perform(.add(track: track, nonce: "n1", itemId: "00000000-0000-0000-0006-000000000101"), by: host) }
+        try await eventually("the add is applied and waits for the store", timeout: .seconds(5)) { await session.waiters.count == 1 }
+        let read = Task { try await session.view(for: host) }
+        try await eventually("the read waits for the add's record", timeout: .seconds(5)) { await session.waiters.count == 2 }
+
+        await session.release("a test lets it go")
+        #expect(await Self.refusal(of: add) == .unavailable, "the add may never be stored here")
+        #expect(await Self.refusal(of: read) == .unavailable, "the read would show what may never be stored")
+        #expect(await session.waiters.isEmpty)
+
+        // Afterwards: reads and changes are refused at once rather than left waiting.
+        #expect(await Self.refusal(of: Task { try await session.view(for: host) }) == .unavailable)
+        #expect(await Self.refusal(of: Task { try await session.perform(.skip, by: host) }) == .unavailable)
+        #expect(await session.waiters.isEmpty)
+    }
+
+    /// The code `task` failed with, nil when it succeeded.
+    static func refusal<T>(of task: Task<T, any Error>) async -> ErrorCode? {
+        switch await task.result {
+        case .success: nil
+        case .failure(let error): (error as? JamError)?.code
+        }
+    }
+}
