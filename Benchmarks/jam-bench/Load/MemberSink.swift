@@ -167,8 +167,9 @@ final class MemberSink: FrameSink, @unchecked Sendable {
 
     private var pirateSeq: Int64 = -1
 
-    /// PirateRadio counts broadcast frames per epoch (the load never changes the epoch), and a
-    /// frame for "everyone but the sender" (a join, a relay) still counts for the one left out,
+    /// PirateRadio counts broadcast frames and opened sockets, setting the count to 0 only when a
+    /// skip or auto-advance starts a track (the load does neither), and a frame for "everyone
+    /// but the sender" (a socket that opened, a relay) still counts for the one left out,
     /// so a jump is no loss: losses are judged by the queue updates, one per DJ command.
     private func checkPirateSeq(_ seq: Int64) {
         if pirateSeq >= 0, seq <= pirateSeq { data.duplicates += 1 }
