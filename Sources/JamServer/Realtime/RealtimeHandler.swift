@@ -39,6 +39,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private let profile: any WireProfile
+    /// The profile's, read once: every inbound message consults it.
+    private let idleTimeout: IdleTimeout?
     private let sink: RawFrameSink
     private let clock: any ServerClock
     private let timing: Timing
@@ -54,6 +56,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
         self.profile = profile
+        idleTimeout = profile.idleTimeout
         self.sink = sink
         self.clock = clock
         self.timing = timing
@@ -66,7 +69,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bound = NIOLoopBound(self, eventLoop: loop)
         timers.append(loop.scheduleTask(in: timing.firstFrameDelay) { bound.value.releaseEarlyFrames() })
         schedulePing(bound)
-        if let idle = profile.idleTimeout {
+        if let idle = idleTimeout {
             scheduleIdleCheck(bound, after: .milliseconds(idle.milliseconds), idle: idle)
         }
     }
@@ -88,7 +91,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         state = .attached(session: session, connection: connection)
         // A member arriving is activity too, as it is for the original servers' idle rules.
-        if profile.idleTimeout != nil { session.lastMessageNanos.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed) }
+        if idleTimeout != nil { session.lastMessageNanos.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed) }
         for (message, receivedAt) in held { forward(message, receivedAt: receivedAt) }
     }
 
@@ -130,7 +133,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func heardMessage() {
         lastMessage = lastHeard
-        if profile.idleTimeout != nil, case .attached(let session, _) = state {
+        if idleTimeout != nil, case .attached(let session, _) = state {
             session.lastMessageNanos.store(lastHeard.uptimeNanoseconds, ordering: .relaxed)
         }
     }
