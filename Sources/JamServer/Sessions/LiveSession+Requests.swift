@@ -1,0 +1,114 @@
+import JamCore
+import JamProtocol
+
+/// What REST routes and profiles' views ask of a session: reads that show only what is
+/// stored, and commands that answer once stored, each waiting behind the session's records.
+extension LiveSession {
+    // MARK: Reading
+
+    /// The session as `user` sees it, answered once all of it is stored (`readStored`).
+    package func view(for user: UserID) async throws(JamError) -> SessionView {
+        guard state.member(user) != nil else { throw JamError(.notMember, "you are not a member of this session") }
+        let view = state.view(for: user)
+        try await untilStored()
+        return view
+    }
+
+    /// What `body` reads from the state and wire, answered once all of it is stored, so a
+    /// reader is never shown a change a crash could still take back (for profiles' views).
+    package func readStored<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) async throws(JamError) -> T {
+        let value = body(state, wire)
+        try await untilStored()
+        return value
+    }
+
+    /// Waits until every record made so far is stored; refuses at once while the store is
+    /// failing (a read has nothing to lose by asking again). A replica's state comes from
+    /// stored records only.
+    private func untilStored() async throws(JamError) {
+        guard role == .owner, nextLsn - 1 > outbox.storedLsn else { return }
+        if environment.pipeline.isStalled {
+            throw JamError(.unavailable, "the database is unreachable; what the session holds now may not be stored, try again")
+        }
+        guard await waitUntilStored() else { throw Self.letGo }
+    }
+
+    static let letGo = JamError(
+        .unavailable, "the session moved to another server before this was confirmed; read the session again before repeating a change")
+
+    /// What `body` reads now, answered once everything applied so far is stored, waiting
+    /// through an outage rather than refusing: for a route's answer after a change of its own
+    /// that others may have followed (a new session's first view).
+    package func readAfterOwnChange<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) async throws(JamError) -> T {
+        let value = body(state, wire)
+        guard await waitUntilStored() else { throw Self.letGo }
+        return value
+    }
+
+    /// The current state (for profile views built at the edge).
+    package var snapshot: SessionState { state }
+
+    /// Reads the state and wire together with the users who hold a socket to the session on
+    /// this node (for a profile's monitoring view).
+    package func inspectWithSockets<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire, Set<UserID>) -> T) -> T {
+        body(state, wire, Set(connections.values.map(\.user)))
+    }
+
+    /// Reads the state together with the session's wire (for a profile's own views).
+    package func inspect<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) -> T {
+        body(state, wire)
+    }
+
+    // MARK: Changing
+
+    /// Applies `command` and returns once it is stored and its frames are out.
+    @discardableResult
+    package func perform(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
+        try await perform(command, by: user) { _, _ in () }.outcome
+    }
+
+    /// Applies `command`, reads `body` from the state it leaves, and returns both once the
+    /// command is stored: the reading shows nothing applied after it (which may not be stored
+    /// yet), and nothing before it that is not stored by then.
+    package func perform<T: Sendable>(
+        _ command: Command, by user: UserID, reading body: @Sendable (SessionState, any SessionWire) -> T
+    ) async throws(JamError) -> (outcome: Outcome, read: T) {
+        if role == .replica {
+            let outcome = try await forwardAndWait(command, by: user)
+            return (outcome, body(state, wire))
+        }
+        let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
+        let read = body(state, wire)
+        guard await waitUntilStored() else { throw Self.letGo }
+        return (outcome, read)
+    }
+
+    /// Applies `command` and returns the session as `user` sees it right after, once stored.
+    package func performViewing(_ command: Command, by user: UserID) async throws(JamError) -> (outcome: Outcome, view: SessionView) {
+        let (outcome, view) = try await perform(command, by: user) { state, _ in state.member(user).map { _ in state.view(for: user) } }
+        guard let view else { throw JamError(.notMember, "you are not a member of this session") }
+        return (outcome, view)
+    }
+
+    /// Returns once everything applied so far is stored and sent: true, or false when the node
+    /// let the session go first.
+    @discardableResult
+    func waitUntilStored() async -> Bool {
+        // Let go, its records may never be stored here: nothing would resume the wait.
+        guard !releasedFlag.load(ordering: .relaxed) else { return false }
+        let id = nextWaiter
+        nextWaiter += 1
+        return await withCheckedContinuation { continuation in
+            waiters[id] = continuation
+            execute(outbox.enqueue(.waiter(id), after: nextLsn - 1, now: environment.clock.now()))
+        }
+    }
+
+    /// The node let the session go: whoever waits for its store hears so now (what it applied
+    /// may never be stored by this node).
+    func releaseWaiters() {
+        let waiting = waiters
+        waiters = [:]
+        for continuation in waiting.values { continuation.resume(returning: false) }
+    }
+}
