@@ -23,26 +23,37 @@ extension LiveSession {
     }
 
     /// Waits until every record made so far is stored; refuses at once while the store is
-    /// failing (a read has nothing to lose by asking again). A replica's state comes from
-    /// stored records only.
+    /// failing, and as soon as it fails meanwhile (a read has nothing to lose by asking again).
+    /// A replica's state comes from stored records only.
     private func untilStored() async throws(JamError) {
         guard role == .owner, nextLsn - 1 > outbox.storedLsn else { return }
-        if environment.pipeline.isStalled {
-            throw JamError(.unavailable, "the database is unreachable; what the session holds now may not be stored, try again")
+        if environment.pipeline.isStalled { throw Self.unstoredRead }
+        switch await waitUntilStored(throughOutage: false) {
+        case .stored: return
+        case .letGo: throw Self.letGo
+        case .refused: throw Self.unstoredRead
         }
-        guard await waitUntilStored() else { throw Self.letGo }
     }
+
+    static let unstoredRead = JamError(
+        .unavailable, "the database is unreachable; what the session holds now may not be stored, try again")
 
     static let letGo = JamError(
         .unavailable, "the session moved to another server before this was confirmed; read the session again before repeating a change")
+
+    static let unconfirmed = JamError(
+        .unavailable,
+        "the database is unreachable; the change is applied on this server and waits to be stored, read the session before repeating it")
 
     /// What `body` reads now, answered once everything applied so far is stored, waiting
     /// through an outage rather than refusing: for a route's answer after a change of its own
     /// that others may have followed (a new session's first view).
     package func readAfterOwnChange<T: Sendable>(_ body: @Sendable (SessionState, any SessionWire) -> T) async throws(JamError) -> T {
         let value = body(state, wire)
-        guard await waitUntilStored() else { throw Self.letGo }
-        return value
+        switch await waitUntilStored(throughOutage: true) {
+        case .stored: return value
+        case .letGo, .refused: throw Self.letGo
+        }
     }
 
     /// The current state (for profile views built at the edge).
@@ -79,8 +90,11 @@ extension LiveSession {
         }
         let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
         let read = body(state, wire)
-        guard await waitUntilStored() else { throw Self.letGo }
-        return (outcome, read)
+        switch await waitUntilStored(throughOutage: false) {
+        case .stored: return (outcome, read)
+        case .letGo: throw Self.letGo
+        case .refused: throw Self.unconfirmed
+        }
     }
 
     /// Applies `command` and returns the session as `user` sees it right after, once stored.
@@ -90,16 +104,15 @@ extension LiveSession {
         return (outcome, view)
     }
 
-    /// Returns once everything applied so far is stored and sent: true, or false when the node
-    /// let the session go first.
-    @discardableResult
-    func waitUntilStored() async -> Bool {
+    /// Returns once everything applied so far is stored and sent, or the node let the session
+    /// go first, or (unless `throughOutage`) the store refused or hung on it meanwhile.
+    func waitUntilStored(throughOutage: Bool) async -> StoreWait {
         // Let go, its records may never be stored here: nothing would resume the wait.
-        guard !releasedFlag.load(ordering: .relaxed) else { return false }
+        guard !releasedFlag.load(ordering: .relaxed) else { return .letGo }
         let id = nextWaiter
         nextWaiter += 1
         return await withCheckedContinuation { continuation in
-            waiters[id] = continuation
+            waiters[id] = StoreWaiter(continuation: continuation, throughOutage: throughOutage)
             execute(outbox.enqueue(.waiter(id), after: nextLsn - 1, now: environment.clock.now()))
         }
     }
@@ -109,6 +122,33 @@ extension LiveSession {
     func releaseWaiters() {
         let waiting = waiters
         waiters = [:]
-        for continuation in waiting.values { continuation.resume(returning: false) }
+        for waiter in waiting.values { waiter.continuation.resume(returning: .letGo) }
     }
+
+    /// The store refused or hung on the session's writes: requests waiting on them hear so
+    /// now rather than wait for it with no end; the writes stay queued and are stored once it
+    /// answers. Those that wait through an outage (a new session's first answer) go on waiting.
+    func refuseWaiters() {
+        for (id, waiter) in waiters where !waiter.throughOutage {
+            waiters[id] = nil
+            waiter.continuation.resume(returning: .refused)
+        }
+    }
+}
+
+/// How a wait for the session's store ended.
+enum StoreWait: Sendable {
+    /// Everything applied before the wait is stored.
+    case stored
+    /// The node let the session go first.
+    case letGo
+    /// The store refused or hung; what was applied stays queued.
+    case refused
+}
+
+/// A request waiting for the session's store (`LiveSession.waitUntilStored`).
+struct StoreWaiter {
+    let continuation: CheckedContinuation<StoreWait, Never>
+    /// Waits through a refusing store (nothing but being let go ends it early).
+    let throughOutage: Bool
 }

@@ -32,9 +32,8 @@ public actor LiveSession: CommitReceiver {
     var eventsSinceSnapshot = 0
     /// The index row as last written, to write it again only when it changes.
     var indexed: StoredSessionEntry?
-    /// Callers waiting for what was applied before them to be stored: resumed with true once
-    /// it is, with false when the node lets the session go first.
-    var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    /// Callers waiting for what was applied before them to be stored (`waitUntilStored`).
+    var waiters: [Int: StoreWaiter] = [:]
     var nextWaiter = 0
     var timer: (deadline: Millis, task: Scheduled<Void>)?
     var stallTimer: Scheduled<Void>?
@@ -261,6 +260,12 @@ public actor LiveSession: CommitReceiver {
         }
     }
 
+    /// The store refused or has not answered the session's writes (the pipeline calls this on
+    /// `eventLoop`): requests waiting on them are answered now (`refuseWaiters`).
+    nonisolated func storeRefused() {
+        assumeIsolated { $0.refuseWaiters() }
+    }
+
     /// Carries out what the outbox decided.
     func execute(_ actions: SessionOutbox.Actions) {
         // Before the shortcut: a socket that just stopped draining, or a check that evicted
@@ -287,7 +292,7 @@ public actor LiveSession: CommitReceiver {
         }
         RealtimeConnection.deliver(deliveries)
         Metrics.deliveries.increment(by: delivered)
-        for id in actions.resumed { waiters.removeValue(forKey: id)?.resume(returning: true) }
+        for id in actions.resumed { waiters.removeValue(forKey: id)?.continuation.resume(returning: .stored) }
         for (connection, user) in actions.evicted {
             logger.warning("closed a connection that stopped reading", metadata: ["member.id": "\(user)", "connection.id": "\(connection)"])
             Metrics.slowConsumers.increment()

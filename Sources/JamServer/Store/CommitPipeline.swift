@@ -17,11 +17,16 @@ protocol CommitReceiver: AnyObject, Sendable {
     /// Another writer appended to the session first: none of its queued writes will be
     /// stored; called on `eventLoop`.
     func fenced()
+    /// The store refused the session's queued writes, or has not answered for
+    /// `Timing.hangLimit`: they stay queued and are tried again, but nobody should wait on
+    /// them with no end; called on `eventLoop`.
+    func storeRefused()
 }
 
 extension CommitReceiver {
     var sessionID: SessionID? { nil }
     func fenced() {}
+    func storeRefused() {}
 }
 
 /// Group commit on a thread of its own.
@@ -46,12 +51,20 @@ public final class CommitPipeline: Service, Sendable {
         public var batchTarget: Int
         /// Commits less than this apart count as "under load".
         public var busyWindow: TimeAmount
+        /// A commit the store has not finished after this long counts as a failure to those
+        /// waiting on it, and new commands are refused until it finishes (a database that
+        /// hangs rather than refuses). Checked every quarter of it.
+        public var hangLimit: TimeAmount
 
         /// Creates the timing; `linger` 0 writes every batch at once.
-        public init(linger: TimeAmount = .microseconds(600), batchTarget: Int = 32, busyWindow: TimeAmount = .milliseconds(2)) {
+        public init(
+            linger: TimeAmount = .microseconds(600), batchTarget: Int = 32, busyWindow: TimeAmount = .milliseconds(2),
+            hangLimit: TimeAmount = .seconds(5)
+        ) {
             self.linger = linger
             self.batchTarget = batchTarget
             self.busyWindow = busyWindow
+            self.hangLimit = hangLimit
         }
 
         /// Whether a forming batch of `pending` writes waits for company: only while commits
@@ -75,9 +88,11 @@ public final class CommitPipeline: Service, Sendable {
     /// Set once the server stops: a batch the store keeps refusing is then given up on.
     private let stopping = Atomic<Bool>(false)
     private let stalled = Atomic<Bool>(false)
-    /// The last commit failed: the store is unreachable or full, so new commands are refused
-    /// with a clear error until a commit succeeds again.
-    var isStalled: Bool { stalled.load(ordering: .relaxed) }
+    /// The batch being written has taken longer than `Timing.hangLimit`.
+    private let hung = Atomic<Bool>(false)
+    /// The last commit failed, or the one being written hangs: the store is unreachable or
+    /// full, so new commands are refused with a clear error until a commit succeeds again.
+    var isStalled: Bool { stalled.load(ordering: .relaxed) || hung.load(ordering: .relaxed) }
     /// Attempts at a batch, once stopping, before it is given up on.
     static let attemptsWhenStopping = 5
     /// How many batches have waited for company so far.
@@ -90,6 +105,28 @@ public final class CommitPipeline: Service, Sendable {
         self.timing = timing
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
+        // A store that answers asynchronously (PostgreSQL) leaves this thread free while it
+        // hangs; the check runs between its batches. Ends with the thread.
+        let every = TimeAmount.nanoseconds(max(timing.hangLimit.nanoseconds / 4, 1_000_000))
+        loop.scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] task in
+            guard let self else { return task.cancel() }
+            self.checkForHang()
+        }
+    }
+
+    /// Tells whoever waits on a batch the store has not finished within `Timing.hangLimit`.
+    private func checkForHang() {
+        guard let waiting = queue.withLock({ $0.hung(now: .now(), limit: timing.hangLimit) }) else { return }
+        hung.store(true, ordering: .relaxed)
+        logger.error(
+            "the store has not finished a commit; new commands are refused until it does",
+            metadata: ["waited.ms": "\(timing.hangLimit.nanoseconds / 1_000_000)", "sessions.waiting": "\(waiting.count)"])
+        tellRefused(waiting)
+    }
+
+    /// Tells each of `receivers`, on its loop, that its queued writes are not stored yet.
+    private func tellRefused(_ receivers: [any CommitReceiver]) {
+        for receiver in receivers { receiver.eventLoop.execute { receiver.storeRefused() } }
     }
 
     /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
@@ -121,8 +158,11 @@ public final class CommitPipeline: Service, Sendable {
                 Metrics.persistedRows.increment(by: writes.count)
                 Metrics.batchWrites.record(writes.count)
                 Metrics.commitDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - handedOver))
-                self.queue.withLock { $0.committed(at: .now()) }
+                if let took = self.queue.withLock({ $0.committed(at: .now()) }) {
+                    self.logger.notice("the store finished a commit that hung", metadata: ["took.ms": "\(took.nanoseconds / 1_000_000)"])
+                }
                 self.stalled.store(false, ordering: .relaxed)
+                self.hung.store(false, ordering: .relaxed)
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
                 self.loop.execute { self.drain() }
@@ -131,7 +171,9 @@ public final class CommitPipeline: Service, Sendable {
                 self.loop.execute { self.drain() }
             case .failure(let error):
                 self.stalled.store(true, ordering: .relaxed)
-                let failures = self.queue.withLock { $0.failed(writes, receipts: receipts) }
+                self.hung.store(false, ordering: .relaxed)
+                let (failures, waiting) = self.queue.withLock { $0.failed(writes, receipts: receipts) }
+                self.tellRefused(waiting)
                 if self.stopping.load(ordering: .relaxed), failures >= Self.attemptsWhenStopping {
                     self.giveUp(after: error)
                     return

@@ -37,6 +37,10 @@ struct CommitQueue<Waiter> {
     private var lingered = false
     /// The session whose single turn was the whole last batch, if it was.
     private var lastLoneWriter: ObjectIdentifier?
+    /// When the batch being written was taken, and who waits on it; nil between batches.
+    private var inFlight: (since: NIODeadline, receipts: [CommitReceipt])?
+    /// The batch being written was found hung and its sessions told so.
+    private var hangReported = false
 
     /// The forming batch is one turn of the same session as the last batch's single turn.
     private var alone: Bool {
@@ -81,28 +85,57 @@ struct CommitQueue<Waiter> {
         lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil
         writes.removeAll(keepingCapacity: true)
         receipts.removeAll(keepingCapacity: true)
+        inFlight = (now, taken.1)
         return .commit(writes: taken.0, receipts: taken.1)
     }
 
-    /// The batch taken last is stored, at `now`.
-    mutating func committed(at now: NIODeadline) {
+    /// The batch taken last is stored, at `now`. Returns how long it was written for when it
+    /// had been reported hung (so the pipeline can say the store answers again), else nil.
+    @discardableResult
+    mutating func committed(at now: NIODeadline) -> TimeAmount? {
         failures = 0
         lastCommit = now
+        defer { clearFlight() }
+        guard hangReported, let flight = inFlight else { return nil }
+        return now - flight.since
     }
 
     /// The batch taken last failed: it goes back in front of what came since, in order.
-    /// Returns how many attempts in a row have failed.
-    mutating func failed(_ batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> Int {
+    /// Returns how many attempts in a row have failed, and every session waiting on a write
+    /// not stored (each once), which the pipeline tells the store refused.
+    mutating func failed(_ batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> (attempts: Int, waiting: [any CommitReceiver]) {
         writes = batch + writes
         receipts = batchReceipts + receipts
         failures += 1
-        return failures
+        clearFlight()
+        return (failures, Self.distinct(receipts))
+    }
+
+    /// At `now`, whether the batch being written has taken longer than `limit`: the first time,
+    /// every session waiting on a write not stored (each once); otherwise nil.
+    mutating func hung(now: NIODeadline, limit: TimeAmount) -> [any CommitReceiver]? {
+        guard let flight = inFlight, !hangReported, now - flight.since >= limit else { return nil }
+        hangReported = true
+        return Self.distinct(flight.receipts + receipts)
+    }
+
+    /// The batch in flight is done with, stored or not.
+    private mutating func clearFlight() {
+        inFlight = nil
+        hangReported = false
+    }
+
+    /// Each receiver of `receipts` once, in order.
+    private static func distinct(_ receipts: [CommitReceipt]) -> [any CommitReceiver] {
+        var seen = Set<ObjectIdentifier>()
+        return receipts.map(\.receiver).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }
 
     /// Another writer appended to `fenced` sessions first: their writes, in `batch` and queued
     /// since, are dropped, and the rest of the batch goes back in front. Returns the receiver
     /// of each dropped receipt (once per receipt, so a receiver may repeat).
     mutating func dropFenced(_ fenced: Set<SessionID>, batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> [any CommitReceiver] {
+        clearFlight()
         let keep: (StoreWrite) -> Bool = { !fenced.contains($0.sessionID) }
         writes = batch.filter(keep) + writes.filter(keep)
         let all = batchReceipts + receipts
@@ -113,6 +146,7 @@ struct CommitQueue<Waiter> {
     /// Drops everything queued (the server is stopping and the store keeps refusing) and lets
     /// every `flush` caller go. Returns how many writes were dropped, and the waiters.
     mutating func giveUp() -> (dropped: Int, waiters: [Waiter]) {
+        clearFlight()
         defer {
             writes.removeAll()
             receipts.removeAll()

@@ -103,7 +103,8 @@ import Testing
         }
         _ = queue.submit([Self.write(Self.a, 2)], receipt: (receiver, 2))
         let failures = queue.failed(batch, receipts: receipts)
-        #expect(failures == 1)
+        #expect(failures.attempts == 1)
+        #expect(failures.waiting.map { ObjectIdentifier($0) } == [ObjectIdentifier(receiver)], "told once, though it waits on two writes")
         #expect(queue.receipts.map(\.lsn) == [1, 2])
         let retry = Self.step(&queue)
         #expect(Self.lsns(retry) == [1, 2])
@@ -143,13 +144,13 @@ import Testing
             Issue.record("no batch taken")
             return
         }
-        let first = queue.failed(batch, receipts: receipts)
+        let first = queue.failed(batch, receipts: receipts).attempts
         _ = Self.step(&queue)
-        let second = queue.failed(batch, receipts: receipts)
+        let second = queue.failed(batch, receipts: receipts).attempts
         #expect([first, second] == [1, 2])
         _ = Self.step(&queue)
         queue.committed(at: .now())
-        let afterSuccess = queue.failed(batch, receipts: receipts)
+        let afterSuccess = queue.failed(batch, receipts: receipts).attempts
         #expect(afterSuccess == 1)
     }
 
@@ -177,8 +178,45 @@ import Testing
             Issue.record("no batch taken")
             return
         }
-        let failures = queue.failed(next, receipts: nextReceipts)
+        let failures = queue.failed(next, receipts: nextReceipts).attempts
         #expect(failures == 1)
+    }
+
+    @Test func aBatchWrittenLongerThanTheLimitNamesEverySessionWaitingOnceUntilItEnds() {
+        var queue = CommitQueue<Int>()
+        let (onA, onB, later) = (Receiver(Self.a), Receiver(Self.b), Receiver(Self.b))
+        let start = NIODeadline.now()
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (onA, 1))
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        _ = queue.submit([Self.write(Self.a, 2)], receipt: (onA, 2))
+        guard case .commit = queue.next(now: start, timing: Self.eager) else {
+            Issue.record("no batch taken")
+            return
+        }
+        _ = queue.submit([Self.write(Self.b, 2)], receipt: (later, 2))
+        #expect(queue.hung(now: start + .milliseconds(999), limit: .seconds(1)) == nil, "within the limit")
+        let waiting = queue.hung(now: start + .seconds(1), limit: .seconds(1))
+        #expect(waiting?.map { ObjectIdentifier($0) } == [onA, onB, later].map { ObjectIdentifier($0) }, "the batch's and what queued behind it, each once")
+        #expect(queue.hung(now: start + .seconds(9), limit: .seconds(1)) == nil, "told once per hang")
+        #expect(queue.committed(at: start + .seconds(3)) == .seconds(3), "how long the hung batch took")
+        #expect(queue.hung(now: start + .seconds(20), limit: .seconds(1)) == nil, "nothing in flight between batches")
+    }
+
+    @Test func aBatchThatEndsInTimeIsNeverReportedHung() {
+        var queue = CommitQueue<Int>()
+        let start = NIODeadline.now()
+        _ = queue.submit([Self.write(Self.a, 1)], receipt: (Receiver(Self.a), 1))
+        guard case .commit(let batch, let receipts) = queue.next(now: start, timing: Self.eager) else {
+            Issue.record("no batch taken")
+            return
+        }
+        #expect(queue.committed(at: start + .milliseconds(1)) == nil)
+        #expect(queue.hung(now: start + .seconds(60), limit: .seconds(1)) == nil)
+        // A refused batch is not in flight while it waits to be tried again.
+        _ = queue.submit(batch, receipt: receipts.first)
+        _ = queue.next(now: start + .seconds(61), timing: Self.eager)
+        _ = queue.failed(batch, receipts: receipts)
+        #expect(queue.hung(now: start + .seconds(120), limit: .seconds(1)) == nil)
     }
 
     /// Lingers 5 ms while commits are less than a minute apart.

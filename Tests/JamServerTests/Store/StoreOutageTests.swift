@@ -50,7 +50,7 @@ import Testing
 
     /// Makes `store` refuse, sends an add (id "stuck") it cannot store, and waits until the
     /// pipeline has failed it and tried again: from then on the server knows the store is down.
-    /// (A request sent sooner could be taken and wait for the store with no end.)
+    /// (A request sent sooner would be applied, then answered 503 as not yet stored.)
     static func stall(_ store: CommitFailureTests.RefusingStore, with socket: TestSocket) async throws {
         let before = store.attempts.withLock { $0 }
         store.refusing.withLock { $0 = true }

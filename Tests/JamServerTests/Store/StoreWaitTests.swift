@@ -1,0 +1,105 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import JamServer
+
+/// A request waiting for the store hears when the store refuses or hangs, instead of waiting
+/// with no end; what it changed stays queued and is stored once the store answers.
+@Suite struct StoreWaitTests {
+    /// An in-memory store whose commits hang while `hanging`, as a database that stops
+    /// answering without closing its connection does; `resume` writes what it held.
+    final class HangingStore: SessionStore {
+        let stored = InMemorySessionStore()
+        private let state = Mutex<(hanging: Bool, held: [(writes: [StoreWrite], loop: any EventLoop, promise: EventLoopPromise<Void>)])>((false, []))
+
+        func loadIndex() async throws -> [StoredSessionEntry] { try await stored.loadIndex() }
+        func loadSession(_ id: SessionID) async throws -> StoredSession? { try await stored.loadSession(id) }
+        var services: [any Service] { [] }
+        func close() async throws {}
+        func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+            let promise = loop.makePromise(of: Void.self)
+            let held = state.withLock { state in
+                if state.hanging { state.held.append((writes, loop, promise)) }
+                return state.hanging
+            }
+            if !held { promise.completeWith(stored.commit(writes, on: loop)) }
+            return promise.futureResult
+        }
+
+        func hang() { state.withLock { $0.hanging = true } }
+
+        func resume() {
+            let held = state.withLock { state in
+                state.hanging = false
+                defer { state.held = [] }
+                return state.held
+            }
+            for batch in held { batch.promise.completeWith(stored.commit(batch.writes, on: batch.loop)) }
+        }
+    }
+
+    static func trackIDs(_ view: SessionView) -> [String] {
+        [view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aChangeWaitingOnARefusingStoreIsAnsweredAtOnceAndStoredOnceTheStoreIsBack() async throws {
+        let store = CommitFailureTests.RefusingStore()
+        store.refusing.withLock { $0 = false }
+        try await TestServer.with(store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            // The server does not know yet: the add is applied, and its commit is refused.
+            store.refusing.withLock { $0 = true }
+            let started = ContinuousClock.now
+            let add = try await server.api.add(host.token, id, testTrack(1))
+            #expect(add.status == 503)
+            #expect(add.errorCode == .unavailable)
+            #expect(add.text.contains("applied on this server"), "says the change may still be stored: \(add.text)")
+            #expect(ContinuousClock.now - started < .seconds(5), "answered when the store refused, not when it came back")
+
+            let read = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
+            #expect(read.status == 503, "the add is not stored: no read shows it yet")
+
+            store.refusing.withLock { $0 = false }
+            try await eventually("the add is stored and shown once the store is back", timeout: .seconds(10)) {
+                guard let view = try? await server.api.view(host.token, id) else { return false }
+                return Self.trackIDs(view) == ["track-1"]
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aStoreThatHangsLongerThanTheLimitIsRefusingUntilItAnswers() async throws {
+        let store = HangingStore()
+        try await TestServer.with(store: store, configure: { $0.commitTiming.hangLimit = .milliseconds(400) }) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            store.hang()
+            let started = ContinuousClock.now
+            let add = try await server.api.add(host.token, id, testTrack(1))
+            let waited = ContinuousClock.now - started
+            #expect(add.status == 503)
+            #expect(add.text.contains("applied on this server"), "\(add.text)")
+            #expect(waited >= .milliseconds(400), "a slow commit is waited for up to the limit")
+            #expect(waited < .seconds(5), "and not longer: \(waited)")
+
+            let refusedAt = ContinuousClock.now
+            let next = try await server.api.add(host.token, id, testTrack(2))
+            #expect(next.status == 503)
+            #expect(next.text.contains("not applied"), "a new change is refused while the store hangs: \(next.text)")
+            #expect(ContinuousClock.now - refusedAt < .milliseconds(400), "at once")
+            let read = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
+            #expect(read.status == 503)
+
+            store.resume()
+            try await eventually("the held add is stored and the server takes changes again", timeout: .seconds(10)) {
+                try await server.api.add(host.token, id, testTrack(3)).status == 201
+            }
+            #expect(Self.trackIDs(try await server.api.view(host.token, id)) == ["track-1", "track-3"], "the refused add was never applied")
+        }
+    }
+}
