@@ -217,10 +217,12 @@ public final class SessionRegistry: Service, Sendable {
     }
 
     /// Why this server cannot take commands now, or nil when it can: a node that lost its
-    /// connection to the shared database refuses every request until it is back.
+    /// connection to the shared database refuses every request until it is back, and any
+    /// server refuses commands while its store refuses or hangs on a commit.
     package var unavailableBecause: String? {
-        guard let cluster, !cluster.isConnected else { return nil }
-        return "the database is unreachable"
+        if let cluster, !cluster.isConnected { return "the database is unreachable" }
+        if baseEnvironment.pipeline.isStalled { return "the store does not take writes" }
+        return nil
     }
 
     /// Number of sessions that have not ended (live or stored).

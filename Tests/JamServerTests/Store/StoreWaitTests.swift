@@ -64,12 +64,16 @@ import Testing
 
             let read = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: host.token)
             #expect(read.status == 503, "the add is not stored: no read shows it yet")
+            let health = try await server.api.request("GET", "/healthz")
+            #expect(health.status == 503, "a balancer's check sees the server cannot take commands: \(health.text)")
+            #expect(try health.decode(Health.self).reason == "the store does not take writes")
 
             store.refusing.withLock { $0 = false }
             try await eventually("the add is stored and shown once the store is back", timeout: .seconds(10)) {
                 guard let view = try? await server.api.view(host.token, id) else { return false }
                 return Self.trackIDs(view) == ["track-1"]
             }
+            #expect(try await server.api.request("GET", "/healthz").status == 200)
         }
     }
 
