@@ -90,6 +90,8 @@ public final class CommitPipeline: Service, Sendable {
     private let stalled = Atomic<Bool>(false)
     /// The batch being written has taken longer than `Timing.hangLimit`.
     private let hung = Atomic<Bool>(false)
+    /// Looks for a hung batch every quarter of `Timing.hangLimit`, until the pipeline stops.
+    private let hangCheck = Mutex<RepeatedTask?>(nil)
     /// The last commit failed, or the one being written hangs: the store is unreachable or
     /// full, so new commands are refused with a clear error until a commit succeeds again.
     var isStalled: Bool { stalled.load(ordering: .relaxed) || hung.load(ordering: .relaxed) }
@@ -105,13 +107,14 @@ public final class CommitPipeline: Service, Sendable {
         self.timing = timing
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         loop = group.next()
-        // A store that answers asynchronously (PostgreSQL) leaves this thread free while it
-        // hangs; the check runs between its batches. Ends with the thread.
+        // Not on the store's thread: SQLite's commit runs there, and a disk that hangs would
+        // hold the check too.
         let every = TimeAmount.nanoseconds(max(timing.hangLimit.nanoseconds / 4, 1_000_000))
-        loop.scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] task in
+        let check = MultiThreadedEventLoopGroup.singleton.next().scheduleRepeatedTask(initialDelay: every, delay: every) { [weak self] task in
             guard let self else { return task.cancel() }
             self.checkForHang()
         }
+        hangCheck.withLock { $0 = check }
     }
 
     /// Tells whoever waits on a batch the store has not finished within `Timing.hangLimit`.
@@ -246,6 +249,7 @@ public final class CommitPipeline: Service, Sendable {
     func stop() async {
         stopping.store(true, ordering: .relaxed)
         await flush()
+        hangCheck.withLock { $0?.cancel() }
         do {
             try await store.close()
         } catch {

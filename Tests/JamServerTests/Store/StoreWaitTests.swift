@@ -12,22 +12,28 @@ import Testing
 /// with no end; what it changed stays queued and is stored once the store answers.
 @Suite struct StoreWaitTests {
     /// An in-memory store whose commits hang while `hanging`, as a database that stops
-    /// answering without closing its connection does; `resume` writes what it held.
+    /// answering without closing its connection does (`blocking`: holding the store's thread,
+    /// as SQLite on a stuck disk would); `resume` writes what it held.
     final class HangingStore: SessionStore {
         let stored = InMemorySessionStore()
+        let blocking: Bool
         private let state = Mutex<(hanging: Bool, held: [(writes: [StoreWrite], loop: any EventLoop, promise: EventLoopPromise<Void>)])>((false, []))
+        private let released = DispatchSemaphore(value: 0)
+
+        init(blocking: Bool) { self.blocking = blocking }
 
         func loadIndex() async throws -> [StoredSessionEntry] { try await stored.loadIndex() }
         func loadSession(_ id: SessionID) async throws -> StoredSession? { try await stored.loadSession(id) }
         var services: [any Service] { [] }
         func close() async throws {}
         func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
-            let promise = loop.makePromise(of: Void.self)
-            let held = state.withLock { state in
-                if state.hanging { state.held.append((writes, loop, promise)) }
-                return state.hanging
+            guard state.withLock({ $0.hanging }) else { return stored.commit(writes, on: loop) }
+            if blocking {
+                released.wait()
+                return stored.commit(writes, on: loop)
             }
-            if !held { promise.completeWith(stored.commit(writes, on: loop)) }
+            let promise = loop.makePromise(of: Void.self)
+            state.withLock { $0.held.append((writes, loop, promise)) }
             return promise.futureResult
         }
 
@@ -39,6 +45,7 @@ import Testing
                 defer { state.held = [] }
                 return state.held
             }
+            if blocking { released.signal() }
             for batch in held { batch.promise.completeWith(stored.commit(batch.writes, on: batch.loop)) }
         }
     }
@@ -77,8 +84,9 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aStoreThatHangsLongerThanTheLimitIsRefusingUntilItAnswers() async throws {
-        let store = HangingStore()
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aStoreThatHangsLongerThanTheLimitIsRefusingUntilItAnswers(blockingItsThread: Bool) async throws {
+        let store = HangingStore(blocking: blockingItsThread)
         try await TestServer.with(store: store, configure: { $0.commitTiming.hangLimit = .milliseconds(400) }) { server in
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
