@@ -36,14 +36,14 @@ extension LiveSession {
     }
 
     static let unstoredRead = JamError(
-        .unavailable, "the database is unreachable; what the session holds now may not be stored, try again")
+        .unavailable, "the database is not taking writes; what the session holds now may not be stored, try again")
 
     static let letGo = JamError(
         .unavailable, "the session moved to another server before this was confirmed; read the session again before repeating a change")
 
     static let unconfirmed = JamError(
         .unavailable,
-        "the database is unreachable; the change is applied on this server and waits to be stored, read the session before repeating it")
+        "the database did not confirm the change: it is applied on this server and stored once the database answers; read the session before repeating it")
 
     /// What `body` reads now, answered once everything applied so far is stored, waiting
     /// through an outage rather than refusing: for a route's answer after a change of its own
@@ -109,11 +109,15 @@ extension LiveSession {
     func waitUntilStored(throughOutage: Bool) async -> StoreWait {
         // Let go, its records may never be stored here: nothing would resume the wait.
         guard !releasedFlag.load(ordering: .relaxed) else { return .letGo }
+        let lsn = nextLsn - 1
+        // Records submitted after the pipeline told its sessions of a failure or a hang would
+        // not be told again (a hang is told once): the flag it set first says so here.
+        if !throughOutage, lsn > outbox.storedLsn, environment.pipeline.isStalled { return .refused }
         let id = nextWaiter
         nextWaiter += 1
         return await withCheckedContinuation { continuation in
-            waiters[id] = StoreWaiter(continuation: continuation, throughOutage: throughOutage)
-            execute(outbox.enqueue(.waiter(id), after: nextLsn - 1, now: environment.clock.now()))
+            waiters[id] = StoreWaiter(continuation: continuation, lsn: lsn, throughOutage: throughOutage)
+            execute(outbox.enqueue(.waiter(id), after: lsn, now: environment.clock.now()))
         }
     }
 
@@ -125,11 +129,13 @@ extension LiveSession {
         for waiter in waiting.values { waiter.continuation.resume(returning: .letGo) }
     }
 
-    /// The store refused or hung on the session's writes: requests waiting on them hear so
-    /// now rather than wait for it with no end; the writes stay queued and are stored once it
-    /// answers. Those that wait through an outage (a new session's first answer) go on waiting.
-    func refuseWaiters() {
-        for (id, waiter) in waiters where !waiter.throughOutage {
+    /// The store refused or hung on the session's writes up to `lsn`: requests waiting on them
+    /// hear so now rather than wait for it with no end; the writes stay queued and are stored
+    /// once it answers. Those that wait through an outage (a new session's first answer) go on
+    /// waiting, and so do those waiting on later records (the news may come after those of a
+    /// commit that stored `lsn` after all).
+    func refuseWaiters(through lsn: Int64) {
+        for (id, waiter) in waiters where !waiter.throughOutage && waiter.lsn <= lsn {
             waiters[id] = nil
             waiter.continuation.resume(returning: .refused)
         }
@@ -149,6 +155,8 @@ enum StoreWait: Sendable {
 /// A request waiting for the session's store (`LiveSession.waitUntilStored`).
 struct StoreWaiter {
     let continuation: CheckedContinuation<StoreWait, Never>
+    /// The last record it waits for.
+    let lsn: Int64
     /// Waits through a refusing store (nothing but being let go ends it early).
     let throughOutage: Bool
 }

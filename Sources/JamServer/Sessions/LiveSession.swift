@@ -260,10 +260,10 @@ public actor LiveSession: CommitReceiver {
         }
     }
 
-    /// The store refused or has not answered the session's writes (the pipeline calls this on
-    /// `eventLoop`): requests waiting on them are answered now (`refuseWaiters`).
-    nonisolated func storeRefused() {
-        assumeIsolated { $0.refuseWaiters() }
+    /// The store refused or has not answered the session's writes up to `lsn` (the pipeline
+    /// calls this on `eventLoop`): requests waiting on them are answered now (`refuseWaiters`).
+    nonisolated func storeRefused(through lsn: Int64) {
+        assumeIsolated { $0.refuseWaiters(through: lsn) }
     }
 
     /// Carries out what the outbox decided.

@@ -278,6 +278,8 @@ public final class SessionRegistry: Service, Sendable {
         let (displayName, name, settings) = (new.displayName, new.name, new.settings)
         let now = clock.now()
         let environment = self.environment
+        // Its first answer waits through an outage that begins later; none begins with one.
+        if environment.pipeline.isStalled { throw JamError(.unavailable, "the database is not taking writes; no session was created, try again") }
         let id = environment.ids.next()
         if let cluster, await cluster.tryLock([id]).isEmpty {
             throw JamError(.unavailable, "the database is unreachable; try again")

@@ -17,16 +17,16 @@ protocol CommitReceiver: AnyObject, Sendable {
     /// Another writer appended to the session first: none of its queued writes will be
     /// stored; called on `eventLoop`.
     func fenced()
-    /// The store refused the session's queued writes, or has not answered for
-    /// `Timing.hangLimit`: they stay queued and are tried again, but nobody should wait on
+    /// The store refused the session's queued writes up to record `lsn`, or has not answered
+    /// for `Timing.hangLimit`: they stay queued and are tried again, but nobody should wait on
     /// them with no end; called on `eventLoop`.
-    func storeRefused()
+    func storeRefused(through lsn: Int64)
 }
 
 extension CommitReceiver {
     var sessionID: SessionID? { nil }
     func fenced() {}
-    func storeRefused() {}
+    func storeRefused(through lsn: Int64) {}
 }
 
 /// Group commit on a thread of its own.
@@ -88,7 +88,9 @@ public final class CommitPipeline: Service, Sendable {
     /// Set once the server stops: a batch the store keeps refusing is then given up on.
     private let stopping = Atomic<Bool>(false)
     private let stalled = Atomic<Bool>(false)
-    /// The batch being written has taken longer than `Timing.hangLimit`.
+    /// The batch being written has taken longer than `Timing.hangLimit`. Set and cleared, as
+    /// `stalled` is, only while holding `queue`'s lock, so a write submitted after a report
+    /// always finds it set, and a commit that ends after a report always clears it.
     private let hung = Atomic<Bool>(false)
     /// Looks for a hung batch every quarter of `Timing.hangLimit`, until the pipeline stops.
     private let hangCheck = Mutex<RepeatedTask?>(nil)
@@ -119,17 +121,21 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Tells whoever waits on a batch the store has not finished within `Timing.hangLimit`.
     private func checkForHang() {
-        guard let waiting = queue.withLock({ $0.hung(now: .now(), limit: timing.hangLimit) }) else { return }
-        hung.store(true, ordering: .relaxed)
+        let report = queue.withLock { queue -> (waiting: [CommitReceipt], for: TimeAmount)? in
+            guard let report = queue.hung(now: .now(), limit: timing.hangLimit) else { return nil }
+            hung.store(true, ordering: .relaxed)
+            return report
+        }
+        guard let report else { return }
         logger.error(
             "the store has not finished a commit; new commands are refused until it does",
-            metadata: ["waited.ms": "\(timing.hangLimit.nanoseconds / 1_000_000)", "sessions.waiting": "\(waiting.count)"])
-        tellRefused(waiting)
+            metadata: ["waited.ms": "\(report.for.nanoseconds / 1_000_000)", "sessions.waiting": "\(report.waiting.count)"])
+        tellRefused(report.waiting)
     }
 
-    /// Tells each of `receivers`, on its loop, that its queued writes are not stored yet.
-    private func tellRefused(_ receivers: [any CommitReceiver]) {
-        for receiver in receivers { receiver.eventLoop.execute { receiver.storeRefused() } }
+    /// Tells each receiver, on its loop, that its writes up to its record are not stored yet.
+    private func tellRefused(_ waiting: [CommitReceipt]) {
+        for (receiver, lsn) in waiting { receiver.eventLoop.execute { receiver.storeRefused(through: lsn) } }
     }
 
     /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
@@ -161,11 +167,13 @@ public final class CommitPipeline: Service, Sendable {
                 Metrics.persistedRows.increment(by: writes.count)
                 Metrics.batchWrites.record(writes.count)
                 Metrics.commitDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - handedOver))
-                if let took = self.queue.withLock({ $0.committed(at: .now()) }) {
+                let took = self.queue.withLock { queue in
+                    self.storeAnswered()
+                    return queue.committed(at: .now())
+                }
+                if let took {
                     self.logger.notice("the store finished a commit that hung", metadata: ["took.ms": "\(took.nanoseconds / 1_000_000)"])
                 }
-                self.stalled.store(false, ordering: .relaxed)
-                self.hung.store(false, ordering: .relaxed)
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
                 self.loop.execute { self.drain() }
@@ -173,9 +181,11 @@ public final class CommitPipeline: Service, Sendable {
                 self.dropFenced(conflict, writes: writes, receipts: receipts)
                 self.loop.execute { self.drain() }
             case .failure(let error):
-                self.stalled.store(true, ordering: .relaxed)
-                self.hung.store(false, ordering: .relaxed)
-                let (failures, waiting) = self.queue.withLock { $0.failed(writes, receipts: receipts) }
+                let (failures, waiting) = self.queue.withLock { queue in
+                    self.stalled.store(true, ordering: .relaxed)
+                    self.hung.store(false, ordering: .relaxed)
+                    return queue.failed(writes, receipts: receipts)
+                }
                 self.tellRefused(waiting)
                 if self.stopping.load(ordering: .relaxed), failures >= Self.attemptsWhenStopping {
                     self.giveUp(after: error)
@@ -188,12 +198,22 @@ public final class CommitPipeline: Service, Sendable {
         }
     }
 
+    /// The store answered a commit: it takes writes again. Called holding `queue`'s lock.
+    private func storeAnswered() {
+        stalled.store(false, ordering: .relaxed)
+        hung.store(false, ordering: .relaxed)
+    }
+
     /// Another node appended to some sessions of the batch first: their writes (this batch's
     /// and any queued since, all made on a state the log has moved past) are dropped and the
     /// sessions told; the rest of the batch goes back in front of the queue.
     private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [CommitReceipt]) {
         let fenced = Set(conflict.sessions)
-        let dropped = queue.withLock { $0.dropFenced(fenced, batch: writes, receipts: receipts) }
+        let dropped = queue.withLock { queue in
+            // The store answered: it is reachable.
+            storeAnswered()
+            return queue.dropFenced(fenced, batch: writes, receipts: receipts)
+        }
         logger.warning("another server wrote these sessions first; this one lets them go", metadata: ["sessions": "\(conflict.sessions)"])
         var told = Set<ObjectIdentifier>()
         for receiver in dropped where told.insert(ObjectIdentifier(receiver)).inserted {

@@ -102,8 +102,9 @@ struct CommitQueue<Waiter> {
 
     /// The batch taken last failed: it goes back in front of what came since, in order.
     /// Returns how many attempts in a row have failed, and every session waiting on a write
-    /// not stored (each once), which the pipeline tells the store refused.
-    mutating func failed(_ batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> (attempts: Int, waiting: [any CommitReceiver]) {
+    /// not stored (each once, with its last record queued), which the pipeline tells the store
+    /// refused.
+    mutating func failed(_ batch: [StoreWrite], receipts batchReceipts: [CommitReceipt]) -> (attempts: Int, waiting: [CommitReceipt]) {
         writes = batch + writes
         receipts = batchReceipts + receipts
         failures += 1
@@ -112,11 +113,12 @@ struct CommitQueue<Waiter> {
     }
 
     /// At `now`, whether the batch being written has taken longer than `limit`: the first time,
-    /// every session waiting on a write not stored (each once); otherwise nil.
-    mutating func hung(now: NIODeadline, limit: TimeAmount) -> [any CommitReceiver]? {
+    /// every session waiting on a write not stored (each once, with its last record queued) and
+    /// how long the batch has been written for; otherwise nil.
+    mutating func hung(now: NIODeadline, limit: TimeAmount) -> (waiting: [CommitReceipt], for: TimeAmount)? {
         guard let flight = inFlight, !hangReported, now - flight.since >= limit else { return nil }
         hangReported = true
-        return Self.distinct(flight.receipts + receipts)
+        return (Self.distinct(flight.receipts + receipts), now - flight.since)
     }
 
     /// The batch in flight is done with, stored or not.
@@ -125,10 +127,20 @@ struct CommitQueue<Waiter> {
         hangReported = false
     }
 
-    /// Each receiver of `receipts` once, in order.
-    private static func distinct(_ receipts: [CommitReceipt]) -> [any CommitReceiver] {
-        var seen = Set<ObjectIdentifier>()
-        return receipts.map(\.receiver).filter { seen.insert(ObjectIdentifier($0)).inserted }
+    /// Each receiver of `receipts` once, in order of first appearance, with its highest record.
+    private static func distinct(_ receipts: [CommitReceipt]) -> [CommitReceipt] {
+        var position: [ObjectIdentifier: Int] = [:]
+        var result: [CommitReceipt] = []
+        for receipt in receipts {
+            let key = ObjectIdentifier(receipt.receiver)
+            if let index = position[key] {
+                result[index].lsn = max(result[index].lsn, receipt.lsn)
+            } else {
+                position[key] = result.count
+                result.append(receipt)
+            }
+        }
+        return result
     }
 
     /// Another writer appended to `fenced` sessions first: their writes, in `batch` and queued
