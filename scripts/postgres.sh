@@ -8,6 +8,9 @@
 #   scripts/postgres.sh stop DIR      stop (fast) and delete DIR
 #   scripts/postgres.sh restart DIR   stop and start again: same port, same data
 #   scripts/postgres.sh kill DIR      SIGKILL the postmaster and its backends (a crash)
+#   scripts/postgres.sh freeze DIR    SIGSTOP the postmaster and its backends: a database
+#                                     that stops answering but keeps its connections open
+#   scripts/postgres.sh thaw DIR      SIGCONT them again (stop and restart thaw first)
 #   scripts/postgres.sh status DIR    exit 0 and print the URL when it accepts connections
 #
 # DIR holds data/ (the cluster), server.log, url, port and the unix socket.
@@ -25,7 +28,7 @@ die() { echo "$prog: $*" >&2; exit 1; }
 note() { echo "$prog: $*" >&2; }
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -198,6 +201,8 @@ pg_stop() {
   local dir="$1"
   require_cluster_dir "$dir"
   bin="$(find_bin)"
+  # A frozen server would never answer pg_ctl.
+  signal_all "$dir" CONT
   if running "$dir"; then
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 -s stop >/dev/null ||
       die "PostgreSQL in $dir did not stop"
@@ -212,6 +217,31 @@ cmd_stop() {
 cmd_restart() {
   pg_stop "${1:-}"
   cmd_start "$1"
+}
+
+# Sends SIG$2 to the postmaster in $1 and its backends, if it runs.
+signal_all() {
+  local dir="$1" pid children
+  [ -f "$dir/data/postmaster.pid" ] || return 0
+  pid="$(head -n 1 "$dir/data/postmaster.pid")"
+  # A file left by `kill` may name a process that is no postgres now.
+  [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = postgres ] || return 0
+  children="$(pgrep -P "$pid" || true)"
+  # shellcheck disable=SC2086
+  kill -"$2" "$pid" $children 2>/dev/null || true
+}
+
+cmd_freeze() {
+  local dir="${1:-}"
+  require_cluster_dir "$dir"
+  [ -f "$dir/data/postmaster.pid" ] || die "PostgreSQL in $dir is not running"
+  signal_all "$dir" STOP
+}
+
+cmd_thaw() {
+  local dir="${1:-}"
+  require_cluster_dir "$dir"
+  signal_all "$dir" CONT
 }
 
 cmd_kill() {
@@ -245,6 +275,8 @@ case "${1:-}" in
   stop) shift; cmd_stop "$@" ;;
   restart) shift; cmd_restart "$@" ;;
   kill) shift; cmd_kill "$@" ;;
+  freeze) shift; cmd_freeze "$@" ;;
+  thaw) shift; cmd_thaw "$@" ;;
   status) shift; cmd_status "$@" ;;
   *) usage ;;
 esac

@@ -127,7 +127,7 @@ public actor LiveSession: CommitReceiver {
         guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
         if case .command = input, environment.pipeline.isStalled {
             // Applied now, it could not be stored; the client hears so at once rather than wait.
-            throw JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
+            throw JamError(.unavailable, "the database is not taking writes; the command was not applied, try again")
         }
         let now = environment.clock.now()
         let firstSeq = state.seq
