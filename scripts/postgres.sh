@@ -202,7 +202,7 @@ pg_stop() {
   require_cluster_dir "$dir"
   bin="$(find_bin)"
   # A frozen server would never answer pg_ctl.
-  signal_all "$dir" CONT
+  signal_all "$dir" CONT || true
   if running "$dir"; then
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 -s stop >/dev/null ||
       die "PostgreSQL in $dir did not stop"
@@ -219,29 +219,31 @@ cmd_restart() {
   cmd_start "$1"
 }
 
-# Sends SIG$2 to the postmaster in $1 and its backends, if it runs.
+# Sends SIG$2 to the postmaster of $1, then to its backends (listed after it got the
+# signal, so a STOP also catches one it forked meanwhile). Fails when no postmaster of $1
+# runs: a stale postmaster.pid left by `kill` may name another process by now.
 signal_all() {
   local dir="$1" pid children
-  [ -f "$dir/data/postmaster.pid" ] || return 0
+  [ -f "$dir/data/postmaster.pid" ] || return 1
   pid="$(head -n 1 "$dir/data/postmaster.pid")"
-  # A file left by `kill` may name a process that is no postgres now.
-  [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = postgres ] || return 0
+  # The postmaster works in its data folder; another process with that pid does not.
+  [ "$(readlink -f "/proc/$pid/cwd" 2>/dev/null)" = "$(readlink -f "$dir/data")" ] || return 1
+  kill -"$2" "$pid" 2>/dev/null || return 1
   children="$(pgrep -P "$pid" || true)"
   # shellcheck disable=SC2086
-  kill -"$2" "$pid" $children 2>/dev/null || true
+  [ -z "$children" ] || kill -"$2" $children 2>/dev/null || true
 }
 
 cmd_freeze() {
   local dir="${1:-}"
   require_cluster_dir "$dir"
-  [ -f "$dir/data/postmaster.pid" ] || die "PostgreSQL in $dir is not running"
-  signal_all "$dir" STOP
+  signal_all "$dir" STOP || die "PostgreSQL in $dir is not running"
 }
 
 cmd_thaw() {
   local dir="${1:-}"
   require_cluster_dir "$dir"
-  signal_all "$dir" CONT
+  signal_all "$dir" CONT || die "PostgreSQL in $dir is not running"
 }
 
 cmd_kill() {

@@ -52,9 +52,17 @@ struct QueueITEdge: Sendable {
         return session
     }
 
-    /// The caller's session becomes `session`; the one they were in before, they leave.
+    /// The caller's session becomes `session`; the one they were in before, they leave. A
+    /// leave the store does not take now does not undo the move: `session` exists or the
+    /// caller is in it already, and a 503 would invite them to create or join it again.
     func moveIn(_ user: UserID, to session: LiveSession, from previous: LiveSession?) async throws {
-        if let previous, previous.id != session.id { try await leave(user, previous) }
+        if let previous, previous.id != session.id {
+            do {
+                try await leave(user, previous)
+            } catch let error as JamError where error.code == .unavailable {
+                currentSessions.clear(user, ifIn: previous.id)
+            }
+        }
         currentSessions.set(user, session.id)
     }
 

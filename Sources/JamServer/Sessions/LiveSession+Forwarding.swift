@@ -31,10 +31,14 @@ extension LiveSession {
         let replyId = "rest-\(environment.ids.next().rawValue)"
         let key = Self.answerKey(user, replyId)
         let forwarded = ForwardedCommand(inboxId: 0, session: id, origin: cluster.nodeID, connection: nil, replyId: replyId, command: command, user: user)
-        // Answered by the owner's record or reply; a node that died before answering is
-        // given up on, and the caller can try again.
+        // Answered by the owner's record or reply; a node that died (or whose database hangs)
+        // before answering is given up on, though the owner may still apply the command.
         let timeout = eventLoop.scheduleTask(in: .seconds(10)) { [self] in
-            self.assumeIsolated { $0.forwardFailed(key: key, replyId: replyId, JamError(.unavailable, "the session's server did not answer in time; try again")) }
+            self.assumeIsolated {
+                $0.forwardFailed(
+                    key: key, replyId: replyId,
+                    JamError(.unavailable, "the session's server did not answer in time; the change may still be applied, read the session before repeating it"))
+            }
         }
         defer { timeout.cancel() }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, JamError>, Never>) in

@@ -43,7 +43,7 @@ extension LiveSession {
 
     static let unconfirmed = JamError(
         .unavailable,
-        "the database did not confirm the change: it is applied on this server and stored once the database answers; read the session before repeating it")
+        "the database did not confirm the change: it is applied on this server and may still be stored; read the session before repeating it")
 
     /// What `body` reads now, answered once everything applied so far is stored, waiting
     /// through an outage rather than refusing: for a route's answer after a change of its own

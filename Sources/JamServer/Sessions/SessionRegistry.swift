@@ -279,7 +279,7 @@ public final class SessionRegistry: Service, Sendable {
         let now = clock.now()
         let environment = self.environment
         // Its first answer waits through an outage that begins later; none begins with one.
-        if environment.pipeline.isStalled { throw JamError(.unavailable, "the database is not taking writes; no session was created, try again") }
+        if environment.pipeline.isStalled { throw Self.notCreated }
         let id = environment.ids.next()
         if let cluster, await cluster.tryLock([id]).isEmpty {
             throw JamError(.unavailable, "the database is unreachable; try again")
@@ -290,6 +290,12 @@ public final class SessionRegistry: Service, Sendable {
             if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
         }
         let reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
+        // Again: the store may have failed while this waited on the database.
+        if environment.pipeline.isStalled {
+            cluster?.release(id)
+            if let reserved { index.withLock { $0.codes[reserved] = nil } }
+            throw Self.notCreated
+        }
         let created = index.withLock { index -> LiveSession? in
             if let chosenKey, index.codes[chosenKey] != nil { return nil }
             let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index)
@@ -307,6 +313,8 @@ public final class SessionRegistry: Service, Sendable {
         let user = identity.userId
         return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })
     }
+
+    static let notCreated = JamError(.unavailable, "the database is not taking writes; no session was created, try again")
 
     /// A rescan changed the library: new sessions and live ones shuffle the new tracks.
     func libraryChanged(_ tracks: [Track]) async {
