@@ -19,6 +19,16 @@ extension LiveSession {
         return session
     }
 
+    /// The epoch a profile's wire starts from for a session read back: a wire may count
+    /// epochs the state does not (PirateRadio's new DJs, each caused by someone leaving), so it
+    /// starts above the state's epoch by every departure so far, never below what an earlier
+    /// run sent. A new session's wire starts at the state's epoch.
+    static func wireEpochFloor(_ state: SessionState) -> Int64 {
+        // The creator is a member from the start, before the counter's first join.
+        let departures = max(0, state.joinCounter - Int64(state.members.count))
+        return state.epoch + departures
+    }
+
     /// Brings a stored session back: its older kept snapshot, then its log replayed (which
     /// regenerates the frames a resuming client may ask for), then what the restart itself
     /// changes (nobody is connected any more) and what should have happened meanwhile (the
@@ -30,16 +40,6 @@ extension LiveSession {
     ///
     /// A replica (a session another node owns) stops after the log: the restart and the
     /// catching up are the owner's to log.
-    /// The epoch a profile's wire starts from for a session read back: a wire may count
-    /// epochs the state does not (PirateRadio's new DJs, each caused by someone leaving), so it
-    /// starts above the state's epoch by every departure so far, never below what an earlier
-    /// run sent. A new session's wire starts at the state's epoch.
-    static func wireEpochFloor(_ state: SessionState) -> Int64 {
-        // The creator is a member from the start, before the counter's first join.
-        let departures = max(0, state.joinCounter - Int64(state.members.count))
-        return state.epoch + departures
-    }
-
     static func recover(
         _ stored: StoredSession, id: SessionID, entry: StoredSessionEntry, wire makeWire: (Int64) -> any SessionWire,
         environment: SessionEnvironment, eventLoop: any EventLoop, role: SessionRole = .owner

@@ -23,11 +23,10 @@ extension LiveSession {
     }
 
     /// Waits until every record made so far is stored; refuses at once while the store is
-    /// failing, and as soon as it fails meanwhile (a read has nothing to lose by asking again).
-    /// A replica's state comes from stored records only.
+    /// failing (`waitUntilStored`), and as soon as it fails meanwhile (a read has nothing to
+    /// lose by asking again). A replica's state comes from stored records only.
     private func untilStored() async throws(JamError) {
         guard role == .owner, nextLsn - 1 > outbox.storedLsn else { return }
-        if environment.pipeline.isStalled { throw Self.unstoredRead }
         switch await waitUntilStored(throughOutage: false) {
         case .stored: return
         case .letGo: throw Self.letGo
