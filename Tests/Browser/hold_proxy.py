@@ -64,7 +64,14 @@ class HoldProxy:
             self.closed = True
             self.held = {UP: False, DOWN: False}
             self.state.notify_all()
-        for s in [self.listener, *self.sockets]:
+            sockets = list(self.sockets)
+        # close() alone does not wake a thread blocked in accept(): the listener would take
+        # one more connection (a page's reconnect) after the proxy is "gone". shutdown() does.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        for s in [self.listener, *sockets]:
             try:
                 s.close()
             except OSError:
@@ -86,7 +93,13 @@ class HoldProxy:
                 continue
             for s in (client, server):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.sockets += [client, server]
+            with self.state:
+                # Accepted as the proxy closed: it is gone for this connection too.
+                if self.closed:
+                    client.close()
+                    server.close()
+                    return
+                self.sockets += [client, server]
             connection = {"websocket": False}
             threading.Thread(target=self._pump, args=(client, server, UP, connection), daemon=True).start()
             threading.Thread(target=self._pump, args=(server, client, DOWN, connection), daemon=True).start()
