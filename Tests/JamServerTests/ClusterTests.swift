@@ -395,17 +395,34 @@ struct DatabaseRestartTests {
         await again.close()
     }
 
-    @Test func aDatabaseThatStopsAnsweringIsTreatedAsUnreachableOnceACommitWaitedFiveSeconds() async throws {
+    /// One node on a PostgreSQL of its own, with a session its host made, and the database
+    /// stopped (SIGSTOP: its connections stay open and nothing answers) before `body` runs.
+    /// The database is thawed and stopped afterwards, whatever `body` does.
+    static func withFrozenDatabase(
+        _ body: (_ server: TestServer, _ host: GuestAuthResponse, _ session: SessionID, _ thaw: () async throws -> Void) async throws -> Void
+    ) async throws {
         let folder = TestServer.makeDataDirectory().appendingPathComponent("pg")
-        let output = try await Self.postgres("start", folder.path)
+        let output = try await postgres("start", folder.path)
         let url = try #require(output.split(separator: "\n").last { $0.hasPrefix("postgres://") }.map(String.init))
         let node = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url])
         do {
             let server = node.server
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
-            // Connections stay open, nothing answers: only the commit's wait shows it.
-            _ = try await Self.postgres("freeze", folder.path)
+            _ = try await postgres("freeze", folder.path)
+            try await body(server, host, id) { _ = try await postgres("thaw", folder.path) }
+        } catch {
+            _ = try? await postgres("thaw", folder.path)
+            _ = try? await node.kill()
+            _ = try? await postgres("stop", folder.path)
+            throw error
+        }
+        try await node.terminate()
+        _ = try await postgres("stop", folder.path)
+    }
+
+    @Test func aDatabaseThatStopsAnsweringIsTreatedAsUnreachableOnceACommitWaitedFiveSeconds() async throws {
+        try await Self.withFrozenDatabase { server, host, id, thaw in
             let started = ContinuousClock.now
             let held = try await server.api.add(host.token, id, testTrack(1), nonce: "held")
             let waited = ContinuousClock.now - started
@@ -420,7 +437,7 @@ struct DatabaseRestartTests {
             #expect(health.status == 503)
             #expect(try health.decode(Health.self).reason == "the store does not take writes")
 
-            _ = try await Self.postgres("thaw", folder.path)
+            try await thaw()
             try await eventually("the node takes writes again", timeout: .seconds(10)) {
                 try await server.api.request("GET", "/healthz").status == 200
             }
@@ -429,13 +446,41 @@ struct DatabaseRestartTests {
             #expect(again.status == 200, "\(again.text)")
             let view = try await server.api.view(host.token, id)
             #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"])
-        } catch {
-            _ = try? await Self.postgres("thaw", folder.path)
-            _ = try? await node.kill()
-            _ = try? await Self.postgres("stop", folder.path)
-            throw error
         }
-        try await node.terminate()
-        _ = try await Self.postgres("stop", folder.path)
+    }
+
+    @Test func aNodeWithNothingToCommitLetsItsSessionsGoWhenTheDatabaseStopsAnsweringAndTakesThemBack() async throws {
+        try await Self.withFrozenDatabase { server, host, id, thaw in
+            // A session this node has not seen is looked up in the database, which does not answer.
+            var started = ContinuousClock.now
+            let unknown = try await server.api.request("GET", "/api/v1/sessions/\(JamID(UUID()))", token: host.token)
+            var waited = ContinuousClock.now - started
+            #expect(unknown.status == 503, "\(unknown.text)")
+            #expect(unknown.text.contains("did not answer in time"), "\(unknown.text)")
+            #expect(waited >= .seconds(3) && waited < .seconds(7), "answered at the read's 3 s limit: \(waited)")
+
+            // A new session's lease is asked on the lease connection: the node gives up on it.
+            started = ContinuousClock.now
+            let created = try await server.api.send("POST", "/api/v1/sessions", token: host.token, json: CreateSessionRequest())
+            waited = ContinuousClock.now - started
+            #expect(created.status == 503, "\(created.text)")
+            #expect(created.text.contains("unreachable"), "\(created.text)")
+            #expect(waited < .seconds(9), "answered once the lease connection's 8 s limit passed: \(waited)")
+            let health = try await server.api.request("GET", "/healthz")
+            #expect(health.status == 503)
+            #expect(try health.decode(Health.self).reason == "the database is unreachable")
+
+            try await thaw()
+            try await eventually("the node connects again", timeout: .seconds(15)) {
+                try await server.api.request("GET", "/healthz").status == 200
+            }
+            // The session it let go is read back and takes changes again (201; 200 repeats an add
+            // an earlier try applied but could not confirm).
+            try await eventually("the session takes an add", timeout: .seconds(10)) {
+                try await [200, 201].contains(server.api.add(host.token, id, testTrack(1), nonce: "after").status)
+            }
+            let view = try await server.api.view(host.token, id)
+            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"])
+        }
     }
 }

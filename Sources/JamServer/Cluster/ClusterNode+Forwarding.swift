@@ -27,25 +27,31 @@ extension ClusterNode {
 
     /// The commands waiting for each of `sessions`, oldest first (one query for all).
     func inbox(_ sessions: [SessionID]) async throws -> [SessionID: [ForwardedCommand]] {
-        let rows = try await store.client.query(
-            """
-            SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
-            WHERE session_id = ANY(\(sessions.map(\.rawValue))) ORDER BY id
-            """, logger: logger)
-        var commands: [SessionID: [ForwardedCommand]] = [:]
-        for try await (id, session, origin, connection, replyId, input) in rows.decode((Int64, String, String, Int64?, String?, ByteBuffer).self) {
-            do {
-                commands[JamID(session), default: []].append(
-                    try ForwardedCommand.decode(
-                        inboxId: id, session: JamID(session), origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
-                        input: Array(buffer: input)))
-            } catch {
-                // Written by a node of another version, say: it can never apply, so it must not block the rest.
-                logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": "\(error)"])
-                try await store.client.query("DELETE FROM session_inbox WHERE id = \(id)", logger: logger)
+        try await store.reading { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
+                WHERE session_id = ANY(\(sessions.map(\.rawValue))) ORDER BY id
+                """, logger: self.logger)
+            var commands: [SessionID: [ForwardedCommand]] = [:]
+            var unreadable: [Int64] = []
+            for try await (id, session, origin, connection, replyId, input) in rows.decode((Int64, String, String, Int64?, String?, ByteBuffer).self) {
+                do {
+                    commands[JamID(session), default: []].append(
+                        try ForwardedCommand.decode(
+                            inboxId: id, session: JamID(session), origin: origin, connection: connection.map { Int($0) }, replyId: replyId,
+                            input: Array(buffer: input)))
+                } catch {
+                    // Written by a node of another version, say: it can never apply, so it must not block the rest.
+                    self.logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": "\(error)"])
+                    unreadable.append(id)
+                }
             }
+            if !unreadable.isEmpty {
+                try await connection.query("DELETE FROM session_inbox WHERE id = ANY(\(unreadable))", logger: self.logger)
+            }
+            return commands
         }
-        return commands
     }
 
     /// Writes queued commands and replies, a batch at a time, until shutdown.

@@ -56,7 +56,8 @@ extension ClusterNode {
         }
     }
 
-    /// Listens on the three channels until the connection breaks.
+    /// Listens on the three channels until the connection breaks or the database stops
+    /// answering on it.
     private func listen(on connection: PostgresConnection) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -74,6 +75,16 @@ extension ClusterNode {
             group.addTask {
                 try await connection.listen(on: Channel.reply) { notifications in
                     for try await notification in notifications { await self.replyNotified(notification.payload) }
+                }
+            }
+            group.addTask {
+                // A database that stops answering sends nothing and keeps the connection open:
+                // asking it something now and then is how the node notices.
+                while true {
+                    try await Task.sleep(for: self.leaseCheck.every)
+                    try await self.onLease(connection) { connection in
+                        for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
+                    }
                 }
             }
             group.addTask {

@@ -47,6 +47,9 @@ public final class ClusterNode: Service, Sendable {
     let logger: Logger
     /// How often nodes try to take over sessions they follow.
     let leasePoll: Duration
+    /// How often the node asks its database something on the lease connection, and how long
+    /// it waits for an answer there before it lets its leases go and connects again.
+    let leaseCheck: (every: Duration, limit: Duration)
     let lease = Mutex<PostgresConnection?>(nil)
     /// The sessions whose leases this node holds on `lease`.
     let held = Mutex<Set<SessionID>>([])
@@ -62,11 +65,19 @@ public final class ClusterNode: Service, Sendable {
     }
 
     /// Creates the node around the shared store.
-    public init(store: PostgresSessionStore, logger: Logger, leasePoll: Duration = .milliseconds(500)) {
+    ///
+    /// `leaseCheck.limit` outlasts the commit pipeline's hang limit (5 s, checked every 1.25 s):
+    /// while the database hangs, commands waiting on their commits hear that first, and only a
+    /// database silent for longer costs the node its sessions.
+    public init(
+        store: PostgresSessionStore, logger: Logger, leasePoll: Duration = .milliseconds(500),
+        leaseCheck: (every: Duration, limit: Duration) = (.seconds(1), .seconds(8))
+    ) {
         nodeID = UUID().uuidString.lowercased()
         self.store = store
         self.logger = logger
         self.leasePoll = leasePoll
+        self.leaseCheck = leaseCheck
         (forwarderWakes, wakeForwarder) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -117,15 +128,47 @@ public final class ClusterNode: Service, Sendable {
         let wanted = ids.filter { !already.contains($0) }
         guard !wanted.isEmpty else { return already }
         do {
-            let rows = try await connection.query(
-                "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: logger)
-            var taken = Set<SessionID>()
-            for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
+            let taken = try await onLease(connection) { connection in
+                let rows = try await connection.query(
+                    "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: self.logger)
+                var taken = Set<SessionID>()
+                for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
+                return taken
+            }
             held.withLock { $0.formUnion(taken) }
             return already.union(taken)
         } catch {
             logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
             return already
+        }
+    }
+
+    /// Runs `body` on the lease connection, closing the connection if the database has not
+    /// answered within `leaseCheck.limit`.
+    ///
+    /// A database that stops answering keeps its connections open, and a query it has been
+    /// sent cannot be cancelled. Closing the connection fails the query, and the lease loop
+    /// then lets every lease go and connects again (`leasesLost`), as when the connection
+    /// breaks. A lease the query took meanwhile goes with the connection, so none is held
+    /// that this node does not know of.
+    func onLease<T: Sendable>(
+        _ connection: PostgresConnection, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let limit = leaseCheck.limit
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body(connection) }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                logger.error("the database did not answer the lease connection in time; letting this node's sessions go", metadata: ["limit": "\(limit)"])
+                // Not awaited: the close is local, and its failing of `body` is what ends the group.
+                let _: EventLoopFuture<Void> = connection.close()
+                throw JamError(.unavailable, "the database did not answer in time; try again")
+            }
+            return value
         }
     }
 

@@ -116,7 +116,16 @@ extension SessionRegistry {
                 index.codes[code] = id
                 return code
             }
-            guard let holder = try await sharedEntry(code: candidate) else { return candidate }
+            let holder: StoredSessionEntry?
+            do {
+                holder = try await sharedEntry(code: candidate)
+            } catch {
+                index.withLock { index in
+                    if index.codes[candidate] == id { index.codes[candidate] = nil }
+                }
+                throw error
+            }
+            guard let holder else { return candidate }
             index.withLock { $0.codes[candidate] = holder.id }
         }
         return nil

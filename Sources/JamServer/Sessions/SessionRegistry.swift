@@ -285,11 +285,18 @@ public final class SessionRegistry: Service, Sendable {
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
         let chosenKey = chosen.map(JoinCodes.normalise)
-        if let chosenKey {
-            guard !chosenKey.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
-            if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
+        let reserved: String?
+        do throws(JamError) {
+            if let chosenKey {
+                guard !chosenKey.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
+                if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
+            }
+            reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
+        } catch {
+            // The lease of a session never made would hold a slot of the database's lock table.
+            cluster?.release(id)
+            throw error
         }
-        let reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
         // Again: the store may have failed while this waited on the database.
         if environment.pipeline.isStalled {
             cluster?.release(id)

@@ -87,18 +87,36 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                 \(filter)
                 """)
         if let value { query.binds.append(value) }
-        let rows = try await client.query(query, logger: logger)
-        var entries: [StoredSessionEntry] = []
-        for try await (id, code, issued, ended, wakeAt) in rows.decode((String, String, Int64, Bool, Int64?).self) {
-            entries.append(StoredSessionEntry(id: JamID(id), joinCode: code, codeIssuedAt: issued, ended: ended, wakeAt: wakeAt))
+        return try await reading { [query] connection in
+            let rows = try await connection.query(query, logger: self.logger)
+            var entries: [StoredSessionEntry] = []
+            for try await (id, code, issued, ended, wakeAt) in rows.decode((String, String, Int64, Bool, Int64?).self) {
+                entries.append(StoredSessionEntry(id: JamID(id), joinCode: code, codeIssuedAt: issued, ended: ended, wakeAt: wakeAt))
+            }
+            return entries
         }
-        return entries
+    }
+
+    /// Runs `body` on a pooled connection that is closed if the caller is cancelled meanwhile.
+    ///
+    /// A query PostgreSQL has been sent cannot be cancelled otherwise: a database that stops
+    /// answering without closing its connections would keep a caller with a time limit
+    /// (`ClusterNode.withDatabase`) waiting for its answer all the same. Closing the
+    /// connection fails the query; the pool opens another when next asked.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                try await body(connection)
+            } onCancel: {
+                let _: EventLoopFuture<Void> = connection.close()
+            }
+        }
     }
 
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         // One snapshot of the database for both reads: a node pruning the log between them
         // would otherwise leave a gap after the snapshot read.
-        try await client.withConnection { connection in
+        try await reading { connection in
             try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
             do {
                 let snapshots = try await self.snapshots(id, on: connection)
@@ -118,30 +136,32 @@ public final class PostgresSessionStore: SessionStore, Sendable {
 
     /// The records of `id` after `lsn`, in order (a node following a session another node writes).
     public func records(_ id: SessionID, after lsn: Int64) async throws -> [LogRecord] {
-        try await client.withConnection { try await self.records(id, after: lsn, on: $0) }
+        try await reading { try await self.records(id, after: lsn, on: $0) }
     }
 
     /// The records of several sessions, each after its own position, in order (one query for
     /// all the sessions a notification names).
     public func records(after positions: [(SessionID, Int64)]) async throws -> [SessionID: [LogRecord]] {
-        let rows = try await client.query(
-            """
-            SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
-            FROM unnest(\(positions.map(\.0.rawValue)), \(positions.map(\.1))) AS v(id, after)
-            JOIN session_log l ON l.session_id = v.id AND l.lsn > v.after
-            ORDER BY l.session_id, l.lsn
-            """, logger: logger)
-        var records: [SessionID: [LogRecord]] = [:]
-        for try await (id, lsn, firstSeq, lastSeq, wakeAt, inputs, key, frame) in rows.decode(
-            (String, Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
-        {
-            let session = JamID(id)
-            records[session, default: []].append(
-                LogRecord(
-                    lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
-                    answer: try StoredAnswer.stored(key: key, frame: frame, session: session, lsn: lsn)))
+        try await reading { connection in
+            let rows = try await connection.query(
+                """
+                SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
+                FROM unnest(\(positions.map(\.0.rawValue)), \(positions.map(\.1))) AS v(id, after)
+                JOIN session_log l ON l.session_id = v.id AND l.lsn > v.after
+                ORDER BY l.session_id, l.lsn
+                """, logger: self.logger)
+            var records: [SessionID: [LogRecord]] = [:]
+            for try await (id, lsn, firstSeq, lastSeq, wakeAt, inputs, key, frame) in rows.decode(
+                (String, Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
+            {
+                let session = JamID(id)
+                records[session, default: []].append(
+                    LogRecord(
+                        lsn: lsn, firstSeq: firstSeq, lastSeq: lastSeq, wakeAt: wakeAt, inputs: Array(buffer: inputs),
+                        answer: try StoredAnswer.stored(key: key, frame: frame, session: session, lsn: lsn)))
+            }
+            return records
         }
-        return records
     }
 
     private func snapshots(_ id: SessionID, on connection: PostgresConnection) async throws -> [SessionSnapshot] {
