@@ -399,7 +399,7 @@ struct DatabaseRestartTests {
     /// stopped (SIGSTOP: its connections stay open and nothing answers) before `body` runs.
     /// The database is thawed and stopped afterwards, whatever `body` does.
     static func withFrozenDatabase(
-        _ body: (_ server: TestServer, _ host: GuestAuthResponse, _ session: SessionID, _ thaw: () async throws -> Void) async throws -> Void
+        _ body: (_ node: ServerProcess, _ host: GuestAuthResponse, _ session: SessionID, _ database: FrozenDatabase) async throws -> Void
     ) async throws {
         let folder = TestServer.makeDataDirectory().appendingPathComponent("pg")
         let output = try await postgres("start", folder.path)
@@ -410,19 +410,26 @@ struct DatabaseRestartTests {
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
             _ = try await postgres("freeze", folder.path)
-            try await body(server, host, id) { _ = try await postgres("thaw", folder.path) }
+            try await body(node, host, id, FrozenDatabase(url: url) { _ = try await postgres("thaw", folder.path) })
         } catch {
             _ = try? await postgres("thaw", folder.path)
             _ = try? await node.kill()
             _ = try? await postgres("stop", folder.path)
             throw error
         }
-        try await node.terminate()
+        if node.child.isRunning { try await node.terminate() }
         _ = try await postgres("stop", folder.path)
     }
 
+    /// The database `withFrozenDatabase` stopped: where it is, and how to let it go on.
+    struct FrozenDatabase {
+        let url: String
+        let thaw: () async throws -> Void
+    }
+
     @Test func aDatabaseThatStopsAnsweringIsTreatedAsUnreachableOnceACommitWaitedFiveSeconds() async throws {
-        try await Self.withFrozenDatabase { server, host, id, thaw in
+        try await Self.withFrozenDatabase { node, host, id, database in
+            let server = node.server
             let started = ContinuousClock.now
             let held = try await server.api.add(host.token, id, testTrack(1), nonce: "held")
             let waited = ContinuousClock.now - started
@@ -437,7 +444,7 @@ struct DatabaseRestartTests {
             #expect(health.status == 503)
             #expect(try health.decode(Health.self).reason == "the store does not take writes")
 
-            try await thaw()
+            try await database.thaw()
             try await eventually("the node takes writes again", timeout: .seconds(10)) {
                 try await server.api.request("GET", "/healthz").status == 200
             }
@@ -450,7 +457,8 @@ struct DatabaseRestartTests {
     }
 
     @Test func aNodeWithNothingToCommitLetsItsSessionsGoWhenTheDatabaseStopsAnsweringAndTakesThemBack() async throws {
-        try await Self.withFrozenDatabase { server, host, id, thaw in
+        try await Self.withFrozenDatabase { node, host, id, database in
+            let server = node.server
             // A session this node has not seen is looked up in the database, which does not answer.
             var started = ContinuousClock.now
             let unknown = try await server.api.request("GET", "/api/v1/sessions/\(JamID(UUID()))", token: host.token)
@@ -470,7 +478,7 @@ struct DatabaseRestartTests {
             #expect(health.status == 503)
             #expect(try health.decode(Health.self).reason == "the database is unreachable")
 
-            try await thaw()
+            try await database.thaw()
             try await eventually("the node connects again", timeout: .seconds(15)) {
                 try await server.api.request("GET", "/healthz").status == 200
             }
@@ -481,6 +489,37 @@ struct DatabaseRestartTests {
             }
             let view = try await server.api.view(host.token, id)
             #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"])
+        }
+    }
+
+    @Test func aServerStoppingWhileItsDatabaseHangsStopsAndLosesNothingAcknowledged() async throws {
+        try await Self.withFrozenDatabase { node, host, id, database in
+            let held = try await node.server.api.add(host.token, id, testTrack(1), nonce: "held")
+            #expect(held.status == 503, "\(held.text)")
+
+            // Stopping gives up on the hung commit (what it holds was never acknowledged).
+            let started = ContinuousClock.now
+            node.child.signal(SIGTERM)
+            let ending = ChildProcess.Ending(try await node.child.waitForExit(timeout: .seconds(30)))
+            let took = ContinuousClock.now - started
+            #expect(ending == .exited(0))
+            #expect(took < .seconds(15), "stopped once the commit had hung 5 s: \(took)")
+
+            try await database.thaw()
+            let again = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", database.url])
+            do {
+                // The session and its host are there; the add the first node held is stored at
+                // most once (PostgreSQL may still commit what it had been sent before it stopped).
+                let repeated = try await again.server.api.add(host.token, id, testTrack(1), nonce: "held")
+                #expect([200, 201].contains(repeated.status), "\(repeated.text)")
+                let view = try await again.server.api.view(host.token, id)
+                #expect(view.members.map(\.userId).contains(host.userId))
+                #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"])
+            } catch {
+                _ = try? await again.kill()
+                throw error
+            }
+            try await again.terminate()
         }
     }
 }

@@ -119,18 +119,28 @@ public final class CommitPipeline: Service, Sendable {
         hangCheck.withLock { $0 = check }
     }
 
-    /// Tells whoever waits on a batch the store has not finished within `Timing.hangLimit`.
+    /// Tells whoever waits on a batch the store has not finished within `Timing.hangLimit`;
+    /// once stopping, gives up on it and on everything queued, so the server can stop.
     private func checkForHang() {
-        let report = queue.withLock { queue -> (waiting: [CommitReceipt], for: TimeAmount)? in
-            guard let report = queue.hung(now: .now(), limit: timing.hangLimit) else { return nil }
-            hung.store(true, ordering: .relaxed)
-            return report
+        let now = NIODeadline.now()
+        let (report, givenUp) = queue.withLock { queue -> ((waiting: [CommitReceipt], for: TimeAmount)?, (dropped: Int, waiters: [CheckedContinuation<Void, Never>])?) in
+            let report = queue.hung(now: now, limit: timing.hangLimit)
+            if report != nil { hung.store(true, ordering: .relaxed) }
+            guard stopping.load(ordering: .relaxed), queue.isHung(now: now, limit: timing.hangLimit) else { return (report, nil) }
+            return (report, queue.giveUp())
         }
-        guard let report else { return }
-        logger.error(
-            "the store has not finished a commit; new commands are refused until it does",
-            metadata: ["waited.ms": "\(report.for.nanoseconds / 1_000_000)", "sessions.waiting": "\(report.waiting.count)"])
-        tellRefused(report.waiting)
+        if let report {
+            logger.error(
+                "the store has not finished a commit; new commands are refused until it does",
+                metadata: ["waited.ms": "\(report.for.nanoseconds / 1_000_000)", "sessions.waiting": "\(report.waiting.count)"])
+            tellRefused(report.waiting)
+        }
+        if let givenUp {
+            logger.critical(
+                "the store has not finished a commit while the server stopped; writes that were never acknowledged are not stored",
+                metadata: ["writes.dropped": "\(givenUp.dropped)"])
+            for waiter in givenUp.waiters { waiter.resume() }
+        }
     }
 
     /// Tells each receiver, on its loop, that its writes up to its record are not stored yet.

@@ -38,7 +38,7 @@ struct CommitQueue<Waiter> {
     /// The session whose single turn was the whole last batch, if it was.
     private var lastLoneWriter: ObjectIdentifier?
     /// When the batch being written was taken, and who waits on it; nil between batches.
-    private var inFlight: (since: NIODeadline, receipts: [CommitReceipt])?
+    private var inFlight: (since: NIODeadline, writes: Int, receipts: [CommitReceipt])?
     /// The batch being written was found hung and its sessions told so.
     private var hangReported = false
 
@@ -85,7 +85,7 @@ struct CommitQueue<Waiter> {
         lastLoneWriter = taken.1.count == 1 ? ObjectIdentifier(taken.1[0].receiver) : nil
         writes.removeAll(keepingCapacity: true)
         receipts.removeAll(keepingCapacity: true)
-        inFlight = (now, taken.1)
+        inFlight = (now, taken.0.count, taken.1)
         return .commit(writes: taken.0, receipts: taken.1)
     }
 
@@ -119,6 +119,12 @@ struct CommitQueue<Waiter> {
         guard let flight = inFlight, !hangReported, now - flight.since >= limit else { return nil }
         hangReported = true
         return (Self.distinct(flight.receipts + receipts), now - flight.since)
+    }
+
+    /// At `now`, whether the batch being written has taken longer than `limit` (reported or not).
+    func isHung(now: NIODeadline, limit: TimeAmount) -> Bool {
+        guard let flight = inFlight else { return false }
+        return now - flight.since >= limit
     }
 
     /// The batch in flight is done with, stored or not.
@@ -155,17 +161,23 @@ struct CommitQueue<Waiter> {
         return all.filter { $0.receiver.sessionID.map { fenced.contains($0) } ?? false }.map(\.receiver)
     }
 
-    /// Drops everything queued (the server is stopping and the store keeps refusing) and lets
-    /// every `flush` caller go. Returns how many writes were dropped, and the waiters.
+    /// Drops everything queued (the server is stopping and the store keeps refusing, or hangs)
+    /// and lets every `flush` caller go. Returns how many writes were dropped, the batch being
+    /// written included, and the waiters.
+    ///
+    /// A batch still being written (a hung one) keeps the queue busy: should the store answer
+    /// it after all, nothing else is written beside it, and its end drains the queue as usual.
     mutating func giveUp() -> (dropped: Int, waiters: [Waiter]) {
+        let writing = inFlight != nil
+        let dropped = writes.count + (inFlight?.writes ?? 0)
         clearFlight()
         defer {
             writes.removeAll()
             receipts.removeAll()
             flushWaiters.removeAll()
             failures = 0
-            busy = false
+            busy = writing
         }
-        return (writes.count, flushWaiters)
+        return (dropped, flushWaiters)
     }
 }

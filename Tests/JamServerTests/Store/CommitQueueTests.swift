@@ -205,6 +205,33 @@ import Testing
         #expect(queue.hung(now: start + .seconds(20), limit: .seconds(1)) == nil, "nothing in flight between batches")
     }
 
+    @Test func givingUpOnAHungBatchDropsItWithWhatQueuedAndWritesNothingBesideIt() {
+        var queue = CommitQueue<Int>()
+        let start = NIODeadline.now()
+        _ = queue.submit([Self.write(Self.a, 1), Self.write(Self.a, 2)], receipt: (Receiver(Self.a), 2))
+        guard case .commit = queue.next(now: start, timing: Self.eager) else {
+            Issue.record("no batch taken")
+            return
+        }
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (Receiver(Self.b), 1))
+        _ = queue.flush(1)
+        #expect(!queue.isHung(now: start + .milliseconds(999), limit: .seconds(1)))
+        #expect(queue.isHung(now: start + .seconds(1), limit: .seconds(1)))
+        _ = queue.hung(now: start + .seconds(1), limit: .seconds(1))
+        #expect(queue.isHung(now: start + .seconds(2), limit: .seconds(1)), "still hung once reported")
+
+        let (dropped, waiters) = queue.giveUp()
+        #expect(dropped == 3, "the hung batch's two writes and the one queued behind it")
+        #expect(waiters == [1])
+        #expect(!queue.isHung(now: start + .seconds(9), limit: .seconds(1)))
+        // The hung batch may still end: until it does, a new write wakes nobody.
+        #expect(queue.busy)
+        let wakes = queue.submit([Self.write(Self.b, 2)], receipt: nil)
+        #expect(!wakes, "no second batch beside the hung one")
+        queue.committed(at: start + .seconds(10))
+        #expect(Self.lsns(queue.next(now: start + .seconds(10), timing: Self.eager)) == [2])
+    }
+
     @Test func aBatchThatEndsInTimeIsNeverReportedHung() {
         var queue = CommitQueue<Int>()
         let start = NIODeadline.now()
