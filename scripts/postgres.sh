@@ -14,6 +14,9 @@
 #   scripts/postgres.sh status DIR    exit 0 and print the URL when it accepts connections
 #
 # DIR holds data/ (the cluster), server.log, url, port and the unix socket.
+# JAM_PG_NETNS_PEER=LOCAL/PEER (start, run inside a network namespace made for a test,
+# scripts/partition-test.sh) also listens on LOCAL and trusts PEER: an address pair that
+# exists only inside that namespace and its twin.
 # Only the URL goes to stdout; everything else goes to stderr or DIR/server.log.
 # Run as root it installs Debian's postgresql when missing and runs the server as
 # the `postgres` system user (PostgreSQL refuses to run as root); run as anybody
@@ -28,7 +31,7 @@ die() { echo "$prog: $*" >&2; exit 1; }
 note() { echo "$prog: $*" >&2; }
 
 usage() {
-  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -111,13 +114,18 @@ pg_start() {
 }
 
 write_config() {
-  local dir="$1" port="$2"
+  local dir="$1" port="$2" listen="127.0.0.1" peer=""
+  if [ -n "${JAM_PG_NETNS_PEER:-}" ]; then
+    [[ "$JAM_PG_NETNS_PEER" =~ ^([0-9.]+)/([0-9.]+)$ ]] || die "JAM_PG_NETNS_PEER must read LOCAL/PEER (two IPv4 addresses)"
+    listen="127.0.0.1,${BASH_REMATCH[1]}"
+    peer="${BASH_REMATCH[2]}"
+  fi
   # Appended last so they win over initdb's defaults; `restart` keeps them.
   # postgresql.conf, not the command line, so a plain `pg_ctl start` also gets them.
   cat >>"$dir/data/postgresql.conf" <<EOF
 
 # --- openjam test cluster ---
-listen_addresses = '127.0.0.1'       # loopback only: trust auth must never face a network
+listen_addresses = '$listen'       # loopback (and a test namespace's private peer): trust auth must never face a network
 port = $port
 unix_socket_directories = '$dir'     # not /var/run/postgresql: several clusters, no root needed
 fsync = on                           # the default, said aloud: the durability tests rely on it
@@ -131,6 +139,7 @@ EOF
 local   all       all                 trust
 host    all       all   127.0.0.1/32  trust
 EOF
+  if [ -n "$peer" ]; then echo "host    all       all   $peer/32  trust" >>"$dir/data/pg_hba.conf"; fi
 }
 
 cmd_start() {

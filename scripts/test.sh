@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 step() { printf '==> [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$1"; }
 
-# Debian packages the tests use; installed only when missing. postgresql and haproxy:
+# Debian packages the tests use; installed only when missing. iproute2: the partition
+# test's network namespaces. postgresql and haproxy:
 # the PostgreSQL store and cluster tests (several nodes behind deploy/haproxy.cfg).
-needed=(curl jq tmux postgresql haproxy)
+needed=(curl jq tmux postgresql haproxy iproute2)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -78,6 +79,16 @@ done
 if [ -n "${JAM_TEST_DATABASE_URL:-}" ]; then
   # Several nodes on the test cluster (the benchmark makes and drops a database of its own).
   timeout 180 .build/debug/jam-bench fanout --nodes 2 --database "$JAM_TEST_DATABASE_URL" --smoke --jam .build/debug/jam
+fi
+
+step "a node cut off from PostgreSQL by the network (scripts/partition-test.sh)"
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  timeout 180 scripts/partition-test.sh .build/debug/jam
+elif [ "${JAM_REQUIRE_ALL:-0}" = 1 ]; then
+  echo "the partition test needs root and iproute2 (network namespaces) (JAM_REQUIRE_ALL=1)" >&2
+  exit 1
+else
+  echo "warning: not root or no iproute2; the partition test is skipped" >&2
 fi
 
 step "crash-and-restart soak, 1 minute (scripts/soak.sh)"

@@ -87,10 +87,28 @@ public final class ClusterNode: Service, Sendable {
     /// and the node owns nothing, so requests are refused at once rather than left waiting.
     var isConnected: Bool { lease.withLock { $0 != nil } }
 
+    /// The lease loop has tried to connect once, whether it did or not.
+    let triedOnce = Atomic<Bool>(false)
+
+    /// `isConnected`, once the node has tried its lease connection: a request that comes just
+    /// as the server starts waits for that first try (up to 3 s) rather than be refused
+    /// because the connection is still being opened.
+    func isConnectedOnceTried() async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !triedOnce.load(ordering: .acquiring), ContinuousClock.now < deadline {
+            do {
+                try await Task.sleep(for: .milliseconds(5))
+            } catch {
+                break
+            }
+        }
+        return isConnected
+    }
+
     /// Fails with `unavailable` when the database does not answer within `limit` (a pool
     /// waiting for a connection to a database that is down would wait for ever).
     func withDatabase<T: Sendable>(limit: Duration = .seconds(3), _ body: @escaping @Sendable () async throws -> T) async throws(JamError) -> T {
-        guard isConnected else { throw JamError(.unavailable, "the database is unreachable; try again") }
+        guard await isConnectedOnceTried() else { throw JamError(.unavailable, "the database is unreachable; try again") }
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await body() }
@@ -123,7 +141,7 @@ public final class ClusterNode: Service, Sendable {
     /// A lease is taken once (PostgreSQL counts a session-level advisory lock taken twice as
     /// two), so giving it up once frees it.
     func tryLock(_ ids: [SessionID]) async -> Set<SessionID> {
-        guard !ids.isEmpty, let connection = lease.withLock({ $0 }) else { return [] }
+        guard !ids.isEmpty, await isConnectedOnceTried(), let connection = lease.withLock({ $0 }) else { return [] }
         let already = held.withLock { held in Set(ids.filter { held.contains($0) }) }
         let wanted = ids.filter { !already.contains($0) }
         guard !wanted.isEmpty else { return already }

@@ -72,7 +72,7 @@ public final class SessionRegistry: Service, Sendable {
     /// The session `id`: 404 when unknown, 410 when it has ended. A stored session is brought
     /// back first.
     package func session(_ id: SessionID) async throws(JamError) -> LiveSession {
-        if let cluster, !cluster.isConnected {
+        if let cluster, await !cluster.isConnectedOnceTried() {
             // Its sessions were let go with the connection; nothing can be read or applied.
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
