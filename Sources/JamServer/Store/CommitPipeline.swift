@@ -56,9 +56,11 @@ public final class CommitPipeline: Service, Sendable {
         /// hangs rather than refuses). Checked every quarter of it.
         public var hangLimit: TimeAmount
 
-        /// Creates the timing; `linger` 0 writes every batch at once.
+        /// Creates the timing; `linger` 0 writes every batch at once. The 2 ms default halves
+        /// the commits of a busy server for ~1.4 ms more latency under load (docs/PERFORMANCE.md,
+        /// "A 2 ms commit linger"); a quiet server never waits.
         public init(
-            linger: TimeAmount = .microseconds(600), batchTarget: Int = 32, busyWindow: TimeAmount = .milliseconds(2),
+            linger: TimeAmount = .milliseconds(2), batchTarget: Int = 32, busyWindow: TimeAmount = .milliseconds(2),
             hangLimit: TimeAmount = .seconds(5)
         ) {
             self.linger = linger
