@@ -18,6 +18,8 @@ die() { echo "partition-test: $*" >&2; exit 1; }
 command -v ip >/dev/null || die "needs iproute2 (ip)"
 jam="$(realpath "${1:-.build/debug/jam}")"
 [ -x "$jam" ] || die "no jam executable at $jam; build first"
+# Inside the namespaces there is no network to install it from.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || die "PostgreSQL is not installed (scripts/test.sh installs it)"
 
 tag=$$
 ns_db="jamdb$tag" ns_a="jama$tag"
@@ -61,8 +63,9 @@ for ns in "$ns_db" "$ns_a"; do ip -n "$ns" link set lo up; done
 ip -n "$ns_db" link set "$link_db" up
 ip -n "$ns_a" link set "$link_a" up
 
-pg_url="$(JAM_PG_NETNS_PEER="$addr_db/$addr_a" ip netns exec "$ns_db" scripts/postgres.sh start "$work/pg" | tail -n 1)"
+# Set first: a start that fails half-way may leave a server running, which stop handles.
 pg_started=1
+pg_url="$(JAM_PG_NETNS_PEER="$addr_db/$addr_a" ip netns exec "$ns_db" scripts/postgres.sh start "$work/pg" | tail -n 1)"
 secret="partition-test-secret-0123456789abcdef"
 
 # Starts `jam serve` in namespace $1 on address $2 with database URL $3, logging to $4.

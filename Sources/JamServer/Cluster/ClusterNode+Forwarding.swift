@@ -27,7 +27,7 @@ extension ClusterNode {
 
     /// The commands waiting for each of `sessions`, oldest first (one query for all).
     func inbox(_ sessions: [SessionID]) async throws -> [SessionID: [ForwardedCommand]] {
-        try await store.reading { connection in
+        try await store.closingOnCancel { connection in
             let rows = try await connection.query(
                 """
                 SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
@@ -69,8 +69,10 @@ extension ClusterNode {
         }
         if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
             do {
-                try await connection.query(
-                    "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: logger)
+                try await onLease(connection) { connection in
+                    try await connection.query(
+                        "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: self.logger)
+                }
             } catch {
                 // The connection is going: its locks go with it.
                 logger.debug("giving up session leases failed", metadata: ["error": "\(error)"])
@@ -82,7 +84,9 @@ extension ClusterNode {
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 // One statement (its own transaction): the rows, and one notification naming
                 // their sessions, delivered when they are committed.
-                try await store.client.query(
+                let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
+                    try await store.closingOnCancel { connection in
+                        try await connection.query(
                     """
                     WITH added AS (
                         INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
@@ -93,6 +97,15 @@ extension ClusterNode {
                         RETURNING session_id)
                     SELECT pg_notify(\(Channel.inbox), string_agg(DISTINCT session_id, E'\\n')) FROM added
                     """, logger: logger)
+                    }
+                }
+                if sent == nil {
+                    // Sent, and not answered: the database may still have stored them.
+                    logger.warning("the database did not answer forwarded commands in time", metadata: ["commands": "\(commands.count)"])
+                    let unconfirmed = JamError(
+                        .unavailable, "the database did not answer in time; the command may still be applied, read the session before repeating it")
+                    for (_, failed) in commands { failed(unconfirmed) }
+                }
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
@@ -102,7 +115,12 @@ extension ClusterNode {
         if !replies.isEmpty {
             do {
                 let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-                try await store.client.query("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
+                    try await store.closingOnCancel { connection in
+                        try await connection.query("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                    }
+                }
+                if sent == nil { logger.warning("the database did not answer forwarded commands' answers in time", metadata: ["replies": "\(replies.count)"]) }
             } catch {
                 // The member's client retries its command after reconnecting; the answer cache keeps it once.
                 logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])

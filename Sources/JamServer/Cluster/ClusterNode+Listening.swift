@@ -87,6 +87,9 @@ extension ClusterNode {
     /// answering on it.
     private func listen(on connection: PostgresConnection) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
+            // Whatever ends the group first (a failed heartbeat that left the connection open,
+            // say), the listeners end only with the connection.
+            defer { let _: EventLoopFuture<Void> = connection.close() }
             group.addTask {
                 try await connection.listen(on: Channel.log) { notifications in
                     for try await notification in notifications { await self.logNotified(notification.payload) }

@@ -110,18 +110,10 @@ public final class ClusterNode: Service, Sendable {
     func withDatabase<T: Sendable>(limit: Duration = .seconds(3), _ body: @escaping @Sendable () async throws -> T) async throws(JamError) -> T {
         guard await isConnectedOnceTried() else { throw JamError(.unavailable, "the database is unreachable; try again") }
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let value = first else {
-                    throw JamError(.unavailable, "the database did not answer in time; try again")
-                }
-                return value
+            guard let value = try await Self.within(limit, body) else {
+                throw JamError(.unavailable, "the database did not answer in time; try again")
             }
+            return value
         } catch let error as JamError {
             throw error
         } catch let damage as DamagedStoredSession {
@@ -133,6 +125,25 @@ public final class ClusterNode: Service, Sendable {
         }
     }
     var handler: (any ClusterEvents)? { events.withLock { $0 } }
+
+    /// `body`'s result, or nil when it has not finished within `limit`. Then `timedOut` runs,
+    /// `body` is cancelled, and both are waited for: a query in `body` must end on one or the
+    /// other (`PostgresSessionStore.closingOnCancel`, or a `timedOut` that closes its connection).
+    static func within<T: Sendable>(
+        _ limit: Duration, timedOut: () -> Void = {}, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            if let first = try await group.next(), let value = first { return value }
+            timedOut()
+            return nil
+        }
+    }
 
     // MARK: Leases
 
@@ -153,8 +164,14 @@ public final class ClusterNode: Service, Sendable {
                 for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
                 return taken
             }
-            held.withLock { $0.formUnion(taken) }
-            return already.union(taken)
+            // Leases taken on a connection that has broken since went with it. The lease loop
+            // clears `lease` before `held`, so checking one inside the other's lock leaves no gap.
+            let kept = held.withLock { held -> Bool in
+                guard lease.withLock({ $0 === connection }) else { return false }
+                held.formUnion(taken)
+                return true
+            }
+            return kept ? already.union(taken) : []
         } catch {
             logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
             return already
@@ -168,26 +185,20 @@ public final class ClusterNode: Service, Sendable {
     /// sent cannot be cancelled. Closing the connection fails the query, and the lease loop
     /// then lets every lease go and connects again (`leasesLost`), as when the connection
     /// breaks. A lease the query took meanwhile goes with the connection, so none is held
-    /// that this node does not know of.
+    /// that this node does not know of. A caller cancelled meanwhile still waits for the
+    /// query, at most until the heartbeat's own limit closes the connection: closing it for
+    /// one cancelled caller would cost the node every session.
     func onLease<T: Sendable>(
         _ connection: PostgresConnection, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         let limit = leaseCheck.limit
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body(connection) }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                logger.error("the database did not answer the lease connection in time; letting this node's sessions go", metadata: ["limit": "\(limit)"])
-                // Not awaited: the close is local, and its failing of `body` is what ends the group.
-                let _: EventLoopFuture<Void> = connection.close()
-                throw JamError(.unavailable, "the database did not answer in time; try again")
-            }
-            return value
-        }
+        let value = try await Self.within(limit, timedOut: {
+            logger.error("the database did not answer the lease connection in time; letting this node's sessions go", metadata: ["limit": "\(limit)"])
+            // Not awaited: the close is local, and its failing of `body` is what ends the wait.
+            let _: EventLoopFuture<Void> = connection.close()
+        }) { try await body(connection) }
+        guard let value else { throw JamError(.unavailable, "the database did not answer in time; try again") }
+        return value
     }
 
     /// Gives up the lease of `id` (its session ended): each lease takes a slot of

@@ -315,7 +315,10 @@ public final class SessionRegistry: Service, Sendable {
             index.codeIssuedAt[code] = now
             return session
         }
-        guard let session = created else { throw Self.codeTaken(chosenKey ?? "") }
+        guard let session = created else {
+            cluster?.release(id)
+            throw Self.codeTaken(chosenKey ?? "")
+        }
         Metrics.liveSessions.record(liveCount)
         let user = identity.userId
         return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })

@@ -173,6 +173,11 @@ public final class CommitPipeline: Service, Sendable {
     private func commit(_ writes: [StoreWrite], receipts: [CommitReceipt]) {
         let handedOver = DispatchTime.now().uptimeNanoseconds
         store.commit(writes, on: loop).whenComplete { result in
+            // Given up on while the server stopped: its sessions are gone, and nothing is retried.
+            if let waiters = self.queue.withLock({ $0.endAbandoned() }) {
+                for waiter in waiters { waiter.resume() }
+                return
+            }
             switch result {
             case .success:
                 Metrics.persistedBatches.increment()
@@ -272,20 +277,28 @@ public final class CommitPipeline: Service, Sendable {
     public func run() async throws {
         // Commits go on until everything else has stopped: this service is shut down last.
         try? await gracefulShutdown()
-        await stop()
-        try await group.shutdownGracefully()
+        // A thread still inside a hung commit (SQLite's) would never let its group stop.
+        if await stop() { try await group.shutdownGracefully() }
     }
 
     /// Writes what is queued — giving up on a batch the store refuses
-    /// `attemptsWhenStopping` times — and closes the store.
-    func stop() async {
+    /// `attemptsWhenStopping` times, or that hangs — and closes the store. Returns false when
+    /// a batch given up on is still being written: the store is then left open, since closing
+    /// it under a commit in progress (SQLite's, on the store's thread) is not safe.
+    @discardableResult
+    func stop() async -> Bool {
         stopping.store(true, ordering: .relaxed)
         await flush()
         hangCheck.withLock { $0?.cancel() }
+        if queue.withLock({ $0.abandoned }) {
+            logger.error("the store is still writing a batch given up on; it is left open")
+            return false
+        }
         do {
             try await store.close()
         } catch {
             logger.error("closing the store failed", metadata: ["error": "\(error)"])
         }
+        return true
     }
 }

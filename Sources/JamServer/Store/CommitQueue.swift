@@ -41,6 +41,9 @@ struct CommitQueue<Waiter> {
     private var inFlight: (since: NIODeadline, writes: Int, receipts: [CommitReceipt])?
     /// The batch being written was found hung and its sessions told so.
     private var hangReported = false
+    /// The batch being written was given up on (the server stops): whatever its end, nothing
+    /// more is written.
+    private(set) var abandoned = false
 
     /// The forming batch is one turn of the same session as the last batch's single turn.
     private var alone: Bool {
@@ -60,7 +63,7 @@ struct CommitQueue<Waiter> {
     /// A `flush` caller: true when nothing is queued or being written, so it may go on at once;
     /// otherwise `waiter` is kept until the queue goes idle.
     mutating func flush(_ waiter: Waiter) -> Bool {
-        guard busy else { return true }
+        guard busy, !abandoned else { return true }
         flushWaiters.append(waiter)
         return false
     }
@@ -165,11 +168,12 @@ struct CommitQueue<Waiter> {
     /// and lets every `flush` caller go. Returns how many writes were dropped, the batch being
     /// written included, and the waiters.
     ///
-    /// A batch still being written (a hung one) keeps the queue busy: should the store answer
-    /// it after all, nothing else is written beside it, and its end drains the queue as usual.
+    /// A batch still being written (a hung one) is abandoned: the queue stays busy, so nothing
+    /// is written beside it, and its end (`endAbandoned`) writes nothing more.
     mutating func giveUp() -> (dropped: Int, waiters: [Waiter]) {
         let writing = inFlight != nil
         let dropped = writes.count + (inFlight?.writes ?? 0)
+        abandoned = writing
         clearFlight()
         defer {
             writes.removeAll()
@@ -179,5 +183,18 @@ struct CommitQueue<Waiter> {
             busy = writing
         }
         return (dropped, flushWaiters)
+    }
+
+    /// The batch that just ended, stored or not: when it had been given up on, drops whatever
+    /// was submitted since and returns the `flush` callers to let go (the server is stopping,
+    /// and none of it was acknowledged); nil when the batch was not abandoned.
+    mutating func endAbandoned() -> [Waiter]? {
+        guard abandoned else { return nil }
+        abandoned = false
+        busy = false
+        writes.removeAll()
+        receipts.removeAll()
+        defer { flushWaiters.removeAll() }
+        return flushWaiters
     }
 }

@@ -87,7 +87,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                 \(filter)
                 """)
         if let value { query.binds.append(value) }
-        return try await reading { [query] connection in
+        return try await closingOnCancel { [query] connection in
             let rows = try await connection.query(query, logger: self.logger)
             var entries: [StoredSessionEntry] = []
             for try await (id, code, issued, ended, wakeAt) in rows.decode((String, String, Int64, Bool, Int64?).self) {
@@ -103,7 +103,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     /// answering without closing its connections would keep a caller with a time limit
     /// (`ClusterNode.withDatabase`) waiting for its answer all the same. Closing the
     /// connection fails the query; the pool opens another when next asked.
-    func reading<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func closingOnCancel<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
             try await withTaskCancellationHandler {
                 try await body(connection)
@@ -116,7 +116,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
         // One snapshot of the database for both reads: a node pruning the log between them
         // would otherwise leave a gap after the snapshot read.
-        try await reading { connection in
+        try await closingOnCancel { connection in
             try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
             do {
                 let snapshots = try await self.snapshots(id, on: connection)
@@ -136,13 +136,13 @@ public final class PostgresSessionStore: SessionStore, Sendable {
 
     /// The records of `id` after `lsn`, in order (a node following a session another node writes).
     public func records(_ id: SessionID, after lsn: Int64) async throws -> [LogRecord] {
-        try await reading { try await self.records(id, after: lsn, on: $0) }
+        try await closingOnCancel { try await self.records(id, after: lsn, on: $0) }
     }
 
     /// The records of several sessions, each after its own position, in order (one query for
     /// all the sessions a notification names).
     public func records(after positions: [(SessionID, Int64)]) async throws -> [SessionID: [LogRecord]] {
-        try await reading { connection in
+        try await closingOnCancel { connection in
             let rows = try await connection.query(
                 """
                 SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer

@@ -224,12 +224,18 @@ import Testing
         #expect(dropped == 3, "the hung batch's two writes and the one queued behind it")
         #expect(waiters == [1])
         #expect(!queue.isHung(now: start + .seconds(9), limit: .seconds(1)))
-        // The hung batch may still end: until it does, a new write wakes nobody.
-        #expect(queue.busy)
+        // The hung batch may still end: until it does, a new write wakes nobody, and a flush
+        // does not wait for it.
+        #expect(queue.busy && queue.abandoned)
         let wakes = queue.submit([Self.write(Self.b, 2)], receipt: nil)
         #expect(!wakes, "no second batch beside the hung one")
-        queue.committed(at: start + .seconds(10))
-        #expect(Self.lsns(queue.next(now: start + .seconds(10), timing: Self.eager)) == [2])
+        let waits = !queue.flush(2)
+        #expect(!waits)
+        // Its end, stored or not, writes nothing more.
+        #expect(queue.endAbandoned() == [])
+        #expect(!queue.busy && !queue.abandoned)
+        #expect(queue.writes.isEmpty && queue.receipts.isEmpty)
+        #expect(queue.endAbandoned() == nil, "a batch not given up on ends as usual")
     }
 
     @Test func aBatchThatEndsInTimeIsNeverReportedHung() {

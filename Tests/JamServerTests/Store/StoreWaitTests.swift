@@ -1,6 +1,7 @@
 import Foundation
 import JamProtocol
 import JamTestSupport
+import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -25,7 +26,9 @@ import Testing
         func loadIndex() async throws -> [StoredSessionEntry] { try await stored.loadIndex() }
         func loadSession(_ id: SessionID) async throws -> StoredSession? { try await stored.loadSession(id) }
         var services: [any Service] { [] }
-        func close() async throws {}
+        /// How many times the store was closed.
+        let closes = Mutex(0)
+        func close() async throws { closes.withLock { $0 += 1 } }
         func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
             guard state.withLock({ $0.hanging }) else { return stored.commit(writes, on: loop) }
             if blocking {
@@ -116,6 +119,28 @@ import Testing
             }
             #expect(Self.trackIDs(try await server.api.view(host.token, id)) == ["track-1", "track-3"], "the refused add was never applied")
         }
+    }
+
+    // A stop that waited for the hung commit would hold the run: the time limit says so.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aStoppingServerGivesUpOnAHungCommitAndLeavesTheStoreOpenUnderIt(blockingItsThread: Bool) async throws {
+        let store = HangingStore(blocking: blockingItsThread)
+        defer { store.resume() }
+        let pipeline = CommitPipeline(store: store, logger: Logger(label: "test"), timing: .init(linger: .zero, hangLimit: .milliseconds(200)))
+        let receiver = CommitFailureTests.Receiver()
+        store.hang()
+        pipeline.submit([CommitFailureTests.record(1)], receipt: (receiver, 1))
+        let closed = await pipeline.stop()
+        #expect(!closed, "a batch given up on is still being written")
+        #expect(store.closes.withLock { $0 } == 0, "closing a store under a commit in progress is not safe")
+
+        // The hung batch ends after all: nothing more is written, nobody is told it is stored.
+        pipeline.submit([CommitFailureTests.record(2)], receipt: (receiver, 2))
+        store.resume()
+        try await Task.sleep(for: .milliseconds(200))
+        let lsns = try await store.stored.loadSession(CommitFailureTests.id)?.records.map(\.lsn)
+        #expect(lsns == nil || lsns == [1], "only the batch in flight may be stored: \(String(describing: lsns))")
+        #expect(receiver.storedLsn.withLock { $0 } == 0)
     }
 
     @Test(.timeLimit(.minutes(1))) func aNewSessionsFirstAnswerWaitsThroughARefusingStore() async throws {
