@@ -43,7 +43,7 @@ public final class SessionRegistry: Service, Sendable {
     let store: any SessionStore
     let baseEnvironment: SessionEnvironment
     let defaults: SessionDefaults
-    private let loops: any EventLoopGroup
+    let loops: any EventLoopGroup
     let logger: Logger
     let clock: any ServerClock
 
@@ -61,7 +61,7 @@ public final class SessionRegistry: Service, Sendable {
         index.withLock { $0.fallbackTracks = environment.fallbackTracks }
     }
 
-    private var environment: SessionEnvironment {
+    var environment: SessionEnvironment {
         var environment = baseEnvironment
         environment.fallbackTracks = index.withLock { $0.fallbackTracks }
         return environment
@@ -239,92 +239,6 @@ public final class SessionRegistry: Service, Sendable {
             }
         }
     }
-
-    // MARK: Changing sessions
-
-    /// Creates a session hosted by `identity`; returns once it is stored. `code` is a join
-    /// code the host chose (a profile whose app lets them), kept normalised; it is refused as a conflict
-    /// while a session that has not ended holds it.
-    package func create(by identity: Identity, _ request: CreateSessionRequest, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
-        try await create(try checked(request, by: identity), by: identity, code: chosen)
-    }
-
-    /// A new session's name, its host's name and its settings, read from a create request.
-    package struct NewSession: Sendable {
-        let displayName: String
-        let name: String
-        let settings: SessionSettings
-    }
-
-    /// Checks a create request without creating anything, so a refusal costs the caller
-    /// nothing (no rate-limit token, no id).
-    package func checked(_ request: CreateSessionRequest, by identity: Identity) throws(JamError) -> NewSession {
-        let displayName = try Validate.displayName(request.displayName ?? identity.displayName)
-        let name = try request.name.map { (value) throws(JamError) in
-            let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-            try Validate.text(trimmed, field: "name", max: Validate.maxSessionName)
-            return trimmed
-        } ?? "\(displayName)'s session"
-        var settings = defaults.settings
-        if let patch = request.settings {
-            try patch.validate()
-            settings = patch.applied(to: settings)
-        }
-        return NewSession(displayName: displayName, name: name, settings: settings)
-    }
-
-    /// Creates the session `new` describes (see `create(by:_:code:)`).
-    package func create(_ new: NewSession, by identity: Identity, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
-        let (displayName, name, settings) = (new.displayName, new.name, new.settings)
-        let now = clock.now()
-        let environment = self.environment
-        // Its first answer waits through an outage that begins later; none begins with one.
-        if environment.pipeline.isStalled { throw Self.notCreated }
-        let id = environment.ids.next()
-        if let cluster, await cluster.tryLock([id]).isEmpty {
-            throw JamError(.unavailable, "the database is unreachable; try again")
-        }
-        let chosenKey = chosen.map(JoinCodes.normalise)
-        let reserved: String?
-        do throws(JamError) {
-            if let chosenKey {
-                guard !chosenKey.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
-                if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
-            }
-            reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
-        } catch {
-            // The lease of a session never made would hold a slot of the database's lock table.
-            cluster?.release(id)
-            throw error
-        }
-        // Again: the store may have failed while this waited on the database.
-        if environment.pipeline.isStalled {
-            cluster?.release(id)
-            if let reserved { index.withLock { $0.codes[reserved] = nil } }
-            throw Self.notCreated
-        }
-        let created = index.withLock { index -> LiveSession? in
-            if let chosenKey, index.codes[chosenKey] != nil { return nil }
-            let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index)
-            let state = SessionState(
-                id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
-                timing: environment.timing, rules: defaults.rules, now: now)
-            let session = LiveSession.create(state: state, wire: defaults.makeWire(state.epoch), environment: environment, eventLoop: loops.next())
-            index.entries[id] = .live(session)
-            index.codes[code] = id
-            index.codeIssuedAt[code] = now
-            return session
-        }
-        guard let session = created else {
-            cluster?.release(id)
-            throw Self.codeTaken(chosenKey ?? "")
-        }
-        Metrics.liveSessions.record(liveCount)
-        let user = identity.userId
-        return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })
-    }
-
-    static let notCreated = JamError(.unavailable, "the database is not taking writes; no session was created, try again")
 
     /// A rescan changed the library: new sessions and live ones shuffle the new tracks.
     func libraryChanged(_ tracks: [Track]) async {
