@@ -62,7 +62,8 @@ extension LiveSession {
         do {
             try take(
                 .command(forwarded.command, by: user), cause: .command(forwarded.command, by: user, connection: local, relay: nil),
-                reply: forwarded.replyId.map { (local ?? -1, user, $0) }, consumes: forwarded.inboxId)
+                reply: forwarded.replyId.map { TurnReply(connection: local, user: user, id: $0, toRestCall: forwarded.connection == nil) },
+                consumes: forwarded.inboxId)
             if local != nil, let key { forwards[key] = nil }
             guard nextLsn == before else { return }
             // Nothing changed, so no record carries the answer.

@@ -258,7 +258,7 @@ extension LiveSession {
         do {
             try take(
                 .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
-                reply: replyId.map { (connectionID, user, $0) })
+                reply: replyId.map { TurnReply(connection: connectionID, user: user, id: $0, toRestCall: false) })
         } catch {
             let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: environment.clock.now()))
             if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId)) }

@@ -117,11 +117,11 @@ public actor LiveSession: CommitReceiver {
     /// One turn: applies `input` (and the fallback top-up it calls for), logs it as one record,
     /// and queues its frames behind that record. Throws, changing nothing, when refused.
     ///
-    /// - Parameter reply: the connection and command id the turn answers, if any.
+    /// - Parameter reply: whom the turn answers, if anyone.
     /// - Returns: the outcome and the record number its frames wait for.
     @discardableResult
     func take(
-        _ input: SessionInput, cause: WireCause, reply: (connection: ConnectionID, user: UserID, id: String)? = nil, consumes inboxId: Int64? = nil
+        _ input: SessionInput, cause: WireCause, reply: TurnReply? = nil, consumes inboxId: Int64? = nil
     ) throws(JamError) -> (Outcome, lsn: Int64) {
         // A session this node let go takes nothing more: its records would be fenced off.
         guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
@@ -151,7 +151,7 @@ public actor LiveSession: CommitReceiver {
         let frames = wire.frames(for: outcome.events, cause: cause, state: state, now: now)
         var ack: ByteBuffer?
         var answer: StoredAnswer?
-        if let reply, let json = wire.ack(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), state: state, now: now) {
+        if let reply, let json = reply.answer(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), wire: wire, state: state, now: now) {
             ack = WebSocketText.frame(json)
             answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: json))
         }
@@ -173,7 +173,7 @@ public actor LiveSession: CommitReceiver {
         }
         if let reply, let ack {
             answers.remember(ack, for: Self.answerKey(reply.user, reply.id))
-            actions.merge(outbox.enqueue(.direct(reply.connection, ack), after: lsn, now: now))
+            if let connection = reply.connection { actions.merge(outbox.enqueue(.direct(connection, ack), after: lsn, now: now)) }
         }
         actions.merge(closes(after: input, lsn: lsn, now: now))
         Metrics.broadcasts.increment(by: outcome.events.count)

@@ -1,0 +1,48 @@
+import Foundation
+import JamQueueIT
+import JamServer
+import JamTestSupport
+import Testing
+
+/// Two QueueIT nodes on one PostgreSQL database.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct SeveralNodesTests {
+    @Test("a member on another node than the session's adds, votes, joins again and leaves, each answered at once")
+    func callsThroughAnotherNodeAreAnsweredAtOnce() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.profile = QueueITProfile()
+            $0.database = database
+        }
+        try await TestServer.with(configure: configure) { first in
+            try await TestServer.with(configure: configure) { second in
+                let (a, b) = (QueueITAPI(base: first.baseURL), QueueITAPI(base: second.baseURL))
+                let ann = try await a.signIn("Ann")
+                let bob = try await b.signIn("Bob")
+                _ = try await a.hosting(ann, code: "PARTY")
+                _ = try a.ok(try await a.add(ann, song(1)), "ann adds")
+                // Each call on the second node goes to the first, which owns the session, and
+                // must be answered well before the 10 s a forward waits at most.
+                func timed(_ what: String, _ call: () async throws -> Answer) async throws -> JSONObject {
+                    let started = ContinuousClock.now
+                    let answer = try await call()
+                    let took = ContinuousClock.now - started
+                    #expect(took < .seconds(3), "\(what) took \(took)")
+                    return try b.ok(answer, what)
+                }
+                _ = try await timed("join") { try await b.join(bob, code: "PARTY") }
+                let added = try await timed("add") { try await b.add(bob, song(2)) }
+                let queued = try #require(added.string("id"))
+                #expect(try await timed("vote") { try await b.vote(bob, queued, 1) }.int("total_votes") == 1)
+                // Changes nothing: the owner has no record to answer it with.
+                #expect(try await timed("the same vote again") { try await b.vote(bob, queued, 1) }.int("total_votes") == 1)
+                _ = try await timed("join again") { try await b.join(bob, code: "PARTY") }
+                let seen = try a.ok(try await a.current(ann), "current")
+                #expect(seen.int("participant_count") == 2)
+                #expect(seen.objects("queue")?.contains { $0.string("id") == queued } == true, "\(seen)")
+                _ = try await timed("leave") { try await b.leave(bob) }
+                #expect(try a.ok(try await a.current(ann), "current").int("participant_count") == 1)
+            }
+        }
+    }
+}
