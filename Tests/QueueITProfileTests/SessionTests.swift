@@ -107,6 +107,21 @@ struct SessionTests {
         }
     }
 
+    @Test("the code of a session that ended is free at once: a new session takes it and joining finds the new one")
+    func anEndedSessionsCodeIsFreeAtOnce() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            let first = try await api.hosting(ann, code: "PARTY")
+            // An empty session ends when its last member leaves.
+            _ = try api.ok(try await api.leave(ann), "leave")
+            let second = try await api.hosting(bob, code: "party")
+            #expect(second != first)
+            let joined = try api.ok(try await api.join(ann, code: "PARTY"), "join")
+            #expect(joined.object("session")?.string("id") == second)
+        }
+    }
+
     @Test("joining or creating another session leaves the one before")
     func movingOnLeavesThePreviousSession() async throws {
         try await QueueITServer.with { api, _ in

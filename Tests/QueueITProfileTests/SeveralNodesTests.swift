@@ -4,7 +4,8 @@ import JamServer
 import JamTestSupport
 import Testing
 
-/// Two QueueIT nodes on one PostgreSQL database.
+/// Two QueueIT nodes on one PostgreSQL database: a chosen join code follows the database, not a
+/// node's memory of who held it.
 @Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
 struct SeveralNodesTests {
     @Test("a member on another node than the session's adds, votes, joins again and leaves, each answered at once")
@@ -42,6 +43,46 @@ struct SeveralNodesTests {
                 #expect(seen.objects("queue")?.contains { $0.string("id") == queued } == true, "\(seen)")
                 _ = try await timed("leave") { try await b.leave(bob) }
                 #expect(try a.ok(try await a.current(ann), "current").int("participant_count") == 1)
+            }
+        }
+    }
+
+    @Test("a code whose session ended on one node can be chosen on another, and the first node then joins the new session")
+    func aChosenCodeFollowsTheDatabaseAcrossNodes() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.profile = QueueITProfile()
+            $0.database = database
+        }
+        try await TestServer.with(configure: configure) { first in
+            try await TestServer.with(configure: configure) { second in
+                let (a, b) = (QueueITAPI(base: first.baseURL), QueueITAPI(base: second.baseURL))
+                let ann = try await a.signIn("Ann")
+                let bob = try await b.signIn("Bob")
+                let cat = try await b.signIn("Cat")
+                let dan = try await a.signIn("Dan")
+                let ended = try await a.hosting(ann, code: "PARTY")
+                // The second node learns the code, and who holds it, by joining.
+                let joined = try b.ok(try await b.join(bob, code: "PARTY"), "join on the second node")
+                #expect(joined.object("session")?.string("id") == ended)
+                _ = try b.ok(try await b.leave(bob), "leave")
+                // Empty, with no songs, the session ends with its last member.
+                _ = try a.ok(try await a.leave(ann), "leave")
+
+                // The second node's copy follows the end within moments; the database knows at
+                // once. (Tries stay under the 20 creates an hour a user may make.)
+                var last: Answer?
+                let created = try await eventually("the second node takes the ended session's code: \(last.map(String.init(describing:)) ?? "")", timeout: .seconds(5), every: .milliseconds(300)) { () async throws -> JSONObject? in
+                    let answer = try await b.create(cat, code: "party")
+                    last = answer
+                    return answer.status == 200 ? answer.json : nil
+                }
+                let new = try #require(created.object("session")?.string("id"))
+                #expect(new != ended)
+                // The first node still remembers the code as the ended session's.
+                let found = try a.ok(try await a.join(dan, code: "PARTY"), "join on the first node")
+                #expect(found.object("session")?.string("id") == new)
+                #expect(found.int("participant_count") == 2)
             }
         }
     }

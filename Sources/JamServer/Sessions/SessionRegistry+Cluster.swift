@@ -100,8 +100,10 @@ extension SessionRegistry: ClusterEvents {
             for (id, entry) in index.entries {
                 guard case .live(let session) = entry else { continue }
                 sessions.append(session)
-                // Read again from the store when next asked for: another node may own it by then.
+                // Read again from the store when next asked for: another node may own it by then,
+                // or have ended it and given its code to another session.
                 index.entries[id] = nil
+                index.dropCodes(of: id)
             }
             return sessions
         }

@@ -66,7 +66,7 @@ extension SessionRegistry {
             throw Self.notCreated
         }
         let created = index.withLock { index -> LiveSession? in
-            if let chosenKey, index.codes[chosenKey] != nil { return nil }
+            if let chosenKey, isHeld(chosenKey, in: &index, databaseSaysFree: cluster != nil) { return nil }
             let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index)
             let state = SessionState(
                 id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,

@@ -15,28 +15,66 @@ extension SessionRegistry {
             do {
                 session = try await self.session(id)
             } catch {
-                throw error.code == .gone ? whenEnded(error) : error
+                // The session ended on another node, which may have given the code to a new one
+                // this node has not heard of.
+                guard cluster != nil, error.code == .gone || error.code == .notFound,
+                      let entry = try await relearn(code, heldBy: id), entry.id != id
+                else { throw error.code == .gone ? whenEnded(error) : error }
+                continue
             }
             guard cluster != nil, await session.inspect({ state, _ in state.joinCode }) != code else { return session }
             // Another node gave the session a new code since this one learnt the old code (and
             // may have given the old one to another session), or this node's copy has not caught
             // up with a new one yet: the database says which.
-            let entry = try await sharedEntry(code: code)
+            let entry = try await relearn(code, heldBy: id)
             if entry?.id == id { return session }
-            index.withLock { index in
-                guard index.codes[code] == id else { return }
-                if let entry {
-                    if index.entries[entry.id] == nil { index.entries[entry.id] = .stored(entry) }
-                    index.codes[code] = entry.id
-                    index.codeIssuedAt[code] = entry.codeIssuedAt
-                } else {
-                    index.codes[code] = nil
-                    index.codeIssuedAt[code] = nil
-                }
-            }
             if entry == nil { break }
         }
         throw JamError(.notFound, "no session with code \(code)")
+    }
+
+    /// The session, not ended, that the shared database says holds `code`, which this node
+    /// took `id` to hold; this node's copy of the code follows the database's.
+    private func relearn(_ code: String, heldBy id: SessionID) async throws(JamError) -> StoredSessionEntry? {
+        let entry = try await sharedEntry(code: code)
+        index.withLock { index in
+            guard index.codes[code] == id else { return }
+            if let entry {
+                if index.entries[entry.id] == nil { index.entries[entry.id] = .stored(entry) }
+                index.codes[code] = entry.id
+                index.codeIssuedAt[code] = entry.codeIssuedAt
+            } else {
+                index.codes[code] = nil
+                index.codeIssuedAt[code] = nil
+            }
+        }
+        return entry
+    }
+
+    /// Whether a session that may not have ended holds `code`. The code of a session that
+    /// ended is let go of here rather than at the next sweep, so it is free at once.
+    /// `databaseSaysFree`: the shared database was just asked and no session that has not
+    /// ended holds it there, so a hold this node only read from it, or lost with its lease, is
+    /// out of date.
+    func isHeld(_ code: String, in index: inout Index, databaseSaysFree: Bool) -> Bool {
+        guard let holder = index.codes[code] else { return false }
+        switch index.entries[holder] {
+        case .live(let session)? where session.hasEnded:
+            forget(holder, in: &index)
+            return false
+        case .ended?:
+            index.dropCodes(of: holder)
+            return false
+        case .live(let session)? where databaseSaysFree && session.releasedFlag.load(ordering: .acquiring):
+            index.dropCodes(of: holder)
+            return false
+        case .stored? where databaseSaysFree:
+            index.dropCodes(of: holder)
+            return false
+        case .live?, .loading?, .stored?, .unreadable?, nil:
+            // nil: a code reserved for a session being created.
+            return true
+        }
     }
 
     /// When `code` was given to its session, if a live one has it.

@@ -31,6 +31,15 @@ public final class SessionRegistry: Service, Sendable {
         /// When the registry last let go of the sessions that ended in memory.
         var lastSweep: Millis = 0
 
+        /// Lets go of every code `id` holds: it ended, or this node no longer knows who holds
+        /// them (the database does).
+        mutating func dropCodes(of id: SessionID) {
+            for (code, owner) in codes where owner == id {
+                codes[code] = nil
+                codeIssuedAt[code] = nil
+            }
+        }
+
         /// Adds a wake-up, keeping the list in order.
         mutating func schedule(_ id: SessionID, at: Millis) {
             let position = wakeUps.firstIndex { $0.at > at } ?? wakeUps.count
@@ -85,8 +94,10 @@ public final class SessionRegistry: Service, Sendable {
         let step = try index.withLock { index throws(JamError) -> Step in
             switch index.entries[id] {
             case .live(let session)? where session.releasedFlag.load(ordering: .acquiring):
-                // Let go (its lease was lost, or it fell behind): read it again.
+                // Let go (its lease was lost, or it fell behind): read it again, and its codes
+                // too, as another node may have ended it and given them to another session.
                 index.entries[id] = nil
+                index.dropCodes(of: id)
                 return .lookUp
             case .live(let session)?:
                 guard session.hasEnded else { return .found(session) }
@@ -256,10 +267,7 @@ public final class SessionRegistry: Service, Sendable {
     /// schedules the purge of its rows once the retention is over.
     func forget(_ id: SessionID, in index: inout Index) {
         index.entries[id] = .ended
-        for (code, owner) in index.codes where owner == id {
-            index.codes[code] = nil
-            index.codeIssuedAt[code] = nil
-        }
+        index.dropCodes(of: id)
         if let retention = baseEnvironment.endedRetentionMs { index.schedule(id, at: clock.now() + retention) }
     }
 }
