@@ -78,6 +78,50 @@ struct ForwardedCommandTests {
         }
     }
 
+    /// Two nodes on a fresh database: a guest of the first node's session, joined through the
+    /// second, whose commands the second forwards; and a connection of the test's own.
+    private static func withForwardingNode(
+        _ body: @Sendable (_ replica: TestServer, _ guest: String, _ id: SessionID, _ other: PostgresConnection) async throws -> Void
+    ) async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let configure: @Sendable (inout ServerConfiguration) -> Void = { $0.database = location }
+        try await TestServer.with(configure: configure) { owner in
+            try await TestServer.with(configure: configure) { replica in
+                let host = try await owner.api.guest("Host")
+                let created = try await owner.api.create(host.token)
+                let guest = try await replica.api.guest("Guest")
+                _ = try await replica.api.join(guest.token, code: created.session.joinCode)
+                let other = try await PostgresConnection.connect(
+                    configuration: try location.testConnectionConfiguration(), id: 4, logger: Logger(label: "test"))
+                do {
+                    try await body(replica, guest.token, created.session.id, other)
+                } catch {
+                    try? await other.close()
+                    throw error
+                }
+                try await other.close()
+            }
+        }
+    }
+
+    @Test func aForwardTheDatabaseRefusesIsAnsweredAtOnceAsNotApplied() async throws {
+        try await Self.withForwardingNode { replica, guest, id, other in
+            let logger = Logger(label: "test")
+            try await other.query("ALTER TABLE session_inbox ADD CONSTRAINT jam_test_refuse CHECK (false) NOT VALID", logger: logger)
+            let started = ContinuousClock.now
+            let refused = try await replica.api.add(guest, id, testTrack(1))
+            #expect(ContinuousClock.now - started < .seconds(3), "not at the forward's 10 s limit")
+            #expect(refused.status == 503, "\(refused.status) \(refused.text)")
+            #expect(refused.text.contains("was not applied"), "\(refused.text)")
+            try await other.query("ALTER TABLE session_inbox DROP CONSTRAINT jam_test_refuse", logger: logger)
+            let next = try await replica.api.add(guest, id, testTrack(2))
+            #expect(next.status == 201, "\(next.status) \(next.text)")
+            // The refused add left nothing behind; the next one plays (nothing did before).
+            let view = try await replica.api.view(guest, id)
+            #expect(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 } == [testTrack(2).id])
+        }
+    }
+
     @Test func anEndedSessionGivesUpItsLease() async throws {
         let location = try await TestPostgres.freshDatabase()
         let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))

@@ -70,7 +70,7 @@ extension ClusterNode {
         if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
             do {
                 try await onLease(connection) { connection in
-                    try await connection.query(
+                    try await connection.run(
                         "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: self.logger)
                 }
             } catch {
@@ -86,7 +86,7 @@ extension ClusterNode {
                 // their sessions, delivered when they are committed.
                 let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
-                        try await connection.query(
+                        try await connection.run(
                     """
                     WITH added AS (
                         INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
@@ -117,7 +117,7 @@ extension ClusterNode {
                 let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
                 let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
-                        try await connection.query("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                        try await connection.run("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
                     }
                 }
                 if sent == nil { logger.warning("the database did not answer forwarded commands' answers in time", metadata: ["replies": "\(replies.count)"]) }

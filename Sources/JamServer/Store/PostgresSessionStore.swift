@@ -286,7 +286,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
             try await connection.query("DELETE FROM sessions WHERE id = ANY(\(ids))", logger: logger)
         }
         for payload in batch.notifications {
-            try await connection.query("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
+            try await connection.run("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
         }
     }
 
