@@ -122,6 +122,39 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test func aForwardCutOffAfterItWasSentIsAnsweredAsMaybeApplied() async throws {
+        try await Self.withForwardingNode { replica, guest, id, other in
+            let logger = Logger(label: "test")
+            // The insert is sent and waits for a lock; its connection is cut before it answers.
+            try await other.query("BEGIN", logger: logger)
+            try await other.query("LOCK TABLE session_inbox IN ACCESS EXCLUSIVE MODE", logger: logger)
+            async let cutOff = replica.api.add(guest, id, testTrack(1))
+            var waiting: [Int32] = []
+            try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
+                // Within a transaction the activity view is read once unless told to read it again.
+                for try await _ in try await other.query("SELECT pg_stat_clear_snapshot()", logger: logger) {}
+                let rows = try await other.query(
+                    """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO session_inbox%' AND pid <> pg_backend_pid()
+                    """, logger: logger)
+                waiting = []
+                for try await pid in rows.decode(Int32.self) { waiting.append(pid) }
+                return !waiting.isEmpty
+            }
+            for pid in waiting {
+                for try await _ in try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger) {}
+            }
+            let answer = try await cutOff
+            try await other.query("ROLLBACK", logger: logger)
+            #expect(answer.status == 503, "\(answer.status) \(answer.text)")
+            #expect(answer.text.contains("may still be applied"), "\(answer.text)")
+            // The node carries on with a fresh connection.
+            let next = try await replica.api.add(guest, id, testTrack(2))
+            #expect(next.status == 201, "\(next.status) \(next.text)")
+        }
+    }
+
     @Test func anEndedSessionGivesUpItsLease() async throws {
         let location = try await TestPostgres.freshDatabase()
         let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))

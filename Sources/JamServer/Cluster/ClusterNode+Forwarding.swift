@@ -86,7 +86,8 @@ extension ClusterNode {
                 // their sessions, delivered when they are committed.
                 let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
-                        try await connection.run(
+                        try await Self.sentOnce {
+                            try await connection.run(
                     """
                     WITH added AS (
                         INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
@@ -97,6 +98,7 @@ extension ClusterNode {
                         RETURNING session_id)
                     SELECT pg_notify(\(Channel.inbox), string_agg(DISTINCT session_id, E'\\n')) FROM added
                     """, logger: logger)
+                        }
                     }
                 }
                 if sent == nil {
@@ -106,6 +108,11 @@ extension ClusterNode {
                         .unavailable, "the database did not answer in time; the command may still be applied, read the session before repeating it")
                     for (_, failed) in commands { failed(unconfirmed) }
                 }
+            } catch let error as UnansweredStatement {
+                logger.warning("forwarded commands sent, and the connection lost", metadata: ["error": "\(error.underlying)", "commands": "\(commands.count)"])
+                let unconfirmed = JamError(
+                    .unavailable, "the connection to the database broke; the command may still be applied, read the session before repeating it")
+                for (_, failed) in commands { failed(unconfirmed) }
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
@@ -125,6 +132,28 @@ extension ClusterNode {
                 // The member's client retries its command after reconnecting; the answer cache keeps it once.
                 logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])
             }
+        }
+    }
+}
+
+/// A statement that was sent and got no answer: it may have been committed.
+struct UnansweredStatement: Error {
+    let underlying: any Error
+}
+
+extension ClusterNode {
+    /// Runs one statement, telling its failures apart: one the database refused with an
+    /// `ERROR` (the statement, and its own transaction, rolled back) is thrown as it is; any
+    /// other, once a connection was handed over, as `UnansweredStatement`: the connection
+    /// broke, was closed for a time limit, or was ended by the server (`FATAL`), which may
+    /// have been after the commit, before its answer.
+    static func sentOnce<T>(_ statement: () async throws -> T) async throws -> T {
+        do {
+            return try await statement()
+        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.severity] == "ERROR" {
+            throw error
+        } catch {
+            throw UnansweredStatement(underlying: error)
         }
     }
 }
