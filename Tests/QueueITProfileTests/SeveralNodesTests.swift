@@ -47,6 +47,37 @@ struct SeveralNodesTests {
         }
     }
 
+    @Test("a socket on another node than the session's is told of changes made on either node")
+    func aSocketOnAnotherNodeFollowsTheSession() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.profile = QueueITProfile()
+            $0.database = database
+        }
+        try await TestServer.with(configure: configure) { first in
+            try await TestServer.with(configure: configure) { second in
+                let (a, b) = (QueueITAPI(base: first.baseURL), QueueITAPI(base: second.baseURL))
+                let ann = try await a.signIn("Ann")
+                let bob = try await b.signIn("Bob")
+                let id = try await a.hosting(ann, code: "PARTY")
+                _ = try b.ok(try await b.join(bob, code: "PARTY"), "join on the second node")
+                let socket = QueueITSocket(base: second.baseURL, sessionId: id.uppercased(), token: bob.token)
+                defer { socket.close() }
+                _ = try await socket.next("session.updated")
+                let first = try await a.added(ann, song(1))
+                let playing = try await socket.next("now_playing.updated")
+                #expect(playing.object("data")?.object("current_song")?.string("id") == first)
+                _ = try await socket.next("queue.updated")
+                let second = try await b.added(bob, song(2))
+                let queue = try await socket.next("queue.updated")
+                #expect(queue.object("data")?.objects("queue")?.map { $0.string("id") ?? "" } == [first, second])
+                _ = try a.ok(try await a.vote(ann, second, 1), "vote on the first node")
+                let votes = try await socket.next("votes.updated")
+                #expect(votes.object("data")?.int("total_votes") == 1)
+            }
+        }
+    }
+
     @Test("a code whose session ended on one node can be chosen on another, and the first node then joins the new session")
     func aChosenCodeFollowsTheDatabaseAcrossNodes() async throws {
         let database = try await TestPostgres.freshDatabase()
