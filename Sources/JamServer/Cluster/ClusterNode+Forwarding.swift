@@ -84,7 +84,7 @@ extension ClusterNode {
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 // One statement (its own transaction): the rows, and one notification naming
                 // their sessions, delivered when they are committed.
-                let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
+                let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
                         try await Self.sentOnce {
                             try await connection.run(
@@ -122,7 +122,7 @@ extension ClusterNode {
         if !replies.isEmpty {
             do {
                 let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-                let sent = try await Self.within(leaseCheck.limit) { [store, logger] in
+                let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
                         try await connection.run("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
                     }
@@ -146,7 +146,9 @@ extension ClusterNode {
     /// `ERROR` (the statement, and its own transaction, rolled back) is thrown as it is; any
     /// other, once a connection was handed over, as `UnansweredStatement`: the connection
     /// broke, was closed for a time limit, or was ended by the server (`FATAL`), which may
-    /// have been after the commit, before its answer.
+    /// have been after the commit, before its answer. A pooled connection found dead when the
+    /// statement is written, or a statement that cannot be encoded, is counted as unanswered
+    /// too: on the safe side, as the caller is only told to read the session first.
     static func sentOnce<T>(_ statement: () async throws -> T) async throws -> T {
         do {
             return try await statement()

@@ -51,7 +51,11 @@ public actor LiveSession: CommitReceiver {
     nonisolated package let lastMessageNanos = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private var endAnnounced = false
     /// Whether this node applies the session's commands or follows another node that does.
-    var role: SessionRole = .owner
+    var role: SessionRole = .owner {
+        didSet { replicaFlag.store(role == .replica, ordering: .releasing) }
+    }
+    /// `role == .replica`, for the registry's index, which cannot wait on the session.
+    private let replicaFlag = Atomic<Bool>(false)
     /// Set once the session is let go (it fell behind the log, or its lease was lost): the
     /// registry then reads it again from the store.
     let releasedFlag = Atomic<Bool>(false)
@@ -107,6 +111,9 @@ public actor LiveSession: CommitReceiver {
 
     /// True once the session's end is stored and announced; the registry then lets it go.
     nonisolated var hasEnded: Bool { endedFlag.load(ordering: .acquiring) }
+
+    /// Whether another node owns the session and this one follows it.
+    nonisolated var isReplica: Bool { replicaFlag.load(ordering: .acquiring) }
 
     /// Runs `body` on the session's loop, after whatever runs there now (never inline, so a
     /// socket handler calling in while the session writes to it cannot re-enter the session).
@@ -292,6 +299,10 @@ public actor LiveSession: CommitReceiver {
         }
         RealtimeConnection.deliver(deliveries)
         Metrics.deliveries.increment(by: delivered)
+        if actions.ended {
+            // Before any waiter hears: whoever it answers finds the session ended (its code free).
+            endedFlag.store(true, ordering: .releasing)
+        }
         for id in actions.resumed { waiters.removeValue(forKey: id)?.continuation.resume(returning: .stored) }
         for (connection, user) in actions.evicted {
             logger.warning("closed a connection that stopped reading", metadata: ["member.id": "\(user)", "connection.id": "\(connection)"])
@@ -299,7 +310,6 @@ public actor LiveSession: CommitReceiver {
             socketGone(user)
         }
         if actions.ended {
-            endedFlag.store(true, ordering: .releasing)
             timer?.task.cancel()
             timer = nil
             if role == .owner { environment.cluster?.release(id) }

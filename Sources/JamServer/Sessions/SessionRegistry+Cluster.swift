@@ -103,8 +103,8 @@ extension SessionRegistry: ClusterEvents {
                 // Read again from the store when next asked for: another node may own it by then,
                 // or have ended it and given its code to another session.
                 index.entries[id] = nil
-                index.dropCodes(of: id)
             }
+            index.dropCodes(of: Set(sessions.map(\.id)))
             return sessions
         }
         for session in sessions { await session.release("this server lost its database connection") }

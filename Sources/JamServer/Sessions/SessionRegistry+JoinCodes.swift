@@ -54,8 +54,9 @@ extension SessionRegistry {
     /// Whether a session that may not have ended holds `code`. The code of a session that
     /// ended is let go of here rather than at the next sweep, so it is free at once.
     /// `databaseSaysFree`: the shared database was just asked and no session that has not
-    /// ended holds it there, so a hold this node only read from it, or lost with its lease, is
-    /// out of date.
+    /// ended holds it there, so only this node's own sessions, which may be ahead of the
+    /// database, still count; a copy of another node's (a replica not caught up with an end,
+    /// one read from the database, or one let go of) is out of date.
     func isHeld(_ code: String, in index: inout Index, databaseSaysFree: Bool) -> Bool {
         guard let holder = index.codes[code] else { return false }
         switch index.entries[holder] {
@@ -63,16 +64,18 @@ extension SessionRegistry {
             forget(holder, in: &index)
             return false
         case .ended?:
-            index.dropCodes(of: holder)
+            index.dropCodes(of: [holder])
             return false
-        case .live(let session)? where databaseSaysFree && session.releasedFlag.load(ordering: .acquiring):
-            index.dropCodes(of: holder)
+        case .live(let session)?:
+            guard databaseSaysFree, session.isReplica || session.releasedFlag.load(ordering: .acquiring) else { return true }
+            index.dropCodes(of: [holder])
             return false
-        case .stored? where databaseSaysFree:
-            index.dropCodes(of: holder)
+        case .stored?, .loading?, .unreadable?:
+            guard databaseSaysFree else { return true }
+            index.dropCodes(of: [holder])
             return false
-        case .live?, .loading?, .stored?, .unreadable?, nil:
-            // nil: a code reserved for a session being created.
+        case nil:
+            // Reserved for a session being created on this node.
             return true
         }
     }
@@ -164,7 +167,11 @@ extension SessionRegistry {
                 throw error
             }
             guard let holder else { return candidate }
-            index.withLock { $0.codes[candidate] = holder.id }
+            // Another node's session: known from the database, not reserved here.
+            index.withLock { index in
+                if index.entries[holder.id] == nil { index.entries[holder.id] = .stored(holder) }
+                index.codes[candidate] = holder.id
+            }
         }
         return nil
     }

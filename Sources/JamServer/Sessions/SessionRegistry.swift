@@ -31,10 +31,11 @@ public final class SessionRegistry: Service, Sendable {
         /// When the registry last let go of the sessions that ended in memory.
         var lastSweep: Millis = 0
 
-        /// Lets go of every code `id` holds: it ended, or this node no longer knows who holds
-        /// them (the database does).
-        mutating func dropCodes(of id: SessionID) {
-            for (code, owner) in codes where owner == id {
+        /// Lets go of every code the sessions `ids` hold: they ended, or this node no longer
+        /// knows who holds them (the database does). One pass over the codes, for any number.
+        mutating func dropCodes(of ids: Set<SessionID>) {
+            guard !ids.isEmpty else { return }
+            for (code, owner) in codes where ids.contains(owner) {
                 codes[code] = nil
                 codeIssuedAt[code] = nil
             }
@@ -97,7 +98,7 @@ public final class SessionRegistry: Service, Sendable {
                 // Let go (its lease was lost, or it fell behind): read it again, and its codes
                 // too, as another node may have ended it and given them to another session.
                 index.entries[id] = nil
-                index.dropCodes(of: id)
+                index.dropCodes(of: [id])
                 return .lookUp
             case .live(let session)?:
                 guard session.hasEnded else { return .found(session) }
@@ -267,7 +268,7 @@ public final class SessionRegistry: Service, Sendable {
     /// schedules the purge of its rows once the retention is over.
     func forget(_ id: SessionID, in index: inout Index) {
         index.entries[id] = .ended
-        index.dropCodes(of: id)
+        index.dropCodes(of: [id])
         if let retention = baseEnvironment.endedRetentionMs { index.schedule(id, at: clock.now() + retention) }
     }
 }
