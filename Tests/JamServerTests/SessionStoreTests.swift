@@ -287,6 +287,51 @@ struct SharedStoreTests {
         try await nodeB.close()
     }
 
+    @Test func aTransactionANodeLeavesOpenIsEndedSoAnotherNodesCommitGoesThrough() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))
+        let id = SessionStoreTests.id(4)
+        try await commit(nodeA, newSession(id, code: "IDLE42"))
+        // Node A takes the session's row as a commit does, then falls silent: a node cut off
+        // by the network half-way through a commit.
+        let (rowTaken, taken) = AsyncStream.makeStream(of: Void.self)
+        let silent = Task {
+            try await nodeA.closingOnCancel { connection in
+                try await connection.query("BEGIN", logger: Logger(label: "a"))
+                try await connection.query("UPDATE sessions SET last_lsn = last_lsn WHERE id = \(id.rawValue)", logger: Logger(label: "a"))
+                taken.yield()
+                try await Task.sleep(for: .seconds(60))
+            }
+        }
+        for await _ in rowTaken { break }
+        // Node B, which took the session over, commits its next record.
+        let started = ContinuousClock.now
+        let (committed, took) = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await self.commit(nodeB, [.record(id, SessionStoreTests.record(1, seq: 1))])
+                return true
+            }
+            group.addTask {
+                // Cancelled once the commit is through: the limit ends early then.
+                try? await Task.sleep(for: .seconds(20))
+                return false
+            }
+            let first = try await group.next() ?? false
+            let took = ContinuousClock.now - started
+            // Without the limit the commit waits until the test lets go of the row.
+            silent.cancel()
+            group.cancelAll()
+            try await group.waitForAll()
+            return (first, took)
+        }
+        #expect(committed, "the commit waited \(took) for the silent node's transaction")
+        #expect(took < .seconds(15), "PostgreSQL ends a transaction left idle after 8 s")
+        #expect(try await nodeB.loadSession(id)?.records.map(\.lsn) == [1])
+        _ = await silent.result
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
     @Test func aNodeFindsASessionAnotherNodeCreatedByIdAndByCode() async throws {
         let location = try await TestPostgres.freshDatabase()
         let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))

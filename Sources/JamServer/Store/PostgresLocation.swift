@@ -102,6 +102,18 @@ public struct PostgresLocation: Sendable, Equatable {
         return configuration
     }
 
+    /// Settings every pooled connection starts with, so a node cut off by the network does not
+    /// hold row locks for hours. A node cut off in the middle of a commit leaves its backend idle
+    /// in the transaction, holding the rows it updated, and the node that takes its sessions over
+    /// would wait on them with every commit behind: PostgreSQL ends such a transaction after 8 s
+    /// (the lease limit, before any other node can take over), and short keepalives let it
+    /// notice the dead peer of an idle connection as the lease connection does. (The pool's own
+    /// keep-alive only asks connections that are not in use.)
+    static let deadPeerSettings: [(String, String)] = [
+        ("idle_in_transaction_session_timeout", "8000"),
+        ("tcp_keepalives_idle", "5"), ("tcp_keepalives_interval", "1"), ("tcp_keepalives_count", "5"),
+    ]
+
     /// The client configuration postgres-nio takes.
     var clientConfiguration: PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
@@ -119,6 +131,7 @@ public struct PostgresLocation: Sendable, Equatable {
         }
         configuration.options.connectTimeout = .seconds(3)
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(5))
+        configuration.options.additionalStartupParameters = Self.deadPeerSettings
         return configuration
     }
 
