@@ -36,6 +36,7 @@ extension ClusterNode {
                 try await shortenDeadPeerTimeouts(connection)
                 if attempt > 0 { logger.notice("the database is back; this node takes sessions again") }
                 attempt = 0
+                await handler?.resynchronize()
                 try await listen(on: connection)
             } catch {
                 triedOnce.store(true, ordering: .releasing)
@@ -83,23 +84,19 @@ extension ClusterNode {
     }
 
     /// Listens on the three channels until the connection breaks or the database stops
-    /// answering on it; once all three listen, catches up on what they could not hear before.
+    /// answering on it.
     private func listen(on connection: PostgresConnection) async throws {
-        // Each listener says when its LISTEN is done (its closure runs only then).
-        let (listening, listens) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Whatever ends the group first (a failed heartbeat that left the connection open,
             // say), the listeners end only with the connection.
             defer { let _: EventLoopFuture<Void> = connection.close() }
             group.addTask {
                 try await connection.listen(on: Channel.log) { notifications in
-                    listens.yield()
                     for try await notification in notifications { await self.logNotified(notification.payload) }
                 }
             }
             group.addTask {
                 try await connection.listen(on: Channel.inbox) { notifications in
-                    listens.yield()
                     for try await notification in notifications {
                         await self.handler?.inboxFilled(notification.payload.split(separator: "\n").map { JamID(String($0)) })
                     }
@@ -107,26 +104,10 @@ extension ClusterNode {
             }
             group.addTask {
                 try await connection.listen(on: Channel.reply) { notifications in
-                    listens.yield()
                     for try await notification in notifications { await self.replyNotified(notification.payload) }
                 }
             }
             group.addTask {
-                var count = 0
-                for await _ in listening {
-                    count += 1
-                    if count == 3 { break }
-                }
-                // Fewer only when the group is being cancelled: the connection is going.
-                guard count == 3 else { return }
-                // A LISTEN takes effect when its transaction commits, after its answer: the
-                // next statement on the connection runs after that. Only then is catching up
-                // sure to leave nothing between what it reads and what is announced next:
-                // records, and commands forwarded to sessions this node took on meanwhile.
-                try await self.onLease(connection) { connection in
-                    try await connection.run("SELECT 1", logger: self.logger)
-                }
-                await self.handler?.resynchronize()
                 // A database that stops answering sends nothing and keeps the connection open:
                 // asking it something now and then is how the node notices.
                 while true {
