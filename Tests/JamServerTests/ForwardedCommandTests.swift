@@ -122,26 +122,32 @@ struct ForwardedCommandTests {
         }
     }
 
-    @Test func aForwardCutOffAfterItWasSentIsAnsweredAsMaybeApplied() async throws {
+    /// The backends of `other`'s database that run `statement` and wait for `event`.
+    private static func backends(running statement: String, waitingFor event: String, seen other: PostgresConnection) async throws -> [Int32] {
+        let logger = Logger(label: "test")
+        // Within a transaction the activity view is read once unless told to read it again.
+        for try await _ in try await other.query("SELECT pg_stat_clear_snapshot()", logger: logger) {}
+        let rows = try await other.query(
+            """
+            SELECT pid FROM pg_stat_activity
+            WHERE wait_event = \(event) AND strpos(query, \(statement)) > 0 AND pid <> pg_backend_pid()
+            """, logger: logger)
+        var pids: [Int32] = []
+        for try await pid in rows.decode(Int32.self) { pids.append(pid) }
+        return pids
+    }
+
+    @Test func aForwardCutOffBeforeItsCommitWasNotApplied() async throws {
         try await Self.withForwardingNode { replica, guest, id, other in
             let logger = Logger(label: "test")
-            // The insert is sent and waits for a lock; its connection is cut before it answers.
+            // The insert waits for a lock; its connection is cut before it commits.
             try await other.query("BEGIN", logger: logger)
             try await other.query("LOCK TABLE session_inbox IN ACCESS EXCLUSIVE MODE", logger: logger)
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
-            var waiting: [Int32] = []
-            try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
-                // Within a transaction the activity view is read once unless told to read it again.
-                for try await _ in try await other.query("SELECT pg_stat_clear_snapshot()", logger: logger) {}
-                let rows = try await other.query(
-                    """
-                    SELECT pid FROM pg_stat_activity
-                    WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO session_inbox%' AND pid <> pg_backend_pid()
-                    """, logger: logger)
-                waiting = []
-                for try await pid in rows.decode(Int32.self) { waiting.append(pid) }
-                return !waiting.isEmpty
+            let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
+                let pids = try await Self.backends(running: "INSERT INTO session_inbox", waitingFor: "relation", seen: other)
+                return pids.isEmpty ? nil : pids
             }
             for pid in waiting {
                 for try await _ in try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger) {}
@@ -149,10 +155,46 @@ struct ForwardedCommandTests {
             let answer = try await cutOff
             try await other.query("ROLLBACK", logger: logger)
             #expect(answer.status == 503, "\(answer.status) \(answer.text)")
+            #expect(answer.text.contains("the command was not applied"), "\(answer.text)")
+            #expect(ContinuousClock.now - started < .seconds(8), "answered before the forward's time limit")
+            // The node carries on with a fresh connection.
+            let next = try await replica.api.add(guest, id, testTrack(2))
+            #expect(next.status == 201, "\(next.status) \(next.text)")
+            let view = try await replica.api.view(guest, id)
+            #expect(view.queue.map(\.track.id) + [view.nowPlaying?.item.track.id].compactMap { $0 } == [testTrack(2).id])
+        }
+    }
+
+    @Test func aForwardCutOffDuringItsCommitMayStillBeApplied() async throws {
+        try await Self.withForwardingNode { replica, guest, id, other in
+            let logger = Logger(label: "test")
+            // A check deferred to the commit that takes its time: the forward's COMMIT is sent
+            // and waits there when its connection is cut.
+            try await other.query(
+                """
+                CREATE FUNCTION jam_test_slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$
+                """, logger: logger)
+            try await other.query(
+                """
+                CREATE CONSTRAINT TRIGGER jam_test_slow_commit AFTER INSERT ON session_inbox
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION jam_test_slow_commit()
+                """, logger: logger)
+            let started = ContinuousClock.now
+            async let cutOff = replica.api.add(guest, id, testTrack(1))
+            let committing = try await eventually("the forward's commit waits", timeout: .seconds(5)) {
+                let pids = try await Self.backends(running: "COMMIT", waitingFor: "PgSleep", seen: other)
+                return pids.isEmpty ? nil : pids
+            }
+            for pid in committing {
+                for try await _ in try await other.query("SELECT pg_terminate_backend(\(pid))", logger: logger) {}
+            }
+            let answer = try await cutOff
+            try await other.query("DROP TRIGGER jam_test_slow_commit ON session_inbox", logger: logger)
+            #expect(answer.status == 503, "\(answer.status) \(answer.text)")
             // Not one of the time limits' answers, which say "may still be applied" too.
             #expect(answer.text.contains("the connection to the database broke; the command may still be applied"), "\(answer.text)")
             #expect(ContinuousClock.now - started < .seconds(8), "answered before the forward's time limit")
-            // The node carries on with a fresh connection.
             let next = try await replica.api.add(guest, id, testTrack(2))
             #expect(next.status == 201, "\(next.status) \(next.text)")
         }

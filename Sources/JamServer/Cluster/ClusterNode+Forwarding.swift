@@ -82,11 +82,13 @@ extension ClusterNode {
             do {
                 let rows = commands.map(\.0)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                // One statement (its own transaction): the rows, and one notification naming
-                // their sessions, delivered when they are committed.
+                // One statement: the rows, and one notification naming their sessions,
+                // delivered when they are committed. In a transaction of its own making: a
+                // statement's implicit commit comes after its answer, so an error there (a full
+                // notification queue, a connection lost meanwhile) would reach nobody.
                 let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
-                        try await Self.sentOnce {
+                        try await Self.inOwnTransaction(connection, logger: logger) { connection in
                             try await connection.run(
                     """
                     WITH added AS (
@@ -108,14 +110,14 @@ extension ClusterNode {
                         .unavailable, "the database did not answer in time; the command may still be applied, read the session before repeating it")
                     for (_, failed) in commands { failed(unconfirmed) }
                 }
-            } catch let error as UnansweredStatement {
-                logger.warning("forwarded commands sent, and the connection lost", metadata: ["error": "\(error.underlying)", "commands": "\(commands.count)"])
+            } catch where Self.mayHaveCommitted(error) {
+                logger.warning("forwarded commands' commit went unanswered", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
                 let unconfirmed = JamError(
                     .unavailable, "the connection to the database broke; the command may still be applied, read the session before repeating it")
                 for (_, failed) in commands { failed(unconfirmed) }
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
-                let refusal = JamError(.unavailable, "the database is unreachable; the command was not applied, try again")
+                let refusal = JamError(.unavailable, "the database did not store it; the command was not applied, try again")
                 for (_, failed) in commands { failed(refusal) }
             }
         }
@@ -124,7 +126,10 @@ extension ClusterNode {
                 let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
                 let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
-                        try await connection.run("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                        // As above: the notifications' errors come with the COMMIT.
+                        try await Self.inOwnTransaction(connection, logger: logger) { connection in
+                            try await connection.run("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                        }
                     }
                 }
                 if sent == nil { logger.warning("the database did not answer forwarded commands' answers in time", metadata: ["replies": "\(replies.count)"]) }
@@ -136,26 +141,45 @@ extension ClusterNode {
     }
 }
 
-/// A statement that was sent and got no answer: it may have been committed.
-struct UnansweredStatement: Error {
-    let underlying: any Error
+/// How a transaction of `ClusterNode.inOwnTransaction` failed.
+enum OwnTransactionError: Error {
+    /// Before `COMMIT` was sent: nothing of it is stored.
+    case beforeCommit(any Error)
+    /// Its `COMMIT` failed.
+    case commit(any Error)
 }
 
 extension ClusterNode {
-    /// Runs one statement, telling its failures apart: one the database refused with an
-    /// `ERROR` (the statement, and its own transaction, rolled back) is thrown as it is; any
-    /// other, once a connection was handed over, as `UnansweredStatement`: the connection
-    /// broke, was closed for a time limit, or was ended by the server (`FATAL`), which may
-    /// have been after the commit, before its answer. A pooled connection found dead when the
-    /// statement is written, or a statement that cannot be encoded, is counted as unanswered
-    /// too: on the safe side, as the caller is only told to read the session first.
-    static func sentOnce<T>(_ statement: () async throws -> T) async throws -> T {
+    /// Runs `body` in a transaction of its own making: a statement's implicit commit comes after
+    /// its answer, so an error there (a full notification queue, a connection lost meanwhile)
+    /// would reach nobody, where `COMMIT`'s own answer carries it. A failure closes the
+    /// connection rather than send `ROLLBACK`: the database rolls back what it was doing with
+    /// it, and a statement sent on a connection that broke may never be answered.
+    static func inOwnTransaction(
+        _ connection: PostgresConnection, logger: Logger, _ body: (PostgresConnection) async throws -> Void
+    ) async throws {
         do {
-            return try await statement()
-        } catch let error as PSQLError where error.code == .server && error.serverInfo?[.severity] == "ERROR" {
-            throw error
+            try await connection.query("BEGIN", logger: logger)
+            try await body(connection)
         } catch {
-            throw UnansweredStatement(underlying: error)
+            let _: EventLoopFuture<Void> = connection.close()
+            throw OwnTransactionError.beforeCommit(error)
         }
+        do {
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            let _: EventLoopFuture<Void> = connection.close()
+            throw OwnTransactionError.commit(error)
+        }
+    }
+
+    /// Whether a transaction that failed with `error` may still have been committed: only when
+    /// its `COMMIT` was sent and not answered (the connection broke, was closed for a time
+    /// limit, or the server ended it with `FATAL`, which may come after the commit). What failed
+    /// before `COMMIT` was rolled back, and so was a `COMMIT` the database answered with `ERROR`.
+    static func mayHaveCommitted(_ error: any Error) -> Bool {
+        guard case .commit(let failure)? = error as? OwnTransactionError else { return false }
+        if let refusal = failure as? PSQLError, refusal.code == .server, refusal.serverInfo?[.severity] == "ERROR" { return false }
+        return true
     }
 }
