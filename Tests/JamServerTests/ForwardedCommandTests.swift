@@ -10,7 +10,7 @@ import Testing
 
 /// The owner's inbox: forwarded commands are applied once each, whatever order the nodes
 /// that forwarded them commit in.
-@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+@Suite(.serialized, .enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
 struct ForwardedCommandTests {
     /// Inserts `command` into the inbox inside an open transaction of `connection`.
     static func insert(_ command: ForwardedCommand, on connection: PostgresConnection) async throws {
@@ -130,7 +130,8 @@ struct ForwardedCommandTests {
         let rows = try await other.query(
             """
             SELECT pid FROM pg_stat_activity
-            WHERE wait_event = \(event) AND strpos(query, \(statement)) > 0 AND pid <> pg_backend_pid()
+            WHERE datname = current_database() AND wait_event = \(event) AND strpos(query, \(statement)) > 0
+                AND pid <> pg_backend_pid()
             """, logger: logger)
         var pids: [Int32] = []
         for try await pid in rows.decode(Int32.self) { pids.append(pid) }
