@@ -65,15 +65,16 @@ struct Party: Sendable {
 }
 
 extension Party {
-    /// The DJ prepares `track` and commits it playing from `positionMs` now; waits until every member
-    /// has the relayed `playCommit` (or the DJ's ping round trip when alone). Returns when the commit was sent.
+    /// The DJ prepares `track` and commits it playing from `positionMs` now; waits until everyone,
+    /// the DJ included, has the broadcast `playCommit`. Returns when the commit was sent.
     @discardableResult
     func play(_ track: JSONObject, positionMs: Int = 0) async throws -> ContinuousClock.Instant {
         dj.socket.send("playPrepare", ["trackId": track["id"] as! String, "track": track])
         let sent = ContinuousClock.now
         dj.socket.send("playCommit", ["positionMs": positionMs, "ntpTimestamp": nowMs()])
-        for member in members { try await member.socket.next("playCommit") }
-        try await dj.socket.roundTrip()
+        // The DJ's own playCommit, not a ping: a pong answered late on a loaded machine would
+        // pass over what a short track sent after it (its end's stateSync).
+        for person in everyone { try await person.socket.next("playCommit") }
         return sent
     }
 }
