@@ -10,11 +10,15 @@ import NIOWebSocket
 public struct NIOWebSocketTransport: RealtimeTransport {
     /// Largest frame accepted from the server (queue updates of big sessions are large).
     public var maxFrameSize: Int
+    /// How long a close waits for the server's answering close before the connection is cut:
+    /// the whole wait when the client drops a socket the server stopped answering on.
+    public var closeTimeout: Duration
     private let logger: Logger
 
     /// Creates the transport.
-    public init(maxFrameSize: Int = 1 << 22, logger: Logger = Logger(label: "openjam.transport")) {
+    public init(maxFrameSize: Int = 1 << 22, closeTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "openjam.transport")) {
         self.maxFrameSize = maxFrameSize
+        self.closeTimeout = closeTimeout
         self.logger = logger
     }
 
@@ -27,7 +31,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
             guard let field = HTTPField.Name(name) else { continue }
             fields[field] = value
         }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameSize, additionalHeaders: fields, closeTimeout: .seconds(5))
+        let configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameSize, additionalHeaders: fields, closeTimeout: closeTimeout)
         let maxSize = maxFrameSize
         let close = try await WebSocketClient.connect(url: url.absoluteString, configuration: configuration, logger: logger) { inbound, outbound, _ in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)

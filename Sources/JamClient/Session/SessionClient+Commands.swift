@@ -56,8 +56,12 @@ extension SessionClient {
     @discardableResult
     public func post(_ command: ClientCommand) async -> Bool {
         guard let socket else { return false }
+        let generation = socketGeneration
+        let sentAt = clock.now()
         do {
             try await socket.send(ClientFrame(command).jsonString())
+            // Only a ping that went on the socket still open waits for a pong on it.
+            if case .ping(let ping) = command, generation == socketGeneration { unansweredPings[ping.clientSendTime] = sentAt }
             return true
         } catch {
             return false

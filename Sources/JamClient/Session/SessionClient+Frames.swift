@@ -13,6 +13,7 @@ extension SessionClient {
 
     func received(_ text: String) async {
         let receivedAt = clock.now()
+        lastHeardAt = receivedAt
         let envelope: ServerEnvelope
         do {
             envelope = try ServerEnvelope.decode(Data(text.utf8))
@@ -26,6 +27,7 @@ extension SessionClient {
         }
         switch envelope.event {
         case .pong(let pong):
+            unansweredPings.removeValue(forKey: pong.clientSendTime)
             answered()
             if pong.clientSendTime == attachPing {
                 // The socket's own ping (below): not a clock sample anyone asked for.

@@ -24,6 +24,7 @@ public actor SessionClient {
     let api: JamAPI
     let transport: any RealtimeTransport
     let backoff: Backoff
+    let connectionWatch: ConnectionWatch
     var logger: Logger
     var random: SeededRandom
 
@@ -44,11 +45,22 @@ public actor SessionClient {
     var pongHandler: (@Sendable (Pong, Double) async -> Void)?
     /// The send time of the ping each new socket starts with, until its pong comes.
     var attachPing: Double?
+    /// When the current socket opened, and when the server was last heard on it (local ms).
+    var openedAt: Double = 0
+    var lastHeardAt: Double = 0
+    /// Pings sent on the current socket that have no pong yet: their `clientSendTime`, and
+    /// when they went (local ms).
+    var unansweredPings: [Double: Double] = [:]
+    /// Why the watch dropped the current socket, once it did.
+    var silentDrop: String?
+    /// Counts sockets, so a send that finishes after a reconnect knows it went on an older one.
+    var socketGeneration = 0
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, backoff: Backoff = Backoff(),
-        logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil, clock: any MonotonicClock = SystemMonotonicClock()
+        watch: ConnectionWatch = ConnectionWatch(), logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil,
+        clock: any MonotonicClock = SystemMonotonicClock()
     ) {
         self.clock = clock
         self.api = api
@@ -56,6 +68,7 @@ public actor SessionClient {
         self.me = me
         self.transport = transport
         self.backoff = backoff
+        self.connectionWatch = watch
         self.logger = logger
         self.logger[metadataKey: "session.id"] = "\(sessionId)"
         self.random = SeededRandom(seed: seed)
@@ -107,8 +120,18 @@ public actor SessionClient {
             do {
                 let close = try await transport.withSocket(url: url, headers: headers) { socket in
                     await self.attached(socket)
-                    while let text = try await socket.receive() {
-                        await self.received(text)
+                    // Whichever ends first ends the socket: the server closing it, or the
+                    // watch finding it silent (the transport then closes it without waiting
+                    // for an answer that will not come).
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            while let text = try await socket.receive() {
+                                await self.received(text)
+                            }
+                        }
+                        group.addTask { try await self.untilSilent() }
+                        try await group.next()
+                        group.cancelAll()
                     }
                 }
                 if let failure = Self.permanentFailure(close) {
@@ -116,12 +139,14 @@ public actor SessionClient {
                     throw failure
                 }
                 reason = close.reason.map { "closed (\(close.code.map(String.init) ?? "no code")): \($0)" } ?? "closed"
+                if let silentDrop { reason = silentDrop }
             } catch let error as JamError where error.code != .unavailable {
                 detached()
                 throw error
             } catch {
-                reason = "\(error)"
+                reason = silentDrop ?? "\(error)"
             }
+            silentDrop = nil
             let wasSynced = detached()
             // Cancelled: the owner is done with the connection, not a drop to retry.
             try Task.checkCancellation()
@@ -147,6 +172,11 @@ public actor SessionClient {
         self.socket = socket
         helloInFlight = false
         wholeStateInFlight = false
+        socketGeneration += 1
+        openedAt = clock.now()
+        lastHeardAt = openedAt
+        unansweredPings.removeAll()
+        silentDrop = nil
         // Commands that never got an answer go again with the same ids: the server
         // answers a repeated id without applying it twice.
         for id in pendingOrder {
@@ -162,8 +192,29 @@ public actor SessionClient {
         attachPing = ping
         do {
             try await socket.send(ClientFrame(.ping(Ping(clientSendTime: ping))).jsonString())
+            unansweredPings[ping] = ping
         } catch {
             logger.debug("the socket's first ping failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Looks at the socket every `ConnectionWatch.checkEveryMs` and returns once the watch
+    /// takes it for dead, with the reason kept for the retry.
+    func untilSilent() async throws {
+        let watch = connectionWatch
+        while true {
+            try await Task.sleep(for: .milliseconds(Int64(watch.checkEveryMs.rounded(.up))))
+            let now = clock.now()
+            let oldestPing = unansweredPings.values.min().map { now - $0 }
+            guard watch.isDead(answered: phase == .connected, sinceOpenedMs: now - openedAt, oldestUnansweredPingMs: oldestPing, sinceHeardMs: now - lastHeardAt) else {
+                continue
+            }
+            let silence = Int(now - lastHeardAt)
+            silentDrop = phase == .connected
+                ? "the server stopped answering (nothing heard for \(silence) ms)"
+                : "the server did not answer on the new connection (nothing heard for \(silence) ms)"
+            logger.info("dropping a connection the server no longer answers on", metadata: ["silence.ms": "\(silence)"])
+            return
         }
     }
 

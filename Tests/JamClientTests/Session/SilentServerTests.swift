@@ -1,0 +1,78 @@
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// A socket that still looks open after the server went silent is dropped and replaced, as
+/// `ConnectionWatch` says; a quiet session whose server answers keeps its socket.
+struct SilentServerTests {
+    /// The watch at a tenth of its defaults or less, so a test sees it act within a second.
+    static let quickWatch = ConnectionWatch(openLimitMs: 1_000, silenceLimitMs: 400, checkEveryMs: 100)
+
+    /// A member's client connected through `relay`, running while `body` runs.
+    static func withClient(
+        through relay: SilentRelay, _ body: @Sendable (SessionClient, AsyncStream<ClientUpdate>) async throws -> Void
+    ) async throws {
+        var api = JamAPI(server: URL(string: "http://127.0.0.1:\(relay.port)")!)
+        let identity = try await api.signIn(displayName: "Ann")
+        let view = try await api.createSession()
+        let client = SessionClient(
+            api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(closeTimeout: .milliseconds(200)),
+            backoff: Backoff(baseMs: 20, capMs: 100), watch: quickWatch, seed: 7)
+        let updates = await client.subscribe()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            try await eventually("connected", timeout: .seconds(5), until: { await client.phase == .connected })
+            try await body(client, updates)
+            group.cancelAll()
+        }
+    }
+
+    @Test("a socket the server stops answering on is dropped once a ping goes unanswered, and a new one takes commands")
+    func aSocketTheServerStopsAnsweringOnIsReplaced() async throws {
+        try await TestServer.with { server in
+            let relay = try await SilentRelay.start(to: server.port)
+            try await Self.withClient(through: relay) { client, updates in
+                let sockets = relay.connectionCount
+                relay.silenceOpenConnections()
+                let silenced = ContinuousClock.now
+                // What the clock sync sends now and then; on a dead path it gets no pong.
+                #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+                var reason: String?
+                for await update in updates {
+                    if case .phase(.retrying(_, _, let why)) = update { reason = why }
+                    if reason != nil, case .phase(.connected) = update { break }
+                }
+                let took = ContinuousClock.now - silenced
+                #expect(reason?.contains("the server stopped answering") == true, "\(reason ?? "no retry")")
+                // 400 ms of silence, a 100 ms look, a 200 ms close: well under 3 s, where TCP
+                // alone would wait for minutes.
+                #expect(took < .seconds(3), "replaced after \(took)")
+                #expect(relay.connectionCount > sockets, "a new connection")
+                let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
+                #expect(ack.itemId != nil, "the new socket takes commands")
+            }
+            try await relay.stop()
+        }
+    }
+
+    @Test("a quiet session whose pings are answered keeps its socket, however long nothing else comes")
+    func aQuietSessionKeepsItsSocket() async throws {
+        try await TestServer.with { server in
+            let relay = try await SilentRelay.start(to: server.port)
+            try await Self.withClient(through: relay) { client, _ in
+                let sockets = relay.connectionCount
+                // Ten times the silence limit with nothing from the server but the pongs asked for.
+                for n in 1...10 {
+                    try await Task.sleep(for: .milliseconds(400))
+                    if n.isMultiple(of: 3) { #expect(await client.post(.ping(Ping(clientSendTime: Double(n))))) }
+                }
+                #expect(await client.phase == .connected)
+                #expect(relay.connectionCount == sockets, "no new connection: the first socket is still the one in use")
+            }
+            try await relay.stop()
+        }
+    }
+}
