@@ -240,3 +240,17 @@ export async function runDeviceIds(base, fixture) {
   }
   return failures;
 }
+
+/** ConnectionWatch's limits and isDead (connection-watch.js) against the shared cases. */
+export async function runConnectionWatch(base, fixture) {
+  const { ConnectionWatch, isDead } = await import(`${base}connection-watch.js`);
+  const failures = [];
+  for (const [key, value] of Object.entries(fixture.watch)) {
+    if (ConnectionWatch[key] !== value) failures.push(`default ${key}: ${ConnectionWatch[key]}, expected ${value}`);
+  }
+  for (const c of fixture.cases) {
+    const actual = isDead(c);
+    if (actual !== c.dead) failures.push(`${c.name}: ${actual}, expected ${c.dead}`);
+  }
+  return failures;
+}

@@ -42,6 +42,30 @@ struct ClientParityFixtureTests {
         }
     }
 
+    // MARK: Connection watch
+
+    struct ConnectionWatchFixture: Decodable {
+        struct Case: Decodable {
+            var name: String, answered: Bool, sinceOpenedMs: Double, oldestUnansweredPingMs: Double?, sinceHeardMs: Double, dead: Bool
+        }
+        var watch: ConnectionWatchLimits
+        var cases: [Case]
+    }
+
+    struct ConnectionWatchLimits: Decodable { var openLimitMs: Double, silenceLimitMs: Double, checkEveryMs: Double }
+
+    @Test("a socket counts as dead at the same instants as in the web client, with the same default limits")
+    func aSocketCountsAsDeadAtTheSameInstants() throws {
+        let fixture = try ParityFixtures.load(ConnectionWatchFixture.self, "connection-watch")
+        let watch = ConnectionWatch()
+        #expect(watch == ConnectionWatch(openLimitMs: fixture.watch.openLimitMs, silenceLimitMs: fixture.watch.silenceLimitMs, checkEveryMs: fixture.watch.checkEveryMs))
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases {
+            let dead = watch.isDead(answered: c.answered, sinceOpenedMs: c.sinceOpenedMs, oldestUnansweredPingMs: c.oldestUnansweredPingMs, sinceHeardMs: c.sinceHeardMs)
+            #expect(dead == c.dead, "\(c.name)")
+        }
+    }
+
     // MARK: Calibration probe
 
     struct ProbeFixture: Decodable {

@@ -7,6 +7,7 @@ import {
   CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, isKnownEvent, permanentCloseFailure, realtimePath, socketProtocols,
 } from './protocol.js';
 import { randomFraction, randomUUID } from './ids.js';
+import { ConnectionWatch, isDead } from './connection-watch.js';
 
 /** Capped exponential back-off with full jitter (JamClient's Backoff). */
 export function backoffDelayMs(attempt, baseMs = 250, capMs = 15_000) {
@@ -58,7 +59,7 @@ export class Connection {
     this.stopped = false;
     window.addEventListener('online', this.onOnline);
     document.addEventListener('visibilitychange', this.onVisible);
-    this.watchdog = setInterval(() => this.checkAlive(), 2_000);
+    this.watchdog = setInterval(() => this.checkAlive(), ConnectionWatch.checkEveryMs);
     this.open();
   }
 
@@ -212,12 +213,17 @@ export class Connection {
   }
 
   checkAlive() {
-    if (this.phase.phase === Phase.connecting && this.socket && this.now() - this.openedAt > 10_000) {
-      this.reconnect();
-      return;
-    }
-    if (this.phase.phase !== Phase.connected || !this.options.unansweredAge) return;
-    if (this.options.unansweredAge() > 6_000 && this.now() - this.lastHeardAt > 6_000) this.reconnect();
+    const { phase } = this.phase;
+    if (!this.socket || (phase !== Phase.connecting && phase !== Phase.connected)) return;
+    const now = this.now();
+    const waited = this.options.unansweredAge ? this.options.unansweredAge() : 0;
+    const look = {
+      answered: phase === Phase.connected,
+      sinceOpenedMs: now - this.openedAt,
+      oldestUnansweredPingMs: waited > 0 ? waited : null,
+      sinceHeardMs: now - this.lastHeardAt,
+    };
+    if (isDead(look)) this.reconnect();
   }
 
   /** Sends a command and resolves with the server's ack; rejects with the server's JamError. */
