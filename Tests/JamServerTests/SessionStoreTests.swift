@@ -287,6 +287,26 @@ struct SharedStoreTests {
         try await nodeB.close()
     }
 
+    @Test func aBatchTriedAgainAfterItsCommitWentThroughIsTakenAsStored() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let node = try await PostgresSessionStore.open(location, logger: Logger(label: "a"))
+        let id = SessionStoreTests.id(5)
+        try await commit(node, newSession(id, code: "AGAIN1"))
+        let batch: [StoreWrite] = (1...2).map { .record(id, SessionStoreTests.record($0, seq: $0)) }
+        try await commit(node, batch)
+        // The commit's answer was lost: the same batch comes again, then with what came since.
+        try await commit(node, batch)
+        try await commit(node, batch + [.record(id, SessionStoreTests.record(3, seq: 3))])
+        #expect(try await node.records(id, after: 0).map(\.lsn) == [1, 2, 3])
+        // Another node's record in the same place is still a conflict, and changes nothing.
+        await #expect(throws: StoreConflict.self) { try await commit(node, [.record(id, SessionStoreTests.record(3, seq: 99))]) }
+        await #expect(throws: StoreConflict.self) {
+            try await commit(node, [.record(id, SessionStoreTests.record(3, seq: 99)), .record(id, SessionStoreTests.record(4, seq: 100))])
+        }
+        #expect(try await node.records(id, after: 0).map(\.lastSeq) == [1, 2, 3])
+        try await node.close()
+    }
+
     @Test func aTransactionANodeLeavesOpenIsEndedSoAnotherNodesCommitGoesThrough() async throws {
         let location = try await TestPostgres.freshDatabase()
         let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))

@@ -5,21 +5,25 @@ import Synchronization
 /// A TCP relay on 127.0.0.1 in front of a server, whose open connections can go silent: from
 /// `silenceOpenConnections()` on, their bytes are dropped both ways while both ends stay
 /// connected, as when a server's machine or the network path to it goes away without a word.
-/// Connections opened later are relayed as before.
+/// Connections opened later are relayed as before. A connection can also be cut just after
+/// its client sent a request (`cutAfterClientSends`).
 public final class SilentRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
     private let listener: any Channel
     private let links = Mutex<[RelayLink]>([])
+    private let cut: RelayCut
 
-    private init(listener: any Channel, port: Int) {
+    private init(listener: any Channel, port: Int, cut: RelayCut) {
         self.listener = listener
         self.port = port
+        self.cut = cut
     }
 
     /// Listens on an ephemeral loopback port and relays each connection to `targetPort`.
     public static func start(to targetPort: Int) async throws -> SilentRelay {
         let box = Mutex<SilentRelay?>(nil)
+        let cut = RelayCut()
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { client in
@@ -29,14 +33,14 @@ public final class SilentRelay: Sendable {
                 // child is registered, after this future.
                 return ClientBootstrap(group: client.eventLoop)
                     .channelInitializer { server in
-                        server.pipeline.addHandler(RelayHandler(link: link, partner: client))
+                        server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: nil))
                     }
                     .connect(host: "127.0.0.1", port: targetPort)
-                    .flatMap { server in client.pipeline.addHandler(RelayHandler(link: link, partner: server)) }
+                    .flatMap { server in client.pipeline.addHandler(RelayHandler(link: link, partner: server, cut: cut)) }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0)
+        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut)
         box.withLock { $0 = relay }
         return relay
     }
@@ -47,6 +51,16 @@ public final class SilentRelay: Sendable {
             for link in links { link.silent.store(true, ordering: .relaxed) }
         }
     }
+
+    /// Arms a cut: the next bytes any client sends that hold `marker` still reach the server,
+    /// and then that client's connection is closed. The server carries out what it was asked
+    /// and its answer goes nowhere, as when a link breaks while a request is under way.
+    public func cutAfterClientSends(_ marker: String) {
+        cut.marker.withLock { $0 = Array(marker.utf8) }
+    }
+
+    /// Whether the armed cut has happened.
+    public var hasCut: Bool { cut.marker.withLock { $0 == nil } }
 
     /// How many connections the relay has taken so far.
     public var connectionCount: Int { links.withLock { $0.count } }
@@ -62,6 +76,24 @@ final class RelayLink: Sendable {
     let silent = Atomic<Bool>(false)
 }
 
+/// The relay's one armed cut: the bytes that set it off, until they do.
+final class RelayCut: Sendable {
+    let marker = Mutex<[UInt8]?>(nil)
+
+    /// True, once, for the first chunk that holds the armed marker.
+    func fires(on bytes: ByteBufferView) -> Bool {
+        marker.withLock { marker in
+            guard let wanted = marker, !wanted.isEmpty, bytes.count >= wanted.count else { return false }
+            let chunk = Array(bytes)
+            for start in 0...(chunk.count - wanted.count) where chunk[start..<(start + wanted.count)].elementsEqual(wanted) {
+                marker = nil
+                return true
+            }
+            return false
+        }
+    }
+}
+
 /// Writes what one side reads to the other, unless the link is silent.
 final class RelayHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
@@ -69,15 +101,25 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
 
     private let link: RelayLink
     private let partner: any Channel
+    /// On the client's side only.
+    private let cut: RelayCut?
 
-    init(link: RelayLink, partner: any Channel) {
+    init(link: RelayLink, partner: any Channel, cut: RelayCut?) {
         self.link = link
         self.partner = partner
+        self.cut = cut
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !link.silent.load(ordering: .relaxed) else { return }
-        partner.writeAndFlush(unwrapInboundIn(data), promise: nil)
+        let bytes = unwrapInboundIn(data)
+        if let cut, cut.fires(on: bytes.readableBytesView) {
+            // The server gets the request whole before the client loses the connection.
+            let client = context.channel
+            partner.writeAndFlush(bytes).whenComplete { _ in client.close(promise: nil) }
+            return
+        }
+        partner.writeAndFlush(bytes, promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -232,9 +232,13 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                 """, logger: logger)
             var followed = Set<String>()
             for try await id in moved.decode(String.self) { followed.insert(id) }
-            let conflicts = batch.appends.map(\.id).filter { !followed.contains($0.rawValue) }
-            guard conflicts.isEmpty else { throw StoreConflict(sessions: conflicts) }
-            let records = batch.records
+            var records = batch.records
+            let unmatched = batch.appends.filter { !followed.contains($0.id.rawValue) }
+            if !unmatched.isEmpty {
+                let stored = try await storedAlready(unmatched, of: batch, on: connection)
+                records.removeAll { entry in stored[entry.id].map { entry.record.lsn <= $0 } ?? false }
+            }
+            guard !records.isEmpty else { return try await finish(batch, on: connection) }
             try await connection.query(
                 """
                 INSERT INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
@@ -248,6 +252,56 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                     AS v(id, lsn, first_seq, last_seq, has_wake, wake_at, inputs, has_answer, answer_key, answer)
                 """, logger: logger)
         }
+        try await finish(batch, on: connection)
+    }
+
+    /// Sessions of `unmatched` whose log does not end where the batch expects: where each one's
+    /// log ends, when that is one of the batch's own records, stored byte for byte. A batch whose
+    /// `COMMIT` went through while its answer was lost finds its records there when it is tried
+    /// again; that is no other node's write. The rest of such a session's records follow on from
+    /// there. Throws `StoreConflict` for every session another node wrote.
+    private func storedAlready(
+        _ unmatched: [(id: SessionID, first: Int64, last: Int64)], of batch: PostgresBatch, on connection: PostgresConnection
+    ) async throws -> [SessionID: Int64] {
+        let rows = try await connection.query(
+            """
+            SELECT s.id, s.last_lsn, l.first_seq, l.last_seq, l.inputs, l.answer_key, l.answer FROM sessions s
+            JOIN session_log l ON l.session_id = s.id AND l.lsn = s.last_lsn
+            WHERE s.id = ANY(\(unmatched.map(\.id.rawValue)))
+            """, logger: logger)
+        var found: [String: (lsn: Int64, firstSeq: Int64, lastSeq: Int64, inputs: ByteBuffer, key: String?, answer: String?)] = [:]
+        for try await row in rows.decode((String, Int64, Int64, Int64, ByteBuffer, String?, String?).self) {
+            found[row.0] = (row.1, row.2, row.3, row.4, row.5, row.6)
+        }
+        var stored: [SessionID: Int64] = [:]
+        for append in unmatched {
+            guard let end = found[append.id.rawValue], (append.first...append.last).contains(end.lsn),
+                let ours = batch.records.first(where: { $0.id == append.id && $0.record.lsn == end.lsn })?.record,
+                end.firstSeq == ours.firstSeq, end.lastSeq == ours.lastSeq, end.key == ours.answer?.key, end.answer == ours.answer?.frame,
+                end.inputs.readableBytesView.elementsEqual(ours.inputs)
+            else { continue }
+            stored[append.id] = end.lsn
+        }
+        let conflicts = unmatched.map(\.id).filter { stored[$0] == nil }
+        guard conflicts.isEmpty else { throw StoreConflict(sessions: conflicts) }
+        let rest = unmatched.filter { stored[$0.id]! < $0.last }
+        guard !rest.isEmpty else { return stored }
+        let moved = try await connection.query(
+            """
+            UPDATE sessions s SET last_lsn = v.last
+            FROM unnest(\(rest.map(\.id.rawValue)), \(rest.map { stored[$0.id]! }), \(rest.map(\.last))) AS v(id, stored, last)
+            WHERE s.id = v.id AND s.last_lsn = v.stored
+            RETURNING s.id
+            """, logger: logger)
+        var followed = Set<String>()
+        for try await id in moved.decode(String.self) { followed.insert(id) }
+        let overtaken = rest.map(\.id).filter { !followed.contains($0.rawValue) }
+        guard overtaken.isEmpty else { throw StoreConflict(sessions: overtaken) }
+        return stored
+    }
+
+    /// The batch's writes after its records: snapshots, the inbox, purges, notifications.
+    private func finish(_ batch: PostgresBatch, on connection: PostgresConnection) async throws {
         let snapshots = batch.snapshots
         if !snapshots.isEmpty {
             let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -156,6 +156,11 @@ final class TestSocket: Sendable {
         return try? await task.value
     }
 
+    /// Whether the socket is still open (the server has not closed it).
+    var isOpen: Bool {
+        get async { !(await inbox.finished) }
+    }
+
     /// Waits for the server to close the socket; returns its close frame.
     func closedByServer(timeout: Duration = .seconds(5)) async throws -> WebSocketCloseFrame? {
         readGate.yield()
