@@ -157,13 +157,19 @@ public final class ClusterNode: Service, Sendable {
         let wanted = ids.filter { !already.contains($0) }
         guard !wanted.isEmpty else { return already }
         do {
-            let taken = try await onLease(connection) { connection in
-                let rows = try await connection.query(
-                    "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))", logger: self.logger)
-                var taken = Set<SessionID>()
-                for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
-                return taken
-            }
+            // Shielded from the caller's cancellation, and awaited: PostgreSQL takes every lock
+            // the statement finds free as it runs, and a cancelled reader stops reading its
+            // rows, so the locks of the unread ones would stay held with nobody knowing.
+            let taken = try await Task {
+                try await self.onLease(connection) { connection in
+                    let rows = try await connection.query(
+                        "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))",
+                        logger: self.logger)
+                    var taken = Set<SessionID>()
+                    for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
+                    return taken
+                }
+            }.value
             // Leases taken on a connection that has broken since went with it. The lease loop
             // clears `lease` before `held`, so checking one inside the other's lock leaves no gap.
             let kept = held.withLock { held -> Bool in

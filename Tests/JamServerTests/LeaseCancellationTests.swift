@@ -1,0 +1,46 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import JamServer
+
+/// A node's leases are PostgreSQL advisory locks on its lease connection; the node must know
+/// of every one it holds, or a session would stay locked by a node that does not serve it.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct LeaseCancellationTests {
+    @Test func aLeaseQueryWhoseCallerIsCancelledLeavesNoLockTheNodeDoesNotKnowOf() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let logger = Logger(label: "test")
+        let store = try await PostgresSessionStore.open(location, logger: logger)
+        let node = ClusterNode(store: store, logger: logger)
+        let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 5, logger: logger)
+        func advisoryLocks() async throws -> Int {
+            let rows = try await other.query(
+                """
+                SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
+                """, logger: logger)
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await node.run() }
+            try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
+            let ids = (1...5_000).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
+            // Cancelled before it starts: its statement still goes, and still takes the locks.
+            let attempt = Task { await node.tryLock(ids) }
+            attempt.cancel()
+            let answered = await attempt.value
+            let held = node.held.withLock { $0.count }
+            #expect(held == answered.count)
+            #expect(try await advisoryLocks() == held, "every lock the database holds for the node is one the node knows of")
+            group.cancelAll()
+        }
+        try await other.close()
+        try await store.close()
+    }
+}
