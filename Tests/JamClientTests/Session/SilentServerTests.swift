@@ -47,9 +47,10 @@ struct SilentServerTests {
                 }
                 let took = ContinuousClock.now - silenced
                 #expect(reason?.contains("the server stopped answering") == true, "\(reason ?? "no retry")")
-                // 400 ms of silence, a 100 ms look, a 200 ms close: well under 3 s, where TCP
-                // alone would wait for minutes.
-                #expect(took < .seconds(3), "replaced after \(took)")
+                // 400 ms of silence, a 100 ms look, a 200 ms close: about a second on a quiet
+                // machine. TCP alone would wait for minutes (here, until the server's own check
+                // closed the socket after 90 s).
+                #expect(took < .seconds(10), "replaced after \(took)")
                 #expect(relay.connectionCount > sockets, "a new connection")
                 let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
                 #expect(ack.itemId != nil, "the new socket takes commands")
