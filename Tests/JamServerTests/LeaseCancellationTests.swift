@@ -30,7 +30,8 @@ struct LeaseCancellationTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await node.run() }
             try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
-            let ids = (1...5_000).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
+            // Few enough to leave room in the lock table for the suites running beside this one.
+            let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
             // Cancelled before it starts: its statement still goes, and still takes the locks.
             let attempt = Task { await node.tryLock(ids) }
             attempt.cancel()

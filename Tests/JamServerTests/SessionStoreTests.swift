@@ -303,6 +303,10 @@ struct SharedStoreTests {
         await #expect(throws: StoreConflict.self) {
             try await commit(node, [.record(id, SessionStoreTests.record(3, seq: 99)), .record(id, SessionStoreTests.record(4, seq: 100))])
         }
+        // So is a batch that ends in the stored record but differs before it.
+        await #expect(throws: StoreConflict.self) {
+            try await commit(node, [.record(id, SessionStoreTests.record(2, seq: 50)), .record(id, SessionStoreTests.record(3, seq: 3))])
+        }
         #expect(try await node.records(id, after: 0).map(\.lastSeq) == [1, 2, 3])
         try await node.close()
     }

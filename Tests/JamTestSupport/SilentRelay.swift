@@ -5,8 +5,8 @@ import Synchronization
 /// A TCP relay on 127.0.0.1 in front of a server, whose open connections can go silent: from
 /// `silenceOpenConnections()` on, their bytes are dropped both ways while both ends stay
 /// connected, as when a server's machine or the network path to it goes away without a word.
-/// Connections opened later are relayed as before. A connection can also be cut just after
-/// its client sent a request (`cutAfterClientSends`).
+/// Connections opened later are relayed as before. A connection can also be cut just as its
+/// server answers (`cutWhenServerSends`).
 public final class SilentRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
@@ -33,16 +33,29 @@ public final class SilentRelay: Sendable {
                 // child is registered, after this future.
                 return ClientBootstrap(group: client.eventLoop)
                     .channelInitializer { server in
-                        server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: nil))
+                        server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: cut))
                     }
                     .connect(host: "127.0.0.1", port: targetPort)
-                    .flatMap { server in client.pipeline.addHandler(RelayHandler(link: link, partner: server, cut: cut)) }
+                    .flatMap { server in client.pipeline.addHandler(RelayHandler(link: link, partner: server, cut: nil)) }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
         let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut)
         box.withLock { $0 = relay }
         return relay
+    }
+
+    /// Runs `body` with a relay to `targetPort`, and stops the relay however `body` ends.
+    public static func with<T: Sendable>(to targetPort: Int, _ body: (SilentRelay) async throws -> T) async throws -> T {
+        let relay = try await start(to: targetPort)
+        do {
+            let value = try await body(relay)
+            try await relay.stop()
+            return value
+        } catch {
+            try? await relay.stop()
+            throw error
+        }
     }
 
     /// Drops every byte of the connections open now, in both directions, from now on.
@@ -52,10 +65,10 @@ public final class SilentRelay: Sendable {
         }
     }
 
-    /// Arms a cut: the next bytes any client sends that hold `marker` still reach the server,
-    /// and then that client's connection is closed. The server carries out what it was asked
-    /// and its answer goes nowhere, as when a link breaks while a request is under way.
-    public func cutAfterClientSends(_ marker: String) {
+    /// Arms a cut: the first bytes any server sends that hold `marker` are dropped, and that
+    /// connection's client is disconnected. The server has done what it was asked; the client
+    /// never hears so, as when a link breaks on the way back.
+    public func cutWhenServerSends(_ marker: String) {
         cut.marker.withLock { $0 = Array(marker.utf8) }
     }
 
@@ -101,7 +114,7 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
 
     private let link: RelayLink
     private let partner: any Channel
-    /// On the client's side only.
+    /// On the server's side only.
     private let cut: RelayCut?
 
     init(link: RelayLink, partner: any Channel, cut: RelayCut?) {
@@ -114,9 +127,8 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
         guard !link.silent.load(ordering: .relaxed) else { return }
         let bytes = unwrapInboundIn(data)
         if let cut, cut.fires(on: bytes.readableBytesView) {
-            // The server gets the request whole before the client loses the connection.
-            let client = context.channel
-            partner.writeAndFlush(bytes).whenComplete { _ in client.close(promise: nil) }
+            // The answer goes nowhere; the client loses its connection.
+            partner.close(promise: nil)
             return
         }
         partner.writeAndFlush(bytes, promise: nil)

@@ -256,31 +256,49 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     }
 
     /// Sessions of `unmatched` whose log does not end where the batch expects: where each one's
-    /// log ends, when that is one of the batch's own records, stored byte for byte. A batch whose
-    /// `COMMIT` went through while its answer was lost finds its records there when it is tried
-    /// again; that is no other node's write. The rest of such a session's records follow on from
-    /// there. Throws `StoreConflict` for every session another node wrote.
+    /// log ends, when that is one of the batch's own records and every record of the batch up to
+    /// it is stored as the batch has it, byte for byte. A batch whose `COMMIT` went through while
+    /// its answer was lost finds its records there when it is tried again; that is no other
+    /// node's write. The rest of such a session's records follow on from there. Throws
+    /// `StoreConflict` for every session another node wrote.
     private func storedAlready(
         _ unmatched: [(id: SessionID, first: Int64, last: Int64)], of batch: PostgresBatch, on connection: PostgresConnection
     ) async throws -> [SessionID: Int64] {
-        let rows = try await connection.query(
-            """
-            SELECT s.id, s.last_lsn, l.first_seq, l.last_seq, l.inputs, l.answer_key, l.answer FROM sessions s
-            JOIN session_log l ON l.session_id = s.id AND l.lsn = s.last_lsn
-            WHERE s.id = ANY(\(unmatched.map(\.id.rawValue)))
-            """, logger: logger)
-        var found: [String: (lsn: Int64, firstSeq: Int64, lastSeq: Int64, inputs: ByteBuffer, key: String?, answer: String?)] = [:]
-        for try await row in rows.decode((String, Int64, Int64, Int64, ByteBuffer, String?, String?).self) {
-            found[row.0] = (row.1, row.2, row.3, row.4, row.5, row.6)
-        }
+        // Locked, so no other node moves them on between this look and the writes after it.
+        let ends = try await connection.query(
+            "SELECT id, last_lsn FROM sessions WHERE id = ANY(\(unmatched.map(\.id.rawValue))) FOR UPDATE", logger: logger)
+        var end: [String: Int64] = [:]
+        for try await (id, lsn) in ends.decode((String, Int64).self) { end[id] = lsn }
+        let candidates = unmatched.filter { append in end[append.id.rawValue].map { (append.first...append.last).contains($0) } ?? false }
         var stored: [SessionID: Int64] = [:]
-        for append in unmatched {
-            guard let end = found[append.id.rawValue], (append.first...append.last).contains(end.lsn),
-                let ours = batch.records.first(where: { $0.id == append.id && $0.record.lsn == end.lsn })?.record,
-                end.firstSeq == ours.firstSeq, end.lastSeq == ours.lastSeq, end.key == ours.answer?.key, end.answer == ours.answer?.frame,
-                end.inputs.readableBytesView.elementsEqual(ours.inputs)
-            else { continue }
-            stored[append.id] = end.lsn
+        if !candidates.isEmpty {
+            let rows = try await connection.query(
+                """
+                SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
+                FROM unnest(\(candidates.map(\.id.rawValue)), \(candidates.map(\.first)), \(candidates.map { end[$0.id.rawValue]! }))
+                    AS v(id, first, last)
+                JOIN session_log l ON l.session_id = v.id AND l.lsn >= v.first AND l.lsn <= v.last
+                """, logger: logger)
+            var ours: [SessionID: [Int64: LogRecord]] = [:]
+            for entry in batch.records { ours[entry.id, default: [:]][entry.record.lsn] = entry.record }
+            var differs = Set<String>()
+            var seenEnd = Set<String>()
+            for try await (id, lsn, firstSeq, lastSeq, wakeAt, inputs, key, answer) in rows.decode(
+                (String, Int64, Int64, Int64, Int64?, ByteBuffer, String?, String?).self)
+            {
+                guard let record = ours[JamID(id)]?[lsn], record.firstSeq == firstSeq, record.lastSeq == lastSeq, record.wakeAt == wakeAt,
+                    record.answer?.key == key, record.answer?.frame == answer, inputs.readableBytesView.elementsEqual(record.inputs)
+                else {
+                    differs.insert(id)
+                    continue
+                }
+                if lsn == end[id] { seenEnd.insert(id) }
+            }
+            // Records before the end may have been pruned by the batch's own snapshot; the
+            // end is never pruned, and every record still there must be the batch's.
+            for append in candidates where seenEnd.contains(append.id.rawValue) && !differs.contains(append.id.rawValue) {
+                stored[append.id] = end[append.id.rawValue]
+            }
         }
         let conflicts = unmatched.map(\.id).filter { stored[$0] == nil }
         guard conflicts.isEmpty else { throw StoreConflict(sessions: conflicts) }
