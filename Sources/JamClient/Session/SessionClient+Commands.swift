@@ -56,14 +56,14 @@ extension SessionClient {
     @discardableResult
     public func post(_ command: ClientCommand) async -> Bool {
         guard let socket else { return false }
+        // A ping is noted before it goes: its pong can come while the send is still awaited.
         let generation = socketGeneration
-        let sentAt = clock.now()
+        if case .ping(let ping) = command { unansweredPings[ping.clientSendTime] = clock.now() }
         do {
             try await socket.send(ClientFrame(command).jsonString())
-            // Only a ping that went on the socket still open waits for a pong on it.
-            if case .ping(let ping) = command, generation == socketGeneration { unansweredPings[ping.clientSendTime] = sentAt }
             return true
         } catch {
+            if case .ping(let ping) = command, generation == socketGeneration { unansweredPings.removeValue(forKey: ping.clientSendTime) }
             return false
         }
     }

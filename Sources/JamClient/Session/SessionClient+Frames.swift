@@ -51,6 +51,9 @@ extension SessionClient {
                 // The resume it asked for is not coming, so the next gap asks again.
                 helloInFlight = false
                 wholeStateInFlight = false
+                // Or a ping over its budget: it is answered, if not with a pong. The server
+                // answers a socket's frames in order and pongs at once, so it is the oldest.
+                if let oldest = unansweredPings.min(by: { $0.value < $1.value })?.key { unansweredPings.removeValue(forKey: oldest) }
                 logger.info("the server reported an error", metadata: ["error.code": "\(error.code.rawValue)", "error": "\(error.message)"])
             }
             return

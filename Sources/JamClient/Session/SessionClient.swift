@@ -129,7 +129,12 @@ public actor SessionClient {
                                 await self.received(text)
                             }
                         }
-                        group.addTask { try await self.untilSilent() }
+                        group.addTask {
+                            try await self.untilSilent()
+                            // Some transports' receive ignores cancellation (URLSession's): the
+                            // close is what ends it.
+                            await socket.close()
+                        }
                         try await group.next()
                         group.cancelAll()
                     }
@@ -190,10 +195,12 @@ public actor SessionClient {
         // A resume with nothing missed brings no frame: the pong says the socket is answered.
         let ping = clock.now()
         attachPing = ping
+        // Noted before it goes: its pong can come while the send is still being awaited.
+        unansweredPings[ping] = ping
         do {
             try await socket.send(ClientFrame(.ping(Ping(clientSendTime: ping))).jsonString())
-            unansweredPings[ping] = ping
         } catch {
+            unansweredPings.removeValue(forKey: ping)
             logger.debug("the socket's first ping failed", metadata: ["error": "\(error)"])
         }
     }

@@ -23,6 +23,12 @@ actor ScriptedSocket: RealtimeSocket {
     func send(_ text: String) async throws { sent.append(text) }
     func close() async { closed = true }
 
+    /// Whether the client closed the socket.
+    var isClosed: Bool { closed }
+
+    /// Pushed frames the client has not read yet.
+    var pending: Int { incoming.count }
+
     /// Every frame sent so far, in order.
     func frames() throws -> [ClientFrame] {
         try sent.map { try ClientFrame.decode(Data($0.utf8)) }

@@ -33,47 +33,59 @@ struct SilentServerTests {
     @Test("a socket the server stops answering on is dropped once a ping goes unanswered, and a new one takes commands")
     func aSocketTheServerStopsAnsweringOnIsReplaced() async throws {
         try await TestServer.with { server in
-            let relay = try await SilentRelay.start(to: server.port)
-            try await Self.withClient(through: relay) { client, updates in
-                let sockets = relay.connectionCount
-                relay.silenceOpenConnections()
-                let silenced = ContinuousClock.now
-                // What the clock sync sends now and then; on a dead path it gets no pong.
-                #expect(await client.post(.ping(Ping(clientSendTime: 1))))
-                var reason: String?
-                for await update in updates {
-                    if case .phase(.retrying(_, _, let why)) = update { reason = why }
-                    if reason != nil, case .phase(.connected) = update { break }
+            try await SilentRelay.with(to: server.port) { relay in
+                try await Self.withClient(through: relay) { client, updates in
+                    let sockets = relay.connectionCount
+                    relay.silenceOpenConnections()
+                    let silenced = ContinuousClock.now
+                    // What the clock sync sends now and then; on a dead path it gets no pong.
+                    #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+                    // Bounded: without the watch the socket would sit there for minutes.
+                    let reason = try await withThrowingTaskGroup(of: String?.self) { group in
+                        group.addTask {
+                            var reason: String?
+                            for await update in updates {
+                                if case .phase(.retrying(_, _, let why)) = update { reason = why }
+                                if reason != nil, case .phase(.connected) = update { break }
+                            }
+                            return reason
+                        }
+                        group.addTask {
+                            try await Task.sleep(for: .seconds(20))
+                            throw TestFailure("the silent socket was not replaced within 20 s")
+                        }
+                        defer { group.cancelAll() }
+                        return try await group.next() ?? nil
+                    }
+                    let took = ContinuousClock.now - silenced
+                    #expect(reason?.contains("the server stopped answering") == true, "\(reason ?? "no retry")")
+                    // 400 ms of silence, a 100 ms look, a 200 ms close: about a second on a quiet
+                    // machine. TCP alone would wait for minutes (here, until the server's own check
+                    // closed the socket after 90 s).
+                    #expect(took < .seconds(10), "replaced after \(took)")
+                    #expect(relay.connectionCount > sockets, "a new connection")
+                    let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
+                    #expect(ack.itemId != nil, "the new socket takes commands")
                 }
-                let took = ContinuousClock.now - silenced
-                #expect(reason?.contains("the server stopped answering") == true, "\(reason ?? "no retry")")
-                // 400 ms of silence, a 100 ms look, a 200 ms close: about a second on a quiet
-                // machine. TCP alone would wait for minutes (here, until the server's own check
-                // closed the socket after 90 s).
-                #expect(took < .seconds(10), "replaced after \(took)")
-                #expect(relay.connectionCount > sockets, "a new connection")
-                let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
-                #expect(ack.itemId != nil, "the new socket takes commands")
             }
-            try await relay.stop()
         }
     }
 
     @Test("a quiet session whose pings are answered keeps its socket, however long nothing else comes")
     func aQuietSessionKeepsItsSocket() async throws {
         try await TestServer.with { server in
-            let relay = try await SilentRelay.start(to: server.port)
-            try await Self.withClient(through: relay) { client, _ in
-                let sockets = relay.connectionCount
-                // Ten times the silence limit with nothing from the server but the pongs asked for.
-                for n in 1...10 {
-                    try await Task.sleep(for: .milliseconds(400))
-                    if n.isMultiple(of: 3) { #expect(await client.post(.ping(Ping(clientSendTime: Double(n))))) }
+            try await SilentRelay.with(to: server.port) { relay in
+                try await Self.withClient(through: relay) { client, _ in
+                    let sockets = relay.connectionCount
+                    // Ten times the silence limit with nothing from the server but the pongs asked for.
+                    for n in 1...10 {
+                        try await Task.sleep(for: .milliseconds(400))
+                        if n.isMultiple(of: 3) { #expect(await client.post(.ping(Ping(clientSendTime: Double(n))))) }
+                    }
+                    #expect(await client.phase == .connected)
+                    #expect(relay.connectionCount == sockets, "no new connection: the first socket is still the one in use")
                 }
-                #expect(await client.phase == .connected)
-                #expect(relay.connectionCount == sockets, "no new connection: the first socket is still the one in use")
             }
-            try await relay.stop()
         }
     }
 }

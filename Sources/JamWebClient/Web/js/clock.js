@@ -234,6 +234,13 @@ export class ClockSync {
     return now - oldest >= this.config.startupMs ? this.config.resyncIntervalMs : this.config.startupResyncIntervalMs;
   }
 
+  /** Forgets the oldest ping waiting for its pong: the server refused it (over its budget), which answers it. */
+  forgetOldestPending() {
+    let oldest = Infinity;
+    for (const t0 of this.pending.keys()) oldest = Math.min(oldest, t0);
+    if (oldest !== Infinity) this.pending.delete(oldest);
+  }
+
   /** Pings older than this got no answer: the connection may be dead even if the socket looks open. */
   oldestUnansweredAge(now = this.now()) {
     let oldest = Infinity;

@@ -1,0 +1,68 @@
+import Foundation
+import JamClient
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// When `SessionClient` drops a socket that looks open, against a scripted socket and a clock the
+/// test moves: only a ping left unanswered through a silence counts.
+@Suite(.timeLimit(.minutes(1))) struct ConnectionWatchTests {
+    /// A client on `socket` whose watch looks every 20 ms (real time) at the virtual `clock`.
+    static func client(_ socket: ScriptedSocket, clock: ManualClock) throws -> SessionClient {
+        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
+        return SessionClient(
+            api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket),
+            watch: ConnectionWatch(openLimitMs: 10_000, silenceLimitMs: 6_000, checkEveryMs: 20), seed: 1, clock: clock)
+    }
+
+    /// Runs `body` with a client that is connected (its first ping answered).
+    static func connected(_ body: (ScriptedSocket, SessionClient, ManualClock) async throws -> Void) async throws {
+        let socket = ScriptedSocket()
+        let clock = ManualClock()
+        let client = try Self.client(socket, clock: clock)
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        try await eventually("the socket's first ping") {
+            try await socket.commands().contains { if case .ping = $0 { true } else { false } }
+        }
+        try await socket.answerPings()
+        try await eventually("connected") { await client.phase == .connected }
+        try await body(socket, client, clock)
+    }
+
+    @Test("a ping unanswered through 6 s of silence closes the socket")
+    func aPingUnansweredThroughTheSilenceClosesTheSocket() async throws {
+        try await Self.connected { socket, client, clock in
+            #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+            clock.advance(by: 5_000)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(await !socket.isClosed, "not yet: 5 s")
+            clock.advance(by: 1_500)
+            try await eventually("closed", timeout: .seconds(5)) { await socket.isClosed }
+        }
+    }
+
+    @Test("a quiet socket with every ping answered stays open")
+    func aQuietSocketWithEveryPingAnsweredStaysOpen() async throws {
+        try await Self.connected { socket, client, clock in
+            #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+            try await socket.answerPings()
+            try await eventually("the pong is read") { await socket.pending == 0 }
+            clock.advance(by: 60_000)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(await !socket.isClosed)
+        }
+    }
+
+    @Test("a ping the server refuses over its budget counts as answered")
+    func aPingTheServerRefusesCountsAsAnswered() async throws {
+        try await Self.connected { socket, client, clock in
+            #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+            await socket.push(ServerEnvelope(event: .error(ErrorEvent(id: nil, code: .rateLimited, message: "too many clock pings at once", retryAfterMs: 500)), epoch: 0, seq: 0, timestamp: 0))
+            try await eventually("the refusal is read") { await socket.pending == 0 }
+            clock.advance(by: 60_000)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(await !socket.isClosed, "the refusal was the server's answer")
+        }
+    }
+}
