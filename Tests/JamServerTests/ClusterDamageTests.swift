@@ -50,4 +50,34 @@ struct ClusterDamageTests {
             }
         }
     }
+
+    @Test func aDamagedSessionWokenAtItsDeadlineLeavesItsLeaseFree() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let logger = Logger(label: "test")
+        let first = try await PostgresSessionStore.open(location, logger: logger)
+        // A session with a deadline a few seconds on: the end of its track.
+        let (id, stoppedAt) = try await TestServer.with(store: first) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            #expect(try await server.api.add(host.token, id, testTrack(1, durationMs: 4_000)).status == 201)
+            return (id, ContinuousClock.now)
+        }
+        let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 1, logger: logger)
+        do {
+            try await connection.query("UPDATE session_snapshots SET answers = '\\x7b22'::bytea WHERE session_id = \(id.rawValue)", logger: logger)
+            let second = try await PostgresSessionStore.open(location, logger: logger)
+            try await TestServer.with(store: second) { _ in
+                // The node wakes the session at its deadline, takes its lease, and cannot read it.
+                try await Task.sleep(until: stoppedAt + .seconds(6))
+                let rows = try await connection.query("SELECT pg_try_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                var free = false
+                for try await taken in rows.decode(Bool.self) { free = taken }
+                #expect(free, "the node that could not bring the session back gave its lease up")
+            }
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
 }
