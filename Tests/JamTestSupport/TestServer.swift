@@ -57,9 +57,17 @@ public struct TestServer: Sendable {
             configuration, clock: clock, store: store, onServerRunning: { port in portContinuation.yield(port) }, onRoutes: onRoutes)
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                // A server that stops, or never starts, ends the wait for its port too.
+                defer { portContinuation.finish() }
+                try await group.run()
+            }
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw TestFailure("the server did not start") }
+            guard let port = await iterator.next() else {
+                // The group's error says why the server stopped.
+                try await tasks.waitForAll()
+                throw TestFailure("the server stopped before it took connections")
+            }
             let server = TestServer(port: port, dataDirectory: dataDirectory)
             do {
                 let result = try await body(server)

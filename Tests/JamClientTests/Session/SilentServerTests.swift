@@ -6,7 +6,7 @@ import JamTestSupport
 import Testing
 
 /// A socket that still looks open after the server went silent is dropped and replaced, as
-/// `ConnectionWatch` says; a quiet session whose server answers keeps its socket.
+/// `ConnectionWatch` says; a quiet session keeps its socket.
 struct SilentServerTests {
     /// The watch at a tenth of its defaults or less, so a test sees it act within a second.
     static let quickWatch = ConnectionWatch(openLimitMs: 1_000, silenceLimitMs: 400, checkEveryMs: 100)
@@ -71,17 +71,16 @@ struct SilentServerTests {
         }
     }
 
-    @Test("a quiet session whose pings are answered keeps its socket, however long nothing else comes")
+    @Test("a quiet session keeps its socket, however long nothing comes")
     func aQuietSessionKeepsItsSocket() async throws {
         try await TestServer.with { server in
             try await SilentRelay.with(to: server.port) { relay in
                 try await Self.withClient(through: relay) { client, _ in
                     let sockets = relay.connectionCount
-                    // Ten times the silence limit with nothing from the server but the pongs asked for.
-                    for n in 1...10 {
-                        try await Task.sleep(for: .milliseconds(400))
-                        if n.isMultiple(of: 3) { #expect(await client.post(.ping(Ping(clientSendTime: Double(n))))) }
-                    }
+                    // Seven times the silence limit with nothing from the server and no ping
+                    // waiting. (Answered pings are ConnectionWatchTests': here a loaded machine
+                    // could take longer than these short limits over a pong.)
+                    try await Task.sleep(for: .milliseconds(2_800))
                     #expect(await client.phase == .connected)
                     #expect(relay.connectionCount == sockets, "no new connection: the first socket is still the one in use")
                 }
