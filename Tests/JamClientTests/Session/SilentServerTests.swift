@@ -8,8 +8,9 @@ import Testing
 /// A socket that still looks open after the server went silent is dropped and replaced, as
 /// `ConnectionWatch` says; a quiet session keeps its socket.
 struct SilentServerTests {
-    /// The watch at a tenth of its defaults or less, so a test sees it act within a second.
-    static let quickWatch = ConnectionWatch(openLimitMs: 1_000, silenceLimitMs: 400, checkEveryMs: 100)
+    /// The watch's silence at a tenth of its default or less, so a test sees it act within a
+    /// second; the open limit left at 5 s for a loaded machine's slow starts.
+    static let quickWatch = ConnectionWatch(openLimitMs: 5_000, silenceLimitMs: 400, checkEveryMs: 100)
 
     /// A member's client connected through `relay`, running while `body` runs.
     static func withClient(
@@ -43,9 +44,11 @@ struct SilentServerTests {
                     // Bounded: without the watch the socket would sit there for minutes.
                     let reason = try await withThrowingTaskGroup(of: String?.self) { group in
                         group.addTask {
+                            // Only the watch's drop: on a loaded machine the server may also
+                            // have closed a socket whose pong to its own ping came late.
                             var reason: String?
                             for await update in updates {
-                                if case .phase(.retrying(_, _, let why)) = update { reason = why }
+                                if case .phase(.retrying(_, _, let why)) = update, why.contains("the server stopped answering") { reason = why }
                                 if reason != nil, case .phase(.connected) = update { break }
                             }
                             return reason
@@ -75,14 +78,30 @@ struct SilentServerTests {
     func aQuietSessionKeepsItsSocket() async throws {
         try await TestServer.with { server in
             try await SilentRelay.with(to: server.port) { relay in
-                try await Self.withClient(through: relay) { client, _ in
-                    let sockets = relay.connectionCount
+                try await Self.withClient(through: relay) { client, updates in
                     // Seven times the silence limit with nothing from the server and no ping
                     // waiting. (Answered pings are ConnectionWatchTests': here a loaded machine
-                    // could take longer than these short limits over a pong.)
-                    try await Task.sleep(for: .milliseconds(2_800))
-                    #expect(await client.phase == .connected)
-                    #expect(relay.connectionCount == sockets, "no new connection: the first socket is still the one in use")
+                    // could take longer than these short limits over a pong.) Only the watch's
+                    // drops count: on a loaded machine the server may close a socket itself.
+                    let drops = try await withThrowingTaskGroup(of: [String]?.self) { group in
+                        group.addTask {
+                            var drops: [String] = []
+                            for await update in updates {
+                                if case .phase(.retrying(_, _, let why)) = update, why.contains("the server stopped answering") || why.contains("the server did not answer") { drops.append(why) }
+                            }
+                            return drops
+                        }
+                        group.addTask {
+                            try await Task.sleep(for: .milliseconds(2_800))
+                            return nil
+                        }
+                        _ = try await group.next()
+                        group.cancelAll()
+                        var drops: [String] = []
+                        while let result = try await group.next() { drops += result ?? [] }
+                        return drops
+                    }
+                    #expect(drops.isEmpty, "the watch dropped a quiet socket: \(drops)")
                 }
             }
         }
