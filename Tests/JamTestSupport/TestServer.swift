@@ -34,7 +34,8 @@ public struct TestServer: Sendable {
 
     /// Runs `body` against a server, then shuts the server down gracefully. Without a
     /// `dataDirectory` the server gets a fresh one, removed afterwards (a test that restarts
-    /// a server passes its own and keeps it).
+    /// a server passes its own and keeps it). `JAM_TEST_LOG_LEVEL` (`debug`, say) sets the
+    /// servers' log level, so a test that hangs shows which service has not stopped.
     public static func with<T: Sendable>(
         dataDirectory: URL? = nil,
         port: Int = 0,
@@ -52,6 +53,7 @@ public struct TestServer: Sendable {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
         configuration.musicFolders = [try DemoFolder.shared()]
         configure(&configuration)
+        if let level = ProcessInfo.processInfo.environment["JAM_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) { configuration.logLevel = level }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await buildApplication(
             configuration, clock: clock, store: store, onServerRunning: { port in portContinuation.yield(port) }, onRoutes: onRoutes)
