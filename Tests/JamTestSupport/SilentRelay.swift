@@ -6,24 +6,28 @@ import Synchronization
 /// `silenceOpenConnections()` on, their bytes are dropped both ways while both ends stay
 /// connected, as when a server's machine or the network path to it goes away without a word.
 /// Connections opened later are relayed as before. A connection can also be cut just as its
-/// server answers (`cutWhenServerSends`).
+/// server answers (`cutWhenServerSends`), or have what its client sends held back for a while
+/// (`holdWhenClientSends`).
 public final class SilentRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
     private let listener: any Channel
     private let links = Mutex<[RelayLink]>([])
-    private let cut: RelayCut
+    private let cut: RelayTrigger
+    private let hold: RelayTrigger
 
-    private init(listener: any Channel, port: Int, cut: RelayCut) {
+    private init(listener: any Channel, port: Int, cut: RelayTrigger, hold: RelayTrigger) {
         self.listener = listener
         self.port = port
         self.cut = cut
+        self.hold = hold
     }
 
     /// Listens on an ephemeral loopback port and relays each connection to `targetPort`.
     public static func start(to targetPort: Int) async throws -> SilentRelay {
         let box = Mutex<SilentRelay?>(nil)
-        let cut = RelayCut()
+        let cut = RelayTrigger()
+        let hold = RelayTrigger()
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { client in
@@ -36,11 +40,14 @@ public final class SilentRelay: Sendable {
                         server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: cut))
                     }
                     .connect(host: "127.0.0.1", port: targetPort)
-                    .flatMap { server in client.pipeline.addHandler(RelayHandler(link: link, partner: server, cut: nil)) }
+                    .flatMap { server in
+                        link.server.withLock { $0 = server }
+                        return client.pipeline.addHandler(RelayHandler(link: link, partner: server, cut: nil, hold: hold))
+                    }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut)
+        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut, hold: hold)
         box.withLock { $0 = relay }
         return relay
     }
@@ -75,6 +82,20 @@ public final class SilentRelay: Sendable {
     /// Whether the armed cut has happened.
     public var hasCut: Bool { cut.marker.withLock { $0 == nil } }
 
+    /// Arms a hold: from the first bytes any client sends that hold `marker` on, what that
+    /// client sends waits in the relay until `releaseHeld()`, as on a slow link.
+    public func holdWhenClientSends(_ marker: String) {
+        hold.marker.withLock { $0 = Array(marker.utf8) }
+    }
+
+    /// Whether the armed hold has started.
+    public var isHolding: Bool { hold.marker.withLock { $0 == nil } }
+
+    /// Sends on what the hold kept back, in order, and relays that connection as before.
+    public func releaseHeld() {
+        for link in links.withLock({ $0 }) { link.release() }
+    }
+
     /// How many connections the relay has taken so far.
     public var connectionCount: Int { links.withLock { $0.count } }
 
@@ -84,13 +105,44 @@ public final class SilentRelay: Sendable {
     }
 }
 
-/// One relayed connection's switch.
+/// One relayed connection's switches.
 final class RelayLink: Sendable {
     let silent = Atomic<Bool>(false)
+    /// The connection to the server, once made.
+    let server = Mutex<(any Channel)?>(nil)
+    /// What the client sent while held; nil when not held.
+    private let held = Mutex<[ByteBuffer]?>(nil)
+
+    /// Keeps `bytes` back when the link is held, or when they set off `hold`.
+    func keeps(_ bytes: ByteBuffer, hold: RelayTrigger) -> Bool {
+        held.withLock { held in
+            if held != nil {
+                held!.append(bytes)
+                return true
+            }
+            guard hold.fires(on: bytes.readableBytesView) else { return false }
+            held = [bytes]
+            return true
+        }
+    }
+
+    /// Writes what was held on the server's loop, where the client's reads are relayed too, so
+    /// nothing read meanwhile overtakes it.
+    func release() {
+        guard let server = server.withLock({ $0 }) else { return }
+        server.eventLoop.execute {
+            let kept = self.held.withLock { held -> [ByteBuffer] in
+                defer { held = nil }
+                return held ?? []
+            }
+            for bytes in kept { server.write(bytes, promise: nil) }
+            server.flush()
+        }
+    }
 }
 
-/// The relay's one armed cut: the bytes that set it off, until they do.
-final class RelayCut: Sendable {
+/// One armed trigger of the relay (a cut, a hold): the bytes that set it off, until they do.
+final class RelayTrigger: Sendable {
     let marker = Mutex<[UInt8]?>(nil)
 
     /// True, once, for the first chunk that holds the armed marker.
@@ -115,12 +167,15 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
     private let link: RelayLink
     private let partner: any Channel
     /// On the server's side only.
-    private let cut: RelayCut?
+    private let cut: RelayTrigger?
+    /// On the client's side only.
+    private let hold: RelayTrigger?
 
-    init(link: RelayLink, partner: any Channel, cut: RelayCut?) {
+    init(link: RelayLink, partner: any Channel, cut: RelayTrigger?, hold: RelayTrigger? = nil) {
         self.link = link
         self.partner = partner
         self.cut = cut
+        self.hold = hold
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -131,6 +186,7 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
             partner.close(promise: nil)
             return
         }
+        if let hold, link.keeps(bytes, hold: hold) { return }
         partner.writeAndFlush(bytes, promise: nil)
     }
 

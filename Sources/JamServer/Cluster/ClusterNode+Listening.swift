@@ -21,36 +21,48 @@ extension ClusterNode {
 
     /// Holds the lease connection and listens on it; reconnects (and says the leases are lost)
     /// when it breaks.
+    ///
+    /// The node takes requests on a connection only once it listens on all three channels:
+    /// before, a record or an answer to a forwarded command committed meanwhile would be
+    /// announced to nobody, and its caller would wait for its time limit.
     func leaseLoop() async {
         var attempt = 0
         while !Task.isCancelled {
+            var connection: PostgresConnection?
+            var failure: (any Error)?
             do {
-                let connection = try await PostgresConnection.connect(
+                let opened = try await PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.next(), configuration: store.location.connectionConfiguration(), id: 0,
                     logger: logger
                 ).get()
-                // Held before it is set up, so requests at start find it as soon as it is open;
-                // a failure below closes it as any other.
-                lease.withLock { $0 = connection }
-                triedOnce.store(true, ordering: .releasing)
-                try await shortenDeadPeerTimeouts(connection)
-                if attempt > 0 { logger.notice("the database is back; this node takes sessions again") }
-                attempt = 0
-                await handler?.resynchronize()
-                try await listen(on: connection)
+                connection = opened
+                try await shortenDeadPeerTimeouts(opened)
+                let comingBack = attempt > 0
+                try await listen(on: opened) {
+                    self.lease.withLock { $0 = opened }
+                    self.triedOnce.store(true, ordering: .releasing)
+                    if comingBack { self.logger.notice("the database is back; this node takes sessions again") }
+                    // Sessions loaded while the node was not listening missed what was announced meanwhile.
+                    await self.handler?.resynchronize()
+                }
             } catch {
-                triedOnce.store(true, ordering: .releasing)
-                if Task.isCancelled { return }
-                if attempt == 0 { logger.error("lost the database connection holding this node's leases", metadata: ["error": "\(error)"]) }
+                failure = error
             }
-            let held = lease.withLock { connection -> PostgresConnection? in
-                defer { connection = nil }
-                return connection
+            triedOnce.store(true, ordering: .releasing)
+            let held = lease.withLock { held -> PostgresConnection? in
+                defer { held = nil }
+                return held
             }
-            if let held {
-                _ = try? await held.close()
+            // Closed whatever failed, also when cancelled: an open connection would keep its locks.
+            if let connection { _ = try? await connection.close() }
+            if held != nil {
+                attempt = 0
                 self.held.withLock { $0.removeAll() }
                 await handler?.leasesLost()
+            }
+            if Task.isCancelled { return }
+            if attempt == 0, let failure {
+                logger.error("lost the database connection holding this node's leases", metadata: ["error": "\(failure)"])
             }
             attempt += 1
             do {
@@ -84,19 +96,23 @@ extension ClusterNode {
     }
 
     /// Listens on the three channels until the connection breaks or the database stops
-    /// answering on it.
-    private func listen(on connection: PostgresConnection) async throws {
+    /// answering on it; `listening` runs once all three listen.
+    private func listen(on connection: PostgresConnection, listening: @escaping @Sendable () async -> Void) async throws {
+        // Each listener says when its LISTEN is done: its closure runs only then.
+        let (started, start) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             // Whatever ends the group first (a failed heartbeat that left the connection open,
             // say), the listeners end only with the connection.
             defer { let _: EventLoopFuture<Void> = connection.close() }
             group.addTask {
                 try await connection.listen(on: Channel.log) { notifications in
+                    start.yield()
                     for try await notification in notifications { await self.logNotified(notification.payload) }
                 }
             }
             group.addTask {
                 try await connection.listen(on: Channel.inbox) { notifications in
+                    start.yield()
                     for try await notification in notifications {
                         await self.handler?.inboxFilled(notification.payload.split(separator: "\n").map { JamID(String($0)) })
                     }
@@ -104,10 +120,25 @@ extension ClusterNode {
             }
             group.addTask {
                 try await connection.listen(on: Channel.reply) { notifications in
+                    start.yield()
                     for try await notification in notifications { await self.replyNotified(notification.payload) }
                 }
             }
             group.addTask {
+                var count = 0
+                for await _ in started {
+                    count += 1
+                    if count == 3 { break }
+                }
+                // Fewer only when the group is cancelled: a listener failed, or the node stops.
+                guard count == 3 else { throw CancellationError() }
+                // A LISTEN takes effect when its transaction commits, after its answer; the next
+                // statement on the connection runs after that. This one also says the database
+                // answers before the node takes requests.
+                try await self.onLease(connection) { connection in
+                    for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
+                }
+                await listening()
                 // A database that stops answering sends nothing and keeps the connection open:
                 // asking it something now and then is how the node notices.
                 while true {
