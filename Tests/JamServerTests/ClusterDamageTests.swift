@@ -26,14 +26,7 @@ struct ClusterDamageTests {
             return (id, host.token)
         }
         // The server stopped with a snapshot holding the add's answer; that snapshot is cut.
-        let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 1, logger: logger)
-        do {
-            try await connection.query("UPDATE session_snapshots SET answers = '\\x7b22'::bytea WHERE session_id = \(id.rawValue)", logger: logger)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await Self.withConnection(to: location) { try await Self.cutAnswers(of: id, on: $0) }
 
         let second = try await PostgresSessionStore.open(location, logger: logger)
         try await TestServer.with(store: second) { server in
@@ -62,9 +55,8 @@ struct ClusterDamageTests {
             #expect(try await server.api.add(host.token, id, testTrack(1, durationMs: 4_000)).status == 201)
             return (id, ContinuousClock.now)
         }
-        let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 1, logger: logger)
-        do {
-            try await connection.query("UPDATE session_snapshots SET answers = '\\x7b22'::bytea WHERE session_id = \(id.rawValue)", logger: logger)
+        try await Self.withConnection(to: location) { connection in
+            try await Self.cutAnswers(of: id, on: connection)
             let second = try await PostgresSessionStore.open(location, logger: logger)
             try await TestServer.with(store: second) { _ in
                 // The node wakes the session at its deadline, takes its lease, and cannot read it.
@@ -74,10 +66,24 @@ struct ClusterDamageTests {
                 for try await taken in rows.decode(Bool.self) { free = taken }
                 #expect(free, "the node that could not bring the session back gave its lease up")
             }
+        }
+    }
+
+    /// Runs `body` on a connection of the test's own, closed however `body` ends.
+    private static func withConnection(to location: PostgresLocation, _ body: (PostgresConnection) async throws -> Void) async throws {
+        let connection = try await PostgresConnection.connect(
+            configuration: try location.testConnectionConfiguration(), id: 1, logger: Logger(label: "test"))
+        do {
+            try await body(connection)
             try await connection.close()
         } catch {
             try? await connection.close()
             throw error
         }
+    }
+
+    /// Cuts the stored answers of `id`'s snapshots short, so they no longer read.
+    private static func cutAnswers(of id: SessionID, on connection: PostgresConnection) async throws {
+        try await connection.query("UPDATE session_snapshots SET answers = '\\x7b22'::bytea WHERE session_id = \(id.rawValue)", logger: Logger(label: "test"))
     }
 }
