@@ -3,6 +3,7 @@ import JamProtocol
 import JamTestSupport
 import Logging
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import JamServer
@@ -42,6 +43,32 @@ struct LeaseCancellationTests {
             group.cancelAll()
         }
         try await other.close()
+        try await store.close()
+    }
+
+    @Test func aStatementForALeaseConnectionThatHasClosedFailsAtOnce() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let logger = Logger(label: "test")
+        let store = try await PostgresSessionStore.open(location, logger: logger)
+        let node = ClusterNode(store: store, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 6, logger: logger)
+        try await connection.close()
+        // Unstructured, so that a statement PostgresNIO never answers fails the test rather
+        // than hang it: nothing ends that wait, a time limit included.
+        let outcome = Mutex<String?>(nil)
+        let attempt = Task {
+            do {
+                try await node.onLease(connection) { connection in
+                    for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                }
+                outcome.withLock { $0 = "answered" }
+            } catch {
+                outcome.withLock { $0 = "\(error)" }
+            }
+        }
+        try await eventually("the statement fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
+        #expect(outcome.withLock { $0 } == "unavailable: the lease connection closed")
+        await attempt.value
         try await store.close()
     }
 }

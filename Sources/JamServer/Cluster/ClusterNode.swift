@@ -194,9 +194,14 @@ public final class ClusterNode: Service, Sendable {
     /// that this node does not know of. A caller cancelled meanwhile still waits for the
     /// query, at most until the heartbeat's own limit closes the connection: closing it for
     /// one cancelled caller would cost the node every session.
+    ///
+    /// A connection that has closed is refused before anything is sent: PostgresNIO never
+    /// answers a statement written after its connection closed, and nothing could end that
+    /// wait (the heartbeat waking just after the node closed its connection to stop, say).
     func onLease<T: Sendable>(
         _ connection: PostgresConnection, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
+        guard !connection.isClosed else { throw JamError(.unavailable, "the lease connection closed") }
         let limit = leaseCheck.limit
         let value = try await Self.within(limit, timedOut: {
             logger.error("the database did not answer the lease connection in time; letting this node's sessions go", metadata: ["limit": "\(limit)"])
