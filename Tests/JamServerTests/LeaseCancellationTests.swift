@@ -13,62 +13,71 @@ import Testing
 @Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
 struct LeaseCancellationTests {
     @Test func aLeaseQueryWhoseCallerIsCancelledLeavesNoLockTheNodeDoesNotKnowOf() async throws {
-        let location = try await TestPostgres.freshDatabase()
-        let logger = Logger(label: "test")
-        let store = try await PostgresSessionStore.open(location, logger: logger)
-        let node = ClusterNode(store: store, logger: logger)
-        let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 5, logger: logger)
-        func advisoryLocks() async throws -> Int {
-            let rows = try await other.query(
-                """
-                SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
-                """, logger: logger)
-            var count = 0
-            for try await n in rows.decode(Int64.self) { count = Int(n) }
-            return count
+        try await withNode { location, node, logger in
+            let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 5, logger: logger)
+            func advisoryLocks() async throws -> Int {
+                let rows = try await other.query(
+                    """
+                    SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                    WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
+                    """, logger: logger)
+                var count = 0
+                for try await n in rows.decode(Int64.self) { count = Int(n) }
+                return count
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await node.run() }
+                try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
+                // Few enough to leave room in the lock table for the suites running beside this one.
+                let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
+                // Cancelled before it starts: its statement still goes, and still takes the locks.
+                let attempt = Task { await node.tryLock(ids) }
+                attempt.cancel()
+                let answered = await attempt.value
+                let held = node.held.withLock { $0.count }
+                #expect(held == answered.count)
+                #expect(try await advisoryLocks() == held, "every lock the database holds for the node is one the node knows of")
+                group.cancelAll()
+            }
+            try await other.close()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await node.run() }
-            try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
-            // Few enough to leave room in the lock table for the suites running beside this one.
-            let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
-            // Cancelled before it starts: its statement still goes, and still takes the locks.
-            let attempt = Task { await node.tryLock(ids) }
-            attempt.cancel()
-            let answered = await attempt.value
-            let held = node.held.withLock { $0.count }
-            #expect(held == answered.count)
-            #expect(try await advisoryLocks() == held, "every lock the database holds for the node is one the node knows of")
-            group.cancelAll()
-        }
-        try await other.close()
-        try await store.close()
     }
 
     @Test func aStatementForALeaseConnectionThatHasClosedFailsAtOnce() async throws {
+        try await withNode { location, node, logger in
+            let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 6, logger: logger)
+            try await connection.close()
+            // Unstructured, so that a statement PostgresNIO never answers fails the test rather
+            // than hang it: nothing ends that wait, a time limit included.
+            let outcome = Mutex<String?>(nil)
+            let attempt = Task {
+                do {
+                    try await node.onLease(connection) { connection in
+                        for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+                    }
+                    outcome.withLock { $0 = "answered" }
+                } catch {
+                    outcome.withLock { $0 = "\(error)" }
+                }
+            }
+            try await eventually("the statement fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
+            #expect(outcome.withLock { $0 } == "unavailable: the lease connection closed")
+            await attempt.value
+        }
+    }
+
+    /// Runs `body` with a node on a store of a fresh database, and closes the store however
+    /// `body` ends.
+    private func withNode(_ body: (PostgresLocation, ClusterNode, Logger) async throws -> Void) async throws {
         let location = try await TestPostgres.freshDatabase()
         let logger = Logger(label: "test")
         let store = try await PostgresSessionStore.open(location, logger: logger)
-        let node = ClusterNode(store: store, logger: logger)
-        let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 6, logger: logger)
-        try await connection.close()
-        // Unstructured, so that a statement PostgresNIO never answers fails the test rather
-        // than hang it: nothing ends that wait, a time limit included.
-        let outcome = Mutex<String?>(nil)
-        let attempt = Task {
-            do {
-                try await node.onLease(connection) { connection in
-                    for try await _ in try await connection.query("SELECT 1", logger: logger) {}
-                }
-                outcome.withLock { $0 = "answered" }
-            } catch {
-                outcome.withLock { $0 = "\(error)" }
-            }
+        do {
+            try await body(location, ClusterNode(store: store, logger: logger), logger)
+        } catch {
+            try? await store.close()
+            throw error
         }
-        try await eventually("the statement fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
-        #expect(outcome.withLock { $0 } == "unavailable: the lease connection closed")
-        await attempt.value
         try await store.close()
     }
 }

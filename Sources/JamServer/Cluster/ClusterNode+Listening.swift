@@ -135,17 +135,13 @@ extension ClusterNode {
                 // A LISTEN takes effect when its transaction commits, after its answer; the next
                 // statement on the connection runs after that. This one also says the database
                 // answers before the node takes requests.
-                try await self.onLease(connection) { connection in
-                    for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
-                }
+                try await self.ask(connection)
                 await listening()
                 // A database that stops answering sends nothing and keeps the connection open:
                 // asking it something now and then is how the node notices.
                 while true {
                     try await Task.sleep(for: self.leaseCheck.every)
-                    try await self.onLease(connection) { connection in
-                        for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
-                    }
+                    try await self.ask(connection)
                 }
             }
             group.addTask {
@@ -155,6 +151,13 @@ extension ClusterNode {
             }
             try await group.next()
             group.cancelAll()
+        }
+    }
+
+    /// Asks the database something on the lease connection: it answers, or this throws.
+    private func ask(_ connection: PostgresConnection) async throws {
+        try await onLease(connection) { connection in
+            for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
         }
     }
 
