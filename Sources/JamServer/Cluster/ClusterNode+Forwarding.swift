@@ -28,7 +28,7 @@ extension ClusterNode {
     /// The commands waiting for each of `sessions`, oldest first (one query for all).
     func inbox(_ sessions: [SessionID]) async throws -> [SessionID: [ForwardedCommand]] {
         try await store.closingOnCancel { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.send(
                 """
                 SELECT id, session_id, origin, connection, reply_id, input FROM session_inbox
                 WHERE session_id = ANY(\(sessions.map(\.rawValue))) ORDER BY id
@@ -48,7 +48,7 @@ extension ClusterNode {
                 }
             }
             if !unreadable.isEmpty {
-                try await connection.query("DELETE FROM session_inbox WHERE id = ANY(\(unreadable))", logger: self.logger)
+                try await connection.send("DELETE FROM session_inbox WHERE id = ANY(\(unreadable))", logger: self.logger)
             }
             return commands
         }
@@ -159,14 +159,14 @@ extension ClusterNode {
         _ connection: PostgresConnection, logger: Logger, _ body: (PostgresConnection) async throws -> Void
     ) async throws {
         do {
-            try await connection.query("BEGIN", logger: logger)
+            try await connection.send("BEGIN", logger: logger)
             try await body(connection)
         } catch {
             let _: EventLoopFuture<Void> = connection.close()
             throw OwnTransactionError.beforeCommit(error)
         }
         do {
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.send("COMMIT", logger: logger)
         } catch {
             let _: EventLoopFuture<Void> = connection.close()
             throw OwnTransactionError.commit(error)
@@ -179,6 +179,8 @@ extension ClusterNode {
     /// before `COMMIT` was rolled back, and so was a `COMMIT` the database answered with `ERROR`.
     static func mayHaveCommitted(_ error: any Error) -> Bool {
         guard case .commit(let failure)? = error as? OwnTransactionError else { return false }
+        // Never sent: the connection had closed before it.
+        if failure is ConnectionClosed { return false }
         if let refusal = failure as? PSQLError, refusal.code == .server, refusal.serverInfo?[.severity] == "ERROR" { return false }
         return true
     }

@@ -84,7 +84,7 @@ extension ClusterNode {
     /// that is there answers keepalives from its kernel, so a busy node is never dropped.
     private func shortenDeadPeerTimeouts(_ connection: PostgresConnection) async throws {
         try await onLease(connection) { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.send(
                 """
                 SELECT set_config('tcp_keepalives_idle', '5', false), set_config('tcp_keepalives_interval', '1', false),
                     set_config('tcp_keepalives_count', '5', false),
@@ -157,7 +157,7 @@ extension ClusterNode {
     /// Asks the database something on the lease connection: it answers, or this throws.
     private func ask(_ connection: PostgresConnection) async throws {
         try await onLease(connection) { connection in
-            for try await _ in try await connection.query("SELECT 1", logger: self.logger) {}
+            try await connection.run("SELECT 1", logger: self.logger)
         }
     }
 

@@ -162,7 +162,7 @@ public final class ClusterNode: Service, Sendable {
             // rows, so the locks of the unread ones would stay held with nobody knowing.
             let taken = try await Task {
                 try await self.onLease(connection) { connection in
-                    let rows = try await connection.query(
+                    let rows = try await connection.send(
                         "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))",
                         logger: self.logger)
                     var taken = Set<SessionID>()
@@ -195,13 +195,12 @@ public final class ClusterNode: Service, Sendable {
     /// query, at most until the heartbeat's own limit closes the connection: closing it for
     /// one cancelled caller would cost the node every session.
     ///
-    /// A connection that has closed is refused before anything is sent: PostgresNIO never
-    /// answers a statement written after its connection closed, and nothing could end that
-    /// wait (the heartbeat waking just after the node closed its connection to stop, say).
+    /// A statement for a connection that has closed fails before it is sent
+    /// (`PostgresConnection.send`): the heartbeat waking just after the node closed its
+    /// connection to stop, say.
     func onLease<T: Sendable>(
         _ connection: PostgresConnection, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard !connection.isClosed else { throw JamError(.unavailable, "the lease connection closed") }
         let limit = leaseCheck.limit
         let value = try await Self.within(limit, timedOut: {
             logger.error("the database did not answer the lease connection in time; letting this node's sessions go", metadata: ["limit": "\(limit)"])

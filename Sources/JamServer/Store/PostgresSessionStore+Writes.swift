@@ -13,19 +13,16 @@ extension PostgresSessionStore {
     }
 
     private func write(_ batch: PostgresBatch) async throws {
-        do {
-            try await client.withTransaction(logger: logger) { try await self.write(batch, on: $0) }
-        } catch let error as PostgresTransactionError {
-            // A refused append is the caller's to handle; say so rather than wrap it.
-            if let conflict = error.closureError as? StoreConflict { throw conflict }
-            throw error
+        // A refused append (`StoreConflict`) reaches the caller as it is: it is the caller's to handle.
+        try await client.withConnection { connection in
+            try await connection.transaction(logger: self.logger) { try await self.write(batch, on: $0) }
         }
     }
 
     private func write(_ batch: PostgresBatch, on connection: PostgresConnection) async throws {
         let index = batch.index
         if !index.isEmpty {
-            try await connection.query(
+            try await connection.send(
                 """
                 INSERT INTO sessions (id, join_code, code_issued_at, ended)
                 SELECT * FROM unnest(\(index.map(\.id.rawValue)), \(index.map(\.joinCode)), \(index.map(\.codeIssuedAt)), \(index.map(\.ended)))
@@ -33,7 +30,7 @@ extension PostgresSessionStore {
                 """, logger: logger)
         }
         if !batch.appends.isEmpty {
-            let moved = try await connection.query(
+            let moved = try await connection.send(
                 """
                 UPDATE sessions s SET last_lsn = v.last
                 FROM unnest(\(batch.appends.map(\.id.rawValue)), \(batch.appends.map(\.first)), \(batch.appends.map(\.last))) AS v(id, first, last)
@@ -49,7 +46,7 @@ extension PostgresSessionStore {
                 records.removeAll { entry in stored[entry.id].map { entry.record.lsn <= $0 } ?? false }
             }
             guard !records.isEmpty else { return try await finish(batch, on: connection) }
-            try await connection.query(
+            try await connection.send(
                 """
                 INSERT INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
                 SELECT id, lsn, first_seq, last_seq, CASE WHEN has_wake THEN wake_at END, inputs,
@@ -75,14 +72,14 @@ extension PostgresSessionStore {
         _ unmatched: [(id: SessionID, first: Int64, last: Int64)], of batch: PostgresBatch, on connection: PostgresConnection
     ) async throws -> [SessionID: Int64] {
         // Locked, so no other node moves them on between this look and the writes after it.
-        let ends = try await connection.query(
+        let ends = try await connection.send(
             "SELECT id, last_lsn FROM sessions WHERE id = ANY(\(unmatched.map(\.id.rawValue))) FOR UPDATE", logger: logger)
         var end: [String: Int64] = [:]
         for try await (id, lsn) in ends.decode((String, Int64).self) { end[id] = lsn }
         let candidates = unmatched.filter { append in end[append.id.rawValue].map { (append.first...append.last).contains($0) } ?? false }
         var stored: [SessionID: Int64] = [:]
         if !candidates.isEmpty {
-            let rows = try await connection.query(
+            let rows = try await connection.send(
                 """
                 SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
                 FROM unnest(\(candidates.map(\.id.rawValue)), \(candidates.map(\.first)), \(candidates.map { end[$0.id.rawValue]! }))
@@ -114,7 +111,7 @@ extension PostgresSessionStore {
         guard conflicts.isEmpty else { throw StoreConflict(sessions: conflicts) }
         let rest = unmatched.filter { stored[$0.id]! < $0.last }
         guard !rest.isEmpty else { return stored }
-        let moved = try await connection.query(
+        let moved = try await connection.send(
             """
             UPDATE sessions s SET last_lsn = v.last
             FROM unnest(\(rest.map(\.id.rawValue)), \(rest.map { stored[$0.id]! }), \(rest.map(\.last))) AS v(id, stored, last)
@@ -133,7 +130,7 @@ extension PostgresSessionStore {
         let snapshots = batch.snapshots
         if !snapshots.isEmpty {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            try await connection.query(
+            try await connection.send(
                 """
                 INSERT INTO session_snapshots (session_id, lsn, seq, wake_at, state, answers, written_at)
                 SELECT id, lsn, seq, CASE WHEN has_wake THEN wake_at END, state, answers, \(now)
@@ -147,7 +144,7 @@ extension PostgresSessionStore {
                 """, logger: logger)
             // Each session's second-newest snapshot is now the oldest kept: older ones, and the
             // records it includes, go.
-            try await connection.query(
+            try await connection.send(
                 """
                 WITH ranked AS (
                     SELECT session_id, lsn, row_number() OVER (PARTITION BY session_id ORDER BY lsn DESC) AS n
@@ -158,14 +155,14 @@ extension PostgresSessionStore {
                 """, logger: logger)
         }
         if !batch.consumed.isEmpty {
-            try await connection.query("DELETE FROM session_inbox WHERE id = ANY(\(batch.consumed))", logger: logger)
+            try await connection.send("DELETE FROM session_inbox WHERE id = ANY(\(batch.consumed))", logger: logger)
         }
         if !batch.purged.isEmpty {
             let ids = batch.purged.map(\.rawValue)
-            try await connection.query("DELETE FROM session_inbox WHERE session_id = ANY(\(ids))", logger: logger)
-            try await connection.query("DELETE FROM session_log WHERE session_id = ANY(\(ids))", logger: logger)
-            try await connection.query("DELETE FROM session_snapshots WHERE session_id = ANY(\(ids))", logger: logger)
-            try await connection.query("DELETE FROM sessions WHERE id = ANY(\(ids))", logger: logger)
+            try await connection.send("DELETE FROM session_inbox WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.send("DELETE FROM session_log WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.send("DELETE FROM session_snapshots WHERE session_id = ANY(\(ids))", logger: logger)
+            try await connection.send("DELETE FROM sessions WHERE id = ANY(\(ids))", logger: logger)
         }
         for payload in batch.notifications {
             try await connection.run("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)

@@ -88,7 +88,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
                 """)
         if let value { query.binds.append(value) }
         return try await closingOnCancel { [query] connection in
-            let rows = try await connection.query(query, logger: self.logger)
+            let rows = try await connection.send(query, logger: self.logger)
             var entries: [StoredSessionEntry] = []
             for try await (id, code, issued, ended, wakeAt) in rows.decode((String, String, Int64, Bool, Int64?).self) {
                 entries.append(StoredSessionEntry(id: JamID(id), joinCode: code, codeIssuedAt: issued, ended: ended, wakeAt: wakeAt))
@@ -117,18 +117,18 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         // One snapshot of the database for both reads: a node pruning the log between them
         // would otherwise leave a gap after the snapshot read.
         try await closingOnCancel { connection in
-            try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
+            try await connection.send("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
             do {
                 let snapshots = try await self.snapshots(id, on: connection)
                 guard let oldest = snapshots.first else {
-                    try await connection.query("COMMIT", logger: self.logger)
+                    try await connection.send("COMMIT", logger: self.logger)
                     return nil
                 }
                 let records = try await self.records(id, after: oldest.lsn, on: connection)
-                try await connection.query("COMMIT", logger: self.logger)
+                try await connection.send("COMMIT", logger: self.logger)
                 return StoredSession(snapshots: snapshots, records: records)
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                _ = try? await connection.send("ROLLBACK", logger: self.logger)
                 throw error
             }
         }
@@ -143,7 +143,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     /// all the sessions a notification names).
     public func records(after positions: [(SessionID, Int64)]) async throws -> [SessionID: [LogRecord]] {
         try await closingOnCancel { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.send(
                 """
                 SELECT l.session_id, l.lsn, l.first_seq, l.last_seq, l.wake_at, l.inputs, l.answer_key, l.answer
                 FROM unnest(\(positions.map(\.0.rawValue)), \(positions.map(\.1))) AS v(id, after)
@@ -165,7 +165,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     }
 
     private func snapshots(_ id: SessionID, on connection: PostgresConnection) async throws -> [SessionSnapshot] {
-        let rows = try await connection.query(
+        let rows = try await connection.send(
             "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = \(id.rawValue) ORDER BY lsn", logger: logger)
         var snapshots: [SessionSnapshot] = []
         for try await (lsn, seq, wakeAt, state, answers) in rows.decode((Int64, Int64, Int64?, ByteBuffer, ByteBuffer).self) {
@@ -177,7 +177,7 @@ public final class PostgresSessionStore: SessionStore, Sendable {
     }
 
     private func records(_ id: SessionID, after lsn: Int64, on connection: PostgresConnection) async throws -> [LogRecord] {
-        let rows = try await connection.query(
+        let rows = try await connection.send(
             """
             SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer FROM session_log
             WHERE session_id = \(id.rawValue) AND lsn > \(lsn) ORDER BY lsn
