@@ -15,13 +15,15 @@ struct SilentServerTests {
 
     /// A member's client connected through `relay`, running while `body` runs, and the watch's
     /// drops of its sockets.
-    static func withClient(through relay: SilentRelay, _ body: @Sendable (SessionClient, WatchDrops) async throws -> Void) async throws {
+    static func withClient(
+        through relay: SilentRelay, watch: ConnectionWatch = quickWatch, _ body: @Sendable (SessionClient, WatchDrops) async throws -> Void
+    ) async throws {
         var api = JamAPI(server: URL(string: "http://127.0.0.1:\(relay.port)")!)
         let identity = try await api.signIn(displayName: "Ann")
         let view = try await api.createSession()
         let client = SessionClient(
             api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(closeTimeout: .milliseconds(200)),
-            backoff: Backoff(baseMs: 20, capMs: 100), watch: quickWatch, seed: 7)
+            backoff: Backoff(baseMs: 20, capMs: 100), watch: watch, seed: 7)
         let updates = await client.subscribe()
         let drops = WatchDrops()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -63,11 +65,13 @@ struct SilentServerTests {
     func aQuietSessionKeepsItsSocket() async throws {
         try await TestServer.with { server in
             try await SilentRelay.with(to: server.port) { relay in
-                try await Self.withClient(through: relay) { client, drops in
-                    // Seven times the silence limit with nothing from the server and no ping
-                    // waiting. (Answered pings are ConnectionWatchTests': here a loaded machine
-                    // could take longer than these short limits over a pong.)
-                    try await Task.sleep(for: .milliseconds(2_800))
+                // A silence limit of 1 s: the clock sync's own pings at the start are answered
+                // within it even on a loaded machine (one took 427 ms with every suite running).
+                let watch = ConnectionWatch(openLimitMs: 5_000, silenceLimitMs: 1_000, checkEveryMs: 100)
+                try await Self.withClient(through: relay, watch: watch) { client, drops in
+                    // Four times the silence limit with nothing from the server and no ping
+                    // waiting. (Answered pings are ConnectionWatchTests'.)
+                    try await Task.sleep(for: .milliseconds(4_000))
                     #expect(drops.reasons.isEmpty, "the watch dropped a quiet socket: \(drops.reasons)")
                 }
             }
