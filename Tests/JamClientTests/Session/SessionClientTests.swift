@@ -210,7 +210,7 @@ import Testing
     @Test("reconnecting after a server restart loses and repeats nothing", arguments: SocketKind.testable)
     func reconnectingAfterAServerRestartLosesAndRepeatsNothing(_ socket: SocketKind) async throws {
         let directory = TestServer.makeDataDirectory()
-        let port = try await TestServer.with(dataDirectory: directory) { $0.port }
+        let port = try LoopbackPort.forRestarts()
         // A first server: set the scene, then it goes away and comes back on the same port.
         let (host, created) = try await TestServer.with(dataDirectory: directory, port: port) { server in
             try await AppMember.make(server, name: "Hana", socket: socket)

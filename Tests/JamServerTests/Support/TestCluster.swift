@@ -46,7 +46,7 @@ final class TestCluster: Sendable {
             for _ in 0..<count {
                 nodes.append(try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url, "--trusted-proxy", "127.0.0.1"] + arguments))
             }
-            let port = try freePort()
+            let port = try LoopbackPort.free()
             let directory = TestServer.makeDataDirectory()
             var environment = ProcessInfo.processInfo.environment
             environment["JAM_LB_BIND"] = "127.0.0.1:\(port)"
@@ -100,22 +100,5 @@ final class TestCluster: Sendable {
             await cluster.stop()
             throw error
         }
-    }
-
-    /// A loopback port nobody listens on right now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw TestFailure("bind() failed") }
-        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        guard named == 0 else { throw TestFailure("getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
