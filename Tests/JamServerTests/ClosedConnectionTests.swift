@@ -37,7 +37,7 @@ struct ClosedConnectionTests {
     /// fails the test after 5 s rather than hang it.
     private func outcomeOnAClosedConnection(
         closedFirst: Bool = true, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> Void
-    ) async throws -> String? {
+    ) async throws -> String {
         let location = try await TestPostgres.freshDatabase()
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 7, logger: logger)
@@ -51,8 +51,8 @@ struct ClosedConnectionTests {
                 outcome.withLock { $0 = "\(error)" }
             }
         }
-        try await eventually("the statement is answered or fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
+        let ended = try await eventually("the statement is answered or fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
         await attempt.value
-        return outcome.withLock { $0 }
+        return ended
     }
 }

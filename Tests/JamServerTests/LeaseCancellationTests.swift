@@ -60,8 +60,8 @@ struct LeaseCancellationTests {
                     outcome.withLock { $0 = "\(error)" }
                 }
             }
-            try await eventually("the statement fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
-            #expect(outcome.withLock { $0 } == "\(ConnectionClosed())")
+            let ended = try await eventually("the statement fails", timeout: .seconds(5)) { outcome.withLock { $0 } }
+            #expect(ended == "\(ConnectionClosed())")
             await attempt.value
         }
     }

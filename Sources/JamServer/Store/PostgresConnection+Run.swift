@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import PostgresNIO
 
 /// A statement for a connection that had closed before it was sent.
@@ -7,8 +8,8 @@ struct ConnectionClosed: Error, CustomStringConvertible {
 }
 
 extension PostgresConnection {
-    /// Sends a statement and returns its rows; throws `ConnectionClosed` when the connection has
-    /// closed, without sending anything.
+    /// Sends a statement and returns its rows, read in full; throws `ConnectionClosed` when the
+    /// connection has closed, without sending anything.
     ///
     /// PostgresNIO never answers a statement written after its connection closed (its channel
     /// handlers are gone by then, and the write fails without telling anyone), and nothing ends
@@ -17,16 +18,24 @@ extension PostgresConnection {
     /// closes it (`PostgresSessionStore.closingOnCancel`); a `ROLLBACK` after a statement that
     /// failed because the connection broke is written after the close every time. Every
     /// statement OpenJam sends goes through here.
+    ///
+    /// The check and the write happen in one turn of the connection's event loop, where a close
+    /// also runs: an open connection takes the statement into its handler, which fails it if
+    /// the connection closes later. Checked from any other thread, a close could land between
+    /// the two.
     @discardableResult
-    func send(_ statement: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
-        guard !isClosed else { throw ConnectionClosed() }
-        return try await query(statement, logger: logger)
+    func send(_ statement: PostgresQuery, logger: Logger) async throws -> StatementRows {
+        let result = try await eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+            guard !self.isClosed else { return self.eventLoop.makeFailedFuture(ConnectionClosed()) }
+            return self.query(statement, logger: logger)
+        }.get()
+        return StatementRows(rows: result.rows)
     }
 
     /// Runs a statement whose rows nobody reads, to its end. PostgresNIO answers a statement
     /// that returns rows (`SELECT pg_notify(…)`) once it is bound, before it has run: an error
-    /// it meets while running, or its time on a lock, only shows to whoever reads the rows. So
-    /// the rows are read here, and such an error is thrown rather than lost (and, inside a
+    /// it meets while running, or its time on a lock, only shows to whoever reads the rows.
+    /// `send` reads them all, so such an error is thrown rather than lost (and, inside a
     /// transaction, the `COMMIT` after it rolled back without a word).
     func run(_ statement: PostgresQuery, logger: Logger) async throws {
         for try await _ in try await send(statement, logger: logger) {}
@@ -53,4 +62,21 @@ extension PostgresConnection {
         try await send("COMMIT", logger: logger)
         return value
     }
+}
+
+/// A statement's rows, read in full before `PostgresConnection.send` returned; PostgresNIO's
+/// `decode` reads them as it reads a row sequence.
+struct StatementRows: AsyncSequence, Sendable {
+    typealias Element = PostgresRow
+
+    let rows: [PostgresRow]
+
+    /// Hands out the rows in order.
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var rows: IndexingIterator<[PostgresRow]>
+
+        mutating func next() async throws -> PostgresRow? { rows.next() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rows: rows.makeIterator()) }
 }
