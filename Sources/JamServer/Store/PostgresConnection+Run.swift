@@ -38,14 +38,14 @@ extension PostgresConnection {
     /// `send` reads them all, so such an error is thrown rather than lost (and, inside a
     /// transaction, the `COMMIT` after it rolled back without a word).
     func run(_ statement: PostgresQuery, logger: Logger) async throws {
-        for try await _ in try await send(statement, logger: logger) {}
+        try await send(statement, logger: logger)
     }
 
-    /// Runs `body` in a transaction and commits it; `body`'s own error is thrown as it is, after
-    /// a `ROLLBACK` when the connection is still open (PostgresNIO's `withTransaction` sends its
-    /// `ROLLBACK` on a closed connection too, and waits for ever).
-    func transaction<T>(logger: Logger, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await send("BEGIN", logger: logger)
+    /// Runs `body` in a transaction that `begin` starts, and commits it; `body`'s own error is
+    /// thrown as it is, after a `ROLLBACK` when the connection is still open (PostgresNIO's
+    /// `withTransaction` sends its `ROLLBACK` on a closed connection too, and waits for ever).
+    func transaction<T>(logger: Logger, begin: PostgresQuery = "BEGIN", _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await send(begin, logger: logger)
         let value: T
         do {
             value = try await body(self)
@@ -79,4 +79,11 @@ struct StatementRows: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rows: rows.makeIterator()) }
+}
+
+extension PostgresClient {
+    /// Runs `body` in a transaction on a connection of the pool (`PostgresConnection.transaction`).
+    func transaction<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection { try await $0.transaction(logger: logger, body) }
+    }
 }

@@ -59,28 +59,24 @@ enum PostgresMigrations {
     /// Applies every migration the database has not had yet; returns their names.
     @discardableResult
     static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
-        try await client.withConnection {
-            try await $0.transaction(logger: logger) { connection in
-                // Two nodes creating the table at once would collide in PostgreSQL's catalogue.
-                try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-                try await connection.send(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)", logger: logger)
-            }
+        try await client.transaction(logger: logger) { connection in
+            // Two nodes creating the table at once would collide in PostgreSQL's catalogue.
+            try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.send(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)", logger: logger)
         }
         var ran: [String] = []
         for migration in all {
-            let applied = try await client.withConnection {
-                try await $0.transaction(logger: logger) { connection -> Bool in
-                    try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-                    let rows = try await connection.send("SELECT 1 FROM schema_migrations WHERE name = \(migration.name)", logger: logger)
-                    for try await _ in rows { return false }
-                    for statement in migration.sql {
-                        try await connection.send(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    let now = Int64(Date().timeIntervalSince1970 * 1000)
-                    try await connection.send("INSERT INTO schema_migrations (name, applied_at) VALUES (\(migration.name), \(now))", logger: logger)
-                    return true
+            let applied = try await client.transaction(logger: logger) { connection -> Bool in
+                try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                let rows = try await connection.send("SELECT 1 FROM schema_migrations WHERE name = \(migration.name)", logger: logger)
+                for try await _ in rows { return false }
+                for statement in migration.sql {
+                    try await connection.send(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                try await connection.send("INSERT INTO schema_migrations (name, applied_at) VALUES (\(migration.name), \(now))", logger: logger)
+                return true
             }
             if applied {
                 logger.info("store migrated", metadata: ["migration": "\(migration.name)"])

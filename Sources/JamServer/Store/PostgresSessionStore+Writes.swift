@@ -14,9 +14,7 @@ extension PostgresSessionStore {
 
     private func write(_ batch: PostgresBatch) async throws {
         // A refused append (`StoreConflict`) reaches the caller as it is: it is the caller's to handle.
-        try await client.withConnection { connection in
-            try await connection.transaction(logger: self.logger) { try await self.write(batch, on: $0) }
-        }
+        try await client.transaction(logger: logger) { try await self.write(batch, on: $0) }
     }
 
     private func write(_ batch: PostgresBatch, on connection: PostgresConnection) async throws {

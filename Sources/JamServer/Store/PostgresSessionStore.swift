@@ -117,19 +117,12 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         // One snapshot of the database for both reads: a node pruning the log between them
         // would otherwise leave a gap after the snapshot read.
         try await closingOnCancel { connection in
-            try await connection.send("START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
-            do {
+            try await connection.transaction(logger: self.logger, begin: "START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                connection -> StoredSession? in
                 let snapshots = try await self.snapshots(id, on: connection)
-                guard let oldest = snapshots.first else {
-                    try await connection.send("COMMIT", logger: self.logger)
-                    return nil
-                }
+                guard let oldest = snapshots.first else { return nil }
                 let records = try await self.records(id, after: oldest.lsn, on: connection)
-                try await connection.send("COMMIT", logger: self.logger)
                 return StoredSession(snapshots: snapshots, records: records)
-            } catch {
-                _ = try? await connection.send("ROLLBACK", logger: self.logger)
-                throw error
             }
         }
     }
@@ -171,7 +164,8 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         for try await (lsn, seq, wakeAt, state, answers) in rows.decode((Int64, Int64, Int64?, ByteBuffer, ByteBuffer).self) {
             snapshots.append(
                 SessionSnapshot(
-                    lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array(buffer: state), answers: try LogCoding.decodeAnswers(Array(buffer: answers), session: id, snapshotAt: lsn)))
+                    lsn: lsn, seq: seq, wakeAt: wakeAt, state: Array(buffer: state),
+                    answers: try LogCoding.decodeAnswers(Array(buffer: answers), session: id, snapshotAt: lsn)))
         }
         return snapshots
     }
