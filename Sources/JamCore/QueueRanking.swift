@@ -23,7 +23,7 @@ public enum QueueRanking {
         // Only the fields the order needs are read: taking whole items would copy each one
         // (its track's strings, its votes), which was most of a vote's work.
         items.withUnsafeBufferPointer { items in
-            for index in items.indices { keys.append((VotesKey(items[index], equalScores), index)) }
+            for index in items.indices { keys.append((VotesKey(items, index, equalScores), index)) }
         }
         keys.sort { $0.key.precedes($1.key) }
         return keys.map(\.index)
@@ -33,10 +33,10 @@ public enum QueueRanking {
     /// is total, so this is its index in `votesPermutation(items)`, found without a sort.
     static func votesRank(of index: Int, in items: [ItemRecord], equalScores: SessionRules.EqualScores) -> Int {
         items.withUnsafeBufferPointer { items in
-            let key = VotesKey(items[index], equalScores)
+            let key = VotesKey(items, index, equalScores)
             var rank = 0
             for other in items.indices where other != index {
-                if VotesKey(items[other], equalScores).precedes(key) { rank += 1 }
+                if VotesKey(items, other, equalScores).precedes(key) { rank += 1 }
             }
             return rank
         }
@@ -60,6 +60,19 @@ public enum QueueRanking {
             since = item.scoreSince
             fell = item.scoreFell ?? false
             order = item.addOrder
+            self.equalScores = equalScores
+        }
+
+        /// The key of `items[index]`, read field by field in place: an item passed on from
+        /// unsafe memory is copied whole first (its track's strings, its votes, a retain and a
+        /// release each), and those copies were most of a vote's ranking (docs/PERFORMANCE.md).
+        init(_ items: UnsafeBufferPointer<ItemRecord>, _ index: Int, _ equalScores: SessionRules.EqualScores) {
+            precondition(items.indices.contains(index))
+            let item = items.baseAddress! + index
+            score = ItemRecord.score(of: item.pointee.votes)
+            since = item.pointee.scoreSince
+            fell = item.pointee.scoreFell ?? false
+            order = item.pointee.addOrder
             self.equalScores = equalScores
         }
 

@@ -171,7 +171,8 @@ extension SessionState {
     /// Whether `user`'s vote on `itemId` is `value` already, so voting it again changes no
     /// vote (`vote` answers it with the score and nothing else).
     public func voteRepeats(on itemId: ItemID, value: Int, by user: UserID) -> Bool {
-        if let item = queue.first(where: { $0.id == itemId }) { return (item.votes[user] ?? 0) == value }
+        // By index: `first(where:)` would copy the whole item to read one vote.
+        if let index = queue.firstIndex(where: { $0.id == itemId }) { return (queue[index].votes[user] ?? 0) == value }
         if rules.startMode == .hostDevice, let current, current.item.id == itemId { return (current.item.votes[user] ?? 0) == value }
         return false
     }
