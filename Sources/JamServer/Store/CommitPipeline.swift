@@ -38,7 +38,8 @@ extension CommitReceiver {
 /// slow fsync forms the next batch, so one slow flush never stops batches from forming.
 ///
 /// Under load a small batch lingers (`Timing.linger`) before it is written, so more writes
-/// share its fsync (which costs the machine ~0.1 ms of CPU each); a quiet server writes at
+/// share its fsync (which costs the machine ~0.1 ms of CPU each), until it holds
+/// `Timing.batchTarget` writes; a quiet server writes at
 /// once, as the first write after a pause never lingers, and so does a lone busy client: a
 /// batch holding one session's turn right after a batch of that same single turn does not
 /// wait, nobody else is writing (PostgreSQL's `commit_siblings`, in effect).
@@ -47,7 +48,7 @@ public final class CommitPipeline: Service, Sendable {
     public struct Timing: Sendable {
         /// How long a small batch may wait for more writes while commits follow each other.
         public var linger: TimeAmount
-        /// A batch this big never waits.
+        /// A batch this big never waits, and one that grows to it while waiting is written at once.
         public var batchTarget: Int
         /// Commits less than this apart count as "under load".
         public var busyWindow: TimeAmount
@@ -152,7 +153,7 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Queues `writes`; `receipt` is told once they are durable. Never blocks.
     func submit(_ writes: [StoreWrite], receipt: CommitReceipt?) {
-        let wake = queue.withLock { $0.submit(writes, receipt: receipt) }
+        let wake = queue.withLock { $0.submit(writes, receipt: receipt, batchTarget: timing.batchTarget) }
         if wake { loop.execute { self.drain() } }
     }
 
@@ -161,7 +162,10 @@ public final class CommitPipeline: Service, Sendable {
         switch queue.withLock({ $0.next(now: .now(), timing: timing) }) {
         case .linger:
             lingers.add(1, ordering: .relaxed)
-            loop.scheduleTask(in: timing.linger) { self.drain() }
+            // A submit that fills the batch drains it early; the timer then has nothing to do.
+            loop.scheduleTask(in: timing.linger) {
+                if self.queue.withLock({ $0.lingerEnded() }) { self.drain() }
+            }
         case .idle(let waiters):
             for waiter in waiters { waiter.resume() }
         case .commit(let writes, let receipts):

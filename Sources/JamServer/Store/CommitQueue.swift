@@ -35,6 +35,8 @@ struct CommitQueue<Waiter> {
     private var lastCommit = NIODeadline.distantPast
     /// The batch now forming has waited for company already.
     private var lingered = false
+    /// The forming batch waits for company now: its timer is set and has not run out.
+    private var lingering = false
     /// The session whose single turn was the whole last batch, if it was.
     private var lastLoneWriter: ObjectIdentifier?
     /// When the batch being written was taken, and who waits on it; nil between batches.
@@ -51,12 +53,27 @@ struct CommitQueue<Waiter> {
         return ObjectIdentifier(receipts[0].receiver) == last
     }
 
-    /// Queues `writes`; true when the thread must be woken to drain.
-    mutating func submit(_ writes: [StoreWrite], receipt: CommitReceipt?) -> Bool {
+    /// Queues `writes`; true when the thread must be woken to drain: it is idle, or the batch
+    /// waiting for company has grown to `batchTarget`. A batch that big never waits, and
+    /// holding it for the rest of the linger only kept clients that wait on their acks waiting
+    /// (docs/PERFORMANCE.md, "a batch that fills ends its linger").
+    mutating func submit(_ writes: [StoreWrite], receipt: CommitReceipt?, batchTarget: Int = .max) -> Bool {
         self.writes += writes
         if let receipt { receipts.append(receipt) }
+        if lingering, self.writes.count >= batchTarget {
+            lingering = false
+            return true
+        }
         guard !busy else { return false }
         busy = true
+        return true
+    }
+
+    /// The linger's timer ran out: true when the batch still waits on it, so the thread drains
+    /// now; false when a submit ended the wait early and the thread drains already.
+    mutating func lingerEnded() -> Bool {
+        guard lingering else { return false }
+        lingering = false
         return true
     }
 
@@ -74,6 +91,7 @@ struct CommitQueue<Waiter> {
             pending: writes.count, alreadyLingered: lingered, sinceLastCommit: now - lastCommit, alone: alone)
         {
             lingered = true
+            lingering = true
             return .linger
         }
         lingered = false
@@ -174,6 +192,8 @@ struct CommitQueue<Waiter> {
         let writing = inFlight != nil
         let dropped = writes.count + (inFlight?.writes ?? 0)
         abandoned = writing
+        // A linger's timer still to run finds nothing to wait for.
+        lingering = false
         clearFlight()
         defer {
             writes.removeAll()

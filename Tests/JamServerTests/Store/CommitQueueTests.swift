@@ -304,4 +304,47 @@ import Testing
         let idle = queue.next(now: now, timing: timing)
         #expect(Self.waiters(idle) == [1])
     }
+
+    @Test func aLingeringBatchThatGrowsToItsTargetIsWrittenAtOnce() {
+        let timing = Self.lingering
+        let now = NIODeadline.now()
+        let onA = Receiver(Self.a)
+        var queue = Self.afterALoneTurn(of: onA, at: now)
+        let others = (1...timing.batchTarget).map { _ in Receiver(Self.b) }
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (others[0], 1))
+        guard case .linger = queue.next(now: now, timing: timing) else {
+            Issue.record("the small batch did not wait")
+            return
+        }
+        // One short of the target the batch keeps waiting; the write that fills it wakes the thread.
+        for (offset, receiver) in others.dropFirst().enumerated() {
+            let lsn = Int64(offset + 2)
+            let wake = queue.submit([Self.write(Self.b, lsn)], receipt: (receiver, lsn), batchTarget: timing.batchTarget)
+            #expect(wake == (lsn == Int64(timing.batchTarget)), "write \(lsn) of \(timing.batchTarget)")
+        }
+        // The timer that runs out later finds the batch taken and drains nothing more.
+        let batch = queue.next(now: now, timing: timing)
+        #expect(Self.lsns(batch) == Array(1...Int64(timing.batchTarget)))
+        let timerDrains = queue.lingerEnded()
+        #expect(!timerDrains)
+    }
+
+    @Test func aLingerThatRunsOutDrainsOnce() {
+        let timing = Self.lingering
+        let now = NIODeadline.now()
+        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        var queue = Self.afterALoneTurn(of: onA, at: now)
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        guard case .linger = queue.next(now: now, timing: timing) else {
+            Issue.record("the small batch did not wait")
+            return
+        }
+        // Below the target a submit leaves the batch waiting for its timer.
+        let wake = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2), batchTarget: timing.batchTarget)
+        #expect(!wake)
+        let (first, second) = (queue.lingerEnded(), queue.lingerEnded())
+        #expect(first && !second)
+        let batch = queue.next(now: now, timing: timing)
+        #expect(Self.lsns(batch) == [1, 2])
+    }
 }
