@@ -160,11 +160,11 @@ public final class CommitPipeline: Service, Sendable {
     /// Writes what is queued, then looks again; on the store's loop.
     private func drain() {
         switch queue.withLock({ $0.next(now: .now(), timing: timing) }) {
-        case .linger:
+        case .linger(let generation):
             lingers.add(1, ordering: .relaxed)
             // A submit that fills the batch drains it early; the timer then has nothing to do.
             loop.scheduleTask(in: timing.linger) {
-                if self.queue.withLock({ $0.lingerEnded() }) { self.drain() }
+                if self.queue.withLock({ $0.lingerEnded(generation) }) { self.drain() }
             }
         case .idle(let waiters):
             for waiter in waiters { waiter.resume() }

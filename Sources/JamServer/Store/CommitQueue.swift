@@ -11,8 +11,9 @@ typealias CommitReceipt = (receiver: any CommitReceiver, lsn: Int64)
 struct CommitQueue<Waiter> {
     /// What the store's thread does next.
     enum Step {
-        /// Wait `Timing.linger` for company, then look again.
-        case linger
+        /// Wait `Timing.linger` for company, then look again; `lingerEnded(generation)` says
+        /// whether the wait is still on when its timer runs out.
+        case linger(generation: Int)
         /// Nothing is queued: the queue is idle, and these `flush` callers may go on.
         case idle(waiters: [Waiter])
         /// Write this batch.
@@ -37,6 +38,8 @@ struct CommitQueue<Waiter> {
     private var lingered = false
     /// The forming batch waits for company now: its timer is set and has not run out.
     private var lingering = false
+    /// Counts the waits, so a timer whose wait a submit ended cannot end a later one.
+    private var lingerGeneration = 0
     /// The session whose single turn was the whole last batch, if it was.
     private var lastLoneWriter: ObjectIdentifier?
     /// When the batch being written was taken, and who waits on it; nil between batches.
@@ -69,10 +72,11 @@ struct CommitQueue<Waiter> {
         return true
     }
 
-    /// The linger's timer ran out: true when the batch still waits on it, so the thread drains
-    /// now; false when a submit ended the wait early and the thread drains already.
-    mutating func lingerEnded() -> Bool {
-        guard lingering else { return false }
+    /// The timer of wait `generation` ran out: true when the batch still waits on it, so the
+    /// thread drains now; false when a submit ended that wait early (the thread drains already,
+    /// and a later wait has a timer of its own).
+    mutating func lingerEnded(_ generation: Int) -> Bool {
+        guard lingering, generation == lingerGeneration else { return false }
         lingering = false
         return true
     }
@@ -92,7 +96,8 @@ struct CommitQueue<Waiter> {
         {
             lingered = true
             lingering = true
-            return .linger
+            lingerGeneration += 1
+            return .linger(generation: lingerGeneration)
         }
         lingered = false
         // Receipts without writes (none are submitted today) are committed as an empty batch,

@@ -1,6 +1,6 @@
+import JamTestSupport
 import Logging
 import NIOCore
-import JamTestSupport
 import Testing
 
 @testable import JamServer

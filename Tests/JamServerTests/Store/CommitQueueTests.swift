@@ -312,7 +312,7 @@ import Testing
         var queue = Self.afterALoneTurn(of: onA, at: now)
         let others = (1...timing.batchTarget).map { _ in Receiver(Self.b) }
         _ = queue.submit([Self.write(Self.b, 1)], receipt: (others[0], 1))
-        guard case .linger = queue.next(now: now, timing: timing) else {
+        guard case .linger(let generation) = queue.next(now: now, timing: timing) else {
             Issue.record("the small batch did not wait")
             return
         }
@@ -325,7 +325,7 @@ import Testing
         // The timer that runs out later finds the batch taken and drains nothing more.
         let batch = queue.next(now: now, timing: timing)
         #expect(Self.lsns(batch) == Array(1...Int64(timing.batchTarget)))
-        let timerDrains = queue.lingerEnded()
+        let timerDrains = queue.lingerEnded(generation)
         #expect(!timerDrains)
     }
 
@@ -335,16 +335,41 @@ import Testing
         let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
         var queue = Self.afterALoneTurn(of: onA, at: now)
         _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
-        guard case .linger = queue.next(now: now, timing: timing) else {
+        guard case .linger(let generation) = queue.next(now: now, timing: timing) else {
             Issue.record("the small batch did not wait")
             return
         }
         // Below the target a submit leaves the batch waiting for its timer.
         let wake = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2), batchTarget: timing.batchTarget)
         #expect(!wake)
-        let (first, second) = (queue.lingerEnded(), queue.lingerEnded())
+        let (first, second) = (queue.lingerEnded(generation), queue.lingerEnded(generation))
         #expect(first && !second)
         let batch = queue.next(now: now, timing: timing)
         #expect(Self.lsns(batch) == [1, 2])
+    }
+
+    @Test func aTimerWhoseWaitWasEndedEarlyDoesNotEndTheNextWait() {
+        let timing = CommitPipeline.Timing(linger: .milliseconds(5), batchTarget: 2, busyWindow: .seconds(60))
+        let now = NIODeadline.now()
+        let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
+        var queue = Self.afterALoneTurn(of: onA, at: now)
+        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
+        guard case .linger(let first) = queue.next(now: now, timing: timing) else {
+            Issue.record("the first small batch did not wait")
+            return
+        }
+        // The second write fills the batch: it goes at once, before the first timer runs out.
+        let wake = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2), batchTarget: timing.batchTarget)
+        #expect(wake)
+        #expect(Self.lsns(queue.next(now: now, timing: timing)) == [1, 2])
+        queue.committed(at: now)
+        _ = queue.submit([Self.write(Self.b, 3)], receipt: (onB, 3))
+        guard case .linger(let second) = queue.next(now: now, timing: timing) else {
+            Issue.record("the next small batch did not wait")
+            return
+        }
+        // The first timer runs out now: the second wait goes on until its own timer.
+        let (staleEnds, ownEnds) = (queue.lingerEnded(first), queue.lingerEnded(second))
+        #expect(!staleEnds && ownEnds)
     }
 }
