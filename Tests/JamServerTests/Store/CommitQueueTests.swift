@@ -305,17 +305,24 @@ import Testing
         #expect(Self.waiters(idle) == [1])
     }
 
+    /// Submits record `lsn` of session `b` for `receiver` and takes the next step at `now`: the
+    /// wait's generation when the batch lingers, else nil (recorded as an issue).
+    static func lingers(_ queue: inout CommitQueue<Int>, _ receiver: Receiver, _ lsn: Int64, at now: NIODeadline, timing: CommitPipeline.Timing) -> Int? {
+        _ = queue.submit([write(b, lsn)], receipt: (receiver, lsn))
+        guard case .linger(let generation) = queue.next(now: now, timing: timing) else {
+            Issue.record("the small batch with record \(lsn) did not wait")
+            return nil
+        }
+        return generation
+    }
+
     @Test func aLingeringBatchThatGrowsToItsTargetIsWrittenAtOnce() {
         let timing = Self.lingering
         let now = NIODeadline.now()
         let onA = Receiver(Self.a)
         var queue = Self.afterALoneTurn(of: onA, at: now)
         let others = (1...timing.batchTarget).map { _ in Receiver(Self.b) }
-        _ = queue.submit([Self.write(Self.b, 1)], receipt: (others[0], 1))
-        guard case .linger(let generation) = queue.next(now: now, timing: timing) else {
-            Issue.record("the small batch did not wait")
-            return
-        }
+        guard let generation = Self.lingers(&queue, others[0], 1, at: now, timing: timing) else { return }
         // One short of the target the batch keeps waiting; the write that fills it wakes the thread.
         for (offset, receiver) in others.dropFirst().enumerated() {
             let lsn = Int64(offset + 2)
@@ -334,11 +341,7 @@ import Testing
         let now = NIODeadline.now()
         let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
         var queue = Self.afterALoneTurn(of: onA, at: now)
-        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
-        guard case .linger(let generation) = queue.next(now: now, timing: timing) else {
-            Issue.record("the small batch did not wait")
-            return
-        }
+        guard let generation = Self.lingers(&queue, onB, 1, at: now, timing: timing) else { return }
         // Below the target a submit leaves the batch waiting for its timer.
         let wake = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2), batchTarget: timing.batchTarget)
         #expect(!wake)
@@ -353,21 +356,13 @@ import Testing
         let now = NIODeadline.now()
         let (onA, onB) = (Receiver(Self.a), Receiver(Self.b))
         var queue = Self.afterALoneTurn(of: onA, at: now)
-        _ = queue.submit([Self.write(Self.b, 1)], receipt: (onB, 1))
-        guard case .linger(let first) = queue.next(now: now, timing: timing) else {
-            Issue.record("the first small batch did not wait")
-            return
-        }
+        guard let first = Self.lingers(&queue, onB, 1, at: now, timing: timing) else { return }
         // The second write fills the batch: it goes at once, before the first timer runs out.
         let wake = queue.submit([Self.write(Self.b, 2)], receipt: (onB, 2), batchTarget: timing.batchTarget)
         #expect(wake)
         #expect(Self.lsns(queue.next(now: now, timing: timing)) == [1, 2])
         queue.committed(at: now)
-        _ = queue.submit([Self.write(Self.b, 3)], receipt: (onB, 3))
-        guard case .linger(let second) = queue.next(now: now, timing: timing) else {
-            Issue.record("the next small batch did not wait")
-            return
-        }
+        guard let second = Self.lingers(&queue, onB, 3, at: now, timing: timing) else { return }
         // The first timer runs out now: the second wait goes on until its own timer.
         let (staleEnds, ownEnds) = (queue.lingerEnded(first), queue.lingerEnded(second))
         #expect(!staleEnds && ownEnds)
