@@ -66,6 +66,7 @@ public enum QueueRanking {
         /// The key of `items[index]`, read field by field in place: an item passed on from
         /// unsafe memory is copied whole first (its track's strings, its votes, a retain and a
         /// release each), and those copies were most of a vote's ranking (docs/PERFORMANCE.md).
+        /// Reads the same fields as `init(_:_:)`; a field the order comes to need goes in both.
         init(_ items: UnsafeBufferPointer<ItemRecord>, _ index: Int, _ equalScores: SessionRules.EqualScores) {
             precondition(items.indices.contains(index))
             let item = items.baseAddress! + index

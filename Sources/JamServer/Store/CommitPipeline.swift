@@ -39,8 +39,8 @@ extension CommitReceiver {
 ///
 /// Under load a small batch lingers (`Timing.linger`) before it is written, so more writes
 /// share its fsync (which costs the machine ~0.1 ms of CPU each), until it holds
-/// `Timing.batchTarget` writes; a quiet server writes at
-/// once, as the first write after a pause never lingers, and so does a lone busy client: a
+/// `Timing.batchTarget` writes; a quiet server writes at once, as the first write after a
+/// pause never lingers, and so does a lone busy client: a
 /// batch holding one session's turn right after a batch of that same single turn does not
 /// wait, nobody else is writing (PostgreSQL's `commit_siblings`, in effect).
 public final class CommitPipeline: Service, Sendable {
@@ -177,21 +177,18 @@ public final class CommitPipeline: Service, Sendable {
     private func commit(_ writes: [StoreWrite], receipts: [CommitReceipt]) {
         let handedOver = DispatchTime.now().uptimeNanoseconds
         store.commit(writes, on: loop).whenComplete { result in
-            // Given up on while the server stopped: its sessions are gone, and nothing is retried.
-            if let waiters = self.queue.withLock({ $0.endAbandoned() }) {
-                for waiter in waiters { waiter.resume() }
-                return
-            }
             switch result {
             case .success:
+                guard
+                    let took = self.unlessAbandoned({ queue in
+                        self.storeAnswered()
+                        return queue.committed(at: .now())
+                    })
+                else { return }
                 Metrics.persistedBatches.increment()
                 Metrics.persistedRows.increment(by: writes.count)
                 Metrics.batchWrites.record(writes.count)
                 Metrics.commitDuration.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - handedOver))
-                let took = self.queue.withLock { queue in
-                    self.storeAnswered()
-                    return queue.committed(at: .now())
-                }
                 if let took {
                     self.logger.notice("the store finished a commit that hung", metadata: ["took.ms": "\(took.nanoseconds / 1_000_000)"])
                 }
@@ -199,14 +196,16 @@ public final class CommitPipeline: Service, Sendable {
                 // A completed future runs this inline: go round the loop rather than recurse.
                 self.loop.execute { self.drain() }
             case .failure(let conflict as StoreConflict):
-                self.dropFenced(conflict, writes: writes, receipts: receipts)
+                guard self.dropFenced(conflict, writes: writes, receipts: receipts) else { return }
                 self.loop.execute { self.drain() }
             case .failure(let error):
-                let (failures, waiting) = self.queue.withLock { queue in
-                    self.stalled.store(true, ordering: .relaxed)
-                    self.hung.store(false, ordering: .relaxed)
-                    return queue.failed(writes, receipts: receipts)
-                }
+                guard
+                    let (failures, waiting) = self.unlessAbandoned({ queue in
+                        self.stalled.store(true, ordering: .relaxed)
+                        self.hung.store(false, ordering: .relaxed)
+                        return queue.failed(writes, receipts: receipts)
+                    })
+                else { return }
                 self.tellRefused(waiting)
                 if self.stopping.load(ordering: .relaxed), failures >= Self.attemptsWhenStopping {
                     self.giveUp(after: error)
@@ -219,6 +218,19 @@ public final class CommitPipeline: Service, Sendable {
         }
     }
 
+    /// Records how the batch just written ended, with `ended`, unless it was given up on while
+    /// the server stopped: then its sessions are gone, nothing is retried, and the `flush`
+    /// callers go on; returns nil. One lock for both, so a give-up (`checkForHang`) cannot land
+    /// between the check and the record and leave the next batch taken for abandoned.
+    private func unlessAbandoned<Ended: Sendable>(_ ended: (inout CommitQueue<CheckedContinuation<Void, Never>>) -> Ended) -> Ended? {
+        let (waiters, value) = queue.withLock { queue -> ([CheckedContinuation<Void, Never>]?, Ended?) in
+            if let waiters = queue.endAbandoned() { return (waiters, nil) }
+            return (nil, ended(&queue))
+        }
+        for waiter in waiters ?? [] { waiter.resume() }
+        return value
+    }
+
     /// The store answered a commit: it takes writes again. Called holding `queue`'s lock.
     private func storeAnswered() {
         stalled.store(false, ordering: .relaxed)
@@ -227,19 +239,23 @@ public final class CommitPipeline: Service, Sendable {
 
     /// Another node appended to some sessions of the batch first: their writes (this batch's
     /// and any queued since, all made on a state the log has moved past) are dropped and the
-    /// sessions told; the rest of the batch goes back in front of the queue.
-    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [CommitReceipt]) {
+    /// sessions told; the rest of the batch goes back in front of the queue. False when the
+    /// batch had been given up on (nothing more is written).
+    private func dropFenced(_ conflict: StoreConflict, writes: [StoreWrite], receipts: [CommitReceipt]) -> Bool {
         let fenced = Set(conflict.sessions)
-        let dropped = queue.withLock { queue in
-            // The store answered: it is reachable.
-            storeAnswered()
-            return queue.dropFenced(fenced, batch: writes, receipts: receipts)
-        }
+        guard
+            let dropped = unlessAbandoned({ queue in
+                // The store answered: it is reachable.
+                storeAnswered()
+                return queue.dropFenced(fenced, batch: writes, receipts: receipts)
+            })
+        else { return false }
         logger.warning("another server wrote these sessions first; this one lets them go", metadata: ["sessions": "\(conflict.sessions)"])
         var told = Set<ObjectIdentifier>()
         for receiver in dropped where told.insert(ObjectIdentifier(receiver)).inserted {
             receiver.eventLoop.execute { receiver.fenced() }
         }
+        return true
     }
 
     /// The server is stopping and the store keeps failing: drops what is queued (none of it was

@@ -36,7 +36,7 @@ struct CommitQueue<Waiter> {
     private var lastCommit = NIODeadline.distantPast
     /// The batch now forming has waited for company already.
     private var lingered = false
-    /// The forming batch waits for company now: its timer is set and has not run out.
+    /// The forming batch waits for company now: until its timer runs out or a submit fills it.
     private var lingering = false
     /// Counts the waits, so a timer whose wait a submit ended cannot end a later one.
     private var lingerGeneration = 0
@@ -60,6 +60,7 @@ struct CommitQueue<Waiter> {
     /// waiting for company has grown to `batchTarget`. A batch that big never waits, and
     /// holding it for the rest of the linger only kept clients that wait on their acks waiting
     /// (docs/PERFORMANCE.md, "a batch that fills ends its linger").
+    /// Without a `batchTarget` (tests of other steps) a waiting batch waits for its timer.
     mutating func submit(_ writes: [StoreWrite], receipt: CommitReceipt?, batchTarget: Int = .max) -> Bool {
         self.writes += writes
         if let receipt { receipts.append(receipt) }
@@ -197,7 +198,8 @@ struct CommitQueue<Waiter> {
         let writing = inFlight != nil
         let dropped = writes.count + (inFlight?.writes ?? 0)
         abandoned = writing
-        // A linger's timer still to run finds nothing to wait for.
+        // Never waiting here today (a give-up follows a commit), but a timer still to run
+        // must find nothing to wait for.
         lingering = false
         clearFlight()
         defer {
