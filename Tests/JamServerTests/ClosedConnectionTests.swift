@@ -13,7 +13,7 @@ import Testing
 struct ClosedConnectionTests {
     @Test func aStatementForAClosedConnectionFailsWithoutBeingSent() async throws {
         let outcome = try await outcomeOnAClosedConnection { connection, logger in
-            try await connection.run("SELECT 1", logger: logger)
+            try await connection.send("SELECT 1", logger: logger)
         }
         #expect(outcome == "\(ConnectionClosed())")
     }
@@ -22,7 +22,7 @@ struct ClosedConnectionTests {
         struct BodyFailed: Error {}
         let outcome = try await outcomeOnAClosedConnection(closedFirst: false) { connection, logger in
             try await connection.transaction(logger: logger) { connection in
-                try await connection.run("SELECT 1", logger: logger)
+                try await connection.send("SELECT 1", logger: logger)
                 // The database goes away mid-transaction: the body fails, and there is nothing to
                 // roll back on this connection any more.
                 try await connection.close()

@@ -53,7 +53,7 @@ struct LeaseCancellationTests {
             let attempt = Task {
                 do {
                     try await node.onLease(connection) { connection in
-                        try await connection.run("SELECT 1", logger: logger)
+                        try await connection.send("SELECT 1", logger: logger)
                     }
                     outcome.withLock { $0 = "answered" }
                 } catch {

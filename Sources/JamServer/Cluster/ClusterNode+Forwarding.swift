@@ -70,7 +70,7 @@ extension ClusterNode {
         if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
             do {
                 try await onLease(connection) { connection in
-                    try await connection.run(
+                    try await connection.send(
                         "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: self.logger)
                 }
             } catch {
@@ -89,7 +89,7 @@ extension ClusterNode {
                 let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
                         try await Self.inOwnTransaction(connection, logger: logger) { connection in
-                            try await connection.run(
+                            try await connection.send(
                     """
                     WITH added AS (
                         INSERT INTO session_inbox (session_id, origin, connection, reply_id, input, created_at)
@@ -128,7 +128,7 @@ extension ClusterNode {
                     try await store.closingOnCancel { connection in
                         // As above: the notifications' errors come with the COMMIT.
                         try await Self.inOwnTransaction(connection, logger: logger) { connection in
-                            try await connection.run("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
+                            try await connection.send("SELECT pg_notify(\(Channel.reply), p) FROM unnest(\(payloads)) AS t(p)", logger: logger)
                         }
                     }
                 }

@@ -157,7 +157,7 @@ extension ClusterNode {
     /// Asks the database something on the lease connection: it answers, or this throws.
     private func ask(_ connection: PostgresConnection) async throws {
         try await onLease(connection) { connection in
-            try await connection.run("SELECT 1", logger: self.logger)
+            try await connection.send("SELECT 1", logger: self.logger)
         }
     }
 

@@ -19,6 +19,12 @@ extension PostgresConnection {
     /// failed because the connection broke is written after the close every time. Every
     /// statement OpenJam sends goes through here.
     ///
+    /// The rows are read in full even when nobody wants them: PostgresNIO answers a statement
+    /// that returns rows (`SELECT pg_notify(…)`) once it is bound, before it has run, so an
+    /// error it meets while running, or its time on a lock, only shows to whoever reads the
+    /// rows. Read here, such an error is thrown rather than lost (and, inside a transaction,
+    /// the `COMMIT` after it rolled back without a word).
+    ///
     /// The check and the write happen in one turn of the connection's event loop, where a close
     /// also runs: an open connection takes the statement into its handler, which fails it if
     /// the connection closes later. Checked from any other thread, a close could land between
@@ -30,15 +36,6 @@ extension PostgresConnection {
             return self.query(statement, logger: logger)
         }.get()
         return StatementRows(rows: result.rows)
-    }
-
-    /// Runs a statement whose rows nobody reads, to its end. PostgresNIO answers a statement
-    /// that returns rows (`SELECT pg_notify(…)`) once it is bound, before it has run: an error
-    /// it meets while running, or its time on a lock, only shows to whoever reads the rows.
-    /// `send` reads them all, so such an error is thrown rather than lost (and, inside a
-    /// transaction, the `COMMIT` after it rolled back without a word).
-    func run(_ statement: PostgresQuery, logger: Logger) async throws {
-        try await send(statement, logger: logger)
     }
 
     /// Runs `body` in a transaction that `begin` starts, and commits it; `body`'s own error is

@@ -61,14 +61,14 @@ enum PostgresMigrations {
     static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
         try await client.transaction(logger: logger) { connection in
             // Two nodes creating the table at once would collide in PostgreSQL's catalogue.
-            try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.send("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.send(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)", logger: logger)
         }
         var ran: [String] = []
         for migration in all {
             let applied = try await client.transaction(logger: logger) { connection -> Bool in
-                try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+                try await connection.send("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
                 let rows = try await connection.send("SELECT 1 FROM schema_migrations WHERE name = \(migration.name)", logger: logger)
                 for try await _ in rows { return false }
                 for statement in migration.sql {

@@ -163,7 +163,7 @@ extension PostgresSessionStore {
             try await connection.send("DELETE FROM sessions WHERE id = ANY(\(ids))", logger: logger)
         }
         for payload in batch.notifications {
-            try await connection.run("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
+            try await connection.send("SELECT pg_notify(\(Self.logChannel), \(payload))", logger: logger)
         }
     }
 }
