@@ -315,6 +315,18 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    /// Where the frames of SQLite's write-ahead log at `url` end: frames follow its 32-byte
+    /// header back to back, and belong to it while they carry its salt (bytes 16–23).
+    static func endOfFrames(inLog url: URL) throws -> Int {
+        let log = try [UInt8](Data(contentsOf: url))
+        guard log.count >= 32 else { return log.count }
+        let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+        let frame = 24 + pageSize
+        var end = 32
+        while end + frame <= log.count, log[(end + 8)..<(end + 16)] == log[16..<24] { end += frame }
+        return end
+    }
+
     @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)
@@ -322,10 +334,13 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         let id = try await first.server.api.create(host.token).session.id
         for n in 1...6 { _ = try await first.server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
         try await first.kill()
-        // A commit the process was writing when it died: half a frame at the end of the log.
+        // A commit the process was writing when it died: half a frame right after the log's
+        // last frame (the log is reserved, so the file goes on with zeros past it).
         let wal = directory.appendingPathComponent("openjam.sqlite-wal")
+        let end = try Self.endOfFrames(inLog: wal)
+        #expect(end > 32, "the log holds the commits")
         let handle = try FileHandle(forWritingTo: wal)
-        try handle.seekToEnd()
+        try handle.seek(toOffset: UInt64(end))
         try handle.write(contentsOf: Data((0..<2_500).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         try handle.close()
 

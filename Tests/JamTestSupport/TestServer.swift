@@ -52,6 +52,7 @@ public struct TestServer: Sendable {
         }
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
         configuration.musicFolders = [try DemoFolder.shared()]
+        configuration.reserveStoreLog = false
         configure(&configuration)
         if let level = ProcessInfo.processInfo.environment["JAM_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) { configuration.logLevel = level }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

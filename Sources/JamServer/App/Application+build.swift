@@ -98,7 +98,8 @@ func openStore(_ configuration: ServerConfiguration, logger: Logger) async throw
         logger.info("sessions are kept in PostgreSQL", metadata: ["database": "\(database.redacted)"])
         return try await PostgresSessionStore.open(database, logger: logger)
     }
-    return try SQLiteSessionStore.open(path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval)
+    return try SQLiteSessionStore.open(
+        path: configuration.databasePath, logger: logger, checkpointInterval: configuration.checkpointInterval, reserveLog: configuration.reserveStoreLog)
 }
 
 /// The music folders, or the demo library when there are none.

@@ -53,6 +53,10 @@ public struct ServerConfiguration: Sendable {
     public var headerTimeout: Duration = .seconds(10)
     /// A kept-alive HTTP connection with no request under way is closed after this long.
     public var httpIdleTimeout: Duration = .seconds(75)
+    /// Whether the SQLite store writes its write-ahead log out to full size when it opens, so
+    /// that commits rewrite blocks rather than allocate them (tests that start many servers
+    /// turn it off to spare the disk ~10 MiB a start).
+    public var reserveStoreLog = true
     /// How often the store moves its write-ahead log into the database.
     public var checkpointInterval: Duration = .milliseconds(500)
     /// How group commits wait for company under load.

@@ -40,8 +40,15 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         checkpointer = SQLiteCheckpointer(path: path, interval: checkpointInterval, logger: logger)
     }
 
-    /// Opens (creating when needed) the database at `path` and brings its schema up to date.
-    public static func open(path: String, logger: Logger, checkpointInterval: Duration = .milliseconds(500)) throws -> SQLiteSessionStore {
+    /// Frames the reserved log holds beyond `resetFrames`: the batch that crosses the mark.
+    static let reserveSlackFrames: Int32 = 256
+
+    /// Opens (creating when needed) the database at `path` and brings its schema up to date;
+    /// with `reserveLog` its write-ahead log is first written out to the size it settles at
+    /// (`SQLiteLogReserve`), so the first commits rewrite blocks instead of allocating them.
+    public static func open(
+        path: String, logger: Logger, checkpointInterval: Duration = .milliseconds(500), reserveLog: Bool = false
+    ) throws -> SQLiteSessionStore {
         let writer = try SQLiteDatabase(path: path)
         try writer.execute("PRAGMA journal_mode=WAL")
         try writer.execute("PRAGMA synchronous=FULL")
@@ -56,12 +63,26 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         try writer.execute("PRAGMA secure_delete=OFF")
         writer.trackLogSize()
         try SQLiteMigrations.migrate(writer, logger: logger)
+        if reserveLog { try Self.reserveLog(of: writer, path: path, logger: logger) }
         let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("PRAGMA busy_timeout=5000")
         return SQLiteSessionStore(path: path, writer: writer, reader: reader, logger: logger, checkpointInterval: checkpointInterval)
     }
 
     public var services: [any Service] { [checkpointer] }
+
+    /// Reserves the log of the database at `path`, whose `writer` has it open; a failure is
+    /// logged, not thrown: the log then grows as it is written, as it would without this.
+    private static func reserveLog(of writer: SQLiteDatabase, path: String, logger: Logger) throws {
+        guard let pageSize = try writer.query("PRAGMA page_size", row: { $0.integer(0) }).first else { return }
+        let bytes = SQLiteLogReserve.bytes(frames: Int(resetFrames + reserveSlackFrames), pageSize: Int(pageSize))
+        do {
+            let written = try SQLiteLogReserve.reserve(path: path + "-wal", bytes: bytes)
+            logger.debug("reserved the write-ahead log", metadata: ["bytes": "\(bytes)", "written": "\(written)"])
+        } catch {
+            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// Runs one checkpoint now (tests).
     func checkpointNow() throws -> (walPages: Int32, checkpointed: Int32) { try checkpointer.checkpoint() }

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes the write-ahead log's file out to the size it settles at before the first commit,
+/// so commits rewrite blocks the file already holds instead of allocating new ones.
+///
+/// Once the log starts over (`SQLiteSessionStore.resetFrames`) its writes reuse the same
+/// blocks; until then, on a fresh data folder and after every restart (SQLite removes the
+/// log when it closes), each commit's fsync waits for blocks the disk allocates first. On a
+/// virtual disk mounted with `discard` that cost twice a rewrite's fsync, and now and then
+/// 60–330 ms (docs/PERFORMANCE.md, "First writes"). PostgreSQL fills each new WAL segment
+/// with zeros for the same reason (`wal_init_zero`). The zeros past SQLite's last frame are
+/// never taken for frames: a frame counts only when its salt matches the log's header and
+/// its checksum continues the chain.
+enum SQLiteLogReserve {
+    /// The log's size for `frames` frames of `pageSize`-byte pages: a 32-byte header, then a
+    /// 24-byte header before each page.
+    static func bytes(frames: Int, pageSize: Int) -> Int { 32 + frames * (pageSize + 24) }
+
+    /// Extends the file at `path` with zeros to `bytes` and fsyncs it, never touching what it
+    /// holds already; a file that long is left as it is. Returns how many bytes it wrote.
+    @discardableResult
+    static func reserve(path: String, bytes: Int) throws(LogReserveFailure) -> Int {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw LogReserveFailure(path: path, step: "open", errno: errno) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw LogReserveFailure(path: path, step: "stat", errno: errno) }
+        var offset = Int(status.st_size)
+        guard offset < bytes else { return 0 }
+        let start = offset
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        while offset < bytes {
+            let count = min(zeros.count, bytes - offset)
+            let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(offset)) }
+            guard written > 0 else { throw LogReserveFailure(path: path, step: "write", errno: errno) }
+            offset += written
+        }
+        guard fsync(fd) == 0 else { throw LogReserveFailure(path: path, step: "fsync", errno: errno) }
+        return offset - start
+    }
+}
+
+/// The log could not be reserved; the store works on and lets the log grow as it writes.
+struct LogReserveFailure: Error, CustomStringConvertible, Equatable {
+    let path: String
+    let step: String
+    let errno: Int32
+
+    var description: String { "could not reserve the write-ahead log \(path) (\(step)): \(String(cString: strerror(errno)))" }
+}
