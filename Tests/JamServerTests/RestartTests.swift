@@ -315,16 +315,19 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
-    /// Where the frames of SQLite's write-ahead log at `url` end: frames follow its 32-byte
-    /// header back to back, and belong to it while they carry its salt (bytes 16–23).
-    static func endOfFrames(inLog url: URL) throws -> Int {
+    /// Where the frames of SQLite's write-ahead log at `url` end, and the log's salts: frames
+    /// follow its 32-byte header back to back, and belong to it while they carry its salts
+    /// (header bytes 16–23, frame bytes 8–15).
+    static func endOfFrames(inLog url: URL) throws -> (end: Int, salts: [UInt8]) {
         let log = try [UInt8](Data(contentsOf: url))
-        guard log.count >= 32 else { return log.count }
-        let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
-        let frame = 24 + pageSize
+        let magic = log.prefix(4)
+        try #require(magic == [0x37, 0x7F, 0x06, 0x82] || magic == [0x37, 0x7F, 0x06, 0x83], "a write-ahead log's header")
+        let encoded = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
+        let frame = 24 + (encoded == 1 ? 65_536 : encoded)
+        let salts = Array(log[16..<24])
         var end = 32
-        while end + frame <= log.count, log[(end + 8)..<(end + 16)] == log[16..<24] { end += frame }
-        return end
+        while end + frame <= log.count, Array(log[(end + 8)..<(end + 16)]) == salts { end += frame }
+        return (end, salts)
     }
 
     @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
@@ -334,15 +337,18 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         let id = try await first.server.api.create(host.token).session.id
         for n in 1...6 { _ = try await first.server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
         try await first.kill()
-        // A commit the process was writing when it died: half a frame right after the log's
-        // last frame (the log is reserved, so the file goes on with zeros past it).
+        // A commit the process was writing when it died: right after the log's last frame, a
+        // commit frame with the log's salts whose page was only half written, so that only
+        // its checksum tells it apart (the log is reserved: zeros follow it).
         let wal = directory.appendingPathComponent("openjam.sqlite-wal")
-        let end = try Self.endOfFrames(inLog: wal)
+        let (end, salts) = try Self.endOfFrames(inLog: wal)
         #expect(end > 32, "the log holds the commits")
+        let header: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 9] + salts + [0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0]
         let handle = try FileHandle(forWritingTo: wal)
         try handle.seek(toOffset: UInt64(end))
-        try handle.write(contentsOf: Data((0..<2_500).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        try handle.write(contentsOf: Data(header + (0..<2_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         try handle.close()
+        #expect(try Self.endOfFrames(inLog: wal).end == end + 24 + 4_096, "the torn frame passes the salt check")
 
         try await ServerProcess.with(dataDirectory: directory) { second in
             let view = try await second.server.api.view(host.token, id)

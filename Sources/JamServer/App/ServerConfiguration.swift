@@ -55,7 +55,7 @@ public struct ServerConfiguration: Sendable {
     public var httpIdleTimeout: Duration = .seconds(75)
     /// Whether the SQLite store writes its write-ahead log out to full size when it opens, so
     /// that commits rewrite blocks rather than allocate them (tests that start many servers
-    /// turn it off to spare the disk ~10 MiB a start).
+    /// turn it off to spare the disk ~9 MiB a start).
     public var reserveStoreLog = true
     /// How often the store moves its write-ahead log into the database.
     public var checkpointInterval: Duration = .milliseconds(500)

@@ -94,6 +94,12 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
     }
 
+    /// The write-ahead log's file as SQLite names it (after the database's resolved path).
+    var logPath: String? {
+        guard let database = sqlite_nio_sqlite3_db_filename(handle, "main"), let log = sqlite_nio_sqlite3_filename_wal(database) else { return nil }
+        return String(cString: log)
+    }
+
     /// Frames in the write-ahead log after this connection's last commit (once `trackLogSize()` ran).
     private(set) var logFrames: Int32 = 0
 

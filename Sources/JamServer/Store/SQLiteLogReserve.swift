@@ -4,14 +4,15 @@ import Glibc
 import Darwin
 #endif
 
-/// Writes the write-ahead log's file out to the size it settles at before the first commit,
-/// so commits rewrite blocks the file already holds instead of allocating new ones.
+/// Writes the write-ahead log's file out to the size it keeps while it starts over, before
+/// the server's first commit, so commits rewrite blocks the file already holds instead of
+/// allocating new ones.
 ///
 /// Once the log starts over (`SQLiteSessionStore.resetFrames`) its writes reuse the same
 /// blocks; until then, on a fresh data folder and after every restart (SQLite removes the
 /// log when it closes), each commit's fsync waits for blocks the disk allocates first. On a
 /// virtual disk mounted with `discard` that cost twice a rewrite's fsync, and now and then
-/// 60–330 ms (docs/PERFORMANCE.md, "First writes"). PostgreSQL fills each new WAL segment
+/// 60–330 ms (docs/PERFORMANCE.md, "First writes: stalls traced to the disk"). PostgreSQL fills each new WAL segment
 /// with zeros for the same reason (`wal_init_zero`). The zeros past SQLite's last frame are
 /// never taken for frames: a frame counts only when its salt matches the log's header and
 /// its checksum continues the chain.
@@ -36,7 +37,8 @@ enum SQLiteLogReserve {
         while offset < bytes {
             let count = min(zeros.count, bytes - offset)
             let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(offset)) }
-            guard written > 0 else { throw LogReserveFailure(path: path, step: "write", errno: errno) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw LogReserveFailure(path: path, step: "write", errno: written < 0 ? errno : EIO) }
             offset += written
         }
         guard fsync(fd) == 0 else { throw LogReserveFailure(path: path, step: "fsync", errno: errno) }

@@ -44,8 +44,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
     static let reserveSlackFrames: Int32 = 256
 
     /// Opens (creating when needed) the database at `path` and brings its schema up to date;
-    /// with `reserveLog` its write-ahead log is first written out to the size it settles at
-    /// (`SQLiteLogReserve`), so the first commits rewrite blocks instead of allocating them.
+    /// with `reserveLog` its write-ahead log is then written out to the size it keeps while
+    /// it starts over (`SQLiteLogReserve`), so the server's commits rewrite blocks instead of
+    /// allocating them.
     public static func open(
         path: String, logger: Logger, checkpointInterval: Duration = .milliseconds(500), reserveLog: Bool = false
     ) throws -> SQLiteSessionStore {
@@ -63,7 +64,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         try writer.execute("PRAGMA secure_delete=OFF")
         writer.trackLogSize()
         try SQLiteMigrations.migrate(writer, logger: logger)
-        if reserveLog { try Self.reserveLog(of: writer, path: path, logger: logger) }
+        if reserveLog { try Self.reserveLog(of: writer, logger: logger) }
         let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("PRAGMA busy_timeout=5000")
         return SQLiteSessionStore(path: path, writer: writer, reader: reader, logger: logger, checkpointInterval: checkpointInterval)
@@ -71,16 +72,23 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
 
     public var services: [any Service] { [checkpointer] }
 
-    /// Reserves the log of the database at `path`, whose `writer` has it open; a failure is
-    /// logged, not thrown: the log then grows as it is written, as it would without this.
-    private static func reserveLog(of writer: SQLiteDatabase, path: String, logger: Logger) throws {
-        guard let pageSize = try writer.query("PRAGMA page_size", row: { $0.integer(0) }).first else { return }
+    /// Reserves the log `writer` has open, holding the write lock (a writer in another
+    /// process waits rather than commits into the stretch being zeroed). A log that cannot
+    /// be reserved is logged, not thrown: it then grows as it is written, as without this.
+    private static func reserveLog(of writer: SQLiteDatabase, logger: Logger) throws {
+        guard let pageSize = try writer.query("PRAGMA page_size", row: { $0.integer(0) }).first, let log = writer.logPath else {
+            logger.warning("the write-ahead log is not reserved: SQLite names no page size or log file")
+            return
+        }
         let bytes = SQLiteLogReserve.bytes(frames: Int(resetFrames + reserveSlackFrames), pageSize: Int(pageSize))
-        do {
-            let written = try SQLiteLogReserve.reserve(path: path + "-wal", bytes: bytes)
+        let outcome = try writer.transaction { () -> Result<Int, LogReserveFailure> in
+            do throws(LogReserveFailure) { return .success(try SQLiteLogReserve.reserve(path: log, bytes: bytes)) } catch { return .failure(error) }
+        }
+        switch outcome {
+        case .success(let written):
             logger.debug("reserved the write-ahead log", metadata: ["bytes": "\(bytes)", "written": "\(written)"])
-        } catch {
-            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(error)"])
+        case .failure(let failure):
+            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(failure)"])
         }
     }
 
