@@ -315,19 +315,20 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
-    /// Where the frames of SQLite's write-ahead log at `url` end, and the log's salts: frames
+    /// Where the frames of SQLite's write-ahead log at `url` end, its salts and page size: frames
     /// follow its 32-byte header back to back, and belong to it while they carry its salts
     /// (header bytes 16–23, frame bytes 8–15).
-    static func endOfFrames(inLog url: URL) throws -> (end: Int, salts: [UInt8]) {
+    static func endOfFrames(inLog url: URL) throws -> (end: Int, salts: [UInt8], pageSize: Int) {
         let log = try [UInt8](Data(contentsOf: url))
         let magic = log.prefix(4)
         try #require(magic == [0x37, 0x7F, 0x06, 0x82] || magic == [0x37, 0x7F, 0x06, 0x83], "a write-ahead log's header")
         let encoded = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
-        let frame = 24 + (encoded == 1 ? 65_536 : encoded)
+        let pageSize = encoded == 1 ? 65_536 : encoded
+        let frame = 24 + pageSize
         let salts = Array(log[16..<24])
         var end = 32
         while end + frame <= log.count, Array(log[(end + 8)..<(end + 16)]) == salts { end += frame }
-        return (end, salts)
+        return (end, salts, pageSize)
     }
 
     @Test func aTornWriteAtTheEndOfTheWriteAheadLogLosesNothingAcknowledged() async throws {
@@ -341,14 +342,15 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         // commit frame with the log's salts whose page was only half written, so that only
         // its checksum tells it apart (the log is reserved: zeros follow it).
         let wal = directory.appendingPathComponent("openjam.sqlite-wal")
-        let (end, salts) = try Self.endOfFrames(inLog: wal)
+        let (end, salts, pageSize) = try Self.endOfFrames(inLog: wal)
         #expect(end > 32, "the log holds the commits")
         let header: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 9] + salts + [0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0]
+        let halfPage = (0..<(pageSize / 2)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let handle = try FileHandle(forWritingTo: wal)
         try handle.seek(toOffset: UInt64(end))
-        try handle.write(contentsOf: Data(header + (0..<2_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        try handle.write(contentsOf: Data(header + halfPage + [UInt8](repeating: 0, count: pageSize - halfPage.count)))
         try handle.close()
-        #expect(try Self.endOfFrames(inLog: wal).end == end + 24 + 4_096, "the torn frame passes the salt check")
+        #expect(try Self.endOfFrames(inLog: wal).end == end + 24 + pageSize, "the torn frame passes the salt check")
 
         try await ServerProcess.with(dataDirectory: directory) { second in
             let view = try await second.server.api.view(host.token, id)

@@ -11,8 +11,8 @@ import Darwin
 /// Once the log starts over (`SQLiteSessionStore.resetFrames`) its writes reuse the same
 /// blocks; until then, on a fresh data folder and after every restart (SQLite removes the
 /// log when it closes), each commit's fsync waits for blocks the disk allocates first. On a
-/// virtual disk mounted with `discard` that cost twice a rewrite's fsync, and now and then
-/// 60–330 ms (docs/PERFORMANCE.md, "First writes: stalls traced to the disk"). PostgreSQL fills each new WAL segment
+/// virtual disk mounted with `discard` such an fsync took ~1.7 times a rewrite's, and now and
+/// then a first write took up to 156 ms at the device (a commit waited up to 331 ms) (docs/PERFORMANCE.md, "First writes: stalls traced to the disk"). PostgreSQL fills each new WAL segment
 /// with zeros for the same reason (`wal_init_zero`). The zeros past SQLite's last frame are
 /// never taken for frames: a frame counts only when its salt matches the log's header and
 /// its checksum continues the chain.

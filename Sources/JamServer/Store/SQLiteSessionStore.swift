@@ -64,7 +64,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         try writer.execute("PRAGMA secure_delete=OFF")
         writer.trackLogSize()
         try SQLiteMigrations.migrate(writer, logger: logger)
-        if reserveLog { try Self.reserveLog(of: writer, logger: logger) }
+        if reserveLog { Self.reserveLog(of: writer, logger: logger) }
         let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("PRAGMA busy_timeout=5000")
         return SQLiteSessionStore(path: path, writer: writer, reader: reader, logger: logger, checkpointInterval: checkpointInterval)
@@ -73,22 +73,19 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
     public var services: [any Service] { [checkpointer] }
 
     /// Reserves the log `writer` has open, holding the write lock (a writer in another
-    /// process waits rather than commits into the stretch being zeroed). A log that cannot
-    /// be reserved is logged, not thrown: it then grows as it is written, as without this.
-    private static func reserveLog(of writer: SQLiteDatabase, logger: Logger) throws {
-        guard let pageSize = try writer.query("PRAGMA page_size", row: { $0.integer(0) }).first, let log = writer.logPath else {
-            logger.warning("the write-ahead log is not reserved: SQLite names no page size or log file")
-            return
-        }
-        let bytes = SQLiteLogReserve.bytes(frames: Int(resetFrames + reserveSlackFrames), pageSize: Int(pageSize))
-        let outcome = try writer.transaction { () -> Result<Int, LogReserveFailure> in
-            do throws(LogReserveFailure) { return .success(try SQLiteLogReserve.reserve(path: log, bytes: bytes)) } catch { return .failure(error) }
-        }
-        switch outcome {
-        case .success(let written):
+    /// process waits rather than commits into the stretch being zeroed). Any failure is
+    /// logged, not thrown: the log then grows as it is written, as without this.
+    private static func reserveLog(of writer: SQLiteDatabase, logger: Logger) {
+        do {
+            guard let pageSize = try writer.query("PRAGMA page_size", row: { $0.integer(0) }).first, let log = writer.logPath else {
+                logger.warning("the write-ahead log is not reserved: SQLite names no page size or log file")
+                return
+            }
+            let bytes = SQLiteLogReserve.bytes(frames: Int(resetFrames + reserveSlackFrames), pageSize: Int(pageSize))
+            let written = try writer.transaction { try SQLiteLogReserve.reserve(path: log, bytes: bytes) }
             logger.debug("reserved the write-ahead log", metadata: ["bytes": "\(bytes)", "written": "\(written)"])
-        case .failure(let failure):
-            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(failure)"])
+        } catch {
+            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(error)"])
         }
     }
 
