@@ -35,7 +35,7 @@ public struct Participant: Sendable {
         self.sleeper = sleeper
         self.firstBurst = clockConfiguration.firstBurstSize
         self.firstStartWaitMs = clockConfiguration.firstStartWaitMs
-        let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock)
+        let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock, sleeper: sleeper)
         let clockSync = ClockSync(clock: clock, configuration: clockConfiguration)
         self.client = client
         self.clockSync = clockSync

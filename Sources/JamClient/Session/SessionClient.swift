@@ -42,6 +42,8 @@ public actor SessionClient {
     /// A `hello` without `lastSeq` is on its way (after an event type this client does not know).
     var wholeStateInFlight = false
     let clock: any MonotonicClock
+    /// Paces the watch and the waits between reconnects, on `clock`'s time.
+    let sleeper: any Sleeper
     var pongHandler: (@Sendable (Pong, Double) async -> Void)?
     /// The send time of the ping each new socket starts with, until its pong comes.
     var attachPing: Double?
@@ -56,13 +58,15 @@ public actor SessionClient {
     /// Counts sockets, so a send that finishes after a reconnect knows it went on an older one.
     var socketGeneration = 0
 
-    /// Creates a client for `sessionId` as `me`; `api` must carry the member's token.
+    /// Creates a client for `sessionId` as `me`; `api` must carry the member's token. `clock` and
+    /// `sleeper` are its time: the watch and the waits between reconnects run on them.
     public init(
         api: JamAPI, sessionId: SessionID, me: UserID, transport: any RealtimeTransport, backoff: Backoff = Backoff(),
         watch: ConnectionWatch = ConnectionWatch(), logger: Logger = Logger(label: "openjam.client"), seed: UInt64? = nil,
-        clock: any MonotonicClock = SystemMonotonicClock()
+        clock: any MonotonicClock = SystemMonotonicClock(), sleeper: any Sleeper = TaskSleeper()
     ) {
         self.clock = clock
+        self.sleeper = sleeper
         self.api = api
         self.sessionId = sessionId
         self.me = me
@@ -164,7 +168,7 @@ public actor SessionClient {
             let delay = backoff.delayMs(attempt: attempt, using: &random)
             setPhase(.retrying(attempt: attempt, afterMs: delay, reason: reason))
             logger.info("realtime connection dropped; retrying", metadata: ["retry.ms": "\(Int(delay))", "reason": "\(reason)"])
-            try await Task.sleep(for: .milliseconds(Int64(delay)))
+            try await sleeper.sleep(ms: delay)
         }
     }
 
@@ -210,7 +214,7 @@ public actor SessionClient {
     func untilSilent() async throws {
         let watch = connectionWatch
         while true {
-            try await Task.sleep(for: .milliseconds(Int64(watch.checkEveryMs.rounded(.up))))
+            try await sleeper.sleep(ms: watch.checkEveryMs)
             let now = clock.now()
             let oldestPing = unansweredPings.values.min().map { now - $0 }
             guard watch.isDead(answered: phase == .connected, sinceOpenedMs: now - openedAt, oldestUnansweredPingMs: oldestPing, sinceHeardMs: now - lastHeardAt) else {

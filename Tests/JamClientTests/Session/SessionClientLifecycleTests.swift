@@ -138,4 +138,43 @@ import Testing
         try await eventually("the subscriber at 12") { seen.withLock { $0.last } == 12 }
         #expect(seen.withLock { $0 } == [10, 11, 12])
     }
+
+    @Test("the watch and the wait before a reconnect run on the client's own clock and sleeper")
+    func theWatchAndTheReconnectWaitRunOnTheClientsClockAndSleeper() async throws {
+        // A server that never answers the new socket, and waits that would take the default
+        // open limit (10 s) and up to a minute of backoff in real time: in virtual time they
+        // pass at once.
+        let socket = ScriptedSocket()
+        let clock = ManualClock()
+        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
+        let client = SessionClient(
+            api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket),
+            backoff: Backoff(baseMs: 60_000, capMs: 60_000), seed: 1, clock: clock, sleeper: AdvancingSleeper(clock: clock))
+        let updates = await client.subscribe()
+        let opened = clock.now()
+        let started = ContinuousClock.now
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        var retry: (afterMs: Double, reason: String, at: Double)?
+        var reconnectedAt: Double?
+        for await update in updates {
+            guard case .phase(let phase) = update else { continue }
+            if case .retrying(_, let afterMs, let reason) = phase, retry == nil {
+                retry = (afterMs, reason, clock.now())
+            } else if case .connecting(attempt: 2) = phase {
+                reconnectedAt = clock.now()
+                break
+            }
+        }
+        running.cancel()
+        let dropped = try #require(retry)
+        #expect(dropped.reason.contains("the server did not answer on the new connection"), "\(dropped.reason)")
+        #expect(dropped.at - opened > ConnectionWatch().openLimitMs, "dropped after \(dropped.at - opened) ms of the client's time")
+        #expect(await socket.isClosed)
+        // Real sleeps would take this long before the second attempt.
+        try #require(dropped.afterMs > 10_000, "the seed's first backoff is \(dropped.afterMs) ms")
+        // Read when the update arrives: never before the client's clock got there.
+        #expect(try #require(reconnectedAt) - opened >= ConnectionWatch().openLimitMs + dropped.afterMs)
+        #expect(ContinuousClock.now - started < .seconds(5), "real time passed: \(ContinuousClock.now - started)")
+    }
 }
