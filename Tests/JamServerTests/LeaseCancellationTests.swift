@@ -43,6 +43,47 @@ struct LeaseCancellationTests {
         }
     }
 
+    @Test func leasesAskedForSeveralTimesAtOnceAreTakenOnceAndOneReleaseFreesEach() async throws {
+        try await withNode { location, node, logger in
+            let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 7, logger: logger)
+            /// How many of `ids` another node could take now; it gives them back at once.
+            func takenByAnother(_ ids: [SessionID]) async throws -> Int {
+                let rows = try await other.query(
+                    "SELECT count(*) FROM unnest(\(ids.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))",
+                    logger: logger)
+                var count = 0
+                for try await n in rows.decode(Int64.self) { count = Int(n) }
+                _ = try await other.query("SELECT pg_advisory_unlock_all()", logger: logger)
+                return count
+            }
+            // Closed however the test ends: PostgresNIO stops a program that drops an open connection.
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await node.run() }
+                    try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
+                    let ids = (1...50).map { SessionID(String(format: "00000000-0000-0000-0010-%012d", $0)) }
+                    // A lease poll and sessions being read can ask for the same leases at once.
+                    let answers = await withTaskGroup(of: Set<SessionID>.self) { asking in
+                        for _ in 0..<4 { asking.addTask { await node.tryLock(ids) } }
+                        return await asking.reduce(into: [Set<SessionID>]()) { $0.append($1) }
+                    }
+                    #expect(answers.count == 4 && answers.allSatisfy { $0 == Set(ids) }, "every caller hears the node holds them all")
+                    #expect(try await takenByAnother(ids) == 0)
+                    for id in ids { node.release(id) }
+                    // Taken twice, a lease would still be held after its one release.
+                    try await eventually("another node can take every lease given up", timeout: .seconds(5)) {
+                        try await takenByAnother(ids) == ids.count
+                    }
+                    group.cancelAll()
+                }
+            } catch {
+                try await other.close()
+                throw error
+            }
+            try await other.close()
+        }
+    }
+
     @Test func aStatementForALeaseConnectionThatHasClosedFailsAtOnce() async throws {
         try await withNode { location, node, logger in
             let connection = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 6, logger: logger)

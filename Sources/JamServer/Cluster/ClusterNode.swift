@@ -53,6 +53,8 @@ public final class ClusterNode: Service, Sendable {
     let lease = Mutex<PostgresConnection?>(nil)
     /// The sessions whose leases this node holds on `lease`.
     let held = Mutex<Set<SessionID>>([])
+    /// Lease statements one at a time, so none asks for a lease another is taking.
+    let leaseTurns = LeaseTurns()
     let events = Mutex<(any ClusterEvents)?>(nil)
     let outgoing = Mutex(Outgoing())
     let wakeForwarder: AsyncStream<Void>.Continuation
@@ -150,37 +152,41 @@ public final class ClusterNode: Service, Sendable {
     /// Takes the leases of those of `ids` no node holds; returns the ones this node holds now.
     ///
     /// A lease is taken once (PostgreSQL counts a session-level advisory lock taken twice as
-    /// two), so giving it up once frees it.
+    /// two), so giving it up once frees it: statements take their turns (`LeaseTurns`), and
+    /// each asks only for leases the node does not hold when its turn comes.
     func tryLock(_ ids: [SessionID]) async -> Set<SessionID> {
         guard !ids.isEmpty, await isConnectedOnceTried(), let connection = lease.withLock({ $0 }) else { return [] }
-        let already = held.withLock { held in Set(ids.filter { held.contains($0) }) }
-        let wanted = ids.filter { !already.contains($0) }
-        guard !wanted.isEmpty else { return already }
         do {
             // Shielded from the caller's cancellation, and awaited: PostgreSQL takes every lock
             // the statement finds free as it runs, and a cancelled reader stops reading its
             // rows, so the locks of the unread ones would stay held with nobody knowing.
-            let taken = try await Task {
-                try await self.onLease(connection) { connection in
-                    let rows = try await connection.send(
-                        "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))",
-                        logger: self.logger)
-                    var taken = Set<SessionID>()
-                    for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
-                    return taken
+            return try await Task {
+                try await self.leaseTurns.inTurn {
+                    let already = self.held.withLock { held in Set(ids.filter { held.contains($0) }) }
+                    let wanted = Array(Set(ids).subtracting(already))
+                    guard !wanted.isEmpty else { return already }
+                    let taken = try await self.onLease(connection) { connection in
+                        let rows = try await connection.send(
+                            "SELECT id FROM unnest(\(wanted.map(\.rawValue))) AS t(id) WHERE pg_try_advisory_lock(hashtextextended(id, 0))",
+                            logger: self.logger)
+                        var taken = Set<SessionID>()
+                        for try await id in rows.decode(String.self) { taken.insert(JamID(id)) }
+                        return taken
+                    }
+                    // Leases taken on a connection that has broken since went with it. The lease
+                    // loop clears `lease` before `held`, so checking one inside the other's lock
+                    // leaves no gap.
+                    let kept = self.held.withLock { held -> Bool in
+                        guard self.lease.withLock({ $0 === connection }) else { return false }
+                        held.formUnion(taken)
+                        return true
+                    }
+                    return kept ? already.union(taken) : []
                 }
             }.value
-            // Leases taken on a connection that has broken since went with it. The lease loop
-            // clears `lease` before `held`, so checking one inside the other's lock leaves no gap.
-            let kept = held.withLock { held -> Bool in
-                guard lease.withLock({ $0 === connection }) else { return false }
-                held.formUnion(taken)
-                return true
-            }
-            return kept ? already.union(taken) : []
         } catch {
             logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
-            return already
+            return held.withLock { held in Set(ids.filter { held.contains($0) }) }
         }
     }
 

@@ -1,0 +1,24 @@
+/// Lets one lease statement of a node run at a time, in the order they came.
+///
+/// PostgreSQL counts a session-level advisory lock taken twice as two, and giving it up once
+/// then leaves it held. Two statements that both asked for a lease the node did not hold yet
+/// (a lease poll and a session being read, say) would take it twice; in turns, the second
+/// finds it held and does not ask again. The statements run one after another on the lease
+/// connection anyway, so waiting here costs nothing.
+actor LeaseTurns {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Runs `body` once every turn taken before it has ended.
+    func inTurn<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            busy = true
+        }
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
+    }
+}
