@@ -25,19 +25,25 @@ struct LeaseCancellationTests {
                 for try await n in rows.decode(Int64.self) { count = Int(n) }
                 return count
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await node.run() }
-                try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
-                // Few enough to leave room in the lock table for the suites running beside this one.
-                let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
-                // Cancelled before it starts: its statement still goes, and still takes the locks.
-                let attempt = Task { await node.tryLock(ids) }
-                attempt.cancel()
-                let answered = await attempt.value
-                let held = node.held.withLock { $0.count }
-                #expect(held == answered.count)
-                #expect(try await advisoryLocks() == held, "every lock the database holds for the node is one the node knows of")
-                group.cancelAll()
+            // Closed however the test ends: PostgresNIO stops a program that drops an open connection.
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await node.run() }
+                    try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
+                    // Few enough to leave room in the lock table for the suites running beside this one.
+                    let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
+                    // Cancelled before it starts: its statement still goes, and still takes the locks.
+                    let attempt = Task { await node.tryLock(ids) }
+                    attempt.cancel()
+                    let answered = await attempt.value
+                    let held = node.held.withLock { $0.count }
+                    #expect(held == answered.count)
+                    #expect(try await advisoryLocks() == held, "every lock the database holds for the node is one the node knows of")
+                    group.cancelAll()
+                }
+            } catch {
+                try await other.close()
+                throw error
             }
             try await other.close()
         }

@@ -152,16 +152,18 @@ public final class ClusterNode: Service, Sendable {
     /// Takes the leases of those of `ids` no node holds; returns the ones this node holds now.
     ///
     /// A lease is taken once (PostgreSQL counts a session-level advisory lock taken twice as
-    /// two), so giving it up once frees it: statements take their turns (`LeaseTurns`), and
-    /// each asks only for leases the node does not hold when its turn comes.
+    /// two), so giving it up once frees it: the statements that take leases take turns
+    /// (`LeaseTurns`), and each asks only for leases the node does not hold when its turn comes.
     func tryLock(_ ids: [SessionID]) async -> Set<SessionID> {
-        guard !ids.isEmpty, await isConnectedOnceTried(), let connection = lease.withLock({ $0 }) else { return [] }
+        guard !ids.isEmpty, await isConnectedOnceTried() else { return [] }
         do {
             // Shielded from the caller's cancellation, and awaited: PostgreSQL takes every lock
             // the statement finds free as it runs, and a cancelled reader stops reading its
             // rows, so the locks of the unread ones would stay held with nobody knowing.
             return try await Task {
                 try await self.leaseTurns.inTurn {
+                    // Read in turn: the lease loop may have connected again while this waited.
+                    guard let connection = self.lease.withLock({ $0 }) else { return [] }
                     let already = self.held.withLock { held in Set(ids.filter { held.contains($0) }) }
                     let wanted = Array(Set(ids).subtracting(already))
                     guard !wanted.isEmpty else { return already }
@@ -175,13 +177,13 @@ public final class ClusterNode: Service, Sendable {
                     }
                     // Leases taken on a connection that has broken since went with it. The lease
                     // loop clears `lease` before `held`, so checking one inside the other's lock
-                    // leaves no gap.
-                    let kept = self.held.withLock { held -> Bool in
-                        guard self.lease.withLock({ $0 === connection }) else { return false }
+                    // leaves no gap. The answer is what the node holds now: a lease released
+                    // while the statement ran is not in it.
+                    return self.held.withLock { held -> Set<SessionID> in
+                        guard self.lease.withLock({ $0 === connection }) else { return [] }
                         held.formUnion(taken)
-                        return true
+                        return Set(ids.filter { held.contains($0) })
                     }
-                    return kept ? already.union(taken) : []
                 }
             }.value
         } catch {

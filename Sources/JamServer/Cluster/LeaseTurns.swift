@@ -1,4 +1,4 @@
-/// Lets one lease statement of a node run at a time, in the order they came.
+/// Lets one lease-taking statement of a node run at a time, in the order they came.
 ///
 /// PostgreSQL counts a session-level advisory lock taken twice as two, and giving it up once
 /// then leaves it held. Two statements that both asked for a lease the node did not hold yet
