@@ -26,7 +26,7 @@ struct ClusterDamageTests {
             return (id, host.token)
         }
         // The server stopped with a snapshot holding the add's answer; that snapshot is cut.
-        try await Self.withConnection(to: location) { try await Self.cutAnswers(of: id, on: $0) }
+        try await location.withTestConnection { try await Self.cutAnswers(of: id, on: $0) }
 
         let second = try await PostgresSessionStore.open(location, logger: logger)
         try await TestServer.with(store: second) { server in
@@ -55,7 +55,7 @@ struct ClusterDamageTests {
             #expect(try await server.api.add(host.token, id, testTrack(1, durationMs: 4_000)).status == 201)
             return (id, ContinuousClock.now)
         }
-        try await Self.withConnection(to: location) { connection in
+        try await location.withTestConnection { connection in
             try await Self.cutAnswers(of: id, on: connection)
             let second = try await PostgresSessionStore.open(location, logger: logger)
             try await TestServer.with(store: second) { _ in
@@ -66,19 +66,6 @@ struct ClusterDamageTests {
                 for try await taken in rows.decode(Bool.self) { free = taken }
                 #expect(free, "the node that could not bring the session back gave its lease up")
             }
-        }
-    }
-
-    /// Runs `body` on a connection of the test's own, closed however `body` ends.
-    private static func withConnection(to location: PostgresLocation, _ body: (PostgresConnection) async throws -> Void) async throws {
-        let connection = try await PostgresConnection.connect(
-            configuration: try location.testConnectionConfiguration(), id: 1, logger: Logger(label: "test"))
-        do {
-            try await body(connection)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
         }
     }
 

@@ -33,3 +33,18 @@ public enum TestPostgres {
         return try base.replacingDatabase(with: name)
     }
 }
+
+extension PostgresLocation {
+    /// Runs `body` on a connection of the test's own, closed however `body` ends: PostgresNIO
+    /// stops a program that drops a connection still open.
+    public func withTestConnection(id: Int = 1, _ body: (PostgresConnection) async throws -> Void) async throws {
+        let connection = try await PostgresConnection.connect(configuration: try testConnectionConfiguration(), id: id, logger: Logger(label: "test"))
+        do {
+            try await body(connection)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}
