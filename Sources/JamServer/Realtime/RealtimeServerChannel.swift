@@ -45,6 +45,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: maxFrameBytes,
                 shouldUpgrade: { channel, head in
@@ -61,7 +62,6 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                         return .realtime(NIOLoopBound(handler, eventLoop: channel.eventLoop), head, channel)
                     }
                 })
-            let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             let serverUpgrade = NIOTypedHTTPServerUpgradeConfiguration(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
@@ -78,6 +78,12 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<UpgradeResult>.self)
+            // NIO keeps no copy of an upgrade request it goes on to: if the upgrade fails after
+            // all (a WebSocket version other than 13, a malformed key), all the request can get is
+            // a refusal.
+            let filter = UpgradeRequestFilter(takes: profile.isRealtimeRequest, passedOn: { upgradeAttempted.value = true })
+            try channel.pipeline.syncOperations.addHandler(filter, position: .before(upgradeHandler))
             try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(deadline: headerTimeout), position: .first)
             return Value(upgradeResult: result, channel: channel)
         }
