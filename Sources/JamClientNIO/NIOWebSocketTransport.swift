@@ -1,39 +1,51 @@
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
 import JamClient
 import Logging
 import NIOCore
+import NIOSSL
 import NIOWebSocket
+import WSClient
+import WSCore
 
-/// The realtime transport on SwiftNIO (hummingbird-websocket's client): Linux, macOS, iOS.
+/// The realtime transport on SwiftNIO (the WebSocket of hummingbird's swift-websocket): Linux,
+/// macOS, iOS.
 public struct NIOWebSocketTransport: RealtimeTransport {
     /// Largest frame accepted from the server (queue updates of big sessions are large).
     public var maxFrameSize: Int
     /// How long a close waits for the server's answering close before the connection is cut:
     /// the whole wait when the client drops a socket the server stopped answering on.
     public var closeTimeout: Duration
+    /// How long the connection and the server's answer to the upgrade may take: a server that
+    /// takes the connection and never answers fails the open once this has passed.
+    public var openTimeout: Duration
+    /// TLS settings for `wss://` addresses (the system's roots by default).
+    public var tlsConfiguration: TLSConfiguration
     private let logger: Logger
 
     /// Creates the transport.
-    public init(maxFrameSize: Int = 1 << 22, closeTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "openjam.transport")) {
+    public init(
+        maxFrameSize: Int = 1 << 22, closeTimeout: Duration = .seconds(5), openTimeout: Duration = .seconds(10),
+        tlsConfiguration: TLSConfiguration = .makeClientConfiguration(), logger: Logger = Logger(label: "openjam.transport")
+    ) {
         self.maxFrameSize = maxFrameSize
         self.closeTimeout = closeTimeout
+        self.openTimeout = openTimeout
+        self.tlsConfiguration = tlsConfiguration
         self.logger = logger
     }
 
     /// Opens a WebSocket to `url` on NIO, runs `body` with it, and returns how it closed.
+    /// Throws `WebSocketOpenError` when the server does not upgrade the connection, or does
+    /// not answer within `openTimeout`.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {
-        var fields = HTTPFields()
-        for (name, value) in headers {
-            guard let field = HTTPField.Name(name) else { continue }
-            fields[field] = value
-        }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameSize, additionalHeaders: fields, closeTimeout: closeTimeout)
+        let target = try WebSocketTarget(url)
         let maxSize = maxFrameSize
-        let close = try await WebSocketClient.connect(url: url.absoluteString, configuration: configuration, logger: logger) { inbound, outbound, _ in
+        let upgrade = TimedUpgradeChannel(
+            target: target, headers: headers.map { ($0.key, $0.value) }, maxFrameSize: maxFrameSize, closeTimeout: closeTimeout,
+            openTimeout: openTimeout, sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
+        ) { inbound, outbound, _ in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -52,6 +64,8 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                 group.cancelAll()
             }
         }
+        let connection = ClientConnection(upgrade, address: .hostname(target.host, port: target.port), logger: logger)
+        let close = try await connection.run()
         return RealtimeClose(code: close.map { UInt16(webSocketErrorCode: $0.closeCode) }, reason: close?.reason)
     }
 }

@@ -33,3 +33,14 @@ public protocol RealtimeTransport: Sendable {
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose
 }
+
+/// Failures of the opening handshake, in either transport.
+public struct WebSocketOpenError: Error, CustomStringConvertible {
+    /// What went wrong, for people.
+    public let description: String
+
+    /// Creates the error with what went wrong.
+    public init(description: String) {
+        self.description = description
+    }
+}

@@ -52,12 +52,6 @@ public struct URLSessionWebSocketTransport: RealtimeTransport {
     }
 }
 
-/// Failures of the opening handshake.
-public struct WebSocketOpenError: Error, CustomStringConvertible {
-    /// What went wrong, for people.
-    public let description: String
-}
-
 /// One `URLSessionWebSocketTask`; `receive()` is called by one task at a time.
 final class URLSessionSocket: RealtimeSocket, @unchecked Sendable {
     private let task: URLSessionWebSocketTask

@@ -1,0 +1,108 @@
+import Foundation
+import JamClient
+import JamClientNIO
+import JamProtocol
+import JamTestSupport
+import Synchronization
+import Testing
+
+/// `NIOWebSocketTransport` where the opening handshake does not go as planned: a server that
+/// takes the connection and never answers the upgrade, a caller that gives up meanwhile, and a
+/// server that answers with something other than a WebSocket. (Open sockets are what the
+/// SDK's end-to-end tests run on.)
+struct NIOTransportTests {
+    /// The address of the session's socket, through the relay.
+    static func socketURL(_ relay: SilentRelay) throws -> URL {
+        try #require(URL(string: "ws://127.0.0.1:\(relay.port)/api/v1/sessions/none/realtime"))
+    }
+
+    @Test("an upgrade the server never answers fails the open once its time is up", .timeLimit(.minutes(1)))
+    func anUpgradeTheServerNeverAnswersFailsTheOpenOnceItsTimeIsUp() async throws {
+        try await TestServer.with { server in
+            try await SilentRelay.with(to: server.port) { relay in
+                relay.holdWhenClientSends("GET ")
+                let started = ContinuousClock.now
+                let error = await #expect(throws: WebSocketOpenError.self) {
+                    _ = try await NIOWebSocketTransport(openTimeout: .milliseconds(300)).withSocket(url: try Self.socketURL(relay), headers: [:]) { _ in
+                        Issue.record("a socket opened, though the server never answered")
+                    }
+                }
+                let took = ContinuousClock.now - started
+                #expect(relay.isHolding, "the relay held the upgrade request")
+                #expect(error?.description.contains("did not open within") == true, "\(String(describing: error))")
+                #expect(took >= .milliseconds(300) && took < .seconds(10), "failed after \(took)")
+            }
+        }
+    }
+
+    @Test("a caller cancelled while the upgrade is pending stops waiting at once", .timeLimit(.minutes(1)))
+    func aCallerCancelledWhileTheUpgradeIsPendingStopsWaitingAtOnce() async throws {
+        try await TestServer.with { server in
+            try await SilentRelay.with(to: server.port) { relay in
+                relay.holdWhenClientSends("GET ")
+                let url = try Self.socketURL(relay)
+                let opening = Task {
+                    try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
+                }
+                try await eventually("the upgrade request held", timeout: .seconds(10)) { relay.isHolding }
+                let cancelled = ContinuousClock.now
+                opening.cancel()
+                let result = await opening.result
+                let took = ContinuousClock.now - cancelled
+                #expect(throws: CancellationError.self) { try result.get() }
+                #expect(took < .seconds(5), "stopped \(took) after the cancel")
+            }
+        }
+    }
+
+    @Test("a server that answers the upgrade with something else fails the open with an error that says so")
+    func aServerThatAnswersTheUpgradeWithSomethingElseFailsTheOpen() async throws {
+        try await TestServer.with { server in
+            let url = try #require(URL(string: server.wsBaseURL + "/no-such-socket"))
+            let error = await #expect(throws: WebSocketOpenError.self) {
+                _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in }
+            }
+            #expect(error?.description.contains("did not upgrade the connection") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("an address that is not a WebSocket's is refused before any connection")
+    func anAddressThatIsNotAWebSocketsIsRefused() async throws {
+        let error = await #expect(throws: WebSocketOpenError.self) {
+            _ = try await NIOWebSocketTransport().withSocket(url: try #require(URL(string: "ftp://127.0.0.1:9/realtime")), headers: [:]) { _ in }
+        }
+        #expect(error?.description.contains("is not a WebSocket address") == true, "\(String(describing: error))")
+    }
+
+    @Test("a member's client whose first upgrade goes unanswered connects on its next attempt", .timeLimit(.minutes(1)))
+    func aClientWhoseFirstUpgradeGoesUnansweredConnectsOnItsNextAttempt() async throws {
+        try await TestServer.with { server in
+            try await SilentRelay.with(to: server.port) { relay in
+                var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(relay.port)")))
+                let identity = try await api.signIn(displayName: "Ann")
+                let view = try await api.createSession()
+                // Only the first connection that asks for an upgrade is held.
+                relay.holdWhenClientSends("Upgrade")
+                let client = SessionClient(
+                    api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(openTimeout: .milliseconds(300)),
+                    backoff: Backoff(baseMs: 20, capMs: 100), seed: 7)
+                let updates = await client.subscribe()
+                let reasons = Mutex<[String]>([])
+                let running = Task { try await client.run() }
+                defer { running.cancel() }
+                let watching = Task {
+                    for await update in updates {
+                        if case .phase(.retrying(_, _, let reason)) = update { reasons.withLock { $0.append(reason) } }
+                    }
+                }
+                defer { watching.cancel() }
+                try await eventually("connected", timeout: .seconds(20)) { await client.phase == .connected }
+                #expect(relay.isHolding, "the first upgrade was held")
+                let retried = reasons.withLock { $0 }
+                #expect(retried.count == 1 && retried.allSatisfy { $0.contains("did not open within") }, "\(retried)")
+                let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
+                #expect(ack.itemId != nil, "the second socket takes commands")
+            }
+        }
+    }
+}
