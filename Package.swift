@@ -149,6 +149,7 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/JamTestSupport"
         ),
@@ -174,6 +175,7 @@ let package = Package(
             name: "JamClientTests",
             dependencies: [
                 "JamClient", "JamClientNIO", "JamServer", "JamTestSupport",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .testTarget(

@@ -12,8 +12,10 @@ import WSCore
 public struct NIOWebSocketTransport: RealtimeTransport {
     /// Largest frame accepted from the server (queue updates of big sessions are large).
     public var maxFrameSize: Int
-    /// How long a close waits for the server's answering close before the connection is cut:
-    /// the whole wait when the client drops a socket the server stopped answering on.
+    /// How long a close waits for the server's answering close: the client reads on for up to
+    /// this long after it sent its close, and the WebSocket then waits up to this long again
+    /// before it cuts the connection, so a socket the server stopped answering on is dropped
+    /// within twice this.
     public var closeTimeout: Duration
     /// How long the connection and the server's answer to the upgrade may take: a server that
     /// takes the connection and never answers fails the open once this has passed.
@@ -42,6 +44,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
     ) async throws -> RealtimeClose {
         let target = try WebSocketTarget(url)
         let maxSize = maxFrameSize
+        let closeTimeout = closeTimeout
         let upgrade = TimedUpgradeChannel(
             target: target, headers: headers.map { ($0.key, $0.value) }, maxFrameSize: maxFrameSize, closeTimeout: closeTimeout,
             openTimeout: openTimeout, sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
@@ -60,7 +63,18 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                     }
                 }
                 try await body(socket)
-                // The body ends when the socket closed (receive returned nil) or it chose to stop.
+                // The body ends when the socket closed (receive returned nil) or it chose to
+                // stop. Then the client closes as RFC 6455 asks: it sends a close and reads on
+                // until the server's close answers it, for at most `closeTimeout`. Cancelling
+                // the reader at once would stop the reads that take that answer in: over TLS
+                // the close then always took the whole `closeTimeout`.
+                await socket.close()
+                group.addTask { try await Task.sleep(for: closeTimeout) }
+                do {
+                    _ = try await group.next()
+                } catch {
+                    // The wait was cancelled with the caller: nothing more to wait for.
+                }
                 group.cancelAll()
             }
         }

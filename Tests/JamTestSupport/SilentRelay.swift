@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A TCP relay on 127.0.0.1 in front of a server, whose open connections can go silent: from
@@ -7,7 +8,8 @@ import Synchronization
 /// connected, as when a server's machine or the network path to it goes away without a word.
 /// Connections opened later are relayed as before. A connection can also be cut just as its
 /// server answers (`cutWhenServerSends`), or have what its client sends held back for a while
-/// (`holdWhenClientSends`).
+/// (`holdWhenClientSends`). With a TLS context it also ends TLS, as a reverse proxy in front of
+/// a server does.
 public final class SilentRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
@@ -23,8 +25,9 @@ public final class SilentRelay: Sendable {
         self.hold = hold
     }
 
-    /// Listens on an ephemeral loopback port and relays each connection to `targetPort`.
-    public static func start(to targetPort: Int) async throws -> SilentRelay {
+    /// Listens on an ephemeral loopback port and relays each connection to `targetPort`; with
+    /// `tls`, clients speak TLS to the relay and the relay plain TCP to the server.
+    public static func start(to targetPort: Int, tls: NIOSSLContext? = nil) async throws -> SilentRelay {
         let box = Mutex<SilentRelay?>(nil)
         let cut = RelayTrigger()
         let hold = RelayTrigger()
@@ -33,6 +36,13 @@ public final class SilentRelay: Sendable {
             .childChannelInitializer { client in
                 let link = RelayLink()
                 box.withLock { $0?.links.withLock { $0.append(link) } }
+                if let tls {
+                    do {
+                        try client.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    } catch {
+                        return client.eventLoop.makeFailedFuture(error)
+                    }
+                }
                 // The server side connects first; the client's bytes are read only once the
                 // child is registered, after this future.
                 return ClientBootstrap(group: client.eventLoop)
@@ -53,8 +63,10 @@ public final class SilentRelay: Sendable {
     }
 
     /// Runs `body` with a relay to `targetPort`, and stops the relay however `body` ends.
-    public static func with<T: Sendable>(to targetPort: Int, _ body: (SilentRelay) async throws -> T) async throws -> T {
-        let relay = try await start(to: targetPort)
+    public static func with<T: Sendable>(
+        to targetPort: Int, tls: NIOSSLContext? = nil, _ body: (SilentRelay) async throws -> T
+    ) async throws -> T {
+        let relay = try await start(to: targetPort, tls: tls)
         do {
             let value = try await body(relay)
             try await relay.stop()

@@ -3,13 +3,14 @@ import JamClient
 import JamClientNIO
 import JamProtocol
 import JamTestSupport
+import NIOSSL
 import Synchronization
 import Testing
 
 /// `NIOWebSocketTransport` where the opening handshake does not go as planned: a server that
 /// takes the connection and never answers the upgrade, a caller that gives up meanwhile, and a
 /// server that answers with something other than a WebSocket. (Open sockets are what the
-/// SDK's end-to-end tests run on.)
+/// SDK's end-to-end tests run on, and TLS below.)
 struct NIOTransportTests {
     /// The address of the session's socket, through the relay.
     static func socketURL(_ relay: SilentRelay) throws -> URL {
@@ -102,6 +103,62 @@ struct NIOTransportTests {
                 #expect(retried.count == 1 && retried.allSatisfy { $0.contains("did not open within") }, "\(retried)")
                 let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
                 #expect(ack.itemId != nil, "the second socket takes commands")
+            }
+        }
+    }
+
+    /// A certificate for localhost and 127.0.0.1, valid until 2126, and its key
+    /// (Tests/Fixtures/TLS), for a relay that ends TLS in front of the test server.
+    static func localhostTLS() throws -> (server: NIOSSLContext, certificate: NIOSSLCertificate) {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/TLS")
+        let certificate = try NIOSSLCertificate(file: folder.appendingPathComponent("localhost.crt").path, format: .pem)
+        let key = try NIOSSLPrivateKey(file: folder.appendingPathComponent("localhost.key").path, format: .pem)
+        let server = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key)))
+        return (server, certificate)
+    }
+
+    @Test("a wss address is opened over TLS, the socket carries the session, and a close is answered at once", .timeLimit(.minutes(1)))
+    func aWSSAddressIsOpenedOverTLS() async throws {
+        let tls = try Self.localhostTLS()
+        try await TestServer.with { server in
+            var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+            _ = try await api.signIn(displayName: "Ann")
+            let view = try await api.createSession()
+            let token = try #require(api.token)
+            try await SilentRelay.with(to: server.port, tls: tls.server) { relay in
+                let url = try #require(URL(string: "wss://localhost:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+                var trusting = TLSConfiguration.makeClientConfiguration()
+                trusting.trustRoots = .certificates([tls.certificate])
+                let first = Mutex<String?>(nil)
+                let opened = ContinuousClock.now
+                let close = try await NIOWebSocketTransport(tlsConfiguration: trusting).withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                    let text = try await socket.receive()
+                    first.withLock { $0 = text }
+                }
+                // The client's close is answered by the server's: not a wait for the whole close
+                // timeout (5 s), as when the client stopped reading once it sent its close.
+                let took = ContinuousClock.now - opened
+                #expect(took < .seconds(2), "opened and closed in \(took)")
+                #expect(close.code == 1000, "\(close)")
+                let text = try #require(first.withLock { $0 }, "the server sent nothing")
+                #expect(text.contains("\"stateSync\""), "\(text.prefix(200))")
+            }
+        }
+    }
+
+    @Test("a server whose certificate the client does not trust fails the open", .timeLimit(.minutes(1)))
+    func aServerWhoseCertificateTheClientDoesNotTrustFailsTheOpen() async throws {
+        let tls = try Self.localhostTLS()
+        try await TestServer.with { server in
+            try await SilentRelay.with(to: server.port, tls: tls.server) { relay in
+                let url = try #require(URL(string: "wss://localhost:\(relay.port)/api/v1/sessions/none/realtime"))
+                let error = await #expect(throws: NIOSSLError.self) {
+                    _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in
+                        Issue.record("a socket opened to a server the client does not trust")
+                    }
+                }
+                #expect(error.map { "\($0)" }?.contains("handshakeFailed") == true, "\(String(describing: error))")
             }
         }
     }
