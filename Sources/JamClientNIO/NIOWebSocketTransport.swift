@@ -12,13 +12,12 @@ import WSCore
 public struct NIOWebSocketTransport: RealtimeTransport {
     /// Largest frame accepted from the server (queue updates of big sessions are large).
     public var maxFrameSize: Int
-    /// How long a close waits for the server's answering close: the client reads on for up to
-    /// this long after it sent its close, and the WebSocket then waits up to this long again
-    /// before it cuts the connection, so a socket the server stopped answering on is dropped
-    /// within twice this.
+    /// How long a close waits for the server's answering close before the connection is cut:
+    /// the whole wait when the client drops a socket the server stopped answering on.
     public var closeTimeout: Duration
-    /// How long the connection and the server's answer to the upgrade may take: a server that
-    /// takes the connection and never answers fails the open once this has passed.
+    /// How long the server's answer to the upgrade may take, counted from the TCP connection
+    /// (which NIO's connect timeout, 10 s, bounds): a server that takes the connection and never
+    /// answers fails the open once this has passed.
     public var openTimeout: Duration
     /// TLS settings for `wss://` addresses (the system's roots by default).
     public var tlsConfiguration: TLSConfiguration
@@ -37,8 +36,8 @@ public struct NIOWebSocketTransport: RealtimeTransport {
     }
 
     /// Opens a WebSocket to `url` on NIO, runs `body` with it, and returns how it closed.
-    /// Throws `WebSocketOpenError` when the server does not upgrade the connection, or does
-    /// not answer within `openTimeout`.
+    /// Throws `WebSocketOpenError` when the server does not upgrade the connection, does not
+    /// answer within `openTimeout`, or the connection fails before the upgrade (TLS included).
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {
@@ -48,10 +47,12 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         let upgrade = TimedUpgradeChannel(
             target: target, headers: headers.map { ($0.key, $0.value) }, maxFrameSize: maxFrameSize, closeTimeout: closeTimeout,
             openTimeout: openTimeout, sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
-        ) { inbound, outbound, _ in
+        ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound)
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            // Each child says whether the socket's close was answered: the reader when the
+            // server's close ended it, the timer never.
+            try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     do {
                         for try await message in inbound.messages(maxSize: maxSize) {
@@ -61,21 +62,35 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                     } catch {
                         continuation.finish(throwing: error)
                     }
+                    return !Task.isCancelled
                 }
-                try await body(socket)
-                // The body ends when the socket closed (receive returned nil) or it chose to
-                // stop. Then the client closes as RFC 6455 asks: it sends a close and reads on
-                // until the server's close answers it, for at most `closeTimeout`. Cancelling
-                // the reader at once would stop the reads that take that answer in: over TLS
-                // the close then always took the whole `closeTimeout`.
-                await socket.close()
-                group.addTask { try await Task.sleep(for: closeTimeout) }
+                let ending: (any Error)?
                 do {
-                    _ = try await group.next()
+                    try await body(socket)
+                    ending = nil
                 } catch {
-                    // The wait was cancelled with the caller: nothing more to wait for.
+                    ending = error
+                }
+                // However the body ended, the client closes as RFC 6455 asks: it sends a close
+                // and reads on until the server's close answers it. Cancelling the reader at
+                // once would stop the reads that take the answer in (over TLS every close then
+                // took the whole `closeTimeout`). A server that does not answer in time, or a
+                // caller that is cancelled, has the connection cut at once, so the WebSocket
+                // does not wait all over again.
+                await socket.close()
+                group.addTask {
+                    try await Task.sleep(for: closeTimeout)
+                    return false
+                }
+                var answered = false
+                do {
+                    answered = try await group.next() ?? false
+                } catch {
+                    // The caller was cancelled: nothing more to wait for.
                 }
                 group.cancelAll()
+                if !answered { context.channel.close(promise: nil) }
+                if let ending { throw ending }
             }
         }
         let connection = ClientConnection(upgrade, address: .hostname(target.host, port: target.port), logger: logger)

@@ -45,7 +45,9 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Pending> {
         channel.eventLoop.makeCompletedFuture {
             if let sslContext {
-                let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: target.host)
+                // An address has no name to send (SNI refuses one); NIOSSL then checks the
+                // certificate's IP entries against the address instead.
+                let tls = try NIOSSLClientHandler(context: sslContext, serverHostname: target.isIPAddress ? nil : target.host)
                 try channel.pipeline.syncOperations.addHandler(tls, position: .first)
             }
             let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
@@ -71,11 +73,13 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
                 pending.channel.close(promise: nil)
             }
         } catch {
+            // NIO's upgrade handler leaves the connection open when the upgrade fails.
+            pending.channel.close(promise: nil)
             if pending.timedOut.withLockedValue({ $0 }) {
                 throw WebSocketOpenError(description: "the WebSocket to \(target.description) did not open within \(openTimeout)")
             }
             try Task.checkCancellation()
-            throw error
+            throw WebSocketOpenError(description: "the WebSocket to \(target.description) could not be opened: \(error)")
         }
         switch upgrade {
         case .webSocket(let frames):
@@ -84,9 +88,10 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
                 configuration: .init(
                     extensions: [], autoPing: .disabled, closeTimeout: closeTimeout, validateUTF8: false, maxFrameSize: maxFrameSize),
                 asyncChannel: frames,
-                context: TransportContext(logger: logger),
+                context: TransportContext(logger: logger, channel: pending.channel),
                 handler: handler)
         case .declined:
+            pending.channel.close(promise: nil)
             throw WebSocketOpenError(description: "the server at \(target.description) did not upgrade the connection to a WebSocket")
         }
     }
@@ -112,7 +117,9 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
     }
 }
 
-/// The context the WebSocket's handler runs with.
+/// The context the WebSocket's handler runs with: the channel, so that a close the server
+/// does not answer can be cut short.
 struct TransportContext: WebSocketContext {
     let logger: Logger
+    let channel: any Channel
 }

@@ -21,16 +21,25 @@ struct WebSocketTarget: Sendable, CustomStringConvertible {
         guard let host = url.host, !host.isEmpty else {
             throw WebSocketOpenError(description: "\(url) names no host")
         }
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        guard let components = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: true) else {
+            throw WebSocketOpenError(description: "\(url) is not a URL this client can read")
+        }
         usesTLS = scheme == "wss" || scheme == "https"
         self.host = host
         port = url.port ?? (usesTLS ? 443 : 80)
-        let path = components?.percentEncodedPath ?? ""
-        pathAndQuery = (path.isEmpty ? "/" : path) + (components?.percentEncodedQuery.map { "?\($0)" } ?? "")
+        let path = components.percentEncodedPath
+        pathAndQuery = (path.isEmpty ? "/" : path) + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
         // An IPv6 literal goes in brackets in both headers.
         let named = host.contains(":") ? "[\(host)]" : host
         hostHeader = url.port.map { "\(named):\($0)" } ?? named
         origin = "\(scheme)://\(named)"
+    }
+
+    /// Whether the host is an IPv4 or IPv6 address rather than a name.
+    var isIPAddress: Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     var description: String { "\(usesTLS ? "wss" : "ws")://\(hostHeader)\(pathAndQuery)" }

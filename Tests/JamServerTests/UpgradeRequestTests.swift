@@ -45,6 +45,21 @@ import Testing
         }
     }
 
+    @Test("an upgrade asked for on a kept-alive connection is answered as the plain request, and the connection closes after it")
+    func anUpgradeOnAKeptAliveConnectionIsAnsweredAsThePlainRequest() async throws {
+        try await TestServer.with { server in
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let first = await connection.received { $0.filter { $0 == UInt8(ascii: "}") }.count == 1 }
+            #expect(String(decoding: first, as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
+            // The same connection, now asking to become a socket of a page that is not one.
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\(Self.webSocket)\r\n")
+            let both = String(decoding: await connection.received { $0.filter { $0 == UInt8(ascii: "}") }.count == 2 }, as: UTF8.self)
+            #expect(both.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3, "\(both)")
+            #expect(await connection.closedByServer(within: .seconds(5)))
+        }
+    }
+
     @Test("a WebSocket upgrade of the socket path that NIO cannot take is refused with 400")
     func aWebSocketUpgradeThatNIOCannotTakeIsRefused() async throws {
         try await TestServer.with { server in
@@ -79,6 +94,7 @@ import Testing
             ("/healthz", socket),
             ("/s/realtime", [("Connection", "Upgrade"), ("Upgrade", "h2c")]),
             ("/s/realtime", Array(socket.dropLast())),
+            ("/healthz", [("Connection", "Upgrade"), ("Upgrade", "")]),
         ] {
             let plain = UpgradeRequestFilter.filtered(head(path, headers), takes: takesSockets)
             #expect(plain.headers[canonicalForm: "upgrade"].isEmpty, "\(path) \(headers)")

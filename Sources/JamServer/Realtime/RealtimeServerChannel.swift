@@ -80,8 +80,8 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
             let upgradeHandler = try channel.pipeline.syncOperations.handler(type: NIOTypedHTTPServerUpgradeHandler<UpgradeResult>.self)
             // NIO keeps no copy of an upgrade request it goes on to: if the upgrade fails after
-            // all (a WebSocket version other than 13, a malformed key), all the request can get is
-            // a refusal.
+            // all (a WebSocket version other than 13, a key or version sent twice), all the
+            // request can get is a refusal.
             let filter = UpgradeRequestFilter(takes: profile.isRealtimeRequest, passedOn: { upgradeAttempted.value = true })
             try channel.pipeline.syncOperations.addHandler(filter, position: .before(upgradeHandler))
             try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(deadline: headerTimeout), position: .first)
