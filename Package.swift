@@ -178,6 +178,8 @@ let package = Package(
             dependencies: [
                 "JamClient", "JamClientNIO", "JamServer", "JamTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -67,6 +67,19 @@ struct NIOTransportTests {
         }
     }
 
+    @Test("a refused upgrade closes the connection it came on", .timeLimit(.minutes(1)))
+    func aRefusedUpgradeClosesTheConnectionItCameOn() async throws {
+        try await RefusingServer.with { server in
+            let url = try #require(URL(string: "ws://127.0.0.1:\(server.port)/api/v1/sessions/none/realtime"))
+            let error = await #expect(throws: WebSocketOpenError.self) {
+                _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in }
+            }
+            #expect(error?.description.contains("did not upgrade the connection") == true, "\(String(describing: error))")
+            // The server keeps its end open: only the client's close ends the connection.
+            try await eventually("the client closed its connection", timeout: .seconds(5)) { server.connectionsClosedByClient == 1 }
+        }
+    }
+
     @Test("an address that is not a WebSocket's is refused before any connection")
     func anAddressThatIsNotAWebSocketsIsRefused() async throws {
         let error = await #expect(throws: WebSocketOpenError.self) {
