@@ -37,7 +37,8 @@ public struct NIOWebSocketTransport: RealtimeTransport {
 
     /// Opens a WebSocket to `url` on NIO, runs `body` with it, and returns how it closed.
     /// Throws `WebSocketOpenError` when the server does not upgrade the connection, does not
-    /// answer within `openTimeout`, or the connection fails before the upgrade (TLS included).
+    /// answer within `openTimeout`, or the connection, once made, fails before the upgrade
+    /// (TLS included); a connection that cannot be made throws NIO's connect error.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {

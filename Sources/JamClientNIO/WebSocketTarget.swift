@@ -1,5 +1,6 @@
 import Foundation
 import JamClient
+import NIOCore
 
 /// Where a WebSocket URL points, in the pieces a connection and its upgrade request need.
 struct WebSocketTarget: Sendable, CustomStringConvertible {
@@ -35,11 +36,15 @@ struct WebSocketTarget: Sendable, CustomStringConvertible {
         origin = "\(scheme)://\(named)"
     }
 
-    /// Whether the host is an IPv4 or IPv6 address rather than a name.
+    /// Whether the host is an IPv4 or IPv6 address rather than a name (read by NIO, as the
+    /// server reads client addresses).
     var isIPAddress: Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+        do {
+            _ = try SocketAddress(ipAddress: host, port: port)
+            return true
+        } catch {
+            return false
+        }
     }
 
     var description: String { "\(usesTLS ? "wss" : "ws")://\(hostHeader)\(pathAndQuery)" }
