@@ -71,7 +71,7 @@ struct ForwardedCommandTests {
         #expect(tracks.filter { $0 == "first-in-id-order" }.count == 1)
         // Both rows go once applied.
         var left = -1
-        try await eventually("applied commands leave the inbox; \(left) left", timeout: .seconds(5)) {
+        try await eventually("applied commands leave the inbox; \(left) left", timeout: .seconds(20)) {
             let rows = try await early.query("SELECT count(*) FROM session_inbox", logger: logger)
             for try await count in rows.decode(Int64.self) { left = Int(count) }
             return left == 0
@@ -146,7 +146,7 @@ struct ForwardedCommandTests {
             try await other.query("LOCK TABLE session_inbox IN ACCESS EXCLUSIVE MODE", logger: logger)
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
-            let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
+            let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(20)) {
                 let pids = try await Self.backends(running: "INSERT INTO session_inbox", waitingFor: "relation", seen: other)
                 return pids.isEmpty ? nil : pids
             }
@@ -183,7 +183,7 @@ struct ForwardedCommandTests {
                 """, logger: logger)
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
-            let committing = try await eventually("the forward's commit waits", timeout: .seconds(5)) {
+            let committing = try await eventually("the forward's commit waits", timeout: .seconds(20)) {
                 let pids = try await Self.backends(running: "COMMIT", waitingFor: "PgSleep", seen: other)
                 return pids.isEmpty ? nil : pids
             }

@@ -95,7 +95,7 @@ struct LeaseCancellationTests {
             try await location.withTestConnection { other in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await node.run() }
-                    try await eventually("the node has its lease connection", timeout: .seconds(5), until: { node.isConnected })
+                    try await eventually("the node has its lease connection", timeout: .seconds(20), until: { node.isConnected })
                     try await body(node, other, logger)
                     group.cancelAll()
                 }

@@ -22,7 +22,7 @@ struct NodeStartTests {
                 // would hear no record, and no answer to a command it forwards.
                 relay.holdWhenClientSends("LISTEN")
                 try await TestServer.with(configure: { $0.database = through }) { replica in
-                    try await eventually("the node's LISTEN is held", timeout: .seconds(5)) { relay.isHolding }
+                    try await eventually("the node's LISTEN is held", timeout: .seconds(20)) { relay.isHolding }
                     let guest = try await replica.api.guest("Guest")
                     let join = JoinSessionRequest(code: created.session.joinCode)
                     let started = ContinuousClock.now

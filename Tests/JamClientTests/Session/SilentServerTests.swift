@@ -29,7 +29,7 @@ struct SilentServerTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await client.run() }
             group.addTask { await drops.record(updates) }
-            try await eventually("connected", timeout: .seconds(5), until: { await client.phase == .connected })
+            try await eventually("connected", timeout: .seconds(20), until: { await client.phase == .connected })
             try await body(client, drops)
             group.cancelAll()
         }
