@@ -101,11 +101,11 @@ let package = Package(
             name: "JamClientNIO",
             dependencies: [
                 "JamClient",
-                // The client and core of hummingbird-websocket's WebSocket; the core's
-                // `WebSocketHandler` runs each socket once our own channel has upgraded it.
-                .product(name: "WSClient", package: "swift-websocket"),
+                // The core of hummingbird-websocket's WebSocket: its `WebSocketHandler` runs
+                // each socket once our own connection has been upgraded.
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import NIOSSL
 import NIOWebSocket
-import WSClient
 import WSCore
 
 /// The realtime transport on SwiftNIO (the WebSocket of hummingbird's swift-websocket): Linux,
@@ -15,9 +14,9 @@ public struct NIOWebSocketTransport: RealtimeTransport {
     /// How long a close waits for the server's answering close before the connection is cut:
     /// the whole wait when the client drops a socket the server stopped answering on.
     public var closeTimeout: Duration
-    /// How long the server's answer to the upgrade may take, counted from the TCP connection
-    /// (which NIO's connect timeout, 10 s, bounds): a server that takes the connection and never
-    /// answers fails the open once this has passed.
+    /// How long the open may take, from the name's lookup to the server's answer to the
+    /// upgrade: an unreachable server, or one that takes the connection and never answers, fails
+    /// the open once this has passed.
     public var openTimeout: Duration
     /// TLS settings for `wss://` addresses (the system's roots by default).
     public var tlsConfiguration: TLSConfiguration
@@ -36,9 +35,10 @@ public struct NIOWebSocketTransport: RealtimeTransport {
     }
 
     /// Opens a WebSocket to `url` on NIO, runs `body` with it, and returns how it closed.
-    /// Throws `WebSocketOpenError` when the server does not upgrade the connection, does not
-    /// answer within `openTimeout`, or the connection, once made, fails before the upgrade
-    /// (TLS included); a connection that cannot be made throws NIO's connect error.
+    /// Throws `WebSocketOpenError` when the connection cannot be made, the server does not
+    /// upgrade it, the open does not finish within `openTimeout`, or the connection fails
+    /// before the upgrade (TLS included); `CancellationError` at once when the caller is
+    /// cancelled while the socket opens.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {
@@ -47,7 +47,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         let closeTimeout = closeTimeout
         let upgrade = TimedUpgradeChannel(
             target: target, headers: headers.map { ($0.key, $0.value) }, maxFrameSize: maxFrameSize, closeTimeout: closeTimeout,
-            openTimeout: openTimeout, sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
+            openTimeout: openTimeout, deadline: .now() + TimeAmount(openTimeout), sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
         ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound)
@@ -94,8 +94,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                 if let ending { throw ending }
             }
         }
-        let connection = ClientConnection(upgrade, address: .hostname(target.host, port: target.port), logger: logger)
-        let close = try await connection.run()
+        let close = try await upgrade.handle(try await upgrade.connect(), logger: logger)
         return RealtimeClose(code: close.map { UInt16(webSocketErrorCode: $0.closeCode) }, reason: close?.reason)
     }
 }

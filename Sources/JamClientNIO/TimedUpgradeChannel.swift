@@ -3,20 +3,21 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import WSClient
 @_spi(WSInternal) import WSCore
 
-/// How one NIO connection becomes a WebSocket, with a limit on the wait for the server's
-/// upgrade answer.
+/// How a WebSocket is opened on NIO, from the name's lookup to the server's upgrade answer,
+/// within one time limit.
 ///
-/// The package's own client channel waits for that answer without end: a server (or a proxy
+/// The package's own client waits for the upgrade answer without end: a server (or a proxy
 /// in front of it) that takes the connection and never answers would hold the client in
 /// "connecting" for ever, and a cancelled caller with it. Here the channel is in hand, so the
-/// wait closes it once `openTimeout` has passed or the caller is cancelled. The WebSocket that
-/// follows is the package's own (`WebSocketHandler`: pings, close handshake, frame limits).
-struct TimedUpgradeChannel: ClientConnectionChannel {
+/// wait closes it once `openTimeout` has passed or the caller is cancelled; the connect before
+/// it shares the same limit and stops waiting at a cancel too. The WebSocket that follows is
+/// the package's own (`WebSocketHandler`: pings, close handshake, frame limits).
+struct TimedUpgradeChannel: Sendable {
     /// What a successful upgrade leaves: the WebSocket's frames.
     enum Upgrade: Sendable {
         case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
@@ -31,18 +32,64 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
         let timedOut: NIOLockedValueBox<Bool>
     }
 
-    typealias Value = Pending
-    typealias Result = WebSocketCloseFrame?
-
     let target: WebSocketTarget
     let headers: [(String, String)]
     let maxFrameSize: Int
     let closeTimeout: Duration
     let openTimeout: Duration
+    /// When the open fails if it has not finished: `openTimeout` after it began.
+    let deadline: NIODeadline
     let sslContext: NIOSSLContext?
     let handler: WebSocketDataHandler<TransportContext>
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Pending> {
+    /// Connects to the target (the name's lookup included), sets the connection up for the
+    /// upgrade, and returns it with the upgrade pending. A connection not made by the deadline
+    /// fails the open; a cancelled caller stops waiting at once, and a connection made after
+    /// that is closed.
+    func connect() async throws -> Pending {
+        // Several connections may be tried for one name (IPv6 and IPv4): each is set up, and
+        // the one NIO keeps is looked up by its identity.
+        let prepared = NIOLockedValueBox<[ObjectIdentifier: Pending]>([:])
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connectTimeout(max(deadline - .now(), .nanoseconds(1)))
+            .channelInitializer { channel in
+                setup(channel: channel).map { pending in
+                    prepared.withLockedValue { $0[ObjectIdentifier(channel)] = pending }
+                }
+            }
+        let target = target
+        let connecting: EventLoopFuture<Pending> = bootstrap.connect(host: target.host, port: target.port).flatMapThrowing { channel in
+            guard let pending = prepared.withLockedValue({ $0[ObjectIdentifier(channel)] }) else {
+                throw WebSocketOpenError(description: "the connection to \(target.description) was made without being set up")
+            }
+            return pending
+        }
+        do {
+            return try await connecting.valueUnlessCancelled { pending in pending.channel.close(promise: nil) }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as WebSocketOpenError {
+            throw error
+        } catch {
+            // The deadline ends a connect in progress either way: NIO's connect timeout, or the
+            // limit armed on the connection closing it first.
+            let timedOut = prepared.withLockedValue { $0.values.contains { $0.timedOut.withLockedValue { $0 } } }
+            if timedOut || Self.isConnectTimeout(error) {
+                throw WebSocketOpenError(description: "the WebSocket to \(target.description) did not open within \(openTimeout)")
+            }
+            throw WebSocketOpenError(description: "could not connect to \(target.description): \(error)")
+        }
+    }
+
+    /// Whether NIO gave up on the connect at its timeout.
+    private static func isConnectTimeout(_ error: any Error) -> Bool {
+        guard case .connectTimeout = error as? ChannelError else { return false }
+        return true
+    }
+
+    /// Adds TLS and the HTTP upgrade to a new connection, and arms the deadline.
+    func setup(channel: any Channel) -> EventLoopFuture<Pending> {
         channel.eventLoop.makeCompletedFuture {
             if let sslContext {
                 // An address has no name to send (SNI refuses one); NIOSSL then checks the
@@ -55,7 +102,7 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
             // Closing the channel fails the pending upgrade (its handler is removed), which is
             // what ends the wait.
             let timedOut = NIOLockedValueBox(false)
-            let limit = channel.eventLoop.scheduleTask(in: TimeAmount(openTimeout)) {
+            let limit = channel.eventLoop.scheduleTask(deadline: deadline) {
                 timedOut.withLockedValue { $0 = true }
                 channel.close(promise: nil)
             }
@@ -64,7 +111,9 @@ struct TimedUpgradeChannel: ClientConnectionChannel {
         }
     }
 
-    func handle(value pending: Pending, logger: Logger) async throws -> WebSocketCloseFrame? {
+    /// Waits for the upgrade of `pending`'s connection and runs the WebSocket until it closes;
+    /// returns the close frame the server sent, if any.
+    func handle(_ pending: Pending, logger: Logger) async throws -> WebSocketCloseFrame? {
         let upgrade: Upgrade
         do {
             upgrade = try await withTaskCancellationHandler {

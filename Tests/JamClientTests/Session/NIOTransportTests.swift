@@ -7,14 +7,25 @@ import NIOSSL
 import Synchronization
 import Testing
 
-/// `NIOWebSocketTransport` where the opening handshake does not go as planned: a server that
-/// takes the connection and never answers the upgrade, a caller that gives up meanwhile, and a
-/// server that answers with something other than a WebSocket. (Open sockets are what the
+/// `NIOWebSocketTransport` where the opening does not go as planned: a connection that is
+/// never made or refused, a server that takes the connection and never answers the upgrade, a
+/// caller that gives up meanwhile, and a server that answers with something other than a
+/// WebSocket. (Open sockets are what the
 /// SDK's end-to-end tests run on, and TLS below.)
 struct NIOTransportTests {
     /// The address of the session's socket, through the relay.
     static func socketURL(_ relay: SilentRelay) throws -> URL {
         try #require(URL(string: "ws://127.0.0.1:\(relay.port)/api/v1/sessions/none/realtime"))
+    }
+
+    /// Cancels `opening` and checks that it stops at once, with `CancellationError`.
+    static func expectStopsAtOnce(cancelling opening: Task<RealtimeClose, any Error>, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let cancelled = ContinuousClock.now
+        opening.cancel()
+        let result = await opening.result
+        let took = ContinuousClock.now - cancelled
+        #expect(throws: CancellationError.self, sourceLocation: sourceLocation) { try result.get() }
+        #expect(took < .seconds(5), "stopped \(took) after the cancel", sourceLocation: sourceLocation)
     }
 
     @Test("an upgrade the server never answers fails the open once its time is up", .timeLimit(.minutes(1)))
@@ -46,14 +57,48 @@ struct NIOTransportTests {
                     try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
                 }
                 try await eventually("the upgrade request held", timeout: .seconds(10)) { relay.isHolding }
-                let cancelled = ContinuousClock.now
-                opening.cancel()
-                let result = await opening.result
-                let took = ContinuousClock.now - cancelled
-                #expect(throws: CancellationError.self) { try result.get() }
-                #expect(took < .seconds(5), "stopped \(took) after the cancel")
+                await Self.expectStopsAtOnce(cancelling: opening)
             }
         }
+    }
+
+    @Test("a connection that is never made fails the open once its time is up", .timeLimit(.minutes(1)))
+    func aConnectionThatIsNeverMadeFailsTheOpenOnceItsTimeIsUp() async throws {
+        try await FullListener.with { listener in
+            let url = try #require(URL(string: "ws://127.0.0.1:\(listener.port)/api/v1/sessions/none/realtime"))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: WebSocketOpenError.self) {
+                _ = try await NIOWebSocketTransport(openTimeout: .milliseconds(300)).withSocket(url: url, headers: [:]) { _ in
+                    Issue.record("a socket opened on a connection that was never made")
+                }
+            }
+            let took = ContinuousClock.now - started
+            #expect(error?.description.contains("did not open within") == true, "\(String(describing: error))")
+            // NIO's own connect limit is 10 s: the open's limit covers the connect too.
+            #expect(took >= .milliseconds(300) && took < .seconds(5), "failed after \(took)")
+        }
+    }
+
+    @Test("a caller cancelled while the connection is being made stops waiting at once", .timeLimit(.minutes(1)))
+    func aCallerCancelledWhileTheConnectionIsBeingMadeStopsWaitingAtOnce() async throws {
+        try await FullListener.with { listener in
+            let url = try #require(URL(string: "ws://127.0.0.1:\(listener.port)/api/v1/sessions/none/realtime"))
+            let opening = Task {
+                try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            await Self.expectStopsAtOnce(cancelling: opening)
+        }
+    }
+
+    @Test("a port nobody listens on fails the open with an error that names the address")
+    func aPortNobodyListensOnFailsTheOpenWithAnErrorThatNamesTheAddress() async throws {
+        let port = try LoopbackPort.free()
+        let url = try #require(URL(string: "ws://127.0.0.1:\(port)/api/v1/sessions/none/realtime"))
+        let error = await #expect(throws: WebSocketOpenError.self) {
+            _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in }
+        }
+        #expect(error?.description.contains("could not connect to ws://127.0.0.1:\(port)/") == true, "\(String(describing: error))")
     }
 
     @Test("a server that answers the upgrade with something else fails the open with an error that says so")
