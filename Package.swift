@@ -16,8 +16,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
-        // Up to the next minor only: JamClientNIO uses its `ClientConnection` and the SPI of its
-        // `WebSocketHandler`, which a minor release may change.
+        // Up to the next minor only: JamClientNIO uses the SPI of its `WebSocketHandler`, which a
+        // minor release may change.
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", .upToNextMinor(from: "1.6.2")),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),

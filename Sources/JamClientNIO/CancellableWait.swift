@@ -3,8 +3,8 @@ import NIOCore
 
 extension EventLoopFuture where Value: Sendable {
     /// The future's value, or `CancellationError` as soon as the waiting task is cancelled,
-    /// whichever comes first. NIO cannot call off the work behind the future (a connect, for
-    /// one), so a value that arrives after the cancel goes to `unwanted`, which lets it go.
+    /// whichever comes first. The work behind the future goes on until its owner calls it off,
+    /// so a value that arrives after the cancel goes to `unwanted`, which lets it go.
     func valueUnlessCancelled(unwanted: @escaping @Sendable (Value) -> Void) async throws -> Value {
         let waiter = NIOLockedValueBox<CheckedContinuation<Value, any Error>?>(nil)
         // Whoever takes the continuation first resumes it: the result or the cancel.

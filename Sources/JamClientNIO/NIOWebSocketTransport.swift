@@ -45,9 +45,10 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         let target = try WebSocketTarget(url)
         let maxSize = maxFrameSize
         let closeTimeout = closeTimeout
+        let sslContext = target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
         let upgrade = TimedUpgradeChannel(
             target: target, headers: headers.map { ($0.key, $0.value) }, maxFrameSize: maxFrameSize, closeTimeout: closeTimeout,
-            openTimeout: openTimeout, deadline: .now() + TimeAmount(openTimeout), sslContext: target.usesTLS ? try NIOSSLContext(configuration: tlsConfiguration) : nil
+            openTimeout: openTimeout, deadline: .now() + TimeAmount(openTimeout), sslContext: sslContext
         ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound)

@@ -24,7 +24,7 @@ struct TimedUpgradeChannel: Sendable {
         case declined
     }
 
-    /// The connection and its pending upgrade, handed from `setup` to `handle`.
+    /// The connection and its pending upgrade, handed from `connect` to `handle`.
     struct Pending: Sendable {
         let channel: any Channel
         let upgrade: EventLoopFuture<Upgrade>
@@ -44,23 +44,30 @@ struct TimedUpgradeChannel: Sendable {
 
     /// Connects to the target (the name's lookup included), sets the connection up for the
     /// upgrade, and returns it with the upgrade pending. A connection not made by the deadline
-    /// fails the open; a cancelled caller stops waiting at once, and a connection made after
-    /// that is closed.
+    /// fails the open; a cancelled caller stops waiting at once, and the connects still under
+    /// way are called off.
     func connect() async throws -> Pending {
+        try Task.checkCancellation()
         // Several connections may be tried for one name (IPv6 and IPv4): each is set up, and
-        // the one NIO keeps is looked up by its identity.
-        let prepared = NIOLockedValueBox<[ObjectIdentifier: Pending]>([:])
+        // the one NIO keeps is looked up by its identity. Once the caller is cancelled, those
+        // under way are closed (which ends their connects) and no new one is set up.
+        let attempts = NIOLockedValueBox<(prepared: [ObjectIdentifier: Pending], cancelled: Bool)>(([:], false))
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connectTimeout(max(deadline - .now(), .nanoseconds(1)))
             .channelInitializer { channel in
-                setup(channel: channel).map { pending in
-                    prepared.withLockedValue { $0[ObjectIdentifier(channel)] = pending }
+                setup(channel: channel).flatMapThrowing { pending in
+                    let cancelled = attempts.withLockedValue { attempts in
+                        if !attempts.cancelled { attempts.prepared[ObjectIdentifier(channel)] = pending }
+                        return attempts.cancelled
+                    }
+                    if cancelled { throw CancellationError() }
                 }
             }
         let target = target
         let connecting: EventLoopFuture<Pending> = bootstrap.connect(host: target.host, port: target.port).flatMapThrowing { channel in
-            guard let pending = prepared.withLockedValue({ $0[ObjectIdentifier(channel)] }) else {
+            guard let pending = attempts.withLockedValue({ $0.prepared[ObjectIdentifier(channel)] }) else {
+                channel.close(promise: nil)
                 throw WebSocketOpenError(description: "the connection to \(target.description) was made without being set up")
             }
             return pending
@@ -68,13 +75,18 @@ struct TimedUpgradeChannel: Sendable {
         do {
             return try await connecting.valueUnlessCancelled { pending in pending.channel.close(promise: nil) }
         } catch is CancellationError {
+            let underWay = attempts.withLockedValue { attempts in
+                attempts.cancelled = true
+                return attempts.prepared.values.map(\.channel)
+            }
+            for channel in underWay { channel.close(promise: nil) }
             throw CancellationError()
         } catch let error as WebSocketOpenError {
             throw error
         } catch {
             // The deadline ends a connect in progress either way: NIO's connect timeout, or the
             // limit armed on the connection closing it first.
-            let timedOut = prepared.withLockedValue { $0.values.contains { $0.timedOut.withLockedValue { $0 } } }
+            let timedOut = attempts.withLockedValue { $0.prepared.values.contains { $0.timedOut.withLockedValue { $0 } } }
             if timedOut || Self.isConnectTimeout(error) {
                 throw WebSocketOpenError(description: "the WebSocket to \(target.description) did not open within \(openTimeout)")
             }

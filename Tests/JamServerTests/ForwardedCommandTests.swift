@@ -146,7 +146,7 @@ struct ForwardedCommandTests {
             try await other.query("LOCK TABLE session_inbox IN ACCESS EXCLUSIVE MODE", logger: logger)
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
-            let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(20)) {
+            let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
                 let pids = try await Self.backends(running: "INSERT INTO session_inbox", waitingFor: "relation", seen: other)
                 return pids.isEmpty ? nil : pids
             }
@@ -183,7 +183,7 @@ struct ForwardedCommandTests {
                 """, logger: logger)
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
-            let committing = try await eventually("the forward's commit waits", timeout: .seconds(20)) {
+            let committing = try await eventually("the forward's commit waits", timeout: .seconds(5)) {
                 let pids = try await Self.backends(running: "COMMIT", waitingFor: "PgSleep", seen: other)
                 return pids.isEmpty ? nil : pids
             }

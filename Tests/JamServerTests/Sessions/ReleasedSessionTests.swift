@@ -52,9 +52,9 @@ import Testing
         let host = Self.host
 
         let add = Task { try await session.perform(.add(track: track, nonce: "n1", itemId: "00000000-0000-0000-0006-000000000101"), by: host) }
-        try await eventually("the add is applied and waits for the store", timeout: .seconds(30)) { await session.waiters.count == 1 }
+        try await eventually("the add is applied and waits for the store", timeout: .seconds(20)) { await session.waiters.count == 1 }
         let read = Task { try await session.view(for: host) }
-        try await eventually("the read waits for the add's record", timeout: .seconds(30)) { await session.waiters.count == 2 }
+        try await eventually("the read waits for the add's record", timeout: .seconds(20)) { await session.waiters.count == 2 }
 
         await session.release("a test lets it go")
         #expect(await Self.refusal(of: add) == .unavailable, "the add may never be stored here")
