@@ -86,7 +86,7 @@ struct NIOTransportTests {
             let opening = Task {
                 try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
             }
-            try await eventually("the connect is under way", timeout: .seconds(20)) { try listener.connectsUnderWay() == 1 }
+            try await eventually("the connect is under way: \(listener.sockets)", timeout: .seconds(20)) { try listener.connectsUnderWay() == 1 }
             await Self.expectStopsAtOnce(cancelling: opening)
             // Not left to run until the open's 600 s are up.
             try await eventually("the connect is called off", timeout: .seconds(5)) { try listener.connectsUnderWay() == 0 }
