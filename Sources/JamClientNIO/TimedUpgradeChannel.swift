@@ -88,7 +88,7 @@ struct TimedUpgradeChannel: Sendable {
             // limit armed on the connection closing it first.
             let timedOut = attempts.withLockedValue { $0.prepared.values.contains { $0.timedOut.withLockedValue { $0 } } }
             if timedOut || Self.isConnectTimeout(error) {
-                throw WebSocketOpenError(description: "the WebSocket to \(target.description) did not open within \(openTimeout)")
+                throw WebSocketOpenError.timedOut(target.description, after: openTimeout)
             }
             throw WebSocketOpenError(description: "could not connect to \(target.description): \(error)")
         }
@@ -137,7 +137,7 @@ struct TimedUpgradeChannel: Sendable {
             // NIO's upgrade handler leaves the connection open when the upgrade fails.
             pending.channel.close(promise: nil)
             if pending.timedOut.withLockedValue({ $0 }) {
-                throw WebSocketOpenError(description: "the WebSocket to \(target.description) did not open within \(openTimeout)")
+                throw WebSocketOpenError.timedOut(target.description, after: openTimeout)
             }
             try Task.checkCancellation()
             throw WebSocketOpenError(description: "the WebSocket to \(target.description) could not be opened: \(error)")

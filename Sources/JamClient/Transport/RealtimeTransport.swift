@@ -43,4 +43,9 @@ public struct WebSocketOpenError: Error, CustomStringConvertible {
     public init(description: String) {
         self.description = description
     }
+
+    /// The open of the WebSocket to `address` took longer than `limit`.
+    public static func timedOut(_ address: String, after limit: Duration) -> WebSocketOpenError {
+        WebSocketOpenError(description: "the WebSocket to \(address) did not open within \(limit)")
+    }
 }

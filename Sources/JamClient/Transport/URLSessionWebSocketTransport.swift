@@ -119,7 +119,7 @@ final class SocketEvents: NSObject, URLSessionWebSocketDelegate, @unchecked Send
             group.addTask {
                 try await Task.sleep(for: timeout)
                 // Thrown here too: whichever task the group hears from first, the wait fails.
-                let late = WebSocketOpenError(description: "the WebSocket to \(url) did not open within \(timeout)")
+                let late = WebSocketOpenError.timedOut("\(url)", after: timeout)
                 self.settle(.failure(late))
                 throw late
             }

@@ -33,8 +33,14 @@ final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler
             context.fireChannelRead(data)
             return
         }
+        let first = self.first
+        self.first = false
+        // Most requests ask for no upgrade: they go on as they came, their headers read once.
+        guard head.headers.contains(name: "upgrade") else {
+            context.fireChannelRead(data)
+            return
+        }
         let filtered = Self.filtered(head, takes: first ? takes : { _ in false })
-        first = false
         guard filtered.headers.contains(name: "upgrade") else {
             context.fireChannelRead(wrapInboundOut(.head(filtered)))
             return

@@ -13,9 +13,9 @@ import Testing
 /// WebSocket. (Open sockets are what the
 /// SDK's end-to-end tests run on, and TLS below.)
 struct NIOTransportTests {
-    /// The address of the session's socket, through the relay.
-    static func socketURL(_ relay: SilentRelay) throws -> URL {
-        try #require(URL(string: "ws://127.0.0.1:\(relay.port)/api/v1/sessions/none/realtime"))
+    /// The address of a session's socket on a loopback port (nobody's session).
+    static func socketURL(port: Int) throws -> URL {
+        try #require(URL(string: "ws://127.0.0.1:\(port)/api/v1/sessions/none/realtime"))
     }
 
     /// Cancels `opening` and checks that it stops at once, with `CancellationError`.
@@ -35,7 +35,7 @@ struct NIOTransportTests {
                 relay.holdWhenClientSends("GET ")
                 let started = ContinuousClock.now
                 let error = await #expect(throws: WebSocketOpenError.self) {
-                    _ = try await NIOWebSocketTransport(openTimeout: .seconds(1)).withSocket(url: try Self.socketURL(relay), headers: [:]) { _ in
+                    _ = try await NIOWebSocketTransport(openTimeout: .seconds(1)).withSocket(url: try Self.socketURL(port: relay.port), headers: [:]) { _ in
                         Issue.record("a socket opened, though the server never answered")
                     }
                 }
@@ -52,7 +52,7 @@ struct NIOTransportTests {
         try await TestServer.with { server in
             try await SilentRelay.with(to: server.port) { relay in
                 relay.holdWhenClientSends("GET ")
-                let url = try Self.socketURL(relay)
+                let url = try Self.socketURL(port: relay.port)
                 let opening = Task {
                     try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
                 }
@@ -65,7 +65,7 @@ struct NIOTransportTests {
     @Test("a connection that is never made fails the open once its time is up", .timeLimit(.minutes(1)))
     func aConnectionThatIsNeverMadeFailsTheOpenOnceItsTimeIsUp() async throws {
         try await FullListener.with { listener in
-            let url = try #require(URL(string: "ws://127.0.0.1:\(listener.port)/api/v1/sessions/none/realtime"))
+            let url = try Self.socketURL(port: listener.port)
             let started = ContinuousClock.now
             let error = await #expect(throws: WebSocketOpenError.self) {
                 _ = try await NIOWebSocketTransport(openTimeout: .milliseconds(300)).withSocket(url: url, headers: [:]) { _ in
@@ -82,7 +82,7 @@ struct NIOTransportTests {
     @Test("a caller cancelled while the connection is being made stops waiting at once and calls the connect off", .timeLimit(.minutes(1)))
     func aCallerCancelledWhileTheConnectionIsBeingMadeStopsWaitingAtOnce() async throws {
         try await FullListener.with { listener in
-            let url = try #require(URL(string: "ws://127.0.0.1:\(listener.port)/api/v1/sessions/none/realtime"))
+            let url = try Self.socketURL(port: listener.port)
             let opening = Task {
                 try await NIOWebSocketTransport(openTimeout: .seconds(600)).withSocket(url: url, headers: [:]) { _ in }
             }
@@ -97,7 +97,7 @@ struct NIOTransportTests {
     func aPortNobodyListensOnFailsTheOpenWithAnErrorThatNamesTheAddress() async throws {
         // Below the ephemeral range: no other test's connection takes it meanwhile.
         let port = try LoopbackPort.forRestarts()
-        let url = try #require(URL(string: "ws://127.0.0.1:\(port)/api/v1/sessions/none/realtime"))
+        let url = try Self.socketURL(port: port)
         let error = await #expect(throws: WebSocketOpenError.self) {
             _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in }
         }
@@ -118,7 +118,7 @@ struct NIOTransportTests {
     @Test("a refused upgrade closes the connection it came on", .timeLimit(.minutes(1)))
     func aRefusedUpgradeClosesTheConnectionItCameOn() async throws {
         try await RefusingServer.with { server in
-            let url = try #require(URL(string: "ws://127.0.0.1:\(server.port)/api/v1/sessions/none/realtime"))
+            let url = try Self.socketURL(port: server.port)
             let error = await #expect(throws: WebSocketOpenError.self) {
                 _ = try await NIOWebSocketTransport().withSocket(url: url, headers: [:]) { _ in }
             }
