@@ -14,25 +14,15 @@ import Testing
 struct LeaseCancellationTests {
     @Test func aLeaseQueryWhoseCallerIsCancelledLeavesNoLockTheNodeDoesNotKnowOf() async throws {
         try await withRunningNode { node, other, logger in
-            func advisoryLocks() async throws -> Int {
-                let rows = try await other.query(
-                    """
-                    SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                    WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
-                    """, logger: logger)
-                var count = 0
-                for try await n in rows.decode(Int64.self) { count = Int(n) }
-                return count
-            }
             // Few enough to leave room in the lock table for the suites running beside this one.
-            let ids = (1...300).map { SessionID(String(format: "00000000-0000-0000-0009-%012d", $0)) }
+            let ids = sessionIDs(series: 9, count: 300)
             // Cancelled before it starts: its statement still goes, and still takes the locks.
             let attempt = Task { await node.tryLock(ids) }
             attempt.cancel()
             let answered = await attempt.value
             let held = node.held.withLock { $0.count }
             #expect(held == answered.count)
-            let locks = try await advisoryLocks()
+            let locks = try await advisoryLocks(seenBy: other, logger: logger)
             #expect(locks == held, "every lock the database holds for the node is one the node knows of")
         }
     }
@@ -49,7 +39,7 @@ struct LeaseCancellationTests {
                 _ = try await other.query("SELECT pg_advisory_unlock_all()", logger: logger)
                 return count
             }
-            let ids = (1...50).map { SessionID(String(format: "00000000-0000-0000-0010-%012d", $0)) }
+            let ids = sessionIDs(series: 10, count: 50)
             // A lease poll and sessions being read can ask for the same leases at once.
             let answers = await withTaskGroup(of: Set<SessionID>.self) { asking in
                 for _ in 0..<4 { asking.addTask { await node.tryLock(ids) } }
@@ -74,7 +64,7 @@ struct LeaseCancellationTests {
             let outcome = Mutex<String?>(nil)
             let attempt = Task {
                 do {
-                    try await node.onLease(connection) { connection in
+                    _ = try await node.onLease(connection) { connection in
                         try await connection.send("SELECT 1", logger: logger)
                     }
                     outcome.withLock { $0 = "answered" }
@@ -86,6 +76,87 @@ struct LeaseCancellationTests {
             #expect(ended == "\(ConnectionClosed())")
             await attempt.value
         }
+    }
+
+    @Test func aLeaseStatementTheDatabaseFailsPartWayGivesBackWhatItTookAndKeepsTheOtherLeases() async throws {
+        try await withRunningNode { node, other, logger in
+            let kept = sessionIDs(series: 11, count: 10)
+            #expect(await node.tryLock(kept) == Set(kept))
+            // Rows 1–149 take their locks, row 150 fails the statement, as a full lock table would.
+            try await failLeaseKeys(from: 150, once: true, on: other, logger: logger)
+            let ids = sessionIDs(series: 12, count: 300)
+            let connection = node.lease.withLock { $0 }
+            #expect(await node.tryLock(ids) == [])
+            #expect(node.held.withLock { $0 } == Set(kept))
+            #expect(
+                try await advisoryLocks(seenBy: other, logger: logger) == kept.count,
+                "the 149 locks the failed statement took are given back, the node's own stay")
+            #expect(node.lease.withLock { $0 } === connection, "the node keeps its connection, and with it its sessions")
+            // Asked for again, each is taken once: one release frees it.
+            #expect(await node.tryLock(ids) == Set(ids))
+            #expect(try await advisoryLocks(seenBy: other, logger: logger) == kept.count + ids.count)
+            for id in ids { node.release(id) }
+            try await eventually("the released leases are free", timeout: .seconds(5)) {
+                try await advisoryLocks(seenBy: other, logger: logger) == kept.count
+            }
+        }
+    }
+
+    @Test func leasesAFailedStatementTookThatCannotBeGivenBackGoWithTheConnection() async throws {
+        try await withRunningNode { node, other, logger in
+            let kept = sessionIDs(series: 13, count: 10)
+            #expect(await node.tryLock(kept) == Set(kept))
+            // From row 150 on every statement fails: the one taking leases, and giving them back.
+            try await failLeaseKeys(from: 150, once: false, on: other, logger: logger)
+            let ids = sessionIDs(series: 14, count: 300)
+            let first = try #require(node.lease.withLock { $0 })
+            #expect(await node.tryLock(ids) == [])
+            try await eventually("the database holds no lock for the node", timeout: .seconds(20)) {
+                try await advisoryLocks(seenBy: other, logger: logger) == 0
+            }
+            try await eventually("the node connects again", timeout: .seconds(20)) {
+                node.lease.withLock { $0.map { $0 !== first } ?? false }
+            }
+            #expect(node.held.withLock { $0 }.isEmpty, "the node knows it holds nothing")
+        }
+    }
+
+    /// Has the database fail lease statements from their `row`th lease key on (once, or every
+    /// time): PostgreSQL takes a statement's locks row by row and keeps them through its error.
+    ///
+    /// A function of the test database's own shadows `pg_catalog.hashtextextended(text, int8)`
+    /// for the node's `hashtextextended(id, 0)`, whose `0` matches its `integer` exactly. A
+    /// sequence counts the calls: its values are not rolled back with the failed statement.
+    private func failLeaseKeys(from row: Int, once: Bool, on other: PostgresConnection, logger: Logger) async throws {
+        let comparison = once ? "=" : ">="
+        _ = try await other.query("CREATE SEQUENCE lease_key_calls", logger: logger)
+        _ = try await other.query(
+            PostgresQuery(unsafeSQL: """
+                CREATE FUNCTION public.hashtextextended(id text, seed integer) RETURNS bigint LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF nextval('lease_key_calls') \(comparison) \(row) THEN
+                        RAISE EXCEPTION 'out of shared memory (the test''s own)';
+                    END IF;
+                    RETURN pg_catalog.hashtextextended(id, seed);
+                END $$
+                """), logger: logger)
+    }
+
+    /// `count` session ids of their own for one test (`series`), so tests never share a lease.
+    private func sessionIDs(series: Int, count: Int) -> [SessionID] {
+        (1...count).map { SessionID(String(format: "00000000-0000-0000-%04d-%012d", series, $0)) }
+    }
+
+    /// How many advisory locks anyone holds in the test's database.
+    private func advisoryLocks(seenBy other: PostgresConnection, logger: Logger) async throws -> Int {
+        let rows = try await other.query(
+            """
+            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+            WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()
+            """, logger: logger)
+        var count = 0
+        for try await n in rows.decode(Int64.self) { count = Int(n) }
+        return count
     }
 
     /// Runs `body` with a node that runs and holds its lease connection, and a connection of

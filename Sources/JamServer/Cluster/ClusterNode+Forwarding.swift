@@ -63,20 +63,9 @@ extension ClusterNode {
     }
 
     private func sendOutgoing() async {
-        let (commands, replies, unlocks) = outgoing.withLock { outgoing in
-            defer { outgoing = Outgoing() }
-            return (outgoing.commands, outgoing.replies, outgoing.unlocks)
-        }
-        if !unlocks.isEmpty, let connection = lease.withLock({ $0 }) {
-            do {
-                try await onLease(connection) { connection in
-                    try await connection.send(
-                        "SELECT pg_advisory_unlock(hashtextextended(id, 0)) FROM unnest(\(unlocks.map(\.rawValue))) AS t(id)", logger: self.logger)
-                }
-            } catch {
-                // The connection is going: its locks go with it.
-                logger.debug("giving up session leases failed", metadata: ["error": "\(error)"])
-            }
+        let (commands, replies) = outgoing.withLock { outgoing in
+            defer { (outgoing.commands, outgoing.replies) = ([], []) }
+            return (outgoing.commands, outgoing.replies)
         }
         if !commands.isEmpty {
             do {
@@ -138,6 +127,8 @@ extension ClusterNode {
                 logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])
             }
         }
+        // Last: it may wait for a lease statement's turn, which commands and answers need not.
+        await sendReleases()
     }
 }
 

@@ -58,6 +58,9 @@ extension ClusterNode {
             if held != nil {
                 attempt = 0
                 self.held.withLock { $0.removeAll() }
+                // Their locks went with the connection: given up on the next one, they could
+                // free leases taken there since.
+                outgoing.withLock { $0.unlocks.removeAll() }
                 await handler?.leasesLost()
             }
             if Task.isCancelled { return }
@@ -156,7 +159,7 @@ extension ClusterNode {
 
     /// Asks the database something on the lease connection: it answers, or this throws.
     private func ask(_ connection: PostgresConnection) async throws {
-        try await onLease(connection) { connection in
+        _ = try await onLease(connection) { connection in
             try await connection.send("SELECT 1", logger: self.logger)
         }
     }

@@ -10,7 +10,7 @@ actor LeaseTurns {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     /// Runs `body` once every turn taken before it has ended.
-    func inTurn<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    func inTurn<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
         if busy {
             await withCheckedContinuation { waiting.append($0) }
         } else {
