@@ -108,40 +108,47 @@ extension SessionRegistry {
     /// Applies `commands` together, with a fresh join code when `newCode` is set, and returns
     /// the session as `user` sees it after them, once stored.
     func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) -> SessionView {
-        var steps = commands
-        var code: String?
-        if newCode {
-            let fresh = index.withLock { index -> String in
-                let fresh = Self.uniqueCode(defaults.codes, in: index)
-                index.codes[fresh] = session.id
-                index.codeIssuedAt[fresh] = clock.now()
-                return fresh
-            }
-            steps.append(.setJoinCode(fresh))
-            code = fresh
+        guard newCode else {
+            guard !commands.isEmpty else { return try await session.view(for: user) }
+            return try await session.performViewing(.all(commands), by: user).view
         }
-        guard !steps.isEmpty else { return try await session.view(for: user) }
-        let view: SessionView
+        let fresh = index.withLock { index -> String in
+            let fresh = Self.uniqueCode(defaults.codes, in: index)
+            index.codes[fresh] = session.id
+            index.codeIssuedAt[fresh] = clock.now()
+            index.codesBeingSet.insert(fresh)
+            return fresh
+        }
+        let result: Result<SessionView, JamError>
         do {
-            view = try await session.performViewing(.all(steps), by: user).view
+            result = .success(try await session.performViewing(.all(commands + [.setJoinCode(fresh)]), by: user).view)
         } catch {
-            if let code {
-                index.withLock { index in
+            result = .failure(error)
+        }
+        await settleCodes(of: session, after: fresh)
+        return try result.get()
+    }
+
+    /// Points the index at the join code `session` holds now and lets go of the others it
+    /// gave the session, whatever the command setting `fresh` came to: a change can be
+    /// applied and still fail (its commit unconfirmed, say), and two new codes asked for at
+    /// once both apply, the later one winning. Read on the session's actor, so no change of
+    /// code slips between the read and the index; codes still being set are kept.
+    private func settleCodes(of session: LiveSession, after fresh: String) async {
+        let now = clock.now()
+        await session.inspect { state, _ in
+            self.index.withLock { index in
+                index.codesBeingSet.remove(fresh)
+                for (code, owner) in index.codes where owner == session.id && code != state.joinCode && !index.codesBeingSet.contains(code) {
                     index.codes[code] = nil
                     index.codeIssuedAt[code] = nil
                 }
-            }
-            throw error
-        }
-        if let code {
-            index.withLock { index in
-                for (old, owner) in index.codes where owner == session.id && old != code {
-                    index.codes[old] = nil
-                    index.codeIssuedAt[old] = nil
+                if index.codes[state.joinCode] == nil, !session.hasEnded {
+                    index.codes[state.joinCode] = session.id
+                    index.codeIssuedAt[state.joinCode] = now
                 }
             }
         }
-        return view
     }
 
     static func codeTaken(_ code: String) -> JamError {

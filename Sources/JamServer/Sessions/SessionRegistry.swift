@@ -26,6 +26,8 @@ public final class SessionRegistry: Service, Sendable {
         var codes: [String: SessionID] = [:]
         /// When each live code was issued, for profiles whose codes expire.
         var codeIssuedAt: [String: Millis] = [:]
+        /// New codes reserved in `codes` for requests still setting them.
+        var codesBeingSet: Set<String> = []
         /// Stored sessions to bring back at their deadline (ended ones: to purge), soonest first.
         var wakeUps: [(at: Millis, id: SessionID)] = []
         /// When the registry last let go of the sessions that ended in memory.

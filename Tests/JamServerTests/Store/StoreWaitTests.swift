@@ -42,6 +42,9 @@ import Testing
 
         func hang() { state.withLock { $0.hanging = true } }
 
+        /// How many commits the store holds now.
+        var heldCount: Int { state.withLock { $0.held.count } }
+
         /// Ends the hang, if any (so a test that failed midway still lets the store's thread go).
         func resume() {
             let (wasHanging, held) = state.withLock { state in
