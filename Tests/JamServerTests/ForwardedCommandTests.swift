@@ -3,7 +3,9 @@ import JamCore
 import JamProtocol
 import JamTestSupport
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import JamServer
@@ -226,6 +228,60 @@ struct ForwardedCommandTests {
             }
             try await other.close()
         }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func forwardsForMoreSessionsThanOneNotificationNamesAreStoredAndAnnounced() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let logger = Logger(label: "test")
+        let store = try await PostgresSessionStore.open(location, logger: logger)
+        let node = ClusterNode(store: store, logger: logger)
+        // 300 session ids are ~11,100 bytes: more than one notification's 8,000.
+        let sessions = (1...300).map { SessionID(String(format: "00000000-0000-0000-0015-%012d", $0)) }
+        let refusals = Mutex<[String]>([])
+        // Queued before the node runs, so that its forwarder sends them in one statement.
+        for session in sessions {
+            node.forward(
+                ForwardedCommand(
+                    inboxId: 0, session: session, origin: node.nodeID, connection: nil, replyId: "r-\(session)",
+                    command: .vote(itemId: "00000000-0000-0000-0015-100000000000", value: 1), user: "00000000-0000-0000-0015-200000000000"),
+                failed: { error in refusals.withLock { $0.append(error.message) } })
+        }
+        let announced = NIOLockedValueBox<Set<SessionID>>([])
+        let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 4, logger: logger)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let (listening, started) = AsyncStream.makeStream(of: Void.self)
+                group.addTask {
+                    try await other.listen(on: "jam_inbox") { notifications in
+                        started.yield()
+                        for try await notification in notifications {
+                            let named = notification.payload.split(separator: "\n").map { SessionID(String($0)) }
+                            announced.withLockedValue { $0.formUnion(named) }
+                        }
+                    }
+                }
+                for await _ in listening { break }
+                group.addTask { try await node.run() }
+                try await eventually("every session is announced", timeout: .seconds(20)) {
+                    announced.withLockedValue { $0 } == Set(sessions) || !refusals.withLock { $0 }.isEmpty
+                }
+                let refused = refusals.withLock { $0 }
+                #expect(refused.count == 0, "forwards refused: \(refused.first ?? "")")
+                let everyOne = announced.withLockedValue { $0 } == Set(sessions)
+                #expect(everyOne, "every session is announced")
+                let rows = try await other.query("SELECT count(DISTINCT session_id) FROM session_inbox", logger: logger)
+                var stored = 0
+                for try await count in rows.decode(Int64.self) { stored = Int(count) }
+                #expect(stored == sessions.count, "every forward is stored")
+                group.cancelAll()
+            }
+        } catch {
+            try? await other.close()
+            try? await store.close()
+            throw error
+        }
+        try await other.close()
+        try await store.close()
     }
 }
 

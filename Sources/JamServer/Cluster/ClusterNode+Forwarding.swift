@@ -71,8 +71,8 @@ extension ClusterNode {
             do {
                 let rows = commands.map(\.0)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                // One statement: the rows, and one notification naming their sessions,
-                // delivered when they are committed. In a transaction of its own making: a
+                // One statement: the rows, and notifications naming their sessions (as many as
+                // PostgreSQL's 8,000-byte payload limit needs), delivered when they are committed. In a transaction of its own making: a
                 // statement's implicit commit comes after its answer, so an error there (a full
                 // notification queue, a connection lost meanwhile) would reach nobody.
                 let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
@@ -86,8 +86,12 @@ extension ClusterNode {
                         FROM unnest(\(rows.map(\.session.rawValue)), \(rows.map(\.origin)), \(rows.map { Int64($0.connection ?? -1) }),
                             \(rows.map { $0.replyId ?? "" }), \(rows.map { ByteBuffer(bytes: $0.encodedInput) }))
                             AS v(session_id, origin, connection, reply_id, input)
-                        RETURNING session_id)
-                    SELECT pg_notify(\(Channel.inbox), string_agg(DISTINCT session_id, E'\\n')) FROM added
+                        RETURNING session_id),
+                    named AS (SELECT DISTINCT session_id FROM added),
+                    cut AS (
+                        SELECT session_id, sum(octet_length(session_id) + 1) OVER (ORDER BY session_id) / \(PostgresSessionStore.notificationCut) AS part
+                        FROM named)
+                    SELECT pg_notify(\(Channel.inbox), string_agg(session_id, E'\\n')) FROM cut GROUP BY part
                     """, logger: logger)
                         }
                     }

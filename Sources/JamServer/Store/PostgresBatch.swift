@@ -56,7 +56,7 @@ struct PostgresBatch {
         var current = ""
         for append in appends {
             let line = "\(append.id.rawValue) \(append.last)"
-            if current.utf8.count + line.utf8.count + 1 > 7_900 {
+            if current.utf8.count + line.utf8.count + 1 > PostgresSessionStore.notificationCut {
                 payloads.append(current)
                 current = ""
             }

@@ -25,6 +25,9 @@ public struct StoreConflict: Error, CustomStringConvertible, Sendable {
 public final class PostgresSessionStore: SessionStore, Sendable {
     /// The channel commits notify: lines of "session-id last-lsn".
     public static let logChannel = "jam_log"
+    /// Where a notification's payload is cut into parts: PostgreSQL refuses one of 8,000 bytes
+    /// or more, and a part cut in SQL may run past the mark by one line.
+    static let notificationCut = 7_800
 
     let client: PostgresClient
     private let runner: PostgresClientRunner
