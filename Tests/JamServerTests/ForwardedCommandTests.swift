@@ -204,30 +204,54 @@ struct ForwardedCommandTests {
     }
 
     @Test func anEndedSessionGivesUpItsLease() async throws {
+        try await Self.withOwnedSession { server, host, id, other in
+            #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
+            #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
+            try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await Self.leaseIsFree(id, other) }
+        }
+    }
+
+    @Test func aSessionLetGoBecauseAnotherWriterOvertookItGivesUpItsLease() async throws {
+        try await Self.withOwnedSession { server, host, id, other in
+            #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
+            // Another writer's record (an old owner's late commit): the node's next append is refused.
+            try await other.query("UPDATE sessions SET last_lsn = last_lsn + 1 WHERE id = \(id.rawValue)", logger: Logger(label: "test"))
+            let add = try await server.api.add(host.token, id, testTrack(1))
+            #expect(add.status == 503, "\(add.status) \(add.text)")
+            // Kept, the lease would keep every node from a session this one no longer serves.
+            try await eventually("the lease of a session let go is given back", timeout: .seconds(5)) { try await Self.leaseIsFree(id, other) }
+        }
+    }
+
+    /// Runs `body` with a server on PostgreSQL, a session it created (and owns), and a
+    /// connection of the test's own to the same database.
+    private static func withOwnedSession(
+        _ body: @Sendable (TestServer, GuestAuthResponse, SessionID, PostgresConnection) async throws -> Void
+    ) async throws {
         let location = try await TestPostgres.freshDatabase()
         let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
         try await TestServer.with(store: store) { server in
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
-            let logger = Logger(label: "test")
-            let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 3, logger: logger)
-            func leaseIsFree() async throws -> Bool {
-                let rows = try await other.query("SELECT pg_try_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-                var free = false
-                for try await taken in rows.decode(Bool.self) { free = taken }
-                if free { try await other.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger) }
-                return free
-            }
+            let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 3, logger: Logger(label: "test"))
             do {
-                #expect(try await leaseIsFree() == false, "the node that created the session owns it")
-                #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
-                try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await leaseIsFree() }
+                try await body(server, host, id, other)
             } catch {
                 try? await other.close()
                 throw error
             }
             try await other.close()
         }
+    }
+
+    /// Whether another node could take the session's lease now; it gives it back at once.
+    private static func leaseIsFree(_ id: SessionID, _ other: PostgresConnection) async throws -> Bool {
+        let logger = Logger(label: "test")
+        let rows = try await other.query("SELECT pg_try_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+        var free = false
+        for try await taken in rows.decode(Bool.self) { free = taken }
+        if free { try await other.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger) }
+        return free
     }
 
     @Test(.timeLimit(.minutes(1))) func forwardsForMoreSessionsThanOneNotificationNamesAreStoredAndAnnounced() async throws {

@@ -26,31 +26,40 @@ extension LiveSession {
         catchingUp = true
         defer { catchingUp = false }
         while role == .replica, nextLsn - 1 < wantedLsn {
-            guard await readLog() else { return }
+            guard await readLog() == .applied else { return }
         }
     }
 
-    /// Reads the records after the ones applied and applies them; false when there were none
-    /// (or they could not be read).
+    /// What one read of the log came to.
+    enum LogRead {
+        /// Records were read and applied.
+        case applied
+        /// There were none after the ones applied.
+        case atEnd
+        /// They could not be read, or the session was let go.
+        case failed
+    }
+
+    /// Reads the records after the ones applied and applies them.
     @discardableResult
-    func readLog() async -> Bool {
-        guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return false }
+    func readLog() async -> LogRead {
+        guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else { return .failed }
         let records: [LogRecord]
         do {
             let (store, id, after) = (cluster.store, id, nextLsn - 1)
             records = try await cluster.withDatabase { try await store.records(id, after: after) }
         } catch {
             logger.warning("reading the session's log failed", metadata: ["error": "\(error)"])
-            return false
+            return .failed
         }
-        guard let first = records.first else { return false }
+        guard let first = records.first else { return .atEnd }
         guard first.lsn <= nextLsn else {
             // The records this node lacks were pruned behind a snapshot: start again from the store.
             release("this server fell behind the session's log")
-            return false
+            return .failed
         }
         follow(records)
-        return true
+        return releasedFlag.load(ordering: .relaxed) ? .failed : .applied
     }
 
     /// Applies records the owner wrote: their frames go to this node's sockets at once (they

@@ -8,10 +8,15 @@ import NIOCore
 extension LiveSession {
     /// This node took the session's lease: it reads the log to its end, becomes the owner,
     /// counts its own sockets connected again, and applies what waits in the inbox.
+    ///
+    /// Where it cannot read the log to its end (the database did not answer, or the session
+    /// was let go meanwhile) it stays as it was, and the caller gives the lease back: an owner
+    /// that had not read every record would write over the last ones.
     func promote(entry: StoredSessionEntry?) async {
-        guard role == .replica, !releasedFlag.load(ordering: .relaxed) else { return }
-        while await readLog() {}
-        guard !releasedFlag.load(ordering: .relaxed) else { return }
+        guard role == .replica else { return }
+        var read = LogRead.applied
+        while read == .applied { read = await readLog() }
+        guard read == .atEnd, !releasedFlag.load(ordering: .relaxed) else { return }
         role = .owner
         indexed = entry
         takenInbox = [:]
@@ -38,10 +43,17 @@ extension LiveSession {
     }
 
     /// Lets the session go from this node: its sockets close so their clients reconnect (to
-    /// any node, resuming from their last `seq`), and callers waiting on it get a clear error.
+    /// any node, resuming from their last `seq`), callers waiting on it get a clear error,
+    /// and its lease, if this node holds it, is given back, so that another node (or this
+    /// one, reading the session again) can take it over.
     func release(_ reason: String) {
-        guard !releasedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !releasedFlag.load(ordering: .acquiring) else { return }
         logger.warning("letting the session go", metadata: ["reason": "\(reason)"])
+        // Before the flag, which every writer of it sets on this actor: once it is set the
+        // registry may read the session again and take the lease for that, which this must
+        // not give back.
+        environment.cluster?.release(id)
+        releasedFlag.store(true, ordering: .releasing)
         stopTimers()
         for (_, pending) in forwards {
             if case .rest(let continuation) = pending {

@@ -90,7 +90,20 @@ extension SessionRegistry: ClusterEvents {
                 logger.warning("reading a session taken over failed", metadata: ["session.id": "\(id)", "error": "\(error)"])
                 entry = nil
             }
-            await replicas[id]?.promote(entry: entry)
+            guard let replica = replicas[id] else { continue }
+            await replica.promote(entry: entry)
+            guard replica.isReplica || replica.releasedFlag.load(ordering: .acquiring) else { continue }
+            // Not taken over (let go meanwhile, or its log not read to its end): kept, the lease
+            // would keep every node from the session, unless this node is reading it again,
+            // which takes the lease as its own.
+            let takenAgain = index.withLock { index -> Bool in
+                switch index.entries[id] {
+                case .loading?: true
+                case .live(let current)? where current !== replica: !current.isReplica && !current.releasedFlag.load(ordering: .acquiring)
+                default: false
+                }
+            }
+            if !takenAgain { cluster.release(id) }
         }
     }
 
