@@ -6,6 +6,11 @@ import NIOCore
 /// Several nodes: a replica becomes the owner when the lease is free; a node lets a session
 /// go when it can no longer vouch for it.
 extension LiveSession {
+    /// A REST call's forwarded command waits in the inbox, and whoever owns the session next
+    /// applies it: "try again" would apply it twice.
+    static let movedWhileForwarded = JamError(
+        .unavailable, "the session moved to another server while this waited; the change may still be applied, read the session before repeating it")
+
     /// This node took the session's lease: it reads the log to its end, becomes the owner,
     /// counts its own sockets connected again, and applies what waits in the inbox.
     ///
@@ -25,7 +30,7 @@ extension LiveSession {
         for (key, pending) in forwards {
             if case .rest(let continuation) = pending {
                 forwards[key] = nil
-                continuation.resume(returning: .failure(JamError(.unavailable, "the session moved to another server meanwhile; try again")))
+                continuation.resume(returning: .failure(Self.movedWhileForwarded))
             }
         }
         logger.notice("took the session over", metadata: ["record.lsn": "\(nextLsn - 1)"])
@@ -57,7 +62,7 @@ extension LiveSession {
         stopTimers()
         for (_, pending) in forwards {
             if case .rest(let continuation) = pending {
-                continuation.resume(returning: .failure(JamError(.unavailable, "the session moved to another server; try again")))
+                continuation.resume(returning: .failure(Self.movedWhileForwarded))
             }
         }
         forwards.removeAll()
