@@ -28,6 +28,16 @@ public struct Track: Codable, Hashable, Sendable {
 
     /// Largest `asSent`, in bytes.
     public static let maxAsSentBytes = 8192
+    /// Longest `id`, in characters.
+    public static let maxIdLength = 256
+    /// Longest `name`, `artist` and `album`, in characters.
+    public static let maxTextLength = 300
+    /// Longest `isrc`, in characters.
+    public static let maxISRCLength = 32
+    /// Longest `artworkURL`, in characters.
+    public static let maxArtworkURLLength = 2048
+    /// Longest `durationMs`: a day.
+    public static let maxDurationMs: Int64 = 24 * 3_600_000
 
     /// Creates a track.
     public init(
@@ -50,15 +60,15 @@ public struct Track: Codable, Hashable, Sendable {
     /// server requires neither) and `asSent` may be kept; the length and character limits
     /// hold either way.
     public func validate(requireIdAndName: Bool = true) throws(JamError) {
-        try Validate.text(id, field: "track.id", max: 256, allowEmpty: !requireIdAndName)
-        try Validate.text(name, field: "track.name", max: 300, allowEmpty: !requireIdAndName)
-        try Validate.text(artist, field: "track.artist", max: 300, allowEmpty: true)
-        if let album { try Validate.text(album, field: "track.album", max: 300, allowEmpty: true) }
-        if let durationMs, durationMs <= 0 || durationMs > 24 * 3_600_000 {
+        try Validate.text(id, field: "track.id", max: Self.maxIdLength, allowEmpty: !requireIdAndName)
+        try Validate.text(name, field: "track.name", max: Self.maxTextLength, allowEmpty: !requireIdAndName)
+        try Validate.text(artist, field: "track.artist", max: Self.maxTextLength, allowEmpty: true)
+        if let album { try Validate.text(album, field: "track.album", max: Self.maxTextLength, allowEmpty: true) }
+        if let durationMs, durationMs <= 0 || durationMs > Self.maxDurationMs {
             throw JamError(.invalidField, "track.durationMs must be between 1 ms and 24 hours, got \(durationMs)")
         }
-        if let artworkURL { try Validate.text(artworkURL, field: "track.artworkURL", max: 2048, allowEmpty: true) }
-        if let isrc { try Validate.text(isrc, field: "track.isrc", max: 32, allowEmpty: true) }
+        if let artworkURL { try Validate.text(artworkURL, field: "track.artworkURL", max: Self.maxArtworkURLLength, allowEmpty: true) }
+        if let isrc { try Validate.text(isrc, field: "track.isrc", max: Self.maxISRCLength, allowEmpty: true) }
         if let asSent {
             guard !requireIdAndName else { throw JamError(.invalidField, "track.asSent is not part of OpenJam's protocol") }
             guard asSent.utf8.count <= Self.maxAsSentBytes else {

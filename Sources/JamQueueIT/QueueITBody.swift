@@ -80,9 +80,10 @@ struct QueueITBody {
         return text
     }
 
-    /// A required http(s) URL, as its validator reads `HttpUrl`; "" alone is taken as none (its
-    /// app sends it for a track without artwork, which its backend refuses).
-    mutating func httpURL(_ key: String) -> String?? {
+    /// A required http(s) URL of at most `max` characters, as its validator reads `HttpUrl`;
+    /// "" alone is taken as none (its app sends it for a track without artwork, which its
+    /// backend refuses).
+    mutating func httpURL(_ key: String, max: Int) -> String?? {
         guard let value = fields[key] else {
             note("missing", key, "Field required", nil)
             return nil
@@ -92,6 +93,10 @@ struct QueueITBody {
             return nil
         }
         if text.isEmpty { return .some(nil) }
+        guard text.unicodeScalars.count <= max else {
+            note("url_too_long", key, "URL should have at most \(max) characters", value, ctx: #"{"max_length": \#(max)}"#)
+            return nil
+        }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             note("url_parsing", key, "Input should be a valid URL, relative URL without a base", value)
             return nil

@@ -35,7 +35,7 @@ package struct QueueITProfile: WireProfile {
             // Equal scores in its backend's tiers: a song that lost a vote leads those it falls among.
             // Its skip requests are rows that a member's leaving does not delete.
             rules: SessionRules(
-                startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, equalScores: .fallenFirst,
+                startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, tracksNeedIdAndName: false, equalScores: .fallenFirst,
                 departedSkipRequests: .kept),
             settings: SessionSettings(maxMembers: SessionSettings.memberLimit, maxQueuedPerMember: SessionSettings.queueLimit, allowDuplicates: true),
             codes: .openJam, codeLifetimeMs: nil,

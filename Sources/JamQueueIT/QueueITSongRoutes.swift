@@ -16,21 +16,24 @@ struct QueueITSongRoutes {
     static let voteLimit = (count: 60, window: 60)
     static let searchLimit = (count: 20, window: 60)
 
-    /// The song in an add request, as OpenJam's track; empty `isrc` and `image_url` (what
-    /// its app sends for a track without them) are accepted and left out.
+    /// The song in an add request, as OpenJam's track. What its backend accepts is accepted:
+    /// empty strings (an empty `isrc` or `image_url`, what its app sends for a track without
+    /// them, is left out), and a `duration_ms` of 0 or over a day, kept as unknown. OpenJam's
+    /// length limits are 422s in its validator's words.
     static func track(_ body: inout QueueITBody) throws -> Track {
-        let idField = body.string("id")
-        let isrcField = body.string("isrc")
-        let nameField = body.string("name")
-        let artistsField = body.string("artists")
-        let albumField = body.string("album")
+        let idField = body.string("id", max: Track.maxIdLength)
+        let isrcField = body.string("isrc", max: Track.maxISRCLength)
+        let nameField = body.string("name", max: Track.maxTextLength)
+        let artistsField = body.string("artists", max: Track.maxTextLength)
+        let albumField = body.string("album", max: Track.maxTextLength)
         let durationField = body.integer("duration_ms", min: 0)
-        let imageField = body.httpURL("image_url")
+        let imageField = body.httpURL("image_url", max: Track.maxArtworkURLLength)
         let sourceField = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")
         let (id, isrc, name, artists, album, duration, artwork, source) = try body.validated(
             idField, isrcField, nameField, artistsField, albumField, durationField, imageField, sourceField)
         return Track(
-            id: id, name: name, artist: artists, album: album.isEmpty ? nil : album, durationMs: duration, artworkURL: artwork,
+            id: id, name: name, artist: artists, album: album.isEmpty ? nil : album,
+            durationMs: (1...Track.maxDurationMs).contains(duration) ? duration : nil, artworkURL: artwork,
             isrc: isrc.isEmpty ? nil : isrc, source: source == "apple_music" ? .appleMusic : .spotify)
     }
 

@@ -67,6 +67,51 @@ struct SongTests {
         }
     }
 
+    @Test("what its backend accepts is added: empty id and name, duration_ms 0 (kept as unknown)")
+    func addsItsBackendAcceptsAreAdded() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            var bare = song(1)
+            (bare["id"], bare["name"], bare["artists"], bare["album"], bare["duration_ms"]) = ("", "", "", "", 0)
+            let added = try api.ok(try await api.add(ann, bare), "add with empty fields")
+            let track = try #require(added.object("song"))
+            #expect(track.string("id") == "" && track.string("name") == "", "\(track)")
+            #expect(track.int("duration_ms") == 0, "\(track)")
+            var long = song(2)
+            long["duration_ms"] = 25 * 3_600_000
+            let queued = try api.ok(try await api.add(ann, long), "add over a day long")
+            #expect(queued.object("song")?.int("duration_ms") == 0, "a duration over a day is kept as unknown")
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.objects("queue")?.count == 2)
+        }
+    }
+
+    @Test("fields longer than OpenJam keeps are one 422 in its validator's words, and change nothing")
+    func overlongFieldsAreRefusedAsItsValidatorWould() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            var long = song(1)
+            long["id"] = String(repeating: "i", count: 257)
+            long["name"] = String(repeating: "n", count: 301)
+            long["isrc"] = String(repeating: "C", count: 33)
+            long["image_url"] = "https://img.example/" + String(repeating: "a", count: 2048)
+            let answer = try await api.add(ann, long)
+            #expect(answer.status == 422, "\(answer)")
+            let detail = try #require(answer.json?.objects("detail"), "\(answer)")
+            let byField = Dictionary(detail.map { (($0["loc"] as? [String])?.last ?? "", $0.string("type") ?? "") }, uniquingKeysWith: { a, _ in a })
+            #expect(byField == ["id": "string_too_long", "name": "string_too_long", "isrc": "string_too_long", "image_url": "url_too_long"], "\(detail)")
+            #expect(detail.first { ($0["loc"] as? [String])?.last == "name" }?.string("msg") == "String should have at most 300 characters")
+            // Counted in code points, as its validator counts: 300 of them in four bytes each fit.
+            var wide = song(2)
+            wide["name"] = String(repeating: "🎵", count: 300)
+            _ = try api.ok(try await api.add(ann, wide), "add a name of 300 code points")
+            let current = try api.ok(try await api.current(ann), "current")
+            #expect(current.objects("queue")?.count == 1, "only the song that fits is added")
+        }
+    }
+
     @Test("adding without a session is 400 User has no active session")
     func addingNeedsASession() async throws {
         try await QueueITServer.with { api, _ in
