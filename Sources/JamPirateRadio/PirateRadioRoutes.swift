@@ -26,8 +26,9 @@ struct PirateRadioRoutes {
         return String(trimmed.prefix(Validate.maxDisplayName)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The session `id` a join names: PirateRadio knows no "ended", and its server forgets a
-    /// code with its session, so one that ended is not found.
+    /// The session `id` a join or a read names: PirateRadio knows no "ended", and its server
+    /// forgets a code with its session, so one that ended is not found. A store that cannot
+    /// answer now is a 503 to try again, not a session that is gone.
     private static func session(_ id: SessionID, in registry: SessionRegistry) async throws -> LiveSession {
         do {
             return try await registry.session(id)
@@ -177,13 +178,7 @@ struct PirateRadioRoutes {
             _ = try tokens.verify(header: request.headers[.authorization])
             let raw = try context.parameters.require("id")
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "no session \(raw.prefix(64))") }
-            let session: LiveSession
-            do throws(JamError) {
-                session = try await registry.session(id)
-            } catch {
-                // PirateRadio knows no "ended": a session is there or it is not.
-                throw JamError(.notFound, error.message)
-            }
+            let session = try await Self.session(id, in: registry)
             let snapshot = try await session.readStored { state, wire in
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                 return pirate.snapshot(state)
