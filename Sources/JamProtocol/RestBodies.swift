@@ -83,7 +83,7 @@ public struct UpdateSessionRequest: Codable, Hashable, Sendable {
             if settings.isEmpty { throw JamError(.invalidField, "settings must change at least one setting") }
             try settings.validate()
         }
-        if let seekMs { try Validate.position(seekMs) }
+        if let seekMs { try Validate.position(seekMs, field: "seekMs") }
     }
 }
 

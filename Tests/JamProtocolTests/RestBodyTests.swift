@@ -106,7 +106,7 @@ struct RestBodyTests {
     }
 
     @Test func updateRequestChecksRanges() throws {
-        #expect(throws: JamError(.invalidField, "positionMs must not be negative, got -5")) {
+        #expect(throws: JamError(.invalidField, "seekMs must not be negative, got -5")) {
             try UpdateSessionRequest(seekMs: -5).validate()
         }
         do {
