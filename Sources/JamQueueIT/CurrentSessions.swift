@@ -85,7 +85,7 @@ struct CurrentSessionsService: Service {
                 members = await session.snapshot.members
             } catch {
                 unreadable += 1
-                logger.warning("a session could not be read for the member index", metadata: ["session.id": "\(id)", "error": "\(error)"])
+                logger.warning("a session could not be read for the member index", metadata: ["session.id": "\(id)", "error": .loggable(error)])
                 continue
             }
             for member in members where (found[member.userId]?.joinedAt ?? .min) < member.joinedAt {

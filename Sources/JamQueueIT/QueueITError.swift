@@ -88,7 +88,7 @@ struct QueueITErrorMiddleware: RouterMiddleware {
             // Unknown routes and methods: the words its framework uses.
             response = Self.response(QueueITError(error.status, error.body ?? error.status.reasonPhrase), requestId: requestId)
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(error)", "http.path": "\(request.uri.path)"])
+            context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(request.uri.path)"])
             response = Self.response(QueueITError(.internalServerError, "Internal server error"), requestId: requestId)
         }
         response.headers[.requestID] = requestId

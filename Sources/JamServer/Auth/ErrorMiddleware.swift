@@ -41,7 +41,7 @@ package struct ErrorMiddleware: RouterMiddleware {
             let message = error.body ?? (code == .notFound ? "no route \(request.method) \(request.uri.path)" : "\(error.status.reasonPhrase)")
             return response(JamError(code, message), status: error.status)
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(error)", "http.path": "\(request.uri.path)"])
+            context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(request.uri.path)"])
             return response(JamError(.internal, "the server failed to handle the request"))
         }
     }

@@ -43,7 +43,7 @@ extension ClusterNode {
                             input: Array(buffer: input)))
                 } catch {
                     // Written by a node of another version, say: it can never apply, so it must not block the rest.
-                    self.logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": "\(error)"])
+                    self.logger.error("a forwarded command does not read; dropping it", metadata: ["inbox.id": "\(id)", "error": .loggable(error)])
                     unreadable.append(id)
                 }
             }
@@ -104,12 +104,12 @@ extension ClusterNode {
                     for (_, failed) in commands { failed(unconfirmed) }
                 }
             } catch where Self.mayHaveCommitted(error) {
-                logger.warning("forwarded commands' commit went unanswered", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
+                logger.warning("forwarded commands' commit went unanswered", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let unconfirmed = JamError(
                     .unavailable, "the connection to the database broke; the command may still be applied, read the session before repeating it")
                 for (_, failed) in commands { failed(unconfirmed) }
             } catch {
-                logger.warning("forwarding commands to their owner failed", metadata: ["error": "\(error)", "commands": "\(commands.count)"])
+                logger.warning("forwarding commands to their owner failed", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database did not store it; the command was not applied, try again")
                 for (_, failed) in commands { failed(refusal) }
             }
@@ -128,7 +128,7 @@ extension ClusterNode {
                 if sent == nil { logger.warning("the database did not answer forwarded commands' answers in time", metadata: ["replies": "\(replies.count)"]) }
             } catch {
                 // The member's client retries its command after reconnecting; the answer cache keeps it once.
-                logger.warning("answering forwarded commands failed", metadata: ["error": "\(error)", "replies": "\(replies.count)"])
+                logger.warning("answering forwarded commands failed", metadata: ["error": .loggable(error), "replies": "\(replies.count)"])
             }
         }
         // Last: it may wait for a lease statement's turn, which commands and answers need not.

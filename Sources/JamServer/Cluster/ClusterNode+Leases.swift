@@ -57,7 +57,7 @@ extension ClusterNode {
                 }
             }.value
         } catch {
-            logger.warning("taking session leases failed", metadata: ["error": "\(error)"])
+            logger.warning("taking session leases failed", metadata: ["error": .loggable(error)])
             return held.withLock { held in Set(ids.filter { held.contains($0) }) }
         }
     }
@@ -147,7 +147,7 @@ extension ClusterNode {
                 for try await count in rows.decode(Int64.self) { given = count }
                 self.logger.warning(
                     "a lease statement failed part way; gave back the leases it had taken",
-                    metadata: ["leases.given_back": "\(given)", "error": "\(failure)"])
+                    metadata: ["leases.given_back": "\(given)", "error": .loggable(failure)])
             }
         } catch {
             abandon(connection, because: "giving back the leases of a failed statement failed", error: error)
@@ -158,7 +158,7 @@ extension ClusterNode {
     /// then lets every lease go and connects again.
     private func abandon(_ connection: PostgresConnection, because reason: String, error: any Error) {
         guard !connection.isClosed, lease.withLock({ $0 === connection }) else { return }
-        logger.error("\(reason); closing the lease connection, which lets this node's sessions go", metadata: ["error": "\(error)"])
+        logger.error("\(reason); closing the lease connection, which lets this node's sessions go", metadata: ["error": .loggable(error)])
         // Not awaited: the lease loop waits on the connection, and its ending is what follows.
         let _: EventLoopFuture<Void> = connection.close()
     }

@@ -65,7 +65,7 @@ extension ClusterNode {
             }
             if Task.isCancelled { return }
             if attempt == 0, let failure {
-                logger.error("lost the database connection holding this node's leases", metadata: ["error": "\(failure)"])
+                logger.error("lost the database connection holding this node's leases", metadata: ["error": .loggable(failure)])
             }
             attempt += 1
             do {
@@ -183,7 +183,7 @@ extension ClusterNode {
             guard reply.node == nodeID else { return }
             await handler?.replied(reply)
         } catch {
-            logger.warning("a reply notification does not read", metadata: ["error": "\(error)"])
+            logger.warning("a reply notification does not read", metadata: ["error": .loggable(error)])
         }
     }
 
@@ -195,7 +195,7 @@ extension ClusterNode {
         do {
             try await held?.close()
         } catch {
-            logger.debug("closing the lease connection failed", metadata: ["error": "\(error)"])
+            logger.debug("closing the lease connection failed", metadata: ["error": .loggable(error)])
         }
     }
 }

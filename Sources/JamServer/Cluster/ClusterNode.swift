@@ -122,7 +122,7 @@ public final class ClusterNode: Service, Sendable {
             // The database answered: what it holds is wrong, and trying again will not help.
             throw damage.refusal
         } catch {
-            logger.warning("a database read failed", metadata: ["error": "\(error)"])
+            logger.warning("a database read failed", metadata: ["error": .loggable(error)])
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
     }

@@ -194,7 +194,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("realtime socket error", metadata: ["error": "\(error)"])
+        logger.debug("realtime socket error", metadata: ["error": .loggable(error)])
         context.close(promise: nil)
     }
 

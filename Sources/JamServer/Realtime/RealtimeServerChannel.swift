@@ -107,7 +107,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 await runRealtime(handler, head: head, channel: channel, logger: logger)
             }
         } catch {
-            logger.debug("a connection ended before it was set up", metadata: ["error": "\(error)"])
+            logger.debug("a connection ended before it was set up", metadata: ["error": .loggable(error)])
         }
     }
 
@@ -136,7 +136,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let frame = refusal.frame.map(WebSocketText.frame)
             loop.execute { handler.value.refuse(frame: frame, code: refusal.code, reason: String(error.message.utf8.prefix(120)) ?? "refused") }
         } catch {
-            logger.debug("a realtime socket closed while opening", metadata: ["error": "\(error)"])
+            logger.debug("a realtime socket closed while opening", metadata: ["error": .loggable(error)])
         }
         await withGracefulShutdownHandler {
             try? await channel.closeFuture.get()

@@ -33,7 +33,7 @@ extension LiveSession {
         do {
             try take(.keepFallback(Set(tracks.map(\.id))), cause: .tick)
         } catch {
-            logger.error("pruning the fallback reserve failed", metadata: ["error": "\(error)"])
+            logger.error("pruning the fallback reserve failed", metadata: ["error": .loggable(error)])
         }
     }
 }

@@ -49,7 +49,7 @@ extension LiveSession {
             let (store, id, after) = (cluster.store, id, nextLsn - 1)
             records = try await cluster.withDatabase { try await store.records(id, after: after) }
         } catch {
-            logger.warning("reading the session's log failed", metadata: ["error": "\(error)"])
+            logger.warning("reading the session's log failed", metadata: ["error": .loggable(error)])
             return .failed
         }
         guard let first = records.first else { return .atEnd }
@@ -80,7 +80,7 @@ extension LiveSession {
                     if case .restart = input.input { restarted = true }
                 }
             } catch {
-                logger.error("a record of the session's log does not apply here", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                logger.error("a record of the session's log does not apply here", metadata: ["record.lsn": "\(record.lsn)", "error": .loggable(error)])
                 release("this server could not follow the session's log")
                 return
             }

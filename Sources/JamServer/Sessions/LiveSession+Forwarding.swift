@@ -89,7 +89,7 @@ extension LiveSession {
         } catch {
             // The owner's own ack frame: if it ever does not read, the caller still learns the
             // command was applied, only without the item id or score.
-            logger.error("an answer from the session's owner does not read", metadata: ["error": "\(error)"])
+            logger.error("an answer from the session's owner does not read", metadata: ["error": .loggable(error)])
         }
         return outcome
     }

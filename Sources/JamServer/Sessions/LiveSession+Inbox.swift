@@ -21,7 +21,7 @@ extension LiveSession {
                 let id = id
                 commands = try await cluster.withDatabase { try await cluster.inbox(id) }
             } catch {
-                logger.warning("reading forwarded commands failed", metadata: ["error": "\(error)"])
+                logger.warning("reading forwarded commands failed", metadata: ["error": .loggable(error)])
                 return
             }
             takeInbox(commands)

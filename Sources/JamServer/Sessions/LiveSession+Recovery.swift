@@ -69,7 +69,7 @@ extension LiveSession {
                 inputs = try LogCoding.decodeInputs(record.inputs)
             } catch {
                 if record.lsn == stored.records.last?.lsn {
-                    logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                    logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": .loggable(error)])
                     break
                 }
                 throw damaged(DamagedStoredSession(session: id, part: .record(record.lsn), problem: "has inputs that cannot be read (\(error))"), logger: logger)
@@ -83,7 +83,7 @@ extension LiveSession {
                 }
             } catch {
                 // Not damage: the data reads, but this build's rules refuse it.
-                logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": "\(error)"])
+                logger.error("a logged input no longer applies; the session stays in the store untouched", metadata: ["record.lsn": "\(record.lsn)", "error": .loggable(error)])
                 throw JamError(.internal, "record \(record.lsn) of session \(id.rawValue)'s log no longer applies: \(error)")
             }
             if adoptNumbering(of: record, into: &state, logger: logger) { ring.removeAll() }
@@ -109,7 +109,7 @@ extension LiveSession {
     /// Damage found while replaying, logged for the operator and turned into what requests
     /// for the session are told.
     private static func damaged(_ damage: DamagedStoredSession, logger: Logger) -> JamError {
-        logger.error("a stored session is damaged; it stays in the store untouched", metadata: ["error": "\(damage)"])
+        logger.error("a stored session is damaged; it stays in the store untouched", metadata: ["error": .loggable(damage)])
         return damage.refusal
     }
 
@@ -121,7 +121,7 @@ extension LiveSession {
             try take(.advance, cause: .tick)
             releaseMembersWithoutSockets()
         } catch {
-            logger.error("resuming a stored session failed", metadata: ["error": "\(error)"])
+            logger.error("resuming a stored session failed", metadata: ["error": .loggable(error)])
         }
         rescheduleTimer()
     }
@@ -133,7 +133,7 @@ extension LiveSession {
             do {
                 try take(.command(.leave, by: member.userId), cause: .command(.leave, by: member.userId, connection: nil, relay: nil))
             } catch {
-                logger.debug("leave not applied", metadata: ["error": "\(error)"])
+                logger.debug("leave not applied", metadata: ["error": .loggable(error)])
             }
         }
     }

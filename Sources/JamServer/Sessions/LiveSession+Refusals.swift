@@ -9,7 +9,7 @@ extension LiveSession {
     func noteRefusal(_ error: any Error, by user: UserID?, what: String) {
         Metrics.commandFailed(error)
         let code = (error as? JamError)?.code ?? .internal
-        var metadata: Logger.Metadata = ["error.code": "\(code.rawValue)", "command": "\(what)", "error": "\(error)"]
+        var metadata: Logger.Metadata = ["error.code": "\(code.rawValue)", "command": "\(what)", "error": .loggable(error)]
         if let user { metadata["member.id"] = "\(user)" }
         logger.log(level: code == .rateLimited ? .debug : .info, "command refused", metadata: metadata)
     }

@@ -114,7 +114,7 @@ extension LiveSession {
         do {
             try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
         } catch {
-            logger.debug("a socket's close was not applied", metadata: ["error": "\(error)"])
+            logger.debug("a socket's close was not applied", metadata: ["error": .loggable(error)])
             // Refused because the store is failing: the member would stay "connected" (counted
             // for skips and starts) for good. Tried again until the store takes it.
             if error.code == .unavailable, !releasedFlag.load(ordering: .relaxed) {

@@ -41,7 +41,7 @@ extension LiveSession {
             }
             try take(.advance, cause: .tick)
         } catch {
-            logger.error("taking the session over failed", metadata: ["error": "\(error)"])
+            logger.error("taking the session over failed", metadata: ["error": .loggable(error)])
         }
         rescheduleTimer()
         await drainInbox()

@@ -35,7 +35,7 @@ extension LiveSession {
         do {
             try take(.advance, cause: .tick)
         } catch {
-            logger.error("advancing the timeline failed", metadata: ["error": "\(error)"])
+            logger.error("advancing the timeline failed", metadata: ["error": .loggable(error)])
         }
     }
 

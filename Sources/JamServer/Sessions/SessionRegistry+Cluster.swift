@@ -46,7 +46,7 @@ extension SessionRegistry: ClusterEvents {
         do {
             records = try await cluster.withDatabase { try await store.records(after: wanted) }
         } catch {
-            logger.warning("reading followed sessions' logs failed; each tries on its own", metadata: ["error": "\(error)"])
+            logger.warning("reading followed sessions' logs failed; each tries on its own", metadata: ["error": .loggable(error)])
             records = [:]
         }
         for entry in behind {
@@ -66,7 +66,7 @@ extension SessionRegistry: ClusterEvents {
             let commands = try await cluster.withDatabase { try await cluster.inbox(ids) }
             for session in owned { await session.takeInbox(commands[session.id] ?? []) }
         } catch {
-            logger.warning("reading forwarded commands failed; each session tries on its own", metadata: ["error": "\(error)"])
+            logger.warning("reading forwarded commands failed; each session tries on its own", metadata: ["error": .loggable(error)])
             for session in owned { await session.drainInbox() }
         }
     }
@@ -87,7 +87,7 @@ extension SessionRegistry: ClusterEvents {
             do {
                 entry = try await sharedEntry(id)
             } catch {
-                logger.warning("reading a session taken over failed", metadata: ["session.id": "\(id)", "error": "\(error)"])
+                logger.warning("reading a session taken over failed", metadata: ["session.id": "\(id)", "error": .loggable(error)])
                 entry = nil
             }
             guard let replica = replicas[id] else { continue }

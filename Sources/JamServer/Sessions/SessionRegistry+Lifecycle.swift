@@ -109,7 +109,7 @@ extension SessionRegistry {
         } catch {
             // Kept, the lease would keep every other node from a session this one does not serve.
             if let cluster, index.withLock({ index in if case .live? = index.entries[id] { false } else { true } }) { cluster.release(id) }
-            logger.debug("a stored session was not brought back at its deadline", metadata: ["session.id": "\(id)", "error": "\(error)"])
+            logger.debug("a stored session was not brought back at its deadline", metadata: ["session.id": "\(id)", "error": .loggable(error)])
         }
     }
 

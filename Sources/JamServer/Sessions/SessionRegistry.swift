@@ -179,7 +179,7 @@ public final class SessionRegistry: Service, Sendable {
                 read = try await Self.load(id, from: store)
             }
         } catch {
-            logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": "\(error)"])
+            logger.error("reading a stored session failed", metadata: ["session.id": "\(entry.id)", "error": .loggable(error)])
             throw JamError(.unavailable, "the session could not be read from the store; try again")
         }
         let stored: StoredSession
@@ -190,7 +190,7 @@ public final class SessionRegistry: Service, Sendable {
             throw JamError(.notFound, "no session \(entry.id)")
         case .failure(let damage):
             // Not a passing failure: the session stays as stored, for its operator to look at.
-            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": "\(damage)"])
+            logger.error("a stored session is damaged", metadata: ["session.id": "\(entry.id)", "error": .loggable(damage)])
             throw damage.refusal
         }
         let environment = self.environment

@@ -212,7 +212,7 @@ public final class CommitPipeline: Service, Sendable {
                     return
                 }
                 let backoff = min(2_000, 50 << min(failures - 1, 6))
-                self.logger.error("storing a batch failed; retrying", metadata: ["error": "\(error)", "batch.writes": "\(writes.count)", "retry.ms": "\(backoff)"])
+                self.logger.error("storing a batch failed; retrying", metadata: ["error": .loggable(error), "batch.writes": "\(writes.count)", "retry.ms": "\(backoff)"])
                 self.loop.scheduleTask(in: .milliseconds(Int64(backoff))) { self.drain() }
             }
         }
@@ -264,7 +264,7 @@ public final class CommitPipeline: Service, Sendable {
         let (dropped, waiters) = queue.withLock { $0.giveUp() }
         logger.critical(
             "the store kept failing while the server stopped; writes that were never acknowledged are not stored",
-            metadata: ["error": "\(error)", "writes.dropped": "\(dropped)"])
+            metadata: ["error": .loggable(error), "writes.dropped": "\(dropped)"])
         for waiter in waiters { waiter.resume() }
     }
 
@@ -317,7 +317,7 @@ public final class CommitPipeline: Service, Sendable {
         do {
             try await store.close()
         } catch {
-            logger.error("closing the store failed", metadata: ["error": "\(error)"])
+            logger.error("closing the store failed", metadata: ["error": .loggable(error)])
         }
         return true
     }

@@ -51,7 +51,7 @@ extension PostgresConnection {
                 do {
                     try await send("ROLLBACK", logger: logger)
                 } catch {
-                    logger.debug("rolling a transaction back failed", metadata: ["error": "\(error)"])
+                    logger.debug("rolling a transaction back failed", metadata: ["error": .loggable(error)])
                 }
             }
             throw error

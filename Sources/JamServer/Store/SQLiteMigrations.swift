@@ -85,7 +85,7 @@ enum SQLiteMigrations {
                 issuedAt = state.createdAt
                 wakeAt = state.nextDeadline()
             } catch {
-                logger.error("a stored session does not read; it is kept as it is", metadata: ["session.id": "\(row.id)", "error": "\(error)"])
+                logger.error("a stored session does not read; it is kept as it is", metadata: ["session.id": "\(row.id)", "error": .loggable(error)])
             }
             try database.run(
                 "INSERT INTO sessions (id, join_code, code_issued_at, ended) VALUES (?1, ?2, ?3, ?4)",

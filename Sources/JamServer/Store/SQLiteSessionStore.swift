@@ -85,7 +85,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
             let written = try writer.transaction { try SQLiteLogReserve.reserve(path: log, bytes: bytes) }
             logger.debug("reserved the write-ahead log", metadata: ["bytes": "\(bytes)", "written": "\(written)"])
         } catch {
-            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": "\(error)"])
+            logger.warning("the write-ahead log is not reserved; it grows as it is written", metadata: ["error": .loggable(error)])
         }
     }
 
@@ -161,7 +161,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                     // Busy when the checkpointer is at it: the next batch tries again.
                     _ = try writer.checkpoint()
                 } catch {
-                    logger.debug("the writer's checkpoint failed", metadata: ["error": "\(error)"])
+                    logger.debug("the writer's checkpoint failed", metadata: ["error": .loggable(error)])
                 }
             }
             return loop.makeSucceededVoidFuture()
@@ -252,7 +252,7 @@ final class SQLiteCheckpointer: Service, Sendable {
             do {
                 _ = try await NIOThreadPool.singleton.runIfActive { try self.checkpoint() }
             } catch {
-                logger.warning("a checkpoint of the store failed; the next one retries", metadata: ["error": "\(error)"])
+                logger.warning("a checkpoint of the store failed; the next one retries", metadata: ["error": .loggable(error)])
             }
         }
         await stop()
