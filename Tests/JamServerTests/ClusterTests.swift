@@ -3,6 +3,8 @@ import JamClient
 import JamClientNIO
 import JamProtocol
 import JamTestSupport
+import struct JamServer.PostgresLocation
+import Logging
 import Synchronization
 import Testing
 
@@ -84,6 +86,40 @@ struct ClusterTests {
             }
             #expect(final.queue.first?.id == voted.id || final.nowPlaying?.item.id == voted.id, "the voted song leads")
             for socket in sockets { await socket.close() }
+        }
+    }
+
+    @Test func aDepartureFromAnotherNodeTheOwnersStoreRefusedIsAppliedOnceTheStoreIsBack() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let created = try await owner.api.create(host.token)
+            let id = created.session.id
+            let guest = try await other.api.guest("Guest")
+            _ = try await other.api.join(guest.token, code: created.session.joinCode)
+            let socket = TestSocket(server: other, session: id, token: guest.token)
+            try await socket.next(.stateSync)
+            func guestConnected() async throws -> Bool? {
+                try await owner.api.view(host.token, id).members.first { $0.userId == guest.userId }?.connected
+            }
+            try await eventually("the guest's socket is counted", timeout: .seconds(10)) { try await guestConnected() == true }
+
+            // The owner's store refuses its log's writes: a change there is refused, and so is
+            // the guest's departure when the node that held the socket forwards it.
+            let database = try PostgresLocation(url: cluster.database)
+            try await database.withTestConnection { sql in
+                try await sql.query("ALTER TABLE session_log ADD CONSTRAINT refused_for_a_test CHECK (false) NOT VALID", logger: Logger(label: "test"))
+            }
+            #expect(try await owner.api.add(host.token, id, testTrack(1)).status == 503)
+            await socket.close()
+            // Time for the forward to reach the owner and be refused.
+            try await Task.sleep(for: .seconds(2))
+            try await database.withTestConnection { sql in
+                try await sql.query("ALTER TABLE session_log DROP CONSTRAINT refused_for_a_test", logger: Logger(label: "test"))
+            }
+            try await eventually("the guest's departure is applied once the store takes writes", timeout: .seconds(20)) {
+                (try? await guestConnected()) == false
+            }
         }
     }
 

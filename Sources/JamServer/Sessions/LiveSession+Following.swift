@@ -135,7 +135,7 @@ extension LiveSession {
     func scheduleReplicaRelease() {
         eventLoop.scheduleTask(in: Self.idleReplicaLifetime) { [self] in
             self.assumeIsolated { session in
-                guard session.role == .replica, session.connections.isEmpty, session.forwards.isEmpty else { return }
+                guard session.role == .replica, session.connections.isEmpty, session.forwards.isEmpty, session.forwardsWaiting.isEmpty else { return }
                 if session.releasedFlag.exchange(true, ordering: .acquiringAndReleasing) == false {
                     session.logger.debug("no member here any more; no longer following the session")
                 }

@@ -20,8 +20,44 @@ extension LiveSession {
         if let replyId, let connection { forwards[Self.answerKey(user, replyId)] = .socket(connection) }
         let forwarded = ForwardedCommand(
             inboxId: 0, session: id, origin: cluster.nodeID, connection: connection, replyId: replyId, command: command, user: user)
+        sendForward(forwarded, via: cluster)
+    }
+
+    /// Hands `forwarded` to the node's forwarder. One with an id is answered when it fails (its
+    /// client may send it again); one without (a closed socket's departure) is tried again, as
+    /// nobody else would, and the member would stay counted as connected.
+    private func sendForward(_ forwarded: ForwardedCommand, via cluster: ClusterNode) {
         cluster.forward(forwarded) { error in
-            self.dispatch { $0.forwardFailed(key: replyId.map { Self.answerKey(user, $0) }, replyId: replyId, error) }
+            self.dispatch { session in
+                guard let replyId = forwarded.replyId else {
+                    session.forwardsWaiting.append(forwarded)
+                    session.scheduleDepartureRetry()
+                    return
+                }
+                session.forwardFailed(key: Self.answerKey(forwarded.user, replyId), replyId: replyId, error)
+            }
+        }
+    }
+
+    /// Tries again the forwards nobody answers that failed: sent again when the database did
+    /// not store them, applied again when they wait in this owner's inbox. A row of a session
+    /// this node no longer owns stays in the inbox for its next owner.
+    func retryForwards() {
+        guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else {
+            forwardsWaiting = []
+            return
+        }
+        let waiting = forwardsWaiting
+        forwardsWaiting = []
+        let now = environment.clock.now()
+        for forwarded in waiting {
+            if forwarded.inboxId == 0 {
+                sendForward(forwarded, via: cluster)
+            } else if role == .owner {
+                // Still passed over by the inbox's own reads while it waits here.
+                takenInbox[forwarded.inboxId] = now
+                takeForwarded(forwarded, node: cluster)
+            }
         }
     }
 

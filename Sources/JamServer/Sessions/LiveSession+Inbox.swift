@@ -70,6 +70,13 @@ extension LiveSession {
             environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             if let key, let answer = answers[key], local == nil { answerForward(forwarded, key: key, frame: answer, error: nil, local: nil, node: node) }
         } catch {
+            if forwarded.replyId == nil, error.code == .unavailable {
+                // Refused while the store fails, and nobody waits to send it again (a closed
+                // socket's departure): kept, with its row, and tried again each second.
+                forwardsWaiting.append(forwarded)
+                scheduleDepartureRetry()
+                return
+            }
             environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
             if let key {

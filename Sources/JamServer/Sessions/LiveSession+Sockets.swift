@@ -126,7 +126,7 @@ extension LiveSession {
 
     /// Tries the waiting departures again in a second.
     func scheduleDepartureRetry() {
-        guard departureTimer == nil, !departuresWaiting.isEmpty else { return }
+        guard departureTimer == nil, !departuresWaiting.isEmpty || !forwardsWaiting.isEmpty else { return }
         departureTimer = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
             self.assumeIsolated { session in
                 session.departureTimer = nil
@@ -138,6 +138,7 @@ extension LiveSession {
     /// Applies the departures the store refused before: each closed socket's disconnect, or
     /// the leave of a member who has no socket now.
     func retryDepartures() {
+        retryForwards()
         guard role == .owner else {
             departuresWaiting = [:]
             return
