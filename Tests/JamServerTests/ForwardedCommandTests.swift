@@ -204,7 +204,7 @@ struct ForwardedCommandTests {
     }
 
     @Test func anEndedSessionGivesUpItsLease() async throws {
-        try await Self.withOwnedSession { server, host, id, other in
+        try await Self.withOwnedSession { server, host, id, other, _ in
             #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
             #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
             try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await Self.leaseIsFree(id, other) }
@@ -212,7 +212,7 @@ struct ForwardedCommandTests {
     }
 
     @Test func aSessionLetGoBecauseAnotherWriterOvertookItGivesUpItsLease() async throws {
-        try await Self.withOwnedSession { server, host, id, other in
+        try await Self.withOwnedSession { server, host, id, other, _ in
             #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
             // Another writer's record (an old owner's late commit): the node's next append is refused.
             try await other.query("UPDATE sessions SET last_lsn = last_lsn + 1 WHERE id = \(id.rawValue)", logger: Logger(label: "test"))
@@ -223,10 +223,57 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func aSessionCreatedWhileTheLeaseConnectionBrokeIsCreatedWithItsLeaseOrNotAtAll() async throws {
+        let logger = Logger(label: "test")
+        try await Self.withOwnedSession { server, host, _, other, location in
+            // Holds the creation at its join-code check (a read of `sessions`).
+            let blocker = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 5, logger: logger)
+            do {
+                try await blocker.query("BEGIN", logger: logger)
+                try await blocker.query("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE", logger: logger)
+                async let created = server.api.send("POST", "/api/v1/sessions", token: host.token, json: CreateSessionRequest())
+                try await eventually("the creation waits for the table", timeout: .seconds(10)) {
+                    try await Self.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'", other) >= 1
+                }
+                // The node's lease connection breaks (it is idle between its heartbeats); the
+                // waiting statement and the two test connections stay.
+                _ = try await Self.count(
+                    """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE datname = current_database() AND state = 'idle' AND pid <> pg_backend_pid() AND pid <> \(try await Self.pid(blocker))
+                    """, other)
+                try await Task.sleep(for: .seconds(1))
+                try await blocker.query("COMMIT", logger: logger)
+                let answer = try await created
+                if answer.status == 201 {
+                    let id = try answer.decode(SessionView.self).session.id
+                    #expect(try await Self.leaseIsFree(id, other) == false, "a session this node serves is one it holds the lease of")
+                } else {
+                    #expect(answer.status == 503, "\(answer.status) \(answer.text)")
+                }
+            } catch {
+                try? await blocker.close()
+                throw error
+            }
+            try await blocker.close()
+        }
+    }
+
+    private static func count(_ sql: String, _ connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
+        var count = 0
+        for try await n in rows.decode(Int64.self) { count = Int(n) }
+        return count
+    }
+
+    private static func pid(_ connection: PostgresConnection) async throws -> Int {
+        try await count("SELECT pg_backend_pid()::bigint", connection)
+    }
+
     /// Runs `body` with a server on PostgreSQL, a session it created (and owns), and a
     /// connection of the test's own to the same database.
     private static func withOwnedSession(
-        _ body: @Sendable (TestServer, GuestAuthResponse, SessionID, PostgresConnection) async throws -> Void
+        _ body: @Sendable (TestServer, GuestAuthResponse, SessionID, PostgresConnection, PostgresLocation) async throws -> Void
     ) async throws {
         let location = try await TestPostgres.freshDatabase()
         let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
@@ -235,7 +282,7 @@ struct ForwardedCommandTests {
             let id = try await server.api.create(host.token).session.id
             let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 3, logger: Logger(label: "test"))
             do {
-                try await body(server, host, id, other)
+                try await body(server, host, id, other, location)
             } catch {
                 try? await other.close()
                 throw error

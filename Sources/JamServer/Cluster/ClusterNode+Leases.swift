@@ -89,6 +89,9 @@ extension ClusterNode {
         return value
     }
 
+    /// Whether this node holds the lease of `id` now.
+    func holds(_ id: SessionID) -> Bool { held.withLock { $0.contains(id) } }
+
     /// Gives up the lease of `id` (its session ended): each lease takes a slot of
     /// PostgreSQL's lock table for as long as it is held.
     func release(_ id: SessionID) {

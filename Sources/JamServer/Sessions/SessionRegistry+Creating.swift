@@ -81,6 +81,12 @@ extension SessionRegistry {
             cluster?.release(id)
             throw Self.codeTaken(chosenKey ?? "")
         }
+        // The lease connection broke while this waited on the database, and `leasesLost` only
+        // lets go of the sessions published before it: take the lease again, or let the new
+        // session go (its first answer then says so) rather than serve it with no lease.
+        if let cluster, !cluster.holds(id), await cluster.tryLock([id]).isEmpty {
+            await session.release("this server lost its database connection while creating the session")
+        }
         Metrics.liveSessions.record(liveCount)
         let user = identity.userId
         return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })

@@ -138,6 +138,12 @@ public final class SessionRegistry: Service, Sendable {
             do {
                 let session = try await bringBack(entry, on: promise.futureResult.eventLoop)
                 index.withLock { $0.entries[id] = .live(session) }
+                // The lease connection broke while the session was read: `leasesLost` lets go
+                // only the sessions published before it, so this one would serve with no lease.
+                // Checked after publishing, so one of the two sees it.
+                if let cluster, !session.isReplica, !cluster.holds(id) {
+                    await session.release("this server lost its database connection while reading the session")
+                }
                 promise.succeed(session)
                 return session
             } catch {
