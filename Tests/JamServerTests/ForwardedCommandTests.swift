@@ -259,6 +259,7 @@ struct ForwardedCommandTests {
         }
     }
 
+    /// The one number `sql` answers.
     private static func count(_ sql: String, _ connection: PostgresConnection) async throws -> Int {
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
         var count = 0
@@ -266,6 +267,7 @@ struct ForwardedCommandTests {
         return count
     }
 
+    /// The server process behind `connection`.
     private static func pid(_ connection: PostgresConnection) async throws -> Int {
         try await count("SELECT pg_backend_pid()::bigint", connection)
     }
@@ -315,7 +317,7 @@ struct ForwardedCommandTests {
                 ForwardedCommand(
                     inboxId: 0, session: session, origin: node.nodeID, connection: nil, replyId: "r-\(session)",
                     command: .vote(itemId: "00000000-0000-0000-0015-100000000000", value: 1), user: "00000000-0000-0000-0015-200000000000"),
-                failed: { error in refusals.withLock { $0.append(error.message) } })
+                failed: { error, _ in refusals.withLock { $0.append(error.message) } })
         }
         let announced = NIOLockedValueBox<Set<SessionID>>([])
         let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 4, logger: logger)

@@ -8,8 +8,10 @@ import PostgresNIO
 /// Commands on their way to a session's owner, answers on their way back, and the inbox the
 /// owner reads.
 extension ClusterNode {
-    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored.
-    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError) -> Void) {
+    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored,
+    /// with `surelyNotStored` set when the database refused it (sending it again cannot apply
+    /// it twice) and not when it may have stored it after all.
+    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError, _ surelyNotStored: Bool) -> Void) {
         outgoing.withLock { $0.commands.append((command, failed)) }
         wakeForwarder.yield()
     }
@@ -72,9 +74,10 @@ extension ClusterNode {
                 let rows = commands.map(\.0)
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                 // One statement: the rows, and notifications naming their sessions (as many as
-                // PostgreSQL's 8,000-byte payload limit needs), delivered when they are committed. In a transaction of its own making: a
-                // statement's implicit commit comes after its answer, so an error there (a full
-                // notification queue, a connection lost meanwhile) would reach nobody.
+                // PostgreSQL's 8,000-byte payload limit needs), delivered when they are
+                // committed. In a transaction of its own making: a statement's implicit commit
+                // comes after its answer, so an error there (a full notification queue, a
+                // connection lost meanwhile) would reach nobody.
                 let sent: Void? = try await Self.within(leaseCheck.limit) { [store, logger] in
                     try await store.closingOnCancel { connection in
                         try await Self.inOwnTransaction(connection, logger: logger) { connection in
@@ -101,17 +104,17 @@ extension ClusterNode {
                     logger.warning("the database did not answer forwarded commands in time", metadata: ["commands": "\(commands.count)"])
                     let unconfirmed = JamError(
                         .unavailable, "the database did not answer in time; the command may still be applied, read the session before repeating it")
-                    for (_, failed) in commands { failed(unconfirmed) }
+                    for (_, failed) in commands { failed(unconfirmed, false) }
                 }
             } catch where Self.mayHaveCommitted(error) {
                 logger.warning("forwarded commands' commit went unanswered", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let unconfirmed = JamError(
                     .unavailable, "the connection to the database broke; the command may still be applied, read the session before repeating it")
-                for (_, failed) in commands { failed(unconfirmed) }
+                for (_, failed) in commands { failed(unconfirmed, false) }
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database did not store it; the command was not applied, try again")
-                for (_, failed) in commands { failed(refusal) }
+                for (_, failed) in commands { failed(refusal, true) }
             }
         }
         if !replies.isEmpty {
@@ -131,8 +134,6 @@ extension ClusterNode {
                 logger.warning("answering forwarded commands failed", metadata: ["error": .loggable(error), "replies": "\(replies.count)"])
             }
         }
-        // Last: it may wait for a lease statement's turn, which commands and answers need not.
-        await sendReleases()
     }
 }
 

@@ -42,7 +42,8 @@ extension ClusterNode {
                             return taken
                         }
                     } catch {
-                        await self.giveBack(wanted, on: connection, after: error)
+                        // A statement that timed out closed its connection, and its locks go with it.
+                        if (error as? JamError) != Self.leaseTimedOut { await self.giveBack(wanted, on: connection, after: error) }
                         throw error
                     }
                     // Leases taken on a connection that has broken since went with it. The lease
@@ -85,9 +86,13 @@ extension ClusterNode {
             // Not awaited: the close is local, and its failing of `body` is what ends the wait.
             let _: EventLoopFuture<Void> = connection.close()
         }) { try await body(connection) }
-        guard let value else { throw JamError(.unavailable, "the database did not answer in time; try again") }
+        guard let value else { throw Self.leaseTimedOut }
         return value
     }
+
+    /// A statement on the lease connection went unanswered past `leaseCheck.limit`, and the
+    /// connection was closed.
+    static let leaseTimedOut = JamError(.unavailable, "the database did not answer in time; try again")
 
     /// Whether this node holds the lease of `id` now.
     func holds(_ id: SessionID) -> Bool { held.withLock { $0.contains(id) } }
@@ -97,10 +102,10 @@ extension ClusterNode {
     func release(_ id: SessionID) {
         guard held.withLock({ $0.remove(id) }) != nil else { return }
         outgoing.withLock { $0.unlocks.append(id) }
-        wakeForwarder.yield()
+        wakeReleaser.yield()
     }
 
-    /// Sends the releases queued so far, in a turn of their own (the forwarder).
+    /// Sends the releases queued so far, in a turn of their own (the node's release loop).
     func sendReleases() async {
         guard outgoing.withLock({ !$0.unlocks.isEmpty }) else { return }
         await leaseTurns.inTurn {

@@ -59,9 +59,13 @@ public final class ClusterNode: Service, Sendable {
     let outgoing = Mutex(Outgoing())
     let wakeForwarder: AsyncStream<Void>.Continuation
     let forwarderWakes: AsyncStream<Void>
+    /// Releases go out on a loop of their own: they wait for a lease turn, which forwarded
+    /// commands and answers must not wait behind.
+    let wakeReleaser: AsyncStream<Void>.Continuation
+    let releaserWakes: AsyncStream<Void>
 
     struct Outgoing {
-        var commands: [(ForwardedCommand, @Sendable (JamError) -> Void)] = []
+        var commands: [(ForwardedCommand, @Sendable (JamError, Bool) -> Void)] = []
         var replies: [ForwardReply] = []
         var unlocks: [SessionID] = []
     }
@@ -81,6 +85,7 @@ public final class ClusterNode: Service, Sendable {
         self.leasePoll = leasePoll
         self.leaseCheck = leaseCheck
         (forwarderWakes, wakeForwarder) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (releaserWakes, wakeReleaser) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func setEvents(_ handler: any ClusterEvents) { events.withLock { $0 = handler } }
@@ -153,12 +158,15 @@ public final class ClusterNode: Service, Sendable {
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.forwardLoop() }
+            // Its last releases need not go: the lease connection's close lets every lock go.
+            group.addTask { for await _ in self.releaserWakes { await self.sendReleases() } }
             group.addTask { await self.leaseLoop() }
             group.addTask { await self.pollLoop() }
             await withGracefulShutdownHandler {
                 await group.next()
             } onGracefulShutdown: {
                 self.wakeForwarder.finish()
+                self.wakeReleaser.finish()
             }
             group.cancelAll()
             // A connection's close is what ends its listeners (waiting on it ignores cancellation).

@@ -135,7 +135,12 @@ extension LiveSession {
     func scheduleReplicaRelease() {
         eventLoop.scheduleTask(in: Self.idleReplicaLifetime) { [self] in
             self.assumeIsolated { session in
-                guard session.role == .replica, session.connections.isEmpty, session.forwards.isEmpty, session.forwardsWaiting.isEmpty else { return }
+                guard session.role == .replica, session.connections.isEmpty else { return }
+                // Still waiting on an answer or a forward: looked at again later.
+                guard session.forwards.isEmpty, session.forwardsWaiting.isEmpty else {
+                    session.scheduleReplicaRelease()
+                    return
+                }
                 if session.releasedFlag.exchange(true, ordering: .acquiringAndReleasing) == false {
                     session.logger.debug("no member here any more; no longer following the session")
                 }

@@ -24,12 +24,15 @@ extension LiveSession {
     }
 
     /// Hands `forwarded` to the node's forwarder. One with an id is answered when it fails (its
-    /// client may send it again); one without (a closed socket's departure) is tried again, as
-    /// nobody else would, and the member would stay counted as connected.
+    /// client may send it again). A closed socket's `disconnect` the database surely did not
+    /// store is sent again, as nobody else would, and the member would stay counted as
+    /// connected; a disconnect commutes with the connects around it, so sending it later
+    /// counts the same. Other forwards without an id are dropped when they fail, as before.
     private func sendForward(_ forwarded: ForwardedCommand, via cluster: ClusterNode) {
-        cluster.forward(forwarded) { error in
+        cluster.forward(forwarded) { error, surelyNotStored in
             self.dispatch { session in
                 guard let replyId = forwarded.replyId else {
+                    guard surelyNotStored, case .disconnect = forwarded.command else { return }
                     session.forwardsWaiting.append(forwarded)
                     session.scheduleDepartureRetry()
                     return
@@ -79,7 +82,7 @@ extension LiveSession {
         defer { timeout.cancel() }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, JamError>, Never>) in
             forwards[key] = .rest(continuation)
-            cluster.forward(forwarded) { error in
+            cluster.forward(forwarded) { error, _ in
                 self.dispatch { $0.forwardFailed(key: key, replyId: replyId, error) }
             }
         }

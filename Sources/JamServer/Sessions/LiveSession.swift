@@ -40,9 +40,9 @@ public actor LiveSession: CommitReceiver {
     /// Members whose last socket closed while the store refused turns: they disconnect (or
     /// leave) once it takes turns again, tried each second (`retryDepartures`).
     var departuresWaiting: [UserID: Int] = [:]
-    /// Forwards nobody answers (another node's members' departures) that failed: a replica's
-    /// its database did not store, an owner's inbox rows its store refused. Tried again with
-    /// `departuresWaiting`.
+    /// Disconnects forwarded for another node's closed sockets that failed: on a replica,
+    /// those the database surely did not store; on the owner, inbox rows its store refused.
+    /// Tried again with `departuresWaiting`.
     var forwardsWaiting: [ForwardedCommand] = []
     var departureTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.

@@ -149,6 +149,9 @@ public final class SessionRegistry: Service, Sendable {
             } catch {
                 // A store that did not answer may next time: only what it answered stays refused.
                 index.withLock { $0.entries[id] = error.code == .unavailable ? .stored(entry) : .unreadable(error) }
+                // Not served here: a lease this read (or the lease poll, seeing it read) took
+                // would keep every node from the session.
+                cluster?.release(id)
                 promise.fail(error)
                 throw error
             }
