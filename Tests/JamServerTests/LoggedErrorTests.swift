@@ -25,6 +25,24 @@ struct LoggedErrorTests {
         #expect(!text.contains("a secret value"), "a statement's values stay out of the log: \(text)")
     }
 
+    @Test func aRefusedRowIsLoggedWithoutItsValues() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        var text = ""
+        try await location.withTestConnection { connection in
+            let logger = Logger(label: "test")
+            try await connection.query("CREATE TABLE codes (code text PRIMARY KEY)", logger: logger)
+            try await connection.query("INSERT INTO codes VALUES (\("a secret code"))", logger: logger)
+            do {
+                try await connection.query("INSERT INTO codes VALUES (\("a secret code"))", logger: logger)
+                throw TestFailure("the second row was stored")
+            } catch let error as PSQLError {
+                text = "\(Logger.MetadataValue.loggable(error))"
+            }
+        }
+        #expect(text.contains("SQLSTATE 23505"), "\(text)")
+        #expect(!text.contains("a secret code"), "PostgreSQL's detail line quotes the key: \(text)")
+    }
+
     @Test func otherErrorsAreLoggedAsTheyDescribeThemselves() {
         #expect("\(Logger.MetadataValue.loggable(TestFailure("the disk is full")))".contains("the disk is full"))
     }
