@@ -123,7 +123,7 @@ public enum Validate {
     /// Rejects a negative or absurd playback position, named as the request names it.
     public static func position(_ value: Int64, field: String = "positionMs") throws(JamError) {
         guard value >= 0 else { throw JamError(.invalidField, "\(field) must not be negative, got \(value)") }
-        guard value <= 24 * 3_600_000 else { throw JamError(.invalidField, "\(field) must be at most 24 hours") }
+        guard value <= Track.maxDurationMs else { throw JamError(.invalidField, "\(field) must be at most 24 hours") }
     }
 }
 

@@ -80,6 +80,17 @@ struct QueueITBody {
         return text
     }
 
+    /// A required string as `string` reads it, refused too when it holds control characters,
+    /// which OpenJam keeps out of everything it shows (`what` names it in the message).
+    mutating func text(_ key: String, min: Int? = nil, max: Int, what: String) -> String? {
+        guard let text = string(key, min: min, max: max) else { return nil }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            refuse(key, type: "value_error", "Value error, \(what) cannot contain control characters", input: text)
+            return nil
+        }
+        return text
+    }
+
     /// A required http(s) URL of at most `max` characters, as its validator reads `HttpUrl`;
     /// "" alone is taken as none (its app sends it for a track without artwork, which its
     /// backend refuses).

@@ -11,12 +11,7 @@ struct QueueITSessionRoutes {
 
     /// Its request model's join code: 4–20 characters; control characters are refused too.
     static func joinCode(_ body: inout QueueITBody) -> String? {
-        guard let code = body.string("join_code", min: 4, max: 20) else { return nil }
-        if code.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            body.refuse("join_code", type: "value_error", "Value error, a join code cannot contain control characters", input: code)
-            return nil
-        }
-        return code
+        body.text("join_code", min: 4, max: 20, what: "a join code")
     }
 
     /// The join code of a create or join body, or the 422 naming what is wrong with it.

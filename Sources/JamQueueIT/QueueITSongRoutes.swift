@@ -19,13 +19,13 @@ struct QueueITSongRoutes {
     /// The song in an add request, as OpenJam's track. What its backend accepts is accepted:
     /// empty strings (an empty `isrc` or `image_url`, what its app sends for a track without
     /// them, is left out), and a `duration_ms` of 0 or over a day, kept as unknown. OpenJam's
-    /// length limits are 422s in its validator's words.
+    /// length limits, and its refusal of control characters, are 422s in its validator's words.
     static func track(_ body: inout QueueITBody) throws -> Track {
-        let idField = body.string("id", max: Track.maxIdLength)
-        let isrcField = body.string("isrc", max: Track.maxISRCLength)
-        let nameField = body.string("name", max: Track.maxTextLength)
-        let artistsField = body.string("artists", max: Track.maxTextLength)
-        let albumField = body.string("album", max: Track.maxTextLength)
+        let idField = body.text("id", max: Track.maxIdLength, what: "a song id")
+        let isrcField = body.text("isrc", max: Track.maxISRCLength, what: "an isrc")
+        let nameField = body.text("name", max: Track.maxTextLength, what: "a song name")
+        let artistsField = body.text("artists", max: Track.maxTextLength, what: "artists")
+        let albumField = body.text("album", max: Track.maxTextLength, what: "an album")
         let durationField = body.integer("duration_ms", min: 0)
         let imageField = body.httpURL("image_url", max: Track.maxArtworkURLLength)
         let sourceField = body.choice("source", ["spotify", "apple_music"], fallback: "spotify")

@@ -142,7 +142,7 @@ struct LeaseCancellationTests {
                 """), logger: logger)
     }
 
-    /// `count` session ids of their own for one test (`series`), so tests never share a lease.
+    /// `count` session ids for one test, told apart by `series` in failure messages.
     private func sessionIDs(series: Int, count: Int) -> [SessionID] {
         (1...count).map { SessionID(String(format: "00000000-0000-0000-%04d-%012d", series, $0)) }
     }

@@ -87,7 +87,7 @@ struct SongTests {
         }
     }
 
-    @Test("fields longer than OpenJam keeps are one 422 in its validator's words, and change nothing")
+    @Test("fields longer than OpenJam keeps, or with control characters, are one 422 in its validator's words, and change nothing")
     func overlongFieldsAreRefusedAsItsValidatorWould() async throws {
         try await QueueITServer.with { api, _ in
             let ann = try await api.signIn("Ann")
@@ -103,6 +103,11 @@ struct SongTests {
             let byField = Dictionary(detail.map { (($0["loc"] as? [String])?.last ?? "", $0.string("type") ?? "") }, uniquingKeysWith: { a, _ in a })
             #expect(byField == ["id": "string_too_long", "name": "string_too_long", "isrc": "string_too_long", "image_url": "url_too_long"], "\(detail)")
             #expect(detail.first { ($0["loc"] as? [String])?.last == "name" }?.string("msg") == "String should have at most 300 characters")
+            var control = song(3)
+            control["artists"] = "Artist\u{7}"
+            let refused = try await api.add(ann, control)
+            #expect(refused.status == 422, "\(refused)")
+            #expect(refused.json?.objects("detail")?.map { $0.string("type") ?? "" } == ["value_error"], "\(refused)")
             // Counted in code points, as its validator counts: 300 of them in four bytes each fit.
             var wide = song(2)
             wide["name"] = String(repeating: "🎵", count: 300)

@@ -6,11 +6,6 @@ import NIOCore
 /// Several nodes: a replica becomes the owner when the lease is free; a node lets a session
 /// go when it can no longer vouch for it.
 extension LiveSession {
-    /// A REST call's forwarded command waits in the inbox, and whoever owns the session next
-    /// applies it: "try again" would apply it twice.
-    static let movedWhileForwarded = JamError(
-        .unavailable, "the session moved to another server while this waited; the change may still be applied, read the session before repeating it")
-
     /// This node took the session's lease: it reads the log to its end, becomes the owner,
     /// counts its own sockets connected again, and applies what waits in the inbox.
     ///
@@ -25,12 +20,13 @@ extension LiveSession {
         role = .owner
         indexed = entry
         takenInbox = [:]
-        // Callers waiting on this node for the old owner's answer: the commands are in the
-        // inbox, and their answers now come from here.
+        // Callers waiting on this node for the old owner's answer: their commands wait in the
+        // inbox and are applied here next, so they hear to read the session before repeating
+        // a change, not to try again, which would apply it twice.
         for (key, pending) in forwards {
             if case .rest(let continuation) = pending {
                 forwards[key] = nil
-                continuation.resume(returning: .failure(Self.movedWhileForwarded))
+                continuation.resume(returning: .failure(Self.letGo))
             }
         }
         logger.notice("took the session over", metadata: ["record.lsn": "\(nextLsn - 1)"])
@@ -62,7 +58,7 @@ extension LiveSession {
         stopTimers()
         for (_, pending) in forwards {
             if case .rest(let continuation) = pending {
-                continuation.resume(returning: .failure(Self.movedWhileForwarded))
+                continuation.resume(returning: .failure(Self.letGo))
             }
         }
         forwards.removeAll()

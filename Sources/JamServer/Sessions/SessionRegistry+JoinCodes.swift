@@ -143,7 +143,8 @@ extension SessionRegistry {
                     index.codes[code] = nil
                     index.codeIssuedAt[code] = nil
                 }
-                if index.codes[state.joinCode] == nil, !session.hasEnded {
+                // Not for a session ended or let go meanwhile: its codes went with it.
+                if index.codes[state.joinCode] == nil, !session.hasEnded, !session.releasedFlag.load(ordering: .acquiring) {
                     index.codes[state.joinCode] = session.id
                     index.codeIssuedAt[state.joinCode] = now
                 }
