@@ -114,6 +114,38 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func aCommandWhoseTurnWroteASnapshotIsAnsweredOnceAfterARestartThatReplaysFromIt() async throws {
+        // Every turn writes a snapshot: the skip's own, then the disconnect's, which prunes the
+        // skip's record. A restart replays from the older snapshot, the skip's.
+        let directory = TestServer.makeDataDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (host, id) = try await TestServer.with(dataDirectory: directory, configure: { $0.snapshotEvery = 1 }) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            for n in 1...4 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            let socket = TestSocket(server: server, session: id, token: host.token)
+            try await socket.next(.stateSync)
+            socket.send(.skip, id: "skip-once")
+            _ = try await socket.next("the ack") { $0.ack?.id == "skip-once" }
+            await socket.close()
+            try await eventually("the host's disconnect is applied", timeout: .seconds(10)) {
+                try await server.api.view(host.token, id).members.first { $0.userId == host.userId }?.connected == false
+            }
+            return (host, id)
+        }
+        try await TestServer.with(dataDirectory: directory, configure: { $0.snapshotEvery = 1 }) { server in
+            let again = TestSocket(server: server, session: id, token: host.token)
+            try await again.next(.stateSync)
+            again.send(.skip, id: "skip-once")
+            let answer = try await again.next("the retried skip's answer") { $0.ack?.id == "skip-once" || $0.error?.id == "skip-once" }
+            #expect(answer.ack?.id == "skip-once", "\(answer.event)")
+            let view = try await server.api.view(host.token, id)
+            #expect(view.history.filter { $0.outcome == .skipped }.map(\.item.track.id) == ["track-1"], "skipped once")
+            #expect(view.nowPlaying?.item.track.id == "track-2")
+            await again.close()
+        }
+    }
+
     @Test func aStoredAnswerCutFromItsCommandIdIsReportedAsDamageNotRetriedOrReplayed() async throws {
         let (id, view) = try await Self.readAfterDamage("UPDATE session_log SET answer = NULL WHERE answer_key IS NOT NULL") { server, host, id in
             let socket = TestSocket(server: server, session: id, token: host.token)

@@ -166,6 +166,10 @@ public actor LiveSession: CommitReceiver {
             ack = WebSocketText.frame(json)
             answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: json))
         }
+        // Remembered before the turn is logged: a snapshot the turn writes holds its answer, as
+        // the turn's record may be pruned behind a later snapshot while this one stays the base
+        // a restart replays from.
+        if let reply, let ack { answers.remember(ack, for: Self.answerKey(reply.user, reply.id)) }
         // A turn that changed nothing (a repeated `ready`, a vote for the same value) needs no record.
         let changed = !outcome.events.isEmpty || inputs.count > 1 || before.map { $0 != state } ?? true
         let lsn: Int64
@@ -182,10 +186,7 @@ public actor LiveSession: CommitReceiver {
             frame.bytes = WebSocketText.frame(frame.bytes)
             actions.merge(outbox.enqueue(.broadcast(frame), after: lsn, now: now))
         }
-        if let reply, let ack {
-            answers.remember(ack, for: Self.answerKey(reply.user, reply.id))
-            if let connection = reply.connection { actions.merge(outbox.enqueue(.direct(connection, ack), after: lsn, now: now)) }
-        }
+        if let ack, let connection = reply?.connection { actions.merge(outbox.enqueue(.direct(connection, ack), after: lsn, now: now)) }
         actions.merge(closes(after: input, lsn: lsn, now: now))
         Metrics.broadcasts.increment(by: outcome.events.count)
         execute(actions)
