@@ -14,6 +14,9 @@ public struct ClientFrame: Hashable, Sendable {
 
     /// Longest accepted command `id`, in bytes.
     public static let maxIdLength = 128
+    /// Largest frame a server takes by default, in bytes; a larger one closes the socket with
+    /// 1009.
+    public static let maxBytes = 64 * 1024
 
     /// Decodes and validates a frame; every failure is a typed error naming the problem.
     public static func decode(_ data: Data) throws(JamError) -> ClientFrame {

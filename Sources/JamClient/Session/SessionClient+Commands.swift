@@ -9,9 +9,16 @@ extension SessionClient {
     @discardableResult
     public func send(_ command: ClientCommand) async throws -> Ack {
         if case .failed(let error) = phase { throw error }
+        // Refused here, with the server's words, rather than sent: a frame the server refuses
+        // as too large closes the socket, and going again after the reconnect it would close
+        // every socket after it.
+        try command.validate()
         commandCounter += 1
         let id = "\(me.rawValue.prefix(8))-\(commandCounter)-\(UInt32.random(in: 0...UInt32.max, using: &random))"
         let frame = ClientFrame(command, id: id).jsonString()
+        guard frame.utf8.count <= ClientFrame.maxBytes else {
+            throw JamError(.tooLarge, "the command is \(frame.utf8.count) bytes; a frame holds at most \(ClientFrame.maxBytes)")
+        }
         let playing = mirror.view?.nowPlaying?.item.id
         pending[id] = PendingCommand(frame: frame)
         pendingOrder.append(id)

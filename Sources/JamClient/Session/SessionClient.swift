@@ -134,9 +134,14 @@ public actor SessionClient {
                             }
                         }
                         group.addTask {
-                            try await self.untilSilent()
                             // Some transports' receive ignores cancellation (URLSession's): the
-                            // close is what ends it.
+                            // close is what ends it, also when the caller cancelled the run.
+                            do {
+                                try await self.untilSilent()
+                            } catch {
+                                await socket.close()
+                                throw error
+                            }
                             await socket.close()
                         }
                         try await group.next()

@@ -195,7 +195,7 @@ public actor SessionStore {
 
     private func reject(_ action: String, _ error: any Error) {
         let typed = error as? JamError ?? JamError(.internal, "\(error)")
-        lastRejection = Rejection(action: action, code: typed.code, message: typed.message)
+        lastRejection = Rejection(action: action, code: typed.code, message: typed.message, retryAfterMs: typed.retryAfterMs)
         publish()
     }
 

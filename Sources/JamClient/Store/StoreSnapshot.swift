@@ -22,6 +22,8 @@ public struct Rejection: Sendable, Equatable {
     public var code: ErrorCode
     /// The server's message.
     public var message: String
+    /// How long to wait before trying again, when the server said (a rate limit, say).
+    public var retryAfterMs: Int64? = nil
 }
 
 /// Everything an app renders at one moment.

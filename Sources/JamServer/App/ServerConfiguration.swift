@@ -1,5 +1,6 @@
 import Foundation
 import JamCore
+import JamProtocol
 import Logging
 
 /// Everything `jam serve` and the tests can set about a server.
@@ -81,7 +82,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL = ServerConfiguration.defaultDataDirectory,
         secret: String? = nil, logLevel: Logger.Level = .info, timing: Timing = Timing(),
-        maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int = 64 * 1024, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
+        maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int = ClientFrame.maxBytes, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
         rateLimits: RateLimits? = RateLimits()
     ) {
         self.host = host

@@ -8,6 +8,13 @@ actor ScriptedSocket: RealtimeSocket {
     private var closed = false
     private var answeredPings = 0
     private(set) var sent: [String] = []
+    /// Whether `receive` goes on waiting when its caller is cancelled, as URLSession's does:
+    /// only a close ends it.
+    private let ignoresCancellation: Bool
+
+    init(ignoresCancellation: Bool = false) {
+        self.ignoresCancellation = ignoresCancellation
+    }
 
     func push(_ envelope: ServerEnvelope) { incoming.append(envelope.jsonString()) }
     func push(_ text: String) { incoming.append(text) }
@@ -16,7 +23,12 @@ actor ScriptedSocket: RealtimeSocket {
         while true {
             if !incoming.isEmpty { return incoming.removeFirst() }
             if closed { return nil }
-            try await Task.sleep(for: .milliseconds(2))
+            if ignoresCancellation {
+                // Its own task, which the caller's cancellation does not reach.
+                try await Task.detached { try await Task.sleep(for: .milliseconds(2)) }.value
+            } else {
+                try await Task.sleep(for: .milliseconds(2))
+            }
         }
     }
 

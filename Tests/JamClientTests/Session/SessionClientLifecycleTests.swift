@@ -56,6 +56,43 @@ import Testing
         try await eventually("idle") { await client.phase == .idle }
     }
 
+    @Test("cancelling run ends it also when the socket's receive ignores cancellation, as URLSession's does")
+    func cancellingRunEndsItWhenTheSocketsReceiveIgnoresCancellation() async throws {
+        let socket = ScriptedSocket(ignoresCancellation: true)
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        running.cancel()
+        // Without the close, this waits for ever (the suite's time limit fails it).
+        _ = await running.result
+        #expect(await socket.isClosed, "the socket is closed, so the server no longer counts the member")
+        #expect(await client.phase == .idle)
+    }
+
+    @Test("a command the server would refuse is refused before it is sent, and the socket stays")
+    func aCommandTheServerWouldRefuseIsRefusedBeforeItIsSent() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        // An embedded cover makes the frame larger than a server takes: it would close the
+        // socket with 1009, and the command, sent again after each reconnect, every socket after.
+        var covered = Track(id: "t", name: "Song", artist: "Artist")
+        covered.artworkURL = "data:image/jpeg;base64," + String(repeating: "A", count: ClientFrame.maxBytes)
+        await #expect(throws: JamError(.invalidField, "track.artworkURL must be at most 2048 characters, got \(covered.artworkURL?.count ?? 0)")) {
+            try await client.send(.addToQueue(AddToQueue(track: covered, nonce: "n1")))
+        }
+        await #expect(throws: JamError(.invalidField, "positionMs must not be negative, got -1")) {
+            try await client.send(.seek(Seek(positionMs: -1)))
+        }
+        let sent = try await socket.commands()
+        #expect(!sent.contains { if case .addToQueue = $0 { true } else { false } }, "nothing of the add reached the socket")
+        #expect(await client.phase == .connected)
+    }
+
     @Test("a reason for good fails every waiting command with it and ends every subscription")
     func aReasonForGoodFailsEveryWaitingCommandAndEndsEverySubscription() async throws {
         let refusal = JamError(.unauthorized, "the token has expired")
