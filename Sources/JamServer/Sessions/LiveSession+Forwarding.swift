@@ -23,27 +23,34 @@ extension LiveSession {
         sendForward(forwarded, via: cluster)
     }
 
-    /// Hands `forwarded` to the node's forwarder. One with an id is answered when it fails (its
-    /// client may send it again). A closed socket's `disconnect` the database surely did not
-    /// store is sent again, as nobody else would, and the member would stay counted as
-    /// connected; a disconnect commutes with the connects around it, so sending it later
-    /// counts the same. Other forwards without an id are dropped when they fail, as before.
+    /// Hands `forwarded` to the node's forwarder. One a caller waits on is answered when it
+    /// fails (its client may send it again). A closed socket's `disconnect` is sent again, as
+    /// nobody else would, and the member would stay counted as connected: its id of its own
+    /// makes that safe whether or not the database stored it, and a disconnect commutes with
+    /// the connects around it, so applying it later counts the same. Other forwards nobody
+    /// waits on are dropped when they fail, as before.
     private func sendForward(_ forwarded: ForwardedCommand, via cluster: ClusterNode) {
-        cluster.forward(forwarded) { error, surelyNotStored in
+        cluster.forward(forwarded) { error, _ in
             self.dispatch { session in
-                guard let replyId = forwarded.replyId else {
-                    guard surelyNotStored, case .disconnect = forwarded.command else { return }
+                if Self.isDeparture(forwarded) {
                     session.forwardsWaiting.append(forwarded)
                     session.scheduleDepartureRetry()
                     return
                 }
+                guard let replyId = forwarded.replyId else { return }
                 session.forwardFailed(key: Self.answerKey(forwarded.user, replyId), replyId: replyId, error)
             }
         }
     }
 
-    /// Tries again the forwards nobody answers that failed: sent again when the database did
-    /// not store them, applied again when they wait in this owner's inbox. A row of a session
+    /// A closed socket's disconnect forwarded by another node: nobody waits on its answer.
+    static func isDeparture(_ forwarded: ForwardedCommand) -> Bool {
+        guard forwarded.connection == nil, case .disconnect = forwarded.command else { return false }
+        return forwarded.replyId?.hasPrefix("depart-") ?? true
+    }
+
+    /// Tries again the disconnects nobody waits on that failed: sent again by a replica, applied
+    /// again when they wait in this owner's inbox. A row of a session
     /// this node no longer owns stays in the inbox for its next owner.
     func retryForwards() {
         guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else {

@@ -70,10 +70,11 @@ extension LiveSession {
             environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             if let key, let answer = answers[key], local == nil { answerForward(forwarded, key: key, frame: answer, error: nil, local: nil, node: node) }
         } catch {
-            if forwarded.replyId == nil, case .disconnect = forwarded.command, error.code == .unavailable {
+            if Self.isDeparture(forwarded), error.code == .unavailable {
                 // Refused while the store fails, and nobody would send it again: kept, with its
-                // row, and tried again each second. A disconnect commutes with the connects
-                // around it, so applying it later counts the same.
+                // row (and no answer that would refuse a resend of it), and tried again each
+                // second. A disconnect commutes with the connects around it, so applying it
+                // later counts the same.
                 forwardsWaiting.append(forwarded)
                 scheduleDepartureRetry()
                 return

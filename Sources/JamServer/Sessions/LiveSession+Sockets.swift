@@ -95,7 +95,10 @@ extension LiveSession {
     func socketGone(_ user: UserID) {
         guard let command = departure(of: user) else { return }
         if role == .replica {
-            forwardFromSocket(command, by: user, connection: nil, replyId: nil)
+            // A disconnect gets an id of its own: sent again after a failure whose outcome is
+            // unknown, the owner answers it from its answers instead of applying it twice.
+            let id: String? = if case .disconnect = command { "depart-\(environment.ids.next().rawValue)" } else { nil }
+            forwardFromSocket(command, by: user, connection: nil, replyId: id)
             return
         }
         depart(user, with: command)

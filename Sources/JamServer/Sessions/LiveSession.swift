@@ -41,7 +41,7 @@ public actor LiveSession: CommitReceiver {
     /// leave) once it takes turns again, tried each second (`retryDepartures`).
     var departuresWaiting: [UserID: Int] = [:]
     /// Disconnects forwarded for another node's closed sockets that failed: on a replica,
-    /// those the database surely did not store; on the owner, inbox rows its store refused.
+    /// those the database did not confirm; on the owner, inbox rows its store refused.
     /// Tried again with `departuresWaiting`.
     var forwardsWaiting: [ForwardedCommand] = []
     var departureTimer: Scheduled<Void>?

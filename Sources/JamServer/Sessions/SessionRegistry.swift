@@ -147,11 +147,12 @@ public final class SessionRegistry: Service, Sendable {
                 promise.succeed(session)
                 return session
             } catch {
+                // Not served here: a lease this read (or the lease poll, seeing it read) took
+                // would keep every node from the session. Before the entry changes, so that no
+                // read started after it loses its own lease to this release.
+                cluster?.release(id)
                 // A store that did not answer may next time: only what it answered stays refused.
                 index.withLock { $0.entries[id] = error.code == .unavailable ? .stored(entry) : .unreadable(error) }
-                // Not served here: a lease this read (or the lease poll, seeing it read) took
-                // would keep every node from the session.
-                cluster?.release(id)
                 promise.fail(error)
                 throw error
             }
