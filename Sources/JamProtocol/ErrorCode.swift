@@ -59,7 +59,8 @@ public struct JamError: Error, Equatable, Sendable, CustomStringConvertible {
     public var code: ErrorCode
     /// A specific explanation, safe to show to the user.
     public var message: String
-    /// For `rateLimited`: how long to wait before the same kind of request can pass, ms.
+    /// For `rateLimited` (a socket's budget, or a REST call's `Retry-After`): how long to wait
+    /// before the same kind of request can pass, ms.
     public var retryAfterMs: Int64?
 
     /// Creates an error.

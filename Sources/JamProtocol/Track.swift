@@ -87,6 +87,11 @@ public enum Validate {
     /// Longest nonce, in bytes.
     public static let maxNonce = 128
 
+    /// Whether `value` holds a control character, which no text OpenJam shows may.
+    public static func hasControlCharacters(_ value: String) -> Bool {
+        value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// Rejects empty (unless allowed) or over-long text and control characters.
     public static func text(_ value: String, field: String, max: Int, allowEmpty: Bool = false) throws(JamError) {
         if !allowEmpty && value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
@@ -95,7 +100,7 @@ public enum Validate {
         if value.count > max {
             throw JamError(.invalidField, "\(field) must be at most \(max) characters, got \(value.count)")
         }
-        if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        if hasControlCharacters(value) {
             throw JamError(.invalidField, "\(field) must not contain control characters")
         }
     }

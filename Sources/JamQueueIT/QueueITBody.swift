@@ -84,7 +84,7 @@ struct QueueITBody {
     /// which OpenJam keeps out of everything it shows (`what` names it in the message).
     mutating func text(_ key: String, min: Int? = nil, max: Int, what: String) -> String? {
         guard let text = string(key, min: min, max: max) else { return nil }
-        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        if Validate.hasControlCharacters(text) {
             refuse(key, type: "value_error", "Value error, \(what) cannot contain control characters", input: text)
             return nil
         }

@@ -113,8 +113,8 @@ public struct JamAPI: Sendable {
             } catch {
                 throw JamError(.internal, "the server answered \(status) without an error body")
             }
-            // A refusal to wait (429, or 503 while the server cannot take commands) says for how
-            // long in `Retry-After` seconds, which the app needs to hold its button that long.
+            // A rate limit (429) says how long to wait in `Retry-After` seconds, which the app
+            // needs to hold its button that long.
             let wait = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init).map { $0 * 1000 }
             throw JamError(body.error.code, body.error.message, retryAfterMs: wait)
         }

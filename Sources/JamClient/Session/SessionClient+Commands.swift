@@ -5,7 +5,8 @@ import Logging
 /// Commands to the server: sent with ids, kept until answered, sent again after a reconnect.
 extension SessionClient {
     /// Sends `command` and waits for the server's answer; while disconnected it waits for
-    /// the next connection. A refusal throws the server's typed error.
+    /// the next connection. A refusal throws the server's typed error; a command the server
+    /// would refuse for its values or its size throws at once, without being sent.
     @discardableResult
     public func send(_ command: ClientCommand) async throws -> Ack {
         if case .failed(let error) = phase { throw error }
