@@ -317,7 +317,7 @@ struct ForwardedCommandTests {
                 ForwardedCommand(
                     inboxId: 0, session: session, origin: node.nodeID, connection: nil, replyId: "r-\(session)",
                     command: .vote(itemId: "00000000-0000-0000-0015-100000000000", value: 1), user: "00000000-0000-0000-0015-200000000000"),
-                failed: { error, _ in refusals.withLock { $0.append(error.message) } })
+                failed: { error in refusals.withLock { $0.append(error.message) } })
         }
         let announced = NIOLockedValueBox<Set<SessionID>>([])
         let other = try await PostgresConnection.connect(configuration: try location.testConnectionConfiguration(), id: 4, logger: logger)

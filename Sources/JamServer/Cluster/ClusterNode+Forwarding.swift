@@ -8,10 +8,8 @@ import PostgresNIO
 /// Commands on their way to a session's owner, answers on their way back, and the inbox the
 /// owner reads.
 extension ClusterNode {
-    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored,
-    /// with `surelyNotStored` set when the database refused it (sending it again cannot apply
-    /// it twice) and not when it may have stored it after all.
-    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError, _ surelyNotStored: Bool) -> Void) {
+    /// Queues `command` for its session's owner; `failed` is called when it cannot be stored.
+    func forward(_ command: ForwardedCommand, failed: @escaping @Sendable (JamError) -> Void) {
         outgoing.withLock { $0.commands.append((command, failed)) }
         wakeForwarder.yield()
     }
@@ -104,17 +102,17 @@ extension ClusterNode {
                     logger.warning("the database did not answer forwarded commands in time", metadata: ["commands": "\(commands.count)"])
                     let unconfirmed = JamError(
                         .unavailable, "the database did not answer in time; the command may still be applied, read the session before repeating it")
-                    for (_, failed) in commands { failed(unconfirmed, false) }
+                    for (_, failed) in commands { failed(unconfirmed) }
                 }
             } catch where Self.mayHaveCommitted(error) {
                 logger.warning("forwarded commands' commit went unanswered", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let unconfirmed = JamError(
                     .unavailable, "the connection to the database broke; the command may still be applied, read the session before repeating it")
-                for (_, failed) in commands { failed(unconfirmed, false) }
+                for (_, failed) in commands { failed(unconfirmed) }
             } catch {
                 logger.warning("forwarding commands to their owner failed", metadata: ["error": .loggable(error), "commands": "\(commands.count)"])
                 let refusal = JamError(.unavailable, "the database did not store it; the command was not applied, try again")
-                for (_, failed) in commands { failed(refusal, true) }
+                for (_, failed) in commands { failed(refusal) }
             }
         }
         if !replies.isEmpty {

@@ -65,7 +65,7 @@ public final class ClusterNode: Service, Sendable {
     let releaserWakes: AsyncStream<Void>
 
     struct Outgoing {
-        var commands: [(ForwardedCommand, @Sendable (JamError, Bool) -> Void)] = []
+        var commands: [(ForwardedCommand, @Sendable (JamError) -> Void)] = []
         var replies: [ForwardReply] = []
         var unlocks: [SessionID] = []
     }

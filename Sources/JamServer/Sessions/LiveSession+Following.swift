@@ -121,7 +121,9 @@ extension LiveSession {
             }
         }
         if restarted {
-            // A new owner counted nobody connected: this node's sockets say they still are.
+            // A new owner counted nobody connected: this node's sockets say they still are, and
+            // a disconnect still waiting to go would take a connection it never counted.
+            forwardsWaiting.removeAll { $0.forwarded.inboxId == 0 }
             for connection in connections.values { forwardFromSocket(.connect, by: connection.user, connection: nil, replyId: nil) }
         }
     }

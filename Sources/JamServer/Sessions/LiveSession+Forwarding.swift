@@ -20,20 +20,24 @@ extension LiveSession {
         if let replyId, let connection { forwards[Self.answerKey(user, replyId)] = .socket(connection) }
         let forwarded = ForwardedCommand(
             inboxId: 0, session: id, origin: cluster.nodeID, connection: connection, replyId: replyId, command: command, user: user)
-        sendForward(forwarded, via: cluster)
+        sendForward(forwarded, via: cluster, since: environment.clock.now())
     }
 
-    /// Hands `forwarded` to the node's forwarder. One a caller waits on is answered when it
-    /// fails (its client may send it again). A closed socket's `disconnect` is sent again, as
-    /// nobody else would, and the member would stay counted as connected: its id of its own
-    /// makes that safe whether or not the database stored it, and a disconnect commutes with
-    /// the connects around it, so applying it later counts the same. Other forwards nobody
-    /// waits on are dropped when they fail, as before.
-    private func sendForward(_ forwarded: ForwardedCommand, via cluster: ClusterNode) {
-        cluster.forward(forwarded) { error, _ in
+    /// Hands `forwarded` (first sent at `since`) to the node's forwarder. One a caller waits
+    /// on is answered when it fails (its client may send it again). A closed socket's
+    /// `disconnect` is sent again, as nobody else would, and the member would stay counted as
+    /// connected: its id of its own makes that safe whether or not the database stored it, as
+    /// long as the owner still keeps its answer, so only for `departureRetryMs`. Other
+    /// forwards nobody waits on are dropped when they fail, as before.
+    private func sendForward(_ forwarded: ForwardedCommand, via cluster: ClusterNode, since: Millis) {
+        cluster.forward(forwarded) { error in
             self.dispatch { session in
                 if Self.isDeparture(forwarded) {
-                    session.forwardsWaiting.append(forwarded)
+                    guard session.environment.clock.now() - since < Self.departureRetryMs else {
+                        session.logger.warning("gave up forwarding a closed socket's disconnect", metadata: ["member.id": "\(forwarded.user)", "error": .loggable(error)])
+                        return
+                    }
+                    session.forwardsWaiting.append((forwarded, since))
                     session.scheduleDepartureRetry()
                     return
                 }
@@ -42,6 +46,11 @@ extension LiveSession {
             }
         }
     }
+
+    /// How long a replica sends a failed disconnect again: well inside the time its owner keeps
+    /// an answer for (the last 2,048 of the session), so a copy stored after all is answered
+    /// from there rather than applied twice.
+    static let departureRetryMs: Millis = 30_000
 
     /// A closed socket's disconnect forwarded by another node: nobody waits on its answer.
     static func isDeparture(_ forwarded: ForwardedCommand) -> Bool {
@@ -60,9 +69,9 @@ extension LiveSession {
         let waiting = forwardsWaiting
         forwardsWaiting = []
         let now = environment.clock.now()
-        for forwarded in waiting {
+        for (forwarded, since) in waiting {
             if forwarded.inboxId == 0 {
-                sendForward(forwarded, via: cluster)
+                sendForward(forwarded, via: cluster, since: since)
             } else if role == .owner {
                 // Still passed over by the inbox's own reads while it waits here.
                 takenInbox[forwarded.inboxId] = now
@@ -89,7 +98,7 @@ extension LiveSession {
         defer { timeout.cancel() }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, JamError>, Never>) in
             forwards[key] = .rest(continuation)
-            cluster.forward(forwarded) { error, _ in
+            cluster.forward(forwarded) { error in
                 self.dispatch { $0.forwardFailed(key: key, replyId: replyId, error) }
             }
         }

@@ -75,7 +75,7 @@ extension LiveSession {
                 // row (and no answer that would refuse a resend of it), and tried again each
                 // second. A disconnect commutes with the connects around it, so applying it
                 // later counts the same.
-                forwardsWaiting.append(forwarded)
+                forwardsWaiting.append((forwarded, environment.clock.now()))
                 scheduleDepartureRetry()
                 return
             }

@@ -43,7 +43,7 @@ public actor LiveSession: CommitReceiver {
     /// Disconnects forwarded for another node's closed sockets that failed: on a replica,
     /// those the database did not confirm; on the owner, inbox rows its store refused.
     /// Tried again with `departuresWaiting`.
-    var forwardsWaiting: [ForwardedCommand] = []
+    var forwardsWaiting: [(forwarded: ForwardedCommand, since: Millis)] = []
     var departureTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
