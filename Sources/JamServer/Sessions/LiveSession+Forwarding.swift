@@ -52,15 +52,16 @@ extension LiveSession {
     /// from there rather than applied twice.
     static let departureRetryMs: Millis = 30_000
 
-    /// A closed socket's disconnect forwarded by another node: nobody waits on its answer.
+    /// A closed socket's disconnect forwarded by another node: nobody waits on its answer
+    /// (clients never send a disconnect, so one without a socket is always this).
     static func isDeparture(_ forwarded: ForwardedCommand) -> Bool {
         guard forwarded.connection == nil, case .disconnect = forwarded.command else { return false }
-        return forwarded.replyId?.hasPrefix("depart-") ?? true
+        return true
     }
 
     /// Tries again the disconnects nobody waits on that failed: sent again by a replica, applied
-    /// again when they wait in this owner's inbox. A row of a session
-    /// this node no longer owns stays in the inbox for its next owner.
+    /// again when they wait in this owner's inbox. A row of a session this node no longer owns
+    /// stays in the inbox for its next owner.
     func retryForwards() {
         guard let cluster = environment.cluster, !releasedFlag.load(ordering: .relaxed) else {
             forwardsWaiting = []
