@@ -257,6 +257,29 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func aSnapshotWrittenAfterAnIgnoredLastRecordNeverBecomesTheBase() async throws {
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await Self.hostAdding(tracks: 5, store: store, directory: directory)
+        // The stop wrote a snapshot after the add of track 5; the record itself no longer reads.
+        let stored = try #require(try await store.loadSession(id))
+        let last = try #require(stored.records.last)
+        #expect(try Self.addedTrack(last) == "track-5")
+        #expect(stored.snapshots.last?.lsn == last.lsn, "the stop's snapshot includes the last record")
+        store.damageRecord(id, lsn: last.lsn, keepingBytes: last.inputs.count / 2, keepingSnapshots: true)
+
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.view(token, id)
+            #expect(view.queue.map(\.track.id) == ["track-2", "track-3", "track-4"])
+            // Two records, so the next stop's snapshot does not simply replace the old one.
+            for n in [9, 10] { _ = try await server.api.add(token, id, testTrack(n)) }
+        }
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.view(token, id)
+            #expect(view.queue.map(\.track.id) == ["track-2", "track-3", "track-4", "track-9", "track-10"], "the ignored add stays out after the next restart too")
+        }
+    }
+
     /// A session whose host added tracks 1…`tracks` (an hour long each), on a server that has
     /// stopped again: its id and the host's token. Track 1 plays before track 2 is added, so
     /// the adds after the first are the log's last records, one each.

@@ -170,6 +170,31 @@ import Testing
     }
 
     @Test(arguments: Kind.testable)
+    func aDroppedTailTakesTheSnapshotsFromItAndTheNextRecordTakesItsNumber(_ kind: Kind) async throws {
+        let subject = try await Self.subject(kind)
+        let id = Self.id(1), other = Self.id(2)
+        for session in [id, other] {
+            try await commit(subject.store, [
+                .index(StoredSessionEntry(id: session, joinCode: session == id ? "ABC234" : "XYZ789", codeIssuedAt: 0, ended: false, wakeAt: nil)),
+                .snapshot(session, Self.snapshot(0, seq: 0)),
+            ])
+            try await commit(subject.store, (1...5).map { .record(session, Self.record($0, seq: $0)) } + [.snapshot(session, Self.snapshot(2, seq: 2)), .snapshot(session, Self.snapshot(5, seq: 5))])
+        }
+        let replacement = LogRecord(lsn: 5, firstSeq: 4, lastSeq: 5, wakeAt: nil, inputs: Array("[new]".utf8), answer: nil)
+        try await commit(subject.store, [.dropTail(id, from: 5), .record(id, replacement), .record(id, Self.record(6, seq: 6))])
+        try await subject.store.close()
+
+        let store = try await subject.reopen()
+        let stored = try #require(try await store.loadSession(id))
+        #expect(stored.snapshots.map(\.lsn) == [2], "the snapshot written after the dropped record is gone")
+        #expect(stored.records == [Self.record(3, seq: 3), Self.record(4, seq: 4), replacement, Self.record(6, seq: 6)])
+        let untouched = try #require(try await store.loadSession(other))
+        #expect(untouched.snapshots.map(\.lsn) == [2, 5])
+        #expect(untouched.records.map(\.lsn) == [3, 4, 5])
+        try await store.close()
+    }
+
+    @Test(arguments: Kind.testable)
     func theIndexSaysWhenEachSessionNextWakesAndWhichHaveEnded(_ kind: Kind) async throws {
         let subject = try await Self.subject(kind)
         let (a, b, c) = (Self.id(1), Self.id(2), Self.id(3))

@@ -35,7 +35,8 @@ extension LiveSession {
     /// timeline catches up), both logged like any turn.
     ///
     /// A last record that does not read (written only in part when the process died) is
-    /// ignored, and the next record takes its number. One that does not read before others
+    /// ignored, and goes from the store with the snapshots written after it; the next record
+    /// takes its number. One that does not read before others
     /// that do makes the session unreadable: it stays in the store untouched.
     ///
     /// A replica (a session another node owns) stops after the log: the restart and the
@@ -63,6 +64,7 @@ extension LiveSession {
         // whole-queue frames holds no more than resumes can use.
         var ring = ResumeRing(environment.outbox)
         var replayWire = makeWire(wireEpochFloor(state))
+        var ignored: Int64?
         for record in stored.records where record.lsn > start.lsn {
             let inputs: [TimedInput]
             do {
@@ -70,6 +72,7 @@ extension LiveSession {
             } catch {
                 if record.lsn == stored.records.last?.lsn {
                     logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": .loggable(error)])
+                    ignored = record.lsn
                     break
                 }
                 throw damaged(DamagedStoredSession(session: id, part: .record(record.lsn), problem: "has inputs that cannot be read (\(error))"), logger: logger)
@@ -101,7 +104,13 @@ extension LiveSession {
             session.eventsSinceSnapshot = Int(state.seq - start.seq)
             session.outbox.restoreRing(ring)
             session.role = role
-            if role == .owner { session.resume() }
+            if role == .owner {
+                // Ahead of the records that take its number: a snapshot written after the
+                // ignored record (at a graceful stop) holds its change and would otherwise
+                // become the base of a later recovery.
+                if let ignored { environment.pipeline.submit([.dropTail(id, from: ignored)], receipt: nil) }
+                session.resume()
+            }
         }
         return session
     }

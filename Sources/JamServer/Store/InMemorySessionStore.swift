@@ -59,6 +59,9 @@ public final class InMemorySessionStore: SessionStore, Sendable {
                     contents.index[id] = nil
                     contents.logs[id] = nil
                     contents.snapshots[id] = nil
+                case .dropTail(let id, let from):
+                    contents.logs[id] = contents.logs[id]?.filter { $0.value.lsn < from }
+                    contents.snapshots[id]?.removeAll { $0.lsn >= from }
                 case .snapshot(let id, let snapshot):
                     var kept = (contents.snapshots[id] ?? []).filter { $0.lsn != snapshot.lsn } + [snapshot]
                     kept.sort { $0.lsn < $1.lsn }
@@ -89,14 +92,14 @@ public final class InMemorySessionStore: SessionStore, Sendable {
     }
 
     /// Cuts the stored inputs of one record short, as a write torn when the process died would
-    /// have left them (tests). Snapshots that include the record go too: they could only have
-    /// been written after it.
-    public func damageRecord(_ id: SessionID, lsn: Int64, keepingBytes count: Int) {
+    /// have left them (tests). Snapshots that include the record go too, as they could only
+    /// have been written after it, unless `keepingSnapshots` (a file damaged later).
+    public func damageRecord(_ id: SessionID, lsn: Int64, keepingBytes count: Int, keepingSnapshots: Bool = false) {
         contents.withLock { contents in
             guard var record = contents.logs[id]?[lsn] else { return }
             record.inputs = Array(record.inputs.prefix(count))
             contents.logs[id]?[lsn] = record
-            contents.snapshots[id]?.removeAll { $0.lsn >= lsn }
+            if !keepingSnapshots { contents.snapshots[id]?.removeAll { $0.lsn >= lsn } }
         }
     }
 

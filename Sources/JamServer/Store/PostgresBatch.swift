@@ -10,6 +10,8 @@ struct PostgresBatch {
     var consumed: [Int64] = []
     /// Sessions whose rows go, after the batch's other writes.
     var purged: [SessionID] = []
+    /// Logs cut back to before an ignored last record, before the batch's appends.
+    var dropped: [(id: SessionID, from: Int64)] = []
 
     init(_ writes: [StoreWrite]) {
         var position: [SessionID: Int] = [:]
@@ -38,6 +40,8 @@ struct PostgresBatch {
                 consumed.append(inboxId)
             case .purge(let id):
                 purged.append(id)
+            case .dropTail(let id, let from):
+                dropped.append((id, from))
             case .snapshot(let id, let snapshot):
                 let key = "\(id.rawValue) \(snapshot.lsn)"
                 if let at = snapshotPosition[key] {

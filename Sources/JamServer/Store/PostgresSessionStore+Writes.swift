@@ -27,6 +27,18 @@ extension PostgresSessionStore {
                 ON CONFLICT (id) DO UPDATE SET join_code = excluded.join_code, code_issued_at = excluded.code_issued_at, ended = excluded.ended
                 """, logger: logger)
         }
+        if !batch.dropped.isEmpty {
+            // The log ends before the dropped record again, so the record that takes its number
+            // appends as any other does.
+            let ids = batch.dropped.map(\.id.rawValue), from = batch.dropped.map(\.from)
+            try await connection.send(
+                """
+                WITH cut AS (SELECT * FROM unnest(\(ids), \(from)) AS v(id, first)),
+                log AS (DELETE FROM session_log l USING cut c WHERE l.session_id = c.id AND l.lsn >= c.first),
+                kept AS (DELETE FROM session_snapshots s USING cut c WHERE s.session_id = c.id AND s.lsn >= c.first)
+                UPDATE sessions s SET last_lsn = c.first - 1 FROM cut c WHERE s.id = c.id AND s.last_lsn >= c.first
+                """, logger: logger)
+        }
         if !batch.appends.isEmpty {
             let moved = try await connection.send(
                 """

@@ -180,10 +180,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                 """,
                 [.text(entry.id.rawValue), .text(entry.joinCode), .integer(entry.codeIssuedAt), .integer(entry.ended ? 1 : 0)])
         case .record(let id, let record):
-            // A replacement happens only for a record that was torn and ignored at recovery.
             try writer.run(
                 """
-                INSERT OR REPLACE INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
+                INSERT INTO session_log (session_id, lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                 """,
                 [.text(id.rawValue), .integer(record.lsn), .integer(record.firstSeq), .integer(record.lastSeq),
@@ -197,6 +196,10 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                 try writer.run("DELETE FROM \(table) WHERE session_id = ?1", [.text(id.rawValue)])
             }
             try writer.run("DELETE FROM sessions WHERE id = ?1", [.text(id.rawValue)])
+        case .dropTail(let id, let from):
+            for table in ["session_log", "session_snapshots"] {
+                try writer.run("DELETE FROM \(table) WHERE session_id = ?1 AND lsn >= ?2", [.text(id.rawValue), .integer(from)])
+            }
         case .snapshot(let id, let snapshot):
             try writer.run(
                 """

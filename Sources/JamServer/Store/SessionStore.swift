@@ -169,6 +169,10 @@ public enum StoreWrite: Sendable, Equatable {
     case consumed(SessionID, inboxId: Int64)
     /// An ended session's retention is over: its index row, snapshots, log (and inbox) go.
     case purge(SessionID)
+    /// Recovery ignored the session's last record, at `from`, because it did not read: that
+    /// record goes, and every snapshot from it on (written after it, they hold its change), so
+    /// the record that takes its number is the one a later recovery replays.
+    case dropTail(SessionID, from: Int64)
 }
 
 extension StoreWrite {
@@ -176,7 +180,7 @@ extension StoreWrite {
     var sessionID: SessionID {
         switch self {
         case .index(let entry): entry.id
-        case .record(let id, _), .snapshot(let id, _), .consumed(let id, _), .purge(let id): id
+        case .record(let id, _), .snapshot(let id, _), .consumed(let id, _), .purge(let id), .dropTail(let id, _): id
         }
     }
 }
