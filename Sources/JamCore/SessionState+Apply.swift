@@ -146,7 +146,7 @@ extension SessionState {
         if settings.ordering != orderingBefore || queueOrder() != before { emitQueue(at: now, into: &outcome) }
         if skipRequestsNeeded != neededBefore, current != nil {
             // Members see "1 of 2": a new threshold changes the second number, and may skip now.
-            emit(.skipRequests(SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)), at: now, into: &outcome)
+            emit(.skipRequests(skipRequestFigures), at: now, into: &outcome)
             evaluateSkipRequests(at: now, into: &outcome)
         }
     }

@@ -24,6 +24,7 @@ extension SessionState {
         // Somebody arriving in a session its host has left (a grace period) takes over, where
         // the rules say so; the host coming back is host again.
         let takesOver = member(hostId) == nil && (user == hostId || rules.hostOfEmptySession == .firstToArrive)
+        let figures = skipRequestFigures
         let record = MemberRecord(
             userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter, awaySince: now)
         joinCounter += 1
@@ -31,6 +32,8 @@ extension SessionState {
         emptySince = nil
         if takesOver { hostId = user }
         emit(.memberJoined(record.view), at: now, into: &outcome)
+        // Where the host's device plays, every member may ask to skip, connected or not.
+        announceSkipRequests(movedFrom: figures, epoch: epoch, at: now, into: &outcome)
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
@@ -51,9 +54,11 @@ extension SessionState {
     }
 
     /// Removes a member, passes the host role on when needed and re-checks skip requests,
-    /// unless the member's request stays (`DepartedSkipRequests.kept`: nothing is re-checked).
+    /// unless the member's request stays (`DepartedSkipRequests.kept`: nothing is re-checked);
+    /// moved skip request figures go out either way.
     mutating func removeMember(_ user: UserID, keepingSkipRequest: Bool = false, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
+        let figures = skipRequestFigures, epochBefore = epoch
         let wasHost = members[index].role == .host
         members.remove(at: index)
         if !keepingSkipRequest { skipRequests.remove(user) }
@@ -72,6 +77,7 @@ extension SessionState {
         }
         if !members.isEmpty {
             if !keepingSkipRequest { evaluateSkipRequests(at: now, into: &outcome) }
+            announceSkipRequests(movedFrom: figures, epoch: epochBefore, at: now, into: &outcome)
             commitIfAllReady(at: now, into: &outcome)
         }
     }
@@ -84,6 +90,7 @@ extension SessionState {
 
     mutating func setConnected(_ user: UserID, delta: Int, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
+        let figures = skipRequestFigures, epochBefore = epoch
         let wasConnected = members[index].connected
         members[index].connections = max(0, members[index].connections + delta)
         guard members[index].connected != wasConnected else { return }
@@ -91,6 +98,7 @@ extension SessionState {
         emit(.memberUpdated(members[index].view), at: now, into: &outcome)
         // Where requests outlive leaving, only a request checks them (QueueIT's backend).
         if rules.departedSkipRequests == .withdrawn { evaluateSkipRequests(at: now, into: &outcome) }
+        announceSkipRequests(movedFrom: figures, epoch: epochBefore, at: now, into: &outcome)
         if !members[index].connected { commitIfAllReady(at: now, into: &outcome) }
     }
 

@@ -77,8 +77,23 @@ extension SessionState {
         guard current != nil else { throw JamError(.conflict, "nothing is playing") }
         guard !skipRequests.contains(user) else { return }
         skipRequests.insert(user)
-        emit(.skipRequests(SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)), at: now, into: &outcome)
+        emit(.skipRequests(skipRequestFigures), at: now, into: &outcome)
         evaluateSkipRequests(at: now, into: &outcome)
+    }
+
+    /// The skip request figures members see ("1 of 2").
+    var skipRequestFigures: SkipRequestsUpdate {
+        SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)
+    }
+
+    /// Who may ask to skip changed (a connection, a departure, a join where every member
+    /// counts): both figures can move without a request, so they go out again when they did,
+    /// unless the change skipped (the next item's start sends its own).
+    mutating func announceSkipRequests(movedFrom before: SkipRequestsUpdate, epoch epochBefore: Int64, at now: Millis, into outcome: inout Outcome) {
+        guard current != nil, epoch == epochBefore else { return }
+        let after = skipRequestFigures
+        guard after != before else { return }
+        emit(.skipRequests(after), at: now, into: &outcome)
     }
 
     /// Skips the current item once requests from connected members reach the threshold.

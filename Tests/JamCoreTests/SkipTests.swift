@@ -203,6 +203,37 @@ struct SkipRequestTests {
         #expect(jam.state.current?.item.id == itemID(1))
     }
 
+    @Test func membersComingAndGoingSendTheFiguresMembersSee() throws {
+        var jam = try Jam(members: [alice, bob, carol, dave], connected: false)
+        // Nothing plays: there are no figures to show.
+        #expect(try jam.apply(.connect, by: host).events.types == [.memberUpdated])
+        for member in [alice, bob, carol] { try jam.apply(.connect, by: member) }
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.apply(.requestSkip, by: alice)
+        #expect(jam.state.view(for: host).skipRequests == SkipRequestsView(count: 1, needed: 3, mine: false))
+        // Dave connects: 5 connected need 3; Alice still shows "1 of 3".
+        #expect(try jam.apply(.connect, by: dave).events.types == [.memberUpdated])
+        // Carol drops: 4 need 3, unchanged. Bob drops: 3 need 2.
+        #expect(try jam.apply(.disconnect, by: carol).events.types == [.memberUpdated])
+        let dropped = try jam.apply(.disconnect, by: bob)
+        #expect(dropped.events.map(\.event).last == .skipRequests(SkipRequestsUpdate(count: 1, needed: 2)))
+        // Dave leaves: 2 connected need 2.
+        let left = try jam.apply(.leave, by: dave)
+        #expect(left.events.types == [.memberLeft])
+        // Bob comes back: 3 need 2 again, no event; Carol too: 4 need 3.
+        #expect(try jam.apply(.connect, by: bob).events.types == [.memberUpdated])
+        let back = try jam.apply(.connect, by: carol)
+        #expect(back.events.map(\.event).last == .skipRequests(SkipRequestsUpdate(count: 1, needed: 3)))
+        #expect(jam.state.current?.item.id == itemID(1))
+        // A departure that tips the balance skips, and the next item's start sends its figures.
+        try jam.apply(.requestSkip, by: bob)
+        let skipped = try jam.apply(.leave, by: carol)
+        #expect(skipped.events.types == [.memberLeft, .playPrepare, .skipRequests, .queueUpdate])
+        #expect(skipped.events[2].event.skipRequests == SkipRequestsUpdate(count: 0, needed: 2))
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
     @Test func requestWhilePreparingOrPausedCounts() throws {
         var jam = try Jam(members: [alice])
         try jam.add(1, by: host)
