@@ -93,6 +93,11 @@ public struct SyncReport: Codable, Hashable, Sendable {
     public func validate() throws(JamError) {
         let figures = [offsetMs, errorMs, driftMs] + [outputLatencyMs, delayMs, clockDriftPpm].compactMap { $0 }
         if !figures.allSatisfy(\.isFinite) { throw JamError(.invalidField, "syncReport values must be finite numbers") }
+        // Hosts' screens show these figures: beyond what any clock or player can be off by,
+        // they are garbage that would not even fit a whole number.
+        if !figures.allSatisfy({ abs($0) <= Validate.maxSyncFigure }) {
+            throw JamError(.invalidField, "syncReport values must be within ±\(Int64(Validate.maxSyncFigure))")
+        }
         if errorMs < 0 { throw JamError(.invalidField, "errorMs must not be negative") }
         if let deviceId { try Validate.deviceId(deviceId) }
         if let outputLatencyMs, outputLatencyMs < 0 || outputLatencyMs > Validate.maxDeviceDelayMs {

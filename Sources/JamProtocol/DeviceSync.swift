@@ -132,6 +132,8 @@ extension Validate {
     public static let maxDeviceId = 64
     /// Largest manual or calibrated delay either way, in milliseconds.
     public static let maxDeviceDelayMs = 2_000.0
+    /// Largest figure of a sync report either way: a clock set to 1970 is off by ~5.6e13 ms.
+    public static let maxSyncFigure = 1e15
 
     /// Rejects an empty, over-long or oddly spelled device id (letters, digits, `-`, `_`).
     public static func deviceId(_ value: String) throws(JamError) {

@@ -178,6 +178,15 @@ struct FrameErrorTests {
             == JamError(.invalidField, "outputLatencyMs must be from 0 to 2000"))
         #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":0,"errorMs":1,"driftMs":0,"deviceId":"a/b"}}"#)?.code
             == .invalidField)
+        // Hosts' screens print these: a figure that would not fit a whole number is refused.
+        for field in ["offsetMs", "errorMs", "driftMs", "clockDriftPpm"] {
+            var figures = ["offsetMs": "0", "errorMs": "1", "driftMs": "0"]
+            figures[field] = "1e19"
+            let data = figures.map { #""\#($0.key)":\#($0.value)"# }.joined(separator: ",")
+            #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,\#(data)}}"#)
+                == JamError(.invalidField, "syncReport values must be within ±1000000000000000"), "\(field)")
+        }
+        #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":-5.6e13,"errorMs":1,"driftMs":0}}"#) == nil, "a clock set to 1970")
         let twice = #"{"userId":"u","deviceId":"d","offsetMs":1}"#
         #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[\#(twice),\#(twice)]}}"#)
             == JamError(.invalidField, "device d of u appears twice"))

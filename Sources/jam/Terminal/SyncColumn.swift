@@ -40,7 +40,10 @@ enum SyncColumn {
     }
 
     private static func format(_ value: Double) -> String {
-        abs(value) >= 10 ? String(Int(value.rounded())) : String((value * 10).rounded() / 10)
+        guard abs(value) >= 10 else { return String((value * 10).rounded() / 10) }
+        // A figure too large for a whole number (a server before the report's bounds) shows as
+        // it is rather than stopping the program.
+        return Int(exactly: value.rounded()).map(String.init) ?? String(value)
     }
 
     private static func signed(_ value: Double) -> String {
