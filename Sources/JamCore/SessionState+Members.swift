@@ -82,10 +82,15 @@ extension SessionState {
         }
     }
 
-    /// Who takes over as host: the creator if present, else the longest-present member.
+    /// Who takes over as host: the creator if present, else the longest-present member;
+    /// among the connected members when any is, as a member who closed their app long ago
+    /// could not skip or pause for those still listening. Where the host's device plays,
+    /// members need no socket, and all of them are candidates.
     func successor() -> UserID? {
-        if member(creatorId) != nil { return creatorId }
-        return members.min { ($0.joinedAt, $0.joinOrder) < ($1.joinedAt, $1.joinOrder) }?.userId
+        let connectedOnly = rules.startMode != .hostDevice && members.contains(where: \.connected)
+        let candidates = members.filter { !connectedOnly || $0.connected }
+        if candidates.contains(where: { $0.userId == creatorId }) { return creatorId }
+        return candidates.min { ($0.joinedAt, $0.joinOrder) < ($1.joinedAt, $1.joinOrder) }?.userId
     }
 
     mutating func setConnected(_ user: UserID, delta: Int, at now: Millis, into outcome: inout Outcome) {

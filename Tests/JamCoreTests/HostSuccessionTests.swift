@@ -36,6 +36,20 @@ struct HostSuccessionTests {
         #expect(jam.state.hostId == bob)
     }
 
+    @Test func theHostRolePassesToSomebodyConnectedWhenAnybodyIs() throws {
+        var jam = try staggered()
+        // Alice, longest present, closed her app; the creator disconnected too.
+        try jam.apply(.disconnect, by: alice)
+        try jam.apply(.setRole(userId: carol, role: .host), by: host)
+        try jam.apply(.disconnect, by: host)
+        try jam.apply(.leave, by: carol)
+        #expect(jam.state.hostId == bob, "Bob is connected; the creator and Alice are away")
+        // With nobody connected, presence decides as before: the creator first.
+        try jam.apply(.disconnect, by: bob)
+        try jam.apply(.leave, by: bob)
+        #expect(jam.state.hostId == host)
+    }
+
     @Test func joinOrderBreaksTiesWithinTheSameMillisecond() throws {
         var jam = try Jam(members: [carol, bob, alice])
         try jam.apply(.leave, by: host)
@@ -72,6 +86,7 @@ struct HostSuccessionTests {
         #expect(jam.state.hostId == alice)
         jam.wait(1_000)
         try jam.apply(.join(displayName: "Host"), by: host)
+        try jam.apply(.connect, by: host)
         #expect(jam.state.role(of: host) == .member)
         #expect(jam.state.hostId == alice)
         try jam.apply(.leave, by: alice)
