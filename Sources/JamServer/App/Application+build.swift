@@ -51,7 +51,7 @@ public func buildApplication(
             replayLimit: configuration.replayLogLimit, replayBytesLimit: configuration.replayLogBytes, backlogLimit: configuration.outboxLimit,
             stallTimeoutMs: configuration.stallTimeoutMs),
         snapshotEvery: configuration.snapshotEvery, timing: configuration.timing,
-        fallbackTracks: library?.tracks.map(\.wireTrack) ?? [])
+        library: LibraryTracks(library?.tracks.map(\.wireTrack) ?? []))
     environment.cluster = cluster
     environment.endedRetentionMs = configuration.endedRetentionMs
     environment.endedSweepMs = configuration.endedSweepMs

@@ -8,7 +8,7 @@ extension LiveSession {
     /// The library tracks the session's fallback reserve needs now, if any: every turn asks,
     /// so a dry queue never waits for the library.
     func fallbackSupply() -> [Track]? {
-        Self.fallbackSupply(for: state, shuffle: &fallbackShuffle, tracks: fallbackTracks)
+        Self.fallbackSupply(for: state, shuffle: &fallbackShuffle, tracks: library.all)
     }
 
     /// The same for a state no session owns yet (one being created).
@@ -24,14 +24,15 @@ extension LiveSession {
     }
 
     /// A rescan changed the library: the next fallback tracks come from a fresh shuffle of it,
-    /// and reserved tracks that left it go (they would fail to load on every device).
-    func useFallbackTracks(_ tracks: [Track]) {
-        guard tracks != fallbackTracks else { return }
-        fallbackTracks = tracks
+    /// adds check against it, and reserved tracks that left it go (they would fail to load on
+    /// every device).
+    func useLibrary(_ newer: LibraryTracks) {
+        guard newer.all != library.all else { return }
+        library = newer
         fallbackShuffle = nil
         guard role == .owner else { return }
         do {
-            try take(.keepFallback(Set(tracks.map(\.id))), cause: .tick)
+            try take(.keepFallback(Set(newer.all.map(\.id))), cause: .tick)
         } catch {
             logger.error("pruning the fallback reserve failed", metadata: ["error": .loggable(error)])
         }

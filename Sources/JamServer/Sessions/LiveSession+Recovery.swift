@@ -9,7 +9,7 @@ extension LiveSession {
     static func create(state: SessionState, wire: any SessionWire, environment: SessionEnvironment, eventLoop: any EventLoop) -> LiveSession {
         var state = state
         var shuffle: FallbackShuffle?
-        if let supply = fallbackSupply(for: state, shuffle: &shuffle, tracks: environment.fallbackTracks) {
+        if let supply = fallbackSupply(for: state, shuffle: &shuffle, tracks: environment.library.all) {
             // The reserve a new session starts with is part of its first snapshot.
             applyInfallible(TimedInput(at: environment.clock.now(), .supplyFallback(supply)), to: &state)
         }

@@ -47,8 +47,8 @@ public actor LiveSession: CommitReceiver {
     var departureTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
-    /// The library tracks the shuffle draws from.
-    var fallbackTracks: [Track]
+    /// The library: what the shuffle draws from, and what library tracks added must be.
+    var library: LibraryTracks
     private let endedFlag = Atomic<Bool>(false)
     /// When any member's socket last sent a message (`NIODeadline` nanoseconds): a profile
     /// with an idle timeout closes the session's sockets only when all of them fell silent.
@@ -96,7 +96,7 @@ public actor LiveSession: CommitReceiver {
         self.wire = wire
         self.environment = environment
         self.budget = environment.commandLimits.map(CommandBudget.init)
-        self.fallbackTracks = environment.fallbackTracks
+        self.library = environment.library
         self.fallbackShuffle = fallbackShuffle
         self.logger = environment.logger
         self.logger[metadataKey: "session.id"] = "\(state.id)"
@@ -148,6 +148,7 @@ public actor LiveSession: CommitReceiver {
         let before = Self.needsComparison(input, in: state) ? state : nil
         var outcome: Outcome
         do {
+            inputs[0].input = try library.resolving(input)
             outcome = try state.apply(inputs[0])
         } catch {
             if case .command(_, let user) = input { noteRefusal(error, by: user, what: input.logName) } else { Metrics.commandFailed(error) }

@@ -14,8 +14,9 @@ struct SessionEnvironment: Sendable {
     let snapshotEvery: Int
     /// The profile's timing, which a session brought back from the store takes on.
     let timing: Timing
-    /// The library tracks a fallback shuffle draws from (empty: no fallback).
-    var fallbackTracks: [Track] = []
+    /// The library: what a fallback shuffle draws from (empty: no fallback), and what a
+    /// library track added must be.
+    var library = LibraryTracks.none
     /// The node, when several share a PostgreSQL database.
     var cluster: ClusterNode?
     /// How long an ended session's rows stay in the store; `nil` keeps them.

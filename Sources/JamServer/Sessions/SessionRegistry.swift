@@ -48,7 +48,7 @@ public final class SessionRegistry: Service, Sendable {
             let position = wakeUps.firstIndex { $0.at > at } ?? wakeUps.count
             wakeUps.insert((at, id), at: position)
         }
-        var fallbackTracks: [Track] = []
+        var library = LibraryTracks.none
     }
 
     let index = Mutex(Index())
@@ -70,12 +70,12 @@ public final class SessionRegistry: Service, Sendable {
         self.loops = loops
         self.logger = environment.logger
         self.clock = environment.clock
-        index.withLock { $0.fallbackTracks = environment.fallbackTracks }
+        index.withLock { $0.library = environment.library }
     }
 
     var environment: SessionEnvironment {
         var environment = baseEnvironment
-        environment.fallbackTracks = index.withLock { $0.fallbackTracks }
+        environment.library = index.withLock { $0.library }
         return environment
     }
 
@@ -266,11 +266,12 @@ public final class SessionRegistry: Service, Sendable {
 
     /// A rescan changed the library: new sessions and live ones shuffle the new tracks.
     func libraryChanged(_ tracks: [Track]) async {
+        let library = LibraryTracks(tracks)
         let live = index.withLock { index -> [LiveSession] in
-            index.fallbackTracks = tracks
+            index.library = library
             return index.entries.values.compactMap { if case .live(let session) = $0 { session } else { nil } }
         }
-        for session in live { await session.useFallbackTracks(tracks) }
+        for session in live { await session.useLibrary(library) }
     }
 
     /// A fresh ID for an item or a session.
