@@ -25,8 +25,9 @@ extension SessionState {
         // the rules say so; the host coming back is host again.
         let takesOver = member(hostId) == nil && (user == hostId || rules.hostOfEmptySession == .firstToArrive)
         let figures = skipRequestFigures
-        let record = MemberRecord(
+        var record = MemberRecord(
             userId: user, displayName: name, role: takesOver ? .host : .member, connections: 0, joinedAt: now, joinOrder: joinCounter, awaySince: now)
+        record.lastAddedAt = takeDepartedLastAdd(of: user, at: now)
         joinCounter += 1
         members.append(record)
         emptySince = nil
@@ -60,6 +61,7 @@ extension SessionState {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
         let figures = skipRequestFigures, epochBefore = epoch
         let wasHost = members[index].role == .host
+        keepLastAdd(of: members[index], at: now)
         members.remove(at: index)
         if !keepingSkipRequest { skipRequests.remove(user) }
         readyMembers.remove(user)

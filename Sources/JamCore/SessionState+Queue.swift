@@ -180,9 +180,27 @@ extension SessionState {
     /// Forgets when each member last added, telling everybody: with the cooldown off nothing
     /// is kept, so turning one on again starts everybody afresh.
     mutating func forgetLastAdds(at now: Millis, into outcome: inout Outcome) {
+        departedLastAdds = nil
         for index in members.indices where members[index].lastAddedAt != nil {
             members[index].lastAddedAt = nil
             emit(.memberUpdated(members[index].view), at: now, into: &outcome)
         }
+    }
+
+    /// A member leaving while their add cooldown runs: when they last added is kept until it
+    /// has run out (and those that have, go).
+    mutating func keepLastAdd(of member: MemberRecord, at now: Millis) {
+        let cooldownMs = Int64(settings.addCooldownSeconds) * 1000
+        var kept = (departedLastAdds ?? [:]).filter { now - $0.value < cooldownMs }
+        if let last = member.lastAddedAt, now - last < cooldownMs { kept[member.userId] = last }
+        departedLastAdds = kept.isEmpty ? nil : kept
+    }
+
+    /// When a member joining again last added, while their cooldown still runs.
+    mutating func takeDepartedLastAdd(of user: UserID, at now: Millis) -> Millis? {
+        guard let last = departedLastAdds?[user] else { return nil }
+        departedLastAdds?[user] = nil
+        if departedLastAdds?.isEmpty == true { departedLastAdds = nil }
+        return now - last < Int64(settings.addCooldownSeconds) * 1000 ? last : nil
     }
 }

@@ -57,6 +57,9 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var deviceDelays: [DeviceDelay]?
     /// Devices that play ahead of the timeline, as they last reported (absent when none does).
     public var deviceLeads: [DeviceLead]?
+    /// When members who left while an add cooldown was set last added, for as long as their
+    /// cooldown runs: leaving and joining again must not start it afresh (absent when none).
+    public var departedLastAdds: [UserID: Millis]?
 
     /// Most history entries kept.
     public static let historyLimit = SessionView.historyLimit

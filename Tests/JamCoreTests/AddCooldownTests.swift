@@ -34,6 +34,41 @@ import Testing
         #expect(jam.order.contains(itemID(2)))
     }
 
+    @Test func leavingAndJoiningAgainKeepsTheCooldownRunning() throws {
+        var jam = try jam()
+        try jam.add(1, by: alice)
+        let addedAt = jam.now
+        _ = jam.wait(30_000)
+        try jam.apply(.leave, by: alice)
+        let back = try jam.apply(.join(displayName: "Alice"), by: alice)
+        #expect(back.events.first?.event.memberJoined?.lastAddedAt == addedAt, "clients count down from the first add")
+        do throws(JamError) {
+            _ = try jam.add(2, by: alice)
+            Issue.record("an add after leaving and joining again went through")
+        } catch {
+            #expect(error.message.hasPrefix("you can add again in 1:30"))
+        }
+        #expect(jam.state.departedLastAdds == nil, "nothing is kept once the member is back")
+        // Once it has run out, nothing is kept for a member who leaves: they join afresh.
+        _ = jam.wait(90_000)
+        try jam.apply(.leave, by: alice)
+        #expect(jam.state.departedLastAdds == nil)
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        try jam.add(2, by: alice)
+    }
+
+    @Test func turningTheCooldownOffForgetsTheLastAddsOfMembersWhoLeft() throws {
+        var jam = try jam()
+        try jam.add(1, by: alice)
+        try jam.apply(.leave, by: alice)
+        #expect(jam.state.departedLastAdds?[alice] == jam.now)
+        try jam.apply(.updateSettings(SettingsPatch(addCooldownSeconds: 0)), by: host)
+        try jam.apply(.updateSettings(SettingsPatch(addCooldownSeconds: 120)), by: host)
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        try jam.add(2, by: alice)
+        #expect(jam.order.contains(itemID(2)))
+    }
+
     @Test func theCooldownIsEachMembersOwn() throws {
         var jam = try jam()
         try jam.add(1, by: alice)
