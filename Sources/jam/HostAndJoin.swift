@@ -31,6 +31,8 @@ struct Host: AsyncParsableCommand {
 
     func run() async throws {
         let (server, name) = try options.resolve()
+        // Before anything is created: a session nobody could ever host would be left behind.
+        try LiveSession.requireTerminal("jam host")
         var api = JamAPI(server: server)
         let identity = try await api.signIn(displayName: name)
         let view = try await api.createSession(CreateSessionRequest(name: "\(name)'s session"))
@@ -51,6 +53,8 @@ struct Join: AsyncParsableCommand {
 
     func run() async throws {
         let (server, name) = try options.resolve()
+        // Before joining: a member who can never see the session would be counted in it.
+        try LiveSession.requireTerminal("jam join")
         var api = JamAPI(server: server)
         let identity = try await api.signIn(displayName: name)
         let view = try await api.join(code: code)
@@ -62,15 +66,25 @@ struct Join: AsyncParsableCommand {
 
 /// Starts the live screen for a member.
 enum LiveSession {
+    /// Refuses to go on without a terminal to show the session on.
+    static func requireTerminal(_ command: String) throws {
+        guard Terminal.isInteractive else { throw ValidationError("\(command) shows the session live and needs a terminal") }
+    }
+
+    /// Shows the live screen; after a connection that failed, the process exits with 1.
     static func show(api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool) async throws {
-        guard Terminal.isInteractive else {
-            throw ValidationError("jam host and jam join need a terminal; the join code is \(view.session.joinCode)")
-        }
         let participant = Participant(api: api, sessionId: view.session.id, me: me, transport: NIOWebSocketTransport())
         let ending = try await LiveScreen(participant: participant, api: api, me: me, invite: invite, startWithInvite: startWithInvite).run()
         // A closed terminal refuses every write (EIO): FileHandle's write would trap on it,
         // and the crash report then kept the process alive for seconds.
-        guard ending == .quit else { return }
-        Terminal().write("Left the live screen of \(view.session.name) (code \(view.session.joinCode)).\n")
+        switch ending {
+        case .hungUp:
+            return
+        case .quit:
+            Terminal().write("Left the live screen of \(view.session.name) (code \(view.session.joinCode)).\n")
+        case .failed(let reason):
+            Terminal().write("Left the live screen of \(view.session.name) (code \(view.session.joinCode)): \(reason).\n")
+            throw ExitCode.failure
+        }
     }
 }

@@ -153,6 +153,40 @@ import Testing
         }
     }
 
+    @Test func aMemberTheHostRemovesSeesWhyAndTheProcessEndsWithOne() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let guest = try await Pane(
+                "kicked-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                let gil = try #require(try await api.view(host.token, view.session.id).members.first { $0.displayName == "Gil" })
+                let kicked = try await api.request("DELETE", "/api/v1/sessions/\(view.session.id)/members/\(gil.userId)", token: host.token)
+                #expect(kicked.status == 204)
+                try await guest.waitFor("Connection closed:")
+                try await guest.keys("q")
+                try await guest.waitFor("GUEST-EXITED 1")
+            }
+        }
+    }
+
+    @Test func withoutATerminalNothingIsJoined() async throws {
+        let server = try await ServerProcess.with(dataDirectory: TestServer.makeDataDirectory()) { server in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let (status, text) = try await ChildProcess.run(
+                try ServerProcess.executable, arguments: ["join", view.session.joinCode, "--server", "http://127.0.0.1:\(server.port)", "--name", "Gil"])
+            #expect(!status.isSuccess)
+            #expect(text.contains("jam join shows the session live and needs a terminal"), "\(text)")
+            return try await api.view(host.token, view.session.id).members.map(\.displayName)
+        }
+        #expect(server == ["Hana"], "no member without a screen")
+    }
+
     @Test func aMembersSyncReportShowsInTheHostsTerminalWhoseKeysActOnThatDevice() async throws {
         try await Self.withServerInTmux { server, suffix in
             let host = try await Pane("sync-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana")
@@ -240,7 +274,7 @@ import Testing
         try await host.keys("x")
         try await host.waitFor("Queue (0)", "Members: ● Hana (host)")
 
-        let guest = try await Pane(guestPane.name, command: "\(jam) join \(code) --server \(url) --name Gil; echo GUEST-EXITED; sleep 30")
+        let guest = try await Pane(guestPane.name, command: "\(jam) join \(code) --server \(url) --name Gil; echo GUEST-EXITED $?; sleep 30")
         try await guest.waitFor("Queue (0)", "Hana (host)", "● Gil")
         try await host.waitFor("● Gil")
 
@@ -292,17 +326,34 @@ import Testing
         let narrow = try await host.waitFor(String(repeating: "─", count: 72))
         #expect(!narrow.contains(String(repeating: "─", count: 73)))
 
-        // Gil searches the library and adds what he finds.
+        // Seeking is the host's: Gil's "," sends nothing (the search below would show a refusal).
+        try await guest.keys(",")
+
+        // Gil searches the library: a miss says so, and Delete is no text.
         try await guest.keys("/")
-        try await guest.type("cafe")
+        try await guest.type("zzzz")
+        try await guest.keys("Enter")
+        try await guest.waitFor("Nothing in the library matches \"zzzz\".")
+        try await guest.keys("Escape")
+        try await guest.keys("/")
+        try await guest.type("caf")
+        try await guest.keys("DC")
+        try await guest.type("e")
         try await guest.keys("Enter")
         try await guest.waitFor("› Café au Lait — The OpenJam Demo Band")
         try await guest.keys("Enter")
         try await host.waitFor("Café au Lait — The OpenJam Demo Band")
+        #expect(!(try await guest.screen).contains("refused"))
+
+        // " - " parts title from artist; the hyphen in the title stays.
+        try await guest.keys("a")
+        try await guest.type("Anti-Hero - Taylor Swift")
+        try await guest.keys("Enter")
+        try await host.waitFor("Anti-Hero — Taylor Swift")
 
         // Quitting leaves the terminal as it was: the shell's line shows, not the live screen.
         try await guest.keys("q")
-        let after = try await guest.waitFor("GUEST-EXITED")
+        let after = try await guest.waitFor("GUEST-EXITED 0")
         #expect(!after.contains("Members:"))
     }
 }

@@ -75,15 +75,18 @@ final class KeyDecoder: @unchecked Sendable {
         while !pending.isEmpty {
             let byte = pending[0]
             if byte == 0x1B {
-                if pending.count >= 3 && pending[1] == UInt8(ascii: "[") {
-                    switch pending[2] {
+                if pending.count >= 2 && pending[1] == UInt8(ascii: "[") {
+                    // A control sequence runs to its final byte (0x40–0x7E): Delete is
+                    // `ESC [ 3 ~`, Ctrl+→ `ESC [ 1 ; 5 C`. All of it is one key, or none.
+                    guard let end = pending.indices.dropFirst(2).first(where: { (0x40...0x7E).contains(pending[$0]) }) else { break }
+                    switch pending[end] {
                     case UInt8(ascii: "A"): keys.append(.up)
                     case UInt8(ascii: "B"): keys.append(.down)
                     case UInt8(ascii: "C"): keys.append(.right)
                     case UInt8(ascii: "D"): keys.append(.left)
                     default: break
                     }
-                    pending.removeFirst(3)
+                    pending.removeFirst(end + 1)
                 } else if pending.count == 1 {
                     keys.append(.escape)
                     pending.removeFirst()

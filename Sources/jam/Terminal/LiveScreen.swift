@@ -17,7 +17,8 @@ struct LiveScreen {
         case input(TerminalInput)
         case searched(query: String, Result<[Track], JamError>)
         case tick
-        case ended(String)
+        /// The connection ended; `failed` when it ended on an error (refused, removed, lost).
+        case ended(String, failed: Bool)
         case passing(Passing)
     }
 
@@ -42,9 +43,9 @@ struct LiveScreen {
         }
     }
 
-    /// How the screen ended: a person quit, or the terminal went away (closed, SIGHUP,
-    /// SIGTERM) and nothing more can be shown on it.
-    enum Ending: Sendable { case quit, hungUp }
+    /// How the screen ended: a person quit, after the connection failed (and why), or the
+    /// terminal went away (closed, SIGHUP, SIGTERM) and nothing more can be shown on it.
+    enum Ending: Sendable, Equatable { case quit, failed(String), hungUp }
 
     /// Shows the session until the person quits or the terminal goes away.
     func run() async throws -> Ending {
@@ -61,9 +62,9 @@ struct LiveScreen {
             group.addTask {
                 do {
                     try await participant.run()
-                    sink.yield(.ended("disconnected"))
+                    sink.yield(.ended("disconnected", failed: false))
                 } catch {
-                    sink.yield(.ended((error as? JamError)?.message ?? "\(error)"))
+                    sink.yield(.ended((error as? JamError)?.message ?? "\(error)", failed: true))
                 }
             }
             group.addTask {
@@ -106,8 +107,9 @@ struct LiveScreen {
                     case .failure(let error):
                         model.message = "Search failed: \(error.message)"
                     }
-                case .ended(let reason):
+                case .ended(let reason, let failed):
                     model.message = "Connection closed: \(reason). Press q to quit."
+                    if failed { ending = .failed(reason) }
                 case .passing(let event):
                     show(event, &model)
                 case .input(.resized):
@@ -249,9 +251,11 @@ struct LiveScreen {
             switch key {
             case .enter:
                 model.mode = .normal
-                let parts = text.split(separator: "-", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard let title = parts.first, !title.isEmpty else { return .keepGoing }
-                let artist = parts.count > 1 ? parts[1] : "Unknown artist"
+                // " - " parts title from artist; a hyphen inside either ("Anti-Hero") stays.
+                let split = text.range(of: " - ")
+                let title = String(split.map { text[..<$0.lowerBound] } ?? text[...]).trimmingCharacters(in: .whitespaces)
+                guard !title.isEmpty else { return .keepGoing }
+                let artist = split.map { text[$0.upperBound...].trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 } ?? "Unknown artist"
                 let track = Track(id: "tui-\(UUID().uuidString.lowercased())", name: title, artist: artist, durationMs: 180_000, source: .external)
                 group.addTask { await store.add(track) }
             case .escape, .interrupt:
@@ -293,7 +297,7 @@ struct LiveScreen {
         case .character("p") where model.hasHostControls:
             let paused = model.snapshot.nowPlaying?.state == .paused
             group.addTask { await store.perform(paused ? .resume : .pause, as: paused ? "resume" : "pause") }
-        case .character(","), .character(".") where model.hasHostControls:
+        case .character(",") where model.hasHostControls, .character(".") where model.hasHostControls:
             // Ten seconds back or ahead, from where the song is now; never to its very end.
             guard let now = model.snapshot.nowPlaying else { return .keepGoing }
             let position = model.serverNowMs.map { now.position(at: Millis($0)) } ?? now.positionMs

@@ -53,11 +53,15 @@ enum ScreenRenderer {
             for (index, track) in results.prefix(6).enumerated() {
                 lines.append("\(index == choice ? "›" : " ") \(track.name) — \(track.artist)  \(clock(track.durationMs ?? 0))")
             }
+            // "Nothing in the library matches", or why the search failed.
+            if let message = model.message { lines.append(message) }
         case .normal, .invite, .settings:
-            if let rejection = snapshot.lastRejection {
-                lines.append("✗ \(rejection.action) refused: \(rejection.message)")
-            } else if let message = model.message {
+            // The message is the newer news (the next key clears it): a closed connection
+            // must not hide behind a refusal from before.
+            if let message = model.message {
                 lines.append(message)
+            } else if let rejection = snapshot.lastRejection {
+                lines.append("✗ \(rejection.action) refused: \(rejection.message)")
             } else if snapshot.ended {
                 lines.append("The session has ended.")
             } else {
