@@ -1,4 +1,5 @@
 import Foundation
+import JamProtocol
 
 /// How far a library scan has got, reported before each file is read and once at the end.
 public struct ScanProgress: Sendable, Hashable {
@@ -81,10 +82,15 @@ extension MusicLibrary {
                 // The same relative path in two folders: the later one is named by its full path.
                 if ids.contains(id) { id = LibraryTrack.stableID(relativePath: candidate.file.path) }
                 ids.insert(id)
-                let fallbackTitle = candidate.file.deletingPathExtension().lastPathComponent
+                // Tags and names go to every client and terminal as they are here: no escape
+                // sequences, and nothing a member's add of the track would be refused for.
+                func shown(_ text: String?) -> String? {
+                    text.map { Validate.displayable($0, max: Track.maxTextLength) }.flatMap { $0.isEmpty ? nil : $0 }
+                }
+                let fallbackTitle = shown(candidate.file.deletingPathExtension().lastPathComponent) ?? "Untitled"
                 tracks.append(LibraryTrack(
-                    id: id, title: metadata.title ?? fallbackTitle, artist: metadata.artist ?? "Unknown artist",
-                    album: metadata.album, durationMs: metadata.durationMs, file: candidate.file, contentType: metadata.contentType,
+                    id: id, title: shown(metadata.title) ?? fallbackTitle, artist: shown(metadata.artist) ?? "Unknown artist",
+                    album: shown(metadata.album), durationMs: metadata.durationMs, file: candidate.file, contentType: metadata.contentType,
                     hasCover: metadata.hasCover || coverFolders[candidate.file.deletingLastPathComponent().path] == true))
             case .failure(let error):
                 report.filesFailed += 1

@@ -92,6 +92,17 @@ public enum Validate {
         value.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
+    /// Text from files (tags, file names) made fit to show and to add: control characters
+    /// become spaces, spaces at either end go, and it is cut to `max` characters. Input is
+    /// refused for the same faults; a file cannot be asked again.
+    public static func displayable(_ value: String, max: Int) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            scalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+        }
+        return String(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines).prefix(max))
+    }
+
     /// Rejects empty (unless allowed) or over-long text and control characters.
     public static func text(_ value: String, field: String, max: Int, allowEmpty: Bool = false) throws(JamError) {
         if !allowEmpty && value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {

@@ -1,5 +1,6 @@
 import Foundation
 import JamMedia
+import JamProtocol
 import JamTestSupport
 import Testing
 
@@ -36,6 +37,29 @@ import Testing
         #expect(library.tracks.map(\.title) == ["Bare Frames", "My Song"])
         #expect(library.tracks.allSatisfy { $0.artist == "Unknown artist" && $0.album == nil })
         #expect(library.tracks.map(\.durationMs) == [2038, 1000])
+    }
+
+    @Test func tagsAndNamesAreMadeFitToShowAndToAdd() throws {
+        let folder = try TestFolders.make("control")
+        let samples = [Float](repeating: 0.1, count: 8000)
+        let escape = "\u{1B}]0;owned\u{07}"
+        try WAVFile.encode(samples: samples, sampleRate: 8000, title: "Title\(escape)", artist: "Art\u{1B}[2Jist", album: String(repeating: "a", count: 400))
+            .write(to: folder.appendingPathComponent("tagged.wav"))
+        try WAVFile.encode(samples: samples, sampleRate: 8000, title: "", artist: "", album: "")
+            .write(to: folder.appendingPathComponent("Name\u{1B}[31mRed.wav"))
+        let library = MusicLibrary.scan([folder])
+        #expect(library.problems.isEmpty, "\(library.problems)")
+        let tagged = try #require(library.tracks.first { $0.file.lastPathComponent == "tagged.wav" })
+        #expect(tagged.title == "Title ]0;owned")
+        #expect(tagged.artist == "Art [2Jist")
+        #expect(tagged.album?.count == Track.maxTextLength)
+        let named = try #require(library.tracks.first { $0.file.lastPathComponent != "tagged.wav" })
+        #expect(named.title == "Name [31mRed")
+        for track in library.tracks {
+            for text in [track.title, track.artist, track.album ?? ""] {
+                #expect(throws: Never.self) { try Validate.text(text, field: "text", max: Track.maxTextLength, allowEmpty: true) }
+            }
+        }
     }
 
     @Test func brokenFilesAreProblemsWithReasonsAndOtherFilesAreIgnored() throws {
