@@ -549,6 +549,31 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     assert_clean_console(host, guest)
 
 
+def test_the_host_starts_the_library_shuffle_and_bad_counts_are_said_on_their_field(base_url, browsers):
+    host, guest, _ = hana_with_gus(base_url, browsers)
+    assert not visible(host, "host-play"), "nothing to play yet"
+
+    # A count that is not a whole number from 1 to the limit is refused on the field, and
+    # nothing is sent: the guest's limit stays.
+    for text in ("2.5", "", "0", "501"):
+        set_number(host, "setting-max-queued", text)
+        message = wait_for(host, lambda d: el(d, "setting-max-queued").get_attribute("validationMessage"),
+                           message=f"{text!r} was not refused on the field")
+        assert message == "Type a whole number from 1 to 500.", message
+    set_number(host, "setting-max-queued", 3)
+    wait_for(host, lambda d: not el(d, "setting-max-queued").get_attribute("validationMessage"),
+             message="a good count still showed the refusal")
+
+    # Keep the music going, nothing queued: Play shuffles the library.
+    click(host, el(host, "setting-fallback"))
+    wait_for(host, lambda d: visible(d, "host-play"), message="the host had no way to start the shuffle")
+    assert el(host, "host-play").text == "Shuffle the library"
+    assert not visible(guest, "host-play")
+    click(host, el(host, "host-play"))
+    wait_for(guest, lambda d: now_playing_title(d), message="the shuffle did not start")
+    assert_clean_console(host, guest)
+
+
 def test_two_quick_setting_changes_are_kept_in_the_order_they_were_made(base_url, browsers):
     host = browsers.open("host")
     create_session(host, base_url, "Hana")

@@ -117,6 +117,18 @@ export function readDeviceDelay(text) {
 }
 
 /**
+ * Reads a settings count typed by a person: a whole number from 1 to `limit`, as
+ * SettingsPatch.validate takes it, or `{error}` in words for the field.
+ * @param {string} text @param {number} limit
+ */
+export function readSettingCount(text, limit) {
+  const trimmed = String(text).trim();
+  const value = trimmed === '' ? NaN : Number(trimmed);
+  if (!Number.isInteger(value) || value < 1 || value > limit) return { error: `Type a whole number from 1 to ${limit}.` };
+  return { value };
+}
+
+/**
  * Whether the server takes `value` as a device id (Validate.deviceId): 1 to DeviceLimits.maxDeviceId
  * ASCII letters, digits, '-' and '_' (ASCII, so UTF-16 units count as Swift's bytes do).
  * Tests/Fixtures/ClientParity/device-ids.json holds the shared cases.

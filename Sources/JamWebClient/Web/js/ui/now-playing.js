@@ -126,7 +126,10 @@ export class NowPlayingView {
       setAttr(this.pauseResume, 'aria-label', now.state === PlaybackState.paused ? 'Resume for everybody' : 'Pause for everybody');
       setAttr(this.skip, 'aria-label', 'Skip this song for everybody');
     }
-    this.play.hidden = !host || !!now || skipping || !snapshot.queue.some((entry) => !entry.pending);
+    // With the library shuffle on, Play starts it even while the queue is empty.
+    const playable = snapshot.queue.some((entry) => !entry.pending) || !!(snapshot.session && snapshot.session.settings.fallback);
+    this.play.hidden = !host || !!now || skipping || !playable;
+    setText(this.play, snapshot.queue.some((entry) => !entry.pending) ? 'Play the queue' : 'Shuffle the library');
     const seekable = host && !!now && !!now.item.track.durationMs;
     this.seek.hidden = !seekable;
     this.progress.hidden = seekable;

@@ -2,8 +2,9 @@
 // library when the queue runs dry, how the queue is ordered, how many skip requests
 // skip a song, whether a song may be queued twice, how many people may join, and how
 // often and how much a member may add; the host can also end the session for everybody.
-import { QueueOrdering, Role, SettingsLimits, hasHostControls } from '../protocol.js';
+import { QueueOrdering, Role, SettingsLimits, hasHostControls, readSettingCount } from '../protocol.js';
 import { confirmButton, h } from './dom.js';
+import { typedNumber } from './typed-number.js';
 
 /** The skip thresholds offered: "more than" this share of the members who may ask. */
 const THRESHOLDS = [[0.25, 'a quarter'], [0.34, 'a third'], [0.5, 'half'], [0.67, 'two thirds'], [0.99, 'nearly everybody']];
@@ -38,12 +39,10 @@ export class SettingsView {
     this.ordering.addEventListener('change', () => actions.onChange({ ordering: this.ordering.value }));
     this.threshold.addEventListener('change', () => actions.onChange({ skipThreshold: Number(this.threshold.value) }));
     this.cooldown.addEventListener('change', () => actions.onChange({ addCooldownSeconds: Number(this.cooldown.value) }));
-    for (const [input, key] of [[this.maxMembers, 'maxMembers'], [this.maxQueued, 'maxQueuedPerMember']]) {
-      input.addEventListener('change', () => {
-        const value = Number(input.value);
-        // Out of range or not a whole number: the server's words say why (it refuses it).
-        if (input.value !== '') actions.onChange({ [key]: Number.isInteger(value) ? value : input.value });
-      });
+    for (const [input, key, limit] of [[this.maxMembers, 'maxMembers', SettingsLimits.memberLimit],
+      [this.maxQueued, 'maxQueuedPerMember', SettingsLimits.queueLimit]]) {
+      // Empty, not a number, fractional or out of range: said on the field, nothing sent.
+      input.addEventListener('change', () => typedNumber(input, (text) => readSettingCount(text, limit), (read) => actions.onChange({ [key]: read.value })));
     }
     root.replaceChildren(
       h('h2', { id: 'settings-heading' }, 'Session settings'),
