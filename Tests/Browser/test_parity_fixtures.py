@@ -126,6 +126,73 @@ def test_a_joiner_whose_burst_does_not_come_starts_after_the_wait(page):
     assert len(answer["starts"]) == 1 and answer["starts"][0]["samples"] == 3
 
 
+# A start that never came (the player gave up cueing, or its audio stopped): the engine
+# starts the course again once the player stays silent past the settling time and
+# stalledStartRetryMs, as JamClient's SyncEngine does (SyncEngineTests.silentStartIsRetried).
+SILENT_START = """
+const [done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  let now = 1_000_000;
+  const clock = new ClockSync({ now: () => now });
+  for (let i = 0; i < 48; i += 1) {
+    now += 25;
+    const ping = clock.makePing();
+    clock.record({ clientSendTime: ping.clientSendTime, serverReceiveTime: ping.clientSendTime + 20 + 5000,
+      serverSendTime: ping.clientSendTime + 20.2 + 5000 }, ping.clientSendTime + 40.2);
+  }
+  const starts = [];
+  let course = null;
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    async load(track) { this.loadedTrackId = track.id; },
+    preload() {}, pause() { this.isPlaying = false; }, async seek() {}, setRate() {}, learnStartError() {},
+    // The first start never comes; the second does.
+    play(position, atLocal) { starts.push(now); if (starts.length > 1) { this.isPlaying = true; course = { position, atLocal }; } },
+    position(t) { return course ? course.position + (t - course.atLocal) : null; },
+  };
+  const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
+  const track = { id: 'song-1', name: 'Song', artist: 'Band', durationMs: 600000, source: 'library' };
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  const view = {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
+    members: [member], queue: [], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false },
+    nowPlaying: { item: { id: 'item-1', track, addedBy: member, addedAt: 0, score: 0, reason: 'now playing' },
+      epoch: 1, state: 'playing', positionMs: 30000, anchorMs: now + 5000 - 10000 },
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  engine.setEnabled(true);
+  engine.handle({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  await settle();
+  const started = now;
+  const startsBy = {};
+  for (let step = 1; step <= 40; step += 1) {
+    now += 250;
+    engine.correct();
+    await settle();
+    startsBy[step * 250] = starts.length;
+  }
+  done({ first: starts.length ? starts[0] - started : null, startsBy, retry: engine.config.stalledStartRetryMs,
+    settle: engine.config.settleAfterStartMs });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_start_that_never_came_is_made_again(page):
+    answer = page.execute_async_script(SILENT_START)
+    assert "error" not in answer, answer.get("error")
+    assert answer["first"] == 0
+    by = {int(k): v for k, v in answer["startsBy"].items()}
+    grace = answer["settle"] + answer["retry"]
+    # Left alone while it may still be settling, started again once it is past that.
+    assert all(count == 1 for at, count in by.items() if at < grace), by
+    assert by[min(at for at in by if at >= grace)] == 2, by
+    # Playing then: nothing more is started.
+    assert by[10000] == 2, by
+
+
 # The optimistic layer: a vote on its way shows its score at once, and in votes
 # ordering the reason that goes with it (QueueItem.votesReason in JamClient's store).
 OPTIMISTIC_VOTE = """

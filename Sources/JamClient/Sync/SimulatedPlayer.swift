@@ -75,6 +75,7 @@ public actor SimulatedPlayer: ProbePlayer {
     private var track: Track?
     private var segments: [Segment] = []
     private var rate: Double = 1
+    private var startsToDrop = 0
     private var loadGeneration = 0
 
     /// Every call, in order.
@@ -116,6 +117,10 @@ public actor SimulatedPlayer: ProbePlayer {
         let now = clock.now()
         calls.append(.play(fromMs: positionMs, atLocal: atLocal, at: now))
         guard track != nil else { return }
+        if startsToDrop > 0 {
+            startsToDrop -= 1
+            return
+        }
         let start = max(atLocal, now + configuration.startLatencyMs)
         let position = positionMs + (start - atLocal)
         segments.removeAll { $0.start >= start }
@@ -215,6 +220,12 @@ public actor SimulatedPlayer: ProbePlayer {
 
     /// The local instants the calibration probes are heard: sent, plus the true output latency.
     public var probesHeard: [Double] { probesSent.map { $0 + configuration.outputLatencyMs } }
+
+    /// Makes the next `count` starts never come (a seek that never landed, a start the
+    /// output refused without a word): the player stays as it was.
+    public func dropStarts(_ count: Int) {
+        startsToDrop = count
+    }
 
     /// Simulates an audio stall (a buffer underrun): from now on the audio is `ms` behind
     /// the course it was on.

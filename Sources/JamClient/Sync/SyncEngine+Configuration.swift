@@ -33,6 +33,9 @@ extension SyncEngine {
         /// A `stateSync` restating the followed course within this much is left to the
         /// rate correction instead of restarting the player, ms.
         public var restateToleranceMs: Double = 50
+        /// A player that is still not playing this long after a start should have settled
+        /// (its start never came, or its audio stopped) is started on the course again, ms.
+        public var stalledStartRetryMs: Double = 1_500
 
         /// Creates a configuration with the defaults.
         public init() {}

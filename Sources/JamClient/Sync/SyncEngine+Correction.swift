@@ -27,10 +27,17 @@ extension SyncEngine {
             await checkLanding(of: seek, now: now)
             return
         }
-        guard now >= measureNotBefore else { return }
-        guard await player.loadedTrackId == wanted.track.id, await player.isPlaying,
-            let actual = await player.position(atLocal: now), generation == target, !driving
-        else { return }
+        guard now >= measureNotBefore, await player.loadedTrackId == wanted.track.id else { return }
+        guard await player.isPlaying else {
+            // Silent while the timeline plays: without this the device would stay quiet, and
+            // its status unchanged, until the next song.
+            if now >= measureNotBefore + configuration.stalledStartRetryMs, generation == target, !driving {
+                logger.info("the player is not playing the course it was started on: starting it again", metadata: ["sync.epoch": "\(wanted.epoch)"])
+                await startCourse(wanted, estimate: estimate, now: now)
+            }
+            return
+        }
+        guard let actual = await player.position(atLocal: now), generation == target, !driving else { return }
         let expected = wanted.position(atServer: serverNow)
         let error = actual - expected
         status.lastErrorMs = error

@@ -316,6 +316,11 @@ public actor SyncEngine {
                 return
             }
         }
+        await startCourse(course, estimate: estimate, now: now)
+    }
+
+    /// Starts the player on `course` at the local instant its anchor falls on.
+    func startCourse(_ course: PlaybackTimeline, estimate: ClockEstimate, now: Double) async {
         resetCorrection()
         if status.rate != 1 {
             await player.setRate(1)

@@ -428,6 +428,28 @@ struct SyncEngineTests {
         #expect(await rig.seekCalls == 0)
     }
 
+    @Test("a start that never came is made again once the player stays silent past the settling time")
+    func silentStartIsRetried() async {
+        let rig = await EngineRig()
+        await rig.player.dropStarts(1)
+        let anchor = rig.millis(rig.serverNow - 10_000)
+        await rig.handle(.stateSync(Fixture.view(nowPlaying: NowPlaying(item: song, epoch: 7, state: .playing, positionMs: 30_000, anchorMs: anchor))))
+        #expect(await rig.playCalls.count == 1)
+        // Silent, but within the settling time and the grace after it: left alone.
+        await rig.correct(forMs: 1_500)
+        #expect(await rig.playCalls.count == 1)
+        #expect(await rig.player.isPlaying == false)
+        await rig.correct(forMs: 750)
+        #expect(await rig.playCalls.count == 2, "started again")
+        rig.clock.advance(by: 500)
+        #expect(await rig.player.isPlaying)
+        #expect(abs(await rig.trueError() ?? .infinity) < 1)
+        // Playing: nothing more is started.
+        await rig.correct(forMs: 5_000)
+        #expect(await rig.playCalls.count == 2)
+        #expect(await rig.engine.status.starts == 2)
+    }
+
     @Test("a failed load is recorded once and not retried in a loop")
     func failedLoad() async {
         let rig = await EngineRig(player: .init(failingTrackIds: ["a"]))

@@ -13,4 +13,7 @@ export const DEFAULT_SYNC_CONFIG = Object.freeze({
   minRateStep: 0.0002,
   upNextToleranceMs: 1_000,
   restateToleranceMs: 50,
+  // A player still silent this long after a start should have settled (four seeks slower
+  // than every margin, audio that stopped) is started on the course again.
+  stalledStartRetryMs: 1_500,
 });

@@ -36,8 +36,16 @@ export const SyncLoop = {
       this.status.phase = SyncPhase.playing;
       this.changed();
     }
-    if (now < this.measureNotBefore) return;
-    if (this.player.loadedTrackId !== wanted.track.id || !this.player.isPlaying) return;
+    if (now < this.measureNotBefore || this.player.loadedTrackId !== wanted.track.id) return;
+    if (!this.player.isPlaying) {
+      // Silent while the timeline plays: without this the device would stay quiet, and its
+      // indicator unchanged, until the next song.
+      if (now >= this.measureNotBefore + this.config.stalledStartRetryMs) {
+        this.startCourse(wanted, estimate, now);
+        this.changed();
+      }
+      return;
+    }
     const actual = this.player.position(now);
     if (actual == null) return;
     const error = actual - Timeline.positionAt(wanted, serverNow);
