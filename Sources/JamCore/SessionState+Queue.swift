@@ -99,11 +99,13 @@ extension SessionState {
     }
 
     mutating func remove(_ itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        // Only hosts and co-hosts may skip: others are not pointed at a control they lack.
         if current?.item.id == itemId {
-            throw JamError(.conflict, "the item is playing now; skip it instead")
+            throw JamError(.conflict, role.hasHostControls ? "the item is playing now; skip it instead" : "the item is playing now and can no longer be removed")
         }
         if upNext?.item.id == itemId {
-            throw JamError(.conflict, "the item is about to play; skip it when it starts")
+            throw JamError(
+                .conflict, role.hasHostControls ? "the item is about to play; skip it when it starts" : "the item is about to play and can no longer be removed")
         }
         guard let index = queue.firstIndex(where: { $0.id == itemId }) else {
             throw JamError(.notFound, "no item \(itemId) in the queue")
@@ -123,8 +125,11 @@ extension SessionState {
                 voteOnCurrent(value: value, by: user, at: now, into: &outcome)
                 return
             }
-            if current?.item.id == itemId || upNext?.item.id == itemId {
+            if current?.item.id == itemId {
                 throw JamError(.conflict, "votes only apply to queued items; this one is playing")
+            }
+            if upNext?.item.id == itemId {
+                throw JamError(.conflict, "votes only apply to queued items; this one is about to play")
             }
             throw JamError(.notFound, "no item \(itemId) in the queue")
         }

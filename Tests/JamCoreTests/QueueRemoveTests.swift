@@ -52,6 +52,19 @@ struct QueueRemoveTests {
         jam.advanceToDeadline()
         let next = try #require(jam.state.upNext?.item.id)
         jam.reject(.remove(itemId: next), by: host, .conflict)
+        jam.reject(.remove(itemId: next), by: alice, .conflict)
+    }
+
+    @Test func onlyHostsArePointedAtTheSkip() throws {
+        var jam = try playingWithQueue()
+        let state = jam.state
+        #expect(throws: JamError(.conflict, "the item is playing now; skip it instead")) { var copy = state; _ = try copy.apply(.remove(itemId: itemID(1)), by: host, at: jam.now) }
+        #expect(throws: JamError(.conflict, "the item is playing now and can no longer be removed")) { var copy = state; _ = try copy.apply(.remove(itemId: itemID(1)), by: alice, at: jam.now) }
+        jam.advanceToDeadline()
+        let next = try #require(jam.state.upNext?.item.id)
+        let later = jam.state
+        #expect(throws: JamError(.conflict, "the item is about to play; skip it when it starts")) { var copy = later; _ = try copy.apply(.remove(itemId: next), by: host, at: jam.now) }
+        #expect(throws: JamError(.conflict, "the item is about to play and can no longer be removed")) { var copy = later; _ = try copy.apply(.remove(itemId: next), by: alice, at: jam.now) }
     }
 
     @Test func removingAnItemForgetsItsVotes() throws {

@@ -130,6 +130,11 @@ struct VoteTests {
         jam.advanceToDeadline()
         let next = try #require(jam.state.upNext?.item.id)
         jam.reject(.vote(itemId: next, value: 1), by: alice, .conflict)
+        let state = jam.state
+        #expect(throws: JamError(.conflict, "votes only apply to queued items; this one is about to play")) {
+            var copy = state
+            _ = try copy.apply(.vote(itemId: next, value: 1), by: alice, at: jam.now)
+        }
     }
 
     @Test func votesOfALeftMemberStillCount() throws {

@@ -6,7 +6,7 @@ enum SettingsRow: CaseIterable, Sendable {
 
     /// Skip thresholds offered: "more than" this share of the members who may ask.
     static let thresholds: [(value: Double, words: String)] = [
-        (0.25, "a quarter"), (0.34, "a third"), (0.5, "half"), (0.67, "two thirds"), (0.99, "nearly everybody"),
+        (0.25, "a quarter"), (1.0 / 3, "a third"), (0.5, "half"), (2.0 / 3, "two thirds"), (0.99, "nearly everybody"),
     ]
     /// Add cooldowns offered, in seconds.
     static let cooldowns: [(value: Int, words: String)] = [

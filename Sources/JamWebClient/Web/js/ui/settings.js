@@ -7,7 +7,7 @@ import { confirmButton, h } from './dom.js';
 import { typedNumber } from './typed-number.js';
 
 /** The skip thresholds offered: "more than" this share of the members who may ask. */
-const THRESHOLDS = [[0.25, 'a quarter'], [0.34, 'a third'], [0.5, 'half'], [0.67, 'two thirds'], [0.99, 'nearly everybody']];
+const THRESHOLDS = [[0.25, 'a quarter'], [1 / 3, 'a third'], [0.5, 'half'], [2 / 3, 'two thirds'], [0.99, 'nearly everybody']];
 /** The add cooldowns offered, in seconds (the last is SettingsLimits.cooldownLimit). */
 const COOLDOWNS = [[0, 'Whenever they like'], [60, 'One a minute'], [120, 'One every 2 minutes'], [300, 'One every 5 minutes'],
   [600, 'One every 10 minutes'], [900, 'One every 15 minutes'], [1800, 'One every 30 minutes'], [3600, 'One an hour']];
