@@ -173,6 +173,28 @@ import Testing
         }
     }
 
+    @Test func wideCharactersAreMeasuredInColumnsSoLinesFitTheTerminal() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            // 52 characters on the left, 99 columns: counted by characters it would be padded
+            // to 157 columns and wrap.
+            let song = Track(id: "wide", name: String(repeating: "山", count: 45), artist: "歌手", durationMs: 180_000, source: .external)
+            #expect(try await api.add(host.token, view.session.id, song).status == 201)
+            let guest = try await Pane(
+                "wide-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name 山田太郎")
+            try await Self.closing(guest) {
+                let screen = try await guest.waitFor("● 山田太郎", "▶ 山山")
+                let rows = screen.split(separator: "\n", omittingEmptySubsequences: false)
+                let playing = try #require(rows.firstIndex { $0.contains("▶ 山山") })
+                #expect(rows[playing].hasSuffix("…"), "cut to the width: \(rows[playing])")
+                #expect(rows[playing + 1].hasPrefix("["), "the progress bar follows on the next row, nothing wrapped: \(rows[playing + 1])")
+            }
+        }
+    }
+
     @Test func withoutATerminalNothingIsJoined() async throws {
         let server = try await ServerProcess.with(dataDirectory: TestServer.makeDataDirectory()) { server in
             let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")

@@ -178,7 +178,7 @@ enum ScreenRenderer {
 
     /// `left` and `right` on one line, `right` flush right, cut to `width`.
     static func spread(_ left: String, _ right: String, width: Int) -> String {
-        let gap = width - left.count - right.count
+        let gap = width - visibleCount(left) - visibleCount(right)
         if gap >= 1 { return left + String(repeating: " ", count: gap) + right }
         return cut(left + "  " + right, width)
     }
@@ -187,12 +187,12 @@ enum ScreenRenderer {
         if visibleCount(text) <= width { return text }
         // Too long: cut the plain text, colours and all (a cut could split an escape).
         let plain = text.contains("\u{1B}") ? plainText(text) : text
-        return String(plain.prefix(max(0, width - 1))) + "…"
+        return TerminalWidth.prefix(plain, columns: max(0, width - 1)) + "…"
     }
 
-    /// Characters a line takes on screen: colour escapes take none.
+    /// Columns a line takes on screen: colour escapes take none, wide characters two.
     static func visibleCount(_ text: String) -> Int {
-        text.contains("\u{1B}") ? plainText(text).count : text.count
+        TerminalWidth.of(text.contains("\u{1B}") ? plainText(text) : text)
     }
 
     /// `text` without its colour escapes (`ESC [ … m`).
