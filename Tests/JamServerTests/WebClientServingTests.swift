@@ -31,6 +31,41 @@ import Testing
         }
     }
 
+    @Test func rangesOfTheClientsFilesAreServedExactlyOrRefused() async throws {
+        try await TestServer.with { server in
+            let whole = try await server.api.request("GET", "/js/protocol.js")
+            #expect(whole.status == 200)
+            let size = whole.body.count
+            #expect(size > 100)
+            // Open to the end, from the start: the whole file, and the server is still there.
+            let open = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": "bytes=0-"])
+            #expect(open.status == 206)
+            #expect(open.body == whole.body)
+            let tail = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": "bytes=10-"])
+            #expect(tail.status == 206)
+            #expect(tail.body == whole.body.dropFirst(10))
+            #expect(tail.headers["content-length"] == String(size - 10))
+            #expect(tail.headers["content-range"] == "bytes 10-\(size - 1)/\(size)")
+            let past = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": "bytes=10-999999999"])
+            #expect(past.status == 206)
+            #expect(past.body == whole.body.dropFirst(10))
+            let middle = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": "bytes=5-9"])
+            #expect(middle.status == 206)
+            #expect(middle.body == whole.body.dropFirst(5).prefix(5))
+            // Nothing of the file there: refused, saying how long it is.
+            let beyond = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": "bytes=\(size)-"])
+            #expect(beyond.status == 416)
+            #expect(beyond.headers["content-range"] == "bytes */\(size)")
+            // The last bytes, or a list of ranges: the whole file rather than the wrong bytes.
+            for range in ["bytes=-5", "bytes=0-1,5-9"] {
+                let served = try await server.api.request("GET", "/js/protocol.js", headers: ["Range": range])
+                #expect(served.status == 200, "\(range)")
+                #expect(served.body == whole.body, "\(range)")
+            }
+            #expect(try await server.api.request("GET", "/").status == 200)
+        }
+    }
+
     @Test func anInviteLinkBecomesAQRCodeImage() async throws {
         try await TestServer.with { server in
             let text = "http://127.0.0.1:8080/j/4KX9QZ".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""

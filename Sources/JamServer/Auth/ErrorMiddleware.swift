@@ -39,7 +39,10 @@ package struct ErrorMiddleware: RouterMiddleware {
             default: code = .internal
             }
             let message = error.body ?? (code == .notFound ? "no route \(request.method) \(request.uri.path)" : "\(error.status.reasonPhrase)")
-            return response(JamError(code, message), status: error.status)
+            var answer = response(JamError(code, message), status: error.status)
+            // What the error says beside its status (a 416's `Content-Range`) stays with it.
+            for field in error.headers where answer.headers[field.name] == nil { answer.headers.append(field) }
+            return answer
         } catch {
             context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(request.uri.path)"])
             return response(JamError(.internal, "the server failed to handle the request"))

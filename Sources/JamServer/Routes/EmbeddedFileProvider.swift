@@ -54,7 +54,14 @@ struct EmbeddedFileProvider: FileProvider {
 
     func loadFile(id: String, range: ClosedRange<Int>, context: some RequestContext) async throws -> ResponseBody {
         guard let body = files[id]?.body else { throw HTTPError(.notFound) }
-        // FileMiddleware clamps the range to the size it was given.
-        return ResponseBody(byteBuffer: body.getSlice(at: range.lowerBound, length: range.count) ?? ByteBuffer())
+        // FileMiddleware passes an open range as `start...Int.max` (whose count overflows) and
+        // a start past the end as it is; its headers already say `start...size-1`.
+        guard range.lowerBound >= 0, range.lowerBound < body.readableBytes else {
+            throw HTTPError(
+                .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(body.readableBytes)"],
+                message: "the range starts past the end of the file (\(body.readableBytes) bytes)")
+        }
+        let end = min(range.upperBound, body.readableBytes - 1)
+        return ResponseBody(byteBuffer: body.getSlice(at: range.lowerBound, length: end - range.lowerBound + 1) ?? ByteBuffer())
     }
 }

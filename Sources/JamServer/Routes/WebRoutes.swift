@@ -81,6 +81,15 @@ struct WebPageHeaders: RouterMiddleware {
     typealias Context = JamRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var request = request
+        if !request.uri.path.hasPrefix("/api/"), let range = request.headers[.range], !Self.isPlainRange(range) {
+            var head = request.head
+            // The web client's files go through FileMiddleware, which reads `bytes=-500` (the
+            // last 500 bytes) as the first 501 and knows no list of ranges: such a request gets
+            // the whole file, as a server may answer. Audio has its own reader (`ByteRange`).
+            head.headerFields[.range] = nil
+            request = Request(head: head, body: request.body)
+        }
         var response = try await next(request, context)
         response.headers[.xContentTypeOptions] = "nosniff"
         if response.headers[.contentType]?.hasPrefix("text/html") == true {
@@ -91,5 +100,15 @@ struct WebPageHeaders: RouterMiddleware {
             response.headers[.cacheControl] = "no-cache"
         }
         return response
+    }
+
+    /// `bytes=first-last` or `bytes=first-`: one range counted from the start.
+    static func isPlainRange(_ value: String) -> Bool {
+        guard value.hasPrefix("bytes=") else { return false }
+        let spec = value.dropFirst("bytes=".count)
+        guard let dash = spec.firstIndex(of: "-") else { return false }
+        let first = spec[..<dash], last = spec[spec.index(after: dash)...]
+        let digit = { (character: Character) in character.isASCII && character.isWholeNumber }
+        return !first.isEmpty && first.allSatisfy(digit) && last.allSatisfy(digit)
     }
 }
