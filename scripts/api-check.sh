@@ -32,7 +32,7 @@ trap 'exit 143' TERM
 mkdir -p "$work/data"
 # Rate limits off: the run sends far more requests from one address than people do. The
 # media test files are the library, so the audio and artwork routes have tracks to serve.
-JAM_RATE_LIMITS=off "$jam" serve --host 127.0.0.1 --port 0 --data-dir "$work/data" --music Tests/JamMediaTests/Fixtures \
+JAM_RATE_LIMITS=off JAM_SOCKET_LIMITS=off "$jam" serve --host 127.0.0.1 --port 0 --data-dir "$work/data" --music Tests/JamMediaTests/Fixtures \
   --secret "api-check-secret-0123456789abcdef0123" --log-level warning > "$work/serve.log" 2>&1 &
 server_pid=$!
 base=""

@@ -124,6 +124,39 @@ import Testing
         }
     }
 
+    @Test func restCommandsDrawFromTheSameBudgetAsTheMembersSockets() async throws {
+        let clock = ShiftedClock()
+        try await TestServer.with(clock: clock) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let item = try #require(try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self))
+            // Half the votes over the socket, the rest and one more over REST.
+            let burst = Int(CommandLimits().vote.capacity)
+            for n in 0..<burst / 2 {
+                eli.socket.send(.vote(Vote(itemId: item.id, value: n % 2 == 0 ? 1 : -1)), id: "vote-\(n)")
+                _ = try await eli.socket.next("vote ack") { $0.ack?.id == "vote-\(n)" }
+            }
+            let path = "/api/v1/sessions/\(party.id)/queue/\(item.id)/vote"
+            for n in burst / 2..<burst {
+                let voted = try await server.api.send("PUT", path, token: eli.token, json: VoteRequest(value: n % 2 == 0 ? 1 : -1))
+                #expect(voted.status == 200, "\(voted.text)")
+            }
+            let before = try await server.api.view(party.host.token, party.id).queue.first { $0.id == item.id }?.score
+            let refused = try await server.api.send("PUT", path, token: eli.token, json: VoteRequest(value: 1))
+            #expect(refused.status == 429)
+            #expect(refused.errorCode == .rateLimited)
+            #expect(refused.text.contains("too many votes at once"), "\(refused.text)")
+            let wait = try #require(refused.headers["retry-after"].flatMap(Int.init))
+            #expect(wait == 1, "half a second, in whole seconds")
+            #expect(try await server.api.view(party.host.token, party.id).queue.first { $0.id == item.id }?.score == before, "nothing of the refused vote")
+            // Once the wait is over, it goes through.
+            clock.advance(byMs: Double(wait) * 1000)
+            #expect(try await server.api.send("PUT", path, token: eli.token, json: VoteRequest(value: 1)).status == 200)
+            await party.close()
+        }
+    }
+
     @Test func aRetriedCommandIsAnsweredAgainEvenWithTheBudgetSpent() async throws {
         try await TestServer.with(clock: ShiftedClock()) { server in
             let party = try await Party.start(server, guests: ["Eli"])

@@ -83,6 +83,7 @@ extension LiveSession {
     package func perform<T: Sendable>(
         _ command: Command, by user: UserID, reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> (outcome: Outcome, read: T) {
+        if let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) { throw refusal }
         if role == .replica {
             let outcome = try await forwardAndWait(command, by: user)
             return (outcome, body(state, wire))

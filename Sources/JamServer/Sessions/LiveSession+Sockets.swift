@@ -231,12 +231,18 @@ extension LiveSession {
         case .toHost, .reply, .refuse, .ignore:
             return nil
         }
-        guard case .refused(let kind, let wait)? = budget?.spend(kinds, by: user, on: connectionID, at: now) else { return nil }
+        return spend(kinds, by: user, on: connectionID, now: now).map { ($0, replyId) }
+    }
+
+    /// Takes what `kinds` cost from `user`'s budget, or the refusal when it is short; nil
+    /// without limits. REST commands draw from the same buckets as the member's sockets
+    /// (`device` nil), so a second way in is not a second budget.
+    func spend(_ kinds: [CommandBudget.Kind], by user: UserID, on device: ConnectionID?, now: Millis) -> JamError? {
+        guard case .refused(let kind, let wait)? = budget?.spend(kinds, by: user, on: device, at: now) else { return nil }
         let seconds = Double(wait) / 1000
-        let error = JamError(
+        return JamError(
             .rateLimited, "too many \(kind.noun) at once; try again in \(seconds < 10 ? String(format: "%.1f", seconds) : String(Int(seconds.rounded(.up)))) s",
             retryAfterMs: wait)
-        return (error, replyId)
     }
 
     /// Applies a member's command (or forwards it to the owner), answering `replyId`; a
