@@ -22,7 +22,9 @@ struct QueueITEdge: Sendable {
         }
     }
 
-    /// Holds the caller to one of its backend's per-user limits when limits are on.
+    /// Holds the caller to one of its backend's per-user limits when limits are on. These
+    /// replace OpenJam's command budget for QueueIT's routes (`perform(…, budgeted: false)`),
+    /// so its app is refused exactly where its own backend would refuse it.
     func limit(_ name: String, _ user: UserID, _ limit: (count: Int, window: Int)) async throws {
         guard limits != nil else { return }
         try await limiter.check("queueit-\(name):\(user)", limit: limit)
@@ -69,7 +71,7 @@ struct QueueITEdge: Sendable {
     /// Leaves `session`; having already left, or its having ended, is fine.
     func leave(_ user: UserID, _ session: LiveSession) async throws {
         do throws(JamError) {
-            try await session.perform(.leave, by: user)
+            try await session.perform(.leave, by: user, budgeted: false)
         } catch {
             guard error.code == .notMember || error.code == .gone || error.code == .notFound else { throw error }
             // Already out: leaving is what was wanted.

@@ -56,7 +56,7 @@ struct QueueITSessionRoutes {
             }
             let previous = try await edge.currentSession(of: identity.userId)
             // The answer shows the session as the join left it: nothing after it that may not be stored yet.
-            let current = try await session.perform(.join(displayName: identity.displayName), by: identity.userId, reading: QueueITEdge.current(for: identity.userId)).read
+            let current = try await session.perform(.join(displayName: identity.displayName), by: identity.userId, budgeted: false, reading: QueueITEdge.current(for: identity.userId)).read
             try await edge.moveIn(identity.userId, to: session, from: previous)
             return try QueueITEdge.json(current)
         }
@@ -93,7 +93,7 @@ struct QueueITSessionRoutes {
                 if !pause && current.state == .paused { commands.append(.resume) }
             }
             if skip == true, state.current != nil { commands.append(.skip) }
-            if !commands.isEmpty { try await session.perform(commands.count == 1 ? commands[0] : .all(commands), by: identity.userId) }
+            if !commands.isEmpty { try await session.perform(commands.count == 1 ? commands[0] : .all(commands), by: identity.userId, budgeted: false) }
             return try QueueITEdge.json(QueueIT.OK())
         }
 
@@ -106,7 +106,7 @@ struct QueueITSessionRoutes {
             var skipped = false
             let after: (requests: Int, members: Int)
             if await session.snapshot.current != nil {
-                let (outcome, read) = try await session.perform(.requestSkip, by: identity.userId, reading: counts)
+                let (outcome, read) = try await session.perform(.requestSkip, by: identity.userId, budgeted: false, reading: counts)
                 skipped = outcome.events.contains { envelope in
                     switch envelope.event {
                     case .playPrepare, .stopped: true
@@ -124,7 +124,7 @@ struct QueueITSessionRoutes {
             let identity = try edge.identity(context)
             let session = try await edge.requireCurrentSession(of: identity.userId)
             _ = try await edge.requireHost(identity.userId, of: session)
-            try await session.perform(.finish, by: identity.userId)
+            try await session.perform(.finish, by: identity.userId, budgeted: false)
             return try QueueITEdge.json(QueueIT.OK())
         }
     }

@@ -59,7 +59,7 @@ struct QueueITSongRoutes {
             let track = try Self.track(&body)
             let session = try await edge.requireCurrentSession(of: identity.userId, else: QueueITError(.badRequest, "User has no active session"))
             let itemId = edge.registry.newID()
-            let song = try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId) { state, _ -> QueueIT.QueuedSong? in
+            let song = try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId, budgeted: false) { state, _ -> QueueIT.QueuedSong? in
                 if let current = state.current, current.item.id == itemId { return QueueITViews.song(current.item, status: "playing", in: state) }
                 return state.queue.first { $0.id == itemId }.map { QueueITViews.song($0, status: "queued", in: state) }
             }.read
@@ -120,7 +120,7 @@ struct QueueITSongRoutes {
         let session = try await edge.requireCurrentSession(of: user, else: .notInSession)
         let outcome: Outcome
         do throws(JamError) {
-            outcome = try await session.perform(.vote(itemId: itemId, value: value), by: user)
+            outcome = try await session.perform(.vote(itemId: itemId, value: value), by: user, budgeted: false)
         } catch {
             guard error.code == .notFound else { throw error }
             // Its database refuses a vote on a song outside the caller's session the same way.
@@ -138,7 +138,7 @@ struct QueueITSongRoutes {
         }
         let total: Int
         do throws(JamError) {
-            total = try await session.perform(.vote(itemId: itemId, value: 0), by: user).score ?? 0
+            total = try await session.perform(.vote(itemId: itemId, value: 0), by: user, budgeted: false).score ?? 0
         } catch {
             guard error.code == .notFound else { throw error }
             total = try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score } ?? 0

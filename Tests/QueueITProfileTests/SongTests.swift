@@ -37,6 +37,17 @@ struct SongTests {
         }
     }
 
+    @Test("adds are held to its backend's 30 a minute, not to OpenJam's own command budget")
+    func addsFollowTheBackendsLimit() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            for n in 1...30 { _ = try api.ok(try await api.add(ann, song(n)), "add \(n)") }
+            let refused = try await api.add(ann, song(31))
+            #expect(refused.status == 429, "\(refused)")
+        }
+    }
+
     @Test("an add with bad fields is one 422 listing each, and changes nothing")
     func badSongsAreRefusedWithEveryReason() async throws {
         try await QueueITServer.with { api, _ in

@@ -73,17 +73,21 @@ extension LiveSession {
 
     /// Applies `command` and returns once it is stored and its frames are out.
     @discardableResult
-    package func perform(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
-        try await perform(command, by: user) { _, _ in () }.outcome
+    package func perform(_ command: Command, by user: UserID, budgeted: Bool = true) async throws(JamError) -> Outcome {
+        try await perform(command, by: user, budgeted: budgeted) { _, _ in () }.outcome
     }
 
     /// Applies `command`, reads `body` from the state it leaves, and returns both once the
     /// command is stored: the reading shows nothing applied after it (which may not be stored
     /// yet), and nothing before it that is not stored by then.
+    ///
+    /// - Parameter budgeted: whether the command draws from `user`'s command budget, as the
+    ///   same command on a socket does; a profile whose original server limits its own routes
+    ///   differently passes false.
     package func perform<T: Sendable>(
-        _ command: Command, by user: UserID, reading body: @Sendable (SessionState, any SessionWire) -> T
+        _ command: Command, by user: UserID, budgeted: Bool = true, reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> (outcome: Outcome, read: T) {
-        if let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) { throw refusal }
+        if budgeted, let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) { throw refusal }
         if role == .replica {
             let outcome = try await forwardAndWait(command, by: user)
             return (outcome, body(state, wire))
