@@ -17,8 +17,9 @@ package struct AnonymousRequestLimit: RouterMiddleware {
         if case .user = context.authentication {
             return try await next(request, context)
         }
-        let path = request.uri.path
-        if path.hasPrefix("/api/") || path.hasPrefix("/auth/") {
+        // By its first segment: the router skips empty ones, so `//api/…` reaches the API too.
+        let first = request.uri.path.split(separator: "/").first
+        if first == "api" || first == "auth" {
             try await limiter.check("anonymous:\(RouteHelpers.clientAddress(context))", limit: limit)
         }
         return try await next(request, context)

@@ -105,6 +105,8 @@ import Testing
             #expect(Int(limited.headers["retry-after"] ?? "") ?? 0 >= 1)
             let forged = try await server.api.request("GET", "/api/v1/time", token: member.token + "x")
             #expect(forged.status == 429, "a token that does not verify is no token")
+            let doubled = try await server.api.request("GET", "//api/v1/time")
+            #expect(doubled.status == 429, "a doubled slash reaches the same route and counts the same")
 
             let signedIn = try await server.api.request("GET", "/api/v1/search?q=tone", token: member.token)
             #expect(signedIn.status == 200)
