@@ -40,11 +40,21 @@ struct SyncBoard: Sendable {
         static func < (a: DeviceKey, b: DeviceKey) -> Bool { (a.user.rawValue, a.deviceId) < (b.user.rawValue, b.deviceId) }
     }
 
-    /// Takes a report and says when hosts should see it.
+    /// Takes a report and says when hosts should see it. A member's new device beyond
+    /// `SessionState.deviceDelaysPerMember` takes the place of the one they heard from
+    /// longest ago: a member inventing device ids would otherwise fill every host's column
+    /// and crowd real devices out of calibrations.
     mutating func record(_ report: SyncReport, from user: UserID, at now: Millis) -> Publish {
-        entries[DeviceKey(user: user, deviceId: report.deviceId ?? "")] = Entry(user: user, report: report, receivedAt: now)
-        changed = true
+        let key = DeviceKey(user: user, deviceId: report.deviceId ?? "")
         entries = entries.filter { now - $0.value.receivedAt < Self.forgetAfterMs }
+        if entries[key] == nil {
+            let theirs = entries.filter { $0.key.user == user }
+            if theirs.count >= SessionState.deviceDelaysPerMember, let oldest = theirs.min(by: { $0.value.receivedAt < $1.value.receivedAt }) {
+                entries[oldest.key] = nil
+            }
+        }
+        entries[key] = Entry(user: user, report: report, receivedAt: now)
+        changed = true
         return due(at: now)
     }
 

@@ -1,3 +1,4 @@
+import JamCore
 import JamProtocol
 import Testing
 
@@ -52,6 +53,24 @@ struct SyncBoardTests {
         _ = board.record(report(nil), from: bob, at: 0)
         _ = board.record(report("old"), from: bob, at: -20_000)
         #expect(board.playingDevices(at: 1_000) == [DeviceRef(userId: alice, deviceId: "phone")])
+    }
+
+    @Test func aMembersNewDeviceBeyondTheLimitTakesThePlaceOfTheirLongestSilent() {
+        var board = SyncBoard()
+        let limit = SessionState.deviceDelaysPerMember
+        for n in 0..<limit { _ = board.record(report("d\(n)"), from: alice, at: Millis(n) * 10) }
+        _ = board.record(report("bob's"), from: bob, at: 5)
+        _ = board.record(report("d0"), from: alice, at: 1_000)  // d0 speaks again: d1 is now the longest silent
+        _ = board.record(report("invented"), from: alice, at: 1_010)
+        let devices = board.status(at: 1_010).devices
+        #expect(devices.filter { $0.userId == alice }.count == limit)
+        #expect(!devices.contains { $0.deviceId == "d1" })
+        #expect(devices.contains { $0.deviceId == "d0" } && devices.contains { $0.deviceId == "invented" })
+        #expect(devices.contains { $0.userId == bob }, "another member's devices stay")
+        // A thousand invented ids later, still the limit.
+        for n in 0..<1_000 { _ = board.record(report("fake-\(n)"), from: alice, at: 2_000 + Millis(n)) }
+        #expect(board.status(at: 3_000).devices.filter { $0.userId == alice }.count == limit)
+        #expect(board.entries.count == limit + 1)
     }
 
     @Test func forgettingAMemberDropsTheirRows() {
