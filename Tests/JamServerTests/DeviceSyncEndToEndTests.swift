@@ -134,6 +134,34 @@ struct DeviceSyncEndToEndTests {
         }
     }
 
+    @Test func aMemberRemovedDuringACalibrationDoesNotVoidTheOthersCorrections() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay"])
+            let eli = party.guests[0], fay = party.guests[1]
+            party.host.socket.send(report("host-mic"), id: "r0")
+            eli.socket.send(report("eli-phone"), id: "r1")
+            fay.socket.send(report("fay-speaker"), id: "r2")
+            try await party.host.socket.next("three rows") { $0.syncStatus?.devices.count == 3 }
+            party.host.socket.send(.calibrate(Calibrate(deviceId: "host-mic")), id: "c1")
+            let plan = try #require(try await eli.socket.next(.calibration).calibration)
+            // Fay is removed while the devices chirp.
+            let kicked = try await server.api.request("DELETE", "/api/v1/sessions/\(party.id)/members/\(fay.id)", token: party.host.token)
+            #expect(kicked.status == 204)
+            party.host.socket.send(.calibrationReport(CalibrationReport(calibrationId: plan.id, arrivals: [
+                ProbeArrival(userId: party.host.id, deviceId: "host-mic", offsetMs: 8),
+                ProbeArrival(userId: eli.id, deviceId: "eli-phone", offsetMs: 58.25),
+                ProbeArrival(userId: fay.id, deviceId: "fay-speaker", offsetMs: 20),
+            ])), id: "x1")
+            let result = try #require(try await eli.socket.next(.calibrationResult).calibrationResult)
+            #expect(result.ok, "\(result.message)")
+            #expect(result.results.first { $0.deviceId == "eli-phone" }?.delayMs == 50.3)
+            #expect(result.results.first { $0.deviceId == "fay-speaker" }?.delayMs == 0, "nothing kept for a member who is gone")
+            let view = try await server.api.view(eli.token, party.id)
+            #expect(view.deviceDelays == [DeviceDelay(userId: eli.id, deviceId: "eli-phone", delayMs: 50.3)])
+            await party.close()
+        }
+    }
+
     @Test func aCalibrationWithAListenerThatIsNotPlayingIsRefused() async throws {
         try await TestServer.with { server in
             let party = try await Party.start(server, guests: ["Eli"])

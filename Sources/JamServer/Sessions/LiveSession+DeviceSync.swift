@@ -115,18 +115,36 @@ extension LiveSession {
         try run.check(report, from: user)
         endCalibration()
         var (outcome, changes) = run.outcome(of: report, delays: state.deviceDelay(of:))
+        // Members who left meanwhile took their delays with them: nothing to correct.
+        changes.removeAll { state.member($0.userId) == nil }
         if !changes.isEmpty {
-            let command = Command.all(changes.map { .setDeviceDelay($0) })
-            do throws(JamError) {
-                if role == .replica {
-                    forwardFromSocket(command, by: run.startedBy, connection: nil, replyId: nil)
-                } else {
-                    try take(.command(command, by: run.startedBy), cause: .command(command, by: run.startedBy, connection: nil, relay: nil))
+            // On the host's authority, which the start was checked against: the starter leaving
+            // or losing the role meanwhile does not void the run.
+            let authority = state.member(state.hostId) != nil ? state.hostId : run.startedBy
+            if role == .replica {
+                forwardFromSocket(.all(changes.map { .setDeviceDelay($0) }), by: authority, connection: nil, replyId: nil)
+            } else {
+                // One by one: a device one member may not keep a delay for more does not void the others'.
+                var refused: [String] = []
+                for change in changes {
+                    let command = Command.setDeviceDelay(change)
+                    do throws(JamError) {
+                        try take(.command(command, by: authority), cause: .command(command, by: authority, connection: nil, relay: nil))
+                    } catch {
+                        refused.append("\(change.deviceId) (\(error.message))")
+                    }
                 }
-            } catch {
-                outcome.ok = false
-                outcome.message = "the corrections could not be applied: \(error.message)"
+                if !refused.isEmpty {
+                    outcome.ok = refused.count < changes.count
+                    outcome.message += "; not applied to \(refused.joined(separator: ", "))"
+                }
             }
+        }
+        // What each device's delay is now, whatever could not be applied (a replica's
+        // forward is not applied yet: its results say what was sent).
+        for index in outcome.results.indices where role != .replica {
+            let result = outcome.results[index]
+            outcome.results[index].delayMs = state.deviceDelay(of: DeviceRef(userId: result.userId, deviceId: result.deviceId))
         }
         logger.info("calibration finished", metadata: ["calibration.id": "\(run.plan.id)", "calibration.ok": "\(outcome.ok)"])
         sendPassing(.calibrationResult(outcome), to: Array(connections.keys))
