@@ -144,7 +144,7 @@ const [path, done] = arguments;
     clock: () => ({ estimate: { localTime: (at) => at } }),
     audio: () => context,
     compensationMs: () => 0,
-    post: (type, data) => { posted.push({ type, data }); return true; },
+    send: async (type, data) => { posted.push({ type, data }); },
     onStatus: () => {},
     now: () => t,
     getUserMedia: async () => stream,
@@ -186,7 +186,7 @@ const done = arguments[arguments.length - 1];
     clock: () => ({ estimate: { localTime: (at) => at } }),
     audio: () => context,
     compensationMs: () => 0,
-    post: (type, data) => { posted.push({ type, data }); return true; },
+    send: async (type, data) => { posted.push({ type, data }); },
     onStatus: (text) => statuses.push(text),
     now: () => performance.now(),
     getUserMedia: async () => stream,
@@ -214,3 +214,31 @@ def test_leaving_stops_a_calibration_and_its_microphone_at_once(base_url, browse
     assert result["stoppedAtOnce"] == 1, f"the microphone stayed on after the abort: {result}"
     assert result["posted"] == [], f"a stopped run reported: {result}"
     assert result["running"] is None, result
+
+
+UNSENT_REPORT = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  const statuses = [];
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    audio: () => null,
+    compensationMs: () => 0,
+    send: async () => { throw new Error('the session ended'); },
+    onStatus: (text) => statuses.push(text),
+  });
+  runner.report({ id: 'c1' }, []);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  done({ statuses });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_report_that_cannot_be_sent_says_so_rather_than_waiting_for_a_result(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    result = page.execute_async_script(UNSENT_REPORT)
+    assert "error" not in result, result
+    assert result["statuses"][-1] == "Calibration: what this device heard could not be sent (the session ended).", result

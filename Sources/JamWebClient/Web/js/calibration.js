@@ -27,7 +27,7 @@ export class CalibrationRunner {
   /**
    * @param {{device: () => {userId: string, deviceId: string}, clock: () => any,
    *   audio: () => AudioContext|null, compensationMs: () => number,
-   *   post: (type: string, data: any) => boolean, onStatus?: (text: string) => void,
+   *   send: (type: string, data: any) => Promise<any>, onStatus?: (text: string) => void,
    *   now?: () => number, getUserMedia?: (constraints: any) => Promise<MediaStream>}} options
    */
   constructor(options) {
@@ -174,10 +174,14 @@ export class CalibrationRunner {
     this.report(plan, arrivals);
   }
 
+  /** Sends what was heard with an id, so a reconnect in between sends it again (the server answers a repeat harmlessly). */
   report(plan, arrivals) {
     if (this.aborted) return;
-    this.options.post(Command.calibrationReport, { calibrationId: plan.id, arrivals });
+    // Said before the answer: the result can come before the report's own ack.
     this.status('Calibration: sent what this device heard; waiting for the result…');
+    Promise.resolve(this.options.send(Command.calibrationReport, { calibrationId: plan.id, arrivals })).catch((error) => {
+      if (!this.aborted) this.status(`Calibration: what this device heard could not be sent (${error && error.message ? error.message : error}).`);
+    });
   }
 }
 

@@ -35,7 +35,7 @@ export class DeviceSyncPanel {
       clock: () => this.clock,
       audio: () => this.player.audioContext,
       compensationMs: () => (this.engine ? this.engine.compensationMs() : 0),
-      post: (type, data) => (this.store ? this.store.connection.post(type, data) : false),
+      send: (type, data) => (this.store ? this.store.connection.send(type, data) : Promise.reject(new Error('not in a session'))),
       onStatus: (text) => this.column.say(text),
     });
   }
@@ -106,13 +106,22 @@ export class DeviceSyncPanel {
     return this.perform(Command.setDeviceDelay, data, 'delay');
   }
 
-  /** Starts a calibration with `device` listening; from a click, so the microphone may be asked for at once. */
-  calibrate(device) {
+  /**
+   * Starts a calibration with `device` listening. This device's own microphone is asked for
+   * first, from the click (a gesture), and the run starts only once it is allowed: a prompt
+   * answered after the first chirp would miss it and fail the run.
+   */
+  async calibrate(device) {
     if (device.userId === (this.store && this.store.me) && device.deviceId === this.deviceId && navigator.mediaDevices) {
-      // Ask now, while the click counts as a gesture; the recording opens again when the plan arrives.
-      navigator.mediaDevices.getUserMedia({ audio: true }).then((stream) => stream.getTracks().forEach((t) => t.stop()), () => {});
+      try {
+        const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+        stream.getTracks().forEach((t) => t.stop());
+      } catch (error) {
+        this.column.say(`Calibration: the microphone is not available (${error && error.message ? error.message : error}).`);
+        return null;
+      }
     }
-    this.perform(Command.calibrate, { userId: device.userId, deviceId: device.deviceId }, 'calibrate');
+    return this.perform(Command.calibrate, { userId: device.userId, deviceId: device.deviceId }, 'calibrate');
   }
 
   /** Sends a command through the session's store; resolves once it is answered (or refused). */

@@ -62,7 +62,7 @@ export class SyncColumnView {
       figures: h('span', { class: 'sync-figures muted' }),
       delay: h('input', { type: 'number', class: 'sync-delay', step: 1, min: -DeviceLimits.maxDelayMs, max: DeviceLimits.maxDelayMs }),
       resync: h('button', { type: 'button', class: 'quiet small sync-resync' }, 'Re-sync'),
-      calibrate: h('button', { type: 'button', class: 'quiet small sync-calibrate' }, 'Calibrate, listening here'),
+      calibrate: h('button', { type: 'button', class: 'quiet small sync-calibrate' }, 'Calibrate, this one listening'),
     };
     parts.delay.addEventListener('change', () => {
       typedNumber(parts.delay, readDeviceDelay, (read) => this.actions.onDelay(parts.device, read.delayMs));
@@ -91,7 +91,7 @@ export class SyncColumnView {
     parts.delay.disabled = !named;
     parts.calibrate.hidden = !named || !device.playing;
     setAttr(parts.resync, 'aria-label', `Ask ${name}'s device to re-sync`);
-    setAttr(parts.calibrate, 'aria-label', `Calibrate, listening here: the room with ${name}'s device listening`);
+    setAttr(parts.calibrate, 'aria-label', `Calibrate the room with ${name}'s device listening (its microphone is asked for)`);
     setAttr(parts.delay, 'aria-label', `Delay of ${name}'s device in milliseconds`);
   }
 }
