@@ -119,13 +119,15 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         var counted = false
         defer { if counted { socketCaps?.release(address) } }
         do {
+            let ticket = try await profile.openRealtime(head, context: context)
+            // Counted once the token and membership check out: sockets refused for those hold
+            // no slot, so a stranger behind the same router cannot take a party's slots.
             if let socketCaps {
                 counted = socketCaps.acquire(address)
                 guard counted else {
                     throw JamError(.rateLimited, "too many open sockets from your address (at most \(socketCaps.limit)); close one first")
                 }
             }
-            let ticket = try await profile.openRealtime(head, context: context)
             let connection = try await loop.submit {
                 RealtimeConnection(user: ticket.user, displayName: ticket.displayName, handler: handler.value, eventLoop: loop)
             }.get()

@@ -33,6 +33,28 @@ import Testing
         }
     }
 
+    @Test func socketsRefusedForTheirTokenHoldNoSlotOfTheAddress() async throws {
+        try await TestServer.with(configure: { $0.maxSocketsPerAddress = 2 }) { server in
+            let party = try await Party.start(server, guests: [])
+            await party.host.socket.close()
+            // Strangers on the same address open sockets without a token and never answer
+            // the close: each would otherwise hold its slot for the close's grace period.
+            var strangers: [RawConnection] = []
+            for _ in 0..<4 {
+                let raw = try await RawConnection(port: server.port)
+                try await raw.send("GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(UpgradeRequestTests.webSocket)\r\n")
+                _ = await raw.received { String(decoding: $0, as: UTF8.self).contains("101 Switching Protocols") }
+                strangers.append(raw)
+            }
+            for n in 0..<2 {
+                let member = TestSocket(server: server, session: party.id, token: party.host.token)
+                let first = try await member.next("first frame") { $0.stateSync != nil || $0.error != nil }
+                #expect(first.stateSync != nil, "the member's socket \(n + 1) was refused: \(String(describing: first.error))")
+            }
+            for raw in strangers { await raw.close() }
+        }
+    }
+
     @Test func socketCapsCountEachAddressApartAndForgetAnAddressWithItsLastSocket() {
         let caps = SocketCaps(limit: 2)
         #expect(caps.acquire("10.0.0.1") && caps.acquire("10.0.0.1"))
