@@ -44,6 +44,21 @@ import Testing
         }
     }
 
+    @Test func newGuestsOfOneAddressShareItsSessionCreationLimit() async throws {
+        let limits = RateLimits(guestAuth: (100, 60), createSession: (20, 3600), createSessionPerAddress: (3, 3600))
+        try await TestServer.with(configure: { $0.rateLimits = limits }) { server in
+            for n in 0..<3 {
+                let guest = try await server.api.guest("Guest \(n)")
+                _ = try await server.api.create(guest.token)
+            }
+            // A fresh guest token is a fresh user, not a fresh budget.
+            let fresh = try await server.api.guest("Guest 3")
+            let refused = try await server.api.send("POST", "/api/v1/sessions", token: fresh.token, json: CreateSessionRequest())
+            #expect(refused.status == 429)
+            #expect(refused.errorCode == .rateLimited)
+        }
+    }
+
     @Test func anAddWithinTheCooldownGets429WithRetryAfter() async throws {
         try await TestServer.with(clock: ShiftedClock()) { server in
             let party = try await Party.start(server, guests: ["Eli"])

@@ -118,6 +118,9 @@ public struct RateLimits: Sendable {
     public var guestAuth: (count: Int, window: Int)
     /// Sessions created per user.
     public var createSession: (count: Int, window: Int)
+    /// Sessions created per client address: guest tokens are free, so the limit per user
+    /// alone would let one address open sessions as fast as it signs in.
+    public var createSessionPerAddress: (count: Int, window: Int)
     /// Join attempts per client address (guessing codes).
     public var join: (count: Int, window: Int)
     /// API requests per client address without a valid token (the web client's own files
@@ -126,10 +129,12 @@ public struct RateLimits: Sendable {
 
     /// Creates limits; the defaults suit a party, not a brute-force attempt.
     public init(
-        guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60)
+        guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), createSessionPerAddress: (Int, Int) = (60, 3600),
+        join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60)
     ) {
         self.guestAuth = guestAuth
         self.createSession = createSession
+        self.createSessionPerAddress = createSessionPerAddress
         self.join = join
         self.anonymous = anonymous
     }
