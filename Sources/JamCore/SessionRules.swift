@@ -45,6 +45,16 @@ public struct SessionRules: Codable, Hashable, Sendable {
         case kept
     }
 
+    /// Whom the host role passes to when the host leaves.
+    public enum HostSuccession: String, Codable, Hashable, Sendable {
+        /// The creator, else the longest-present member, among the connected members when any
+        /// is: a member away from the session could not skip or pause for the others (OpenJam's).
+        case connectedFirst
+        /// The creator, else the longest-present member, connected or not (PirateRadio's and
+        /// QueueIT's servers, whose members are present or gone; sessions stored before).
+        case anyMember
+    }
+
     /// Who starts items.
     public var startMode: StartMode
     /// Most items the queue holds; `nil` for no limit.
@@ -70,13 +80,19 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// next (while it plays and devices have time to load it). Off for sessions stored before
     /// the rule existed, so their stored commands replay as they were applied.
     public var addsReplaceAnnouncedFallback: Bool
+    /// Whom the host role passes to when the host leaves (`anyMember` for sessions stored
+    /// before the rule existed, so their stored commands replay as they were applied).
+    public var hostSuccession: HostSuccession
+    /// Whether a member's add cooldown keeps running while they leave and join again. Off for
+    /// sessions stored before the rule existed, so their stored adds replay as they were applied.
+    public var cooldownOutlivesLeaving: Bool
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
-        addsReplaceAnnouncedFallback: Bool = true
+        addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -87,11 +103,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.departedSkipRequests = departedSkipRequests
         self.hostOfEmptySession = hostOfEmptySession
         self.addsReplaceAnnouncedFallback = addsReplaceAnnouncedFallback
+        self.hostSuccession = hostSuccession
+        self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
-        case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback
+        case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -106,6 +124,8 @@ public struct SessionRules: Codable, Hashable, Sendable {
         departedSkipRequests = try c.decodeIfPresent(DepartedSkipRequests.self, forKey: .departedSkipRequests) ?? .withdrawn
         hostOfEmptySession = try c.decodeIfPresent(HostOfEmptySession.self, forKey: .hostOfEmptySession) ?? .firstToArrive
         addsReplaceAnnouncedFallback = try c.decodeIfPresent(Bool.self, forKey: .addsReplaceAnnouncedFallback) ?? false
+        hostSuccession = try c.decodeIfPresent(HostSuccession.self, forKey: .hostSuccession) ?? .anyMember
+        cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
     }
 
     /// OpenJam's own rules.

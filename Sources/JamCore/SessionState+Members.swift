@@ -85,11 +85,14 @@ extension SessionState {
     }
 
     /// Who takes over as host: the creator if present, else the longest-present member;
-    /// among the connected members when any is, as a member who closed their app long ago
-    /// could not skip or pause for those still listening. Where the host's device plays,
-    /// members need no socket, and all of them are candidates.
+    /// among the connected members when any is, where the rules say so
+    /// (`HostSuccession.connectedFirst`).
     func successor() -> UserID? {
-        let connectedOnly = rules.startMode != .hostDevice && members.contains(where: \.connected)
+        let connectedOnly: Bool
+        switch rules.hostSuccession {
+        case .connectedFirst: connectedOnly = members.contains(where: \.connected)
+        case .anyMember: connectedOnly = false
+        }
         let candidates = members.filter { !connectedOnly || $0.connected }
         if candidates.contains(where: { $0.userId == creatorId }) { return creatorId }
         return candidates.min { ($0.joinedAt, $0.joinOrder) < ($1.joinedAt, $1.joinOrder) }?.userId

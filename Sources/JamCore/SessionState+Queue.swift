@@ -195,6 +195,7 @@ extension SessionState {
     /// A member leaving while their add cooldown runs: when they last added is kept until it
     /// has run out (and those that have, go).
     mutating func keepLastAdd(of member: MemberRecord, at now: Millis) {
+        guard rules.cooldownOutlivesLeaving else { return }
         let cooldownMs = Int64(settings.addCooldownSeconds) * 1000
         var kept = (departedLastAdds ?? [:]).filter { now - $0.value < cooldownMs }
         if let last = member.lastAddedAt, now - last < cooldownMs { kept[member.userId] = last }

@@ -58,9 +58,10 @@ package struct PirateRadioProfile: WireProfile {
             rules: SessionRules(
                 startMode: .djDriven, maxQueueLength: options.maxQueue, emptyGraceMs: options.gracePeriodMs,
                 // PirateRadio's server queues and plays a track whatever fields it has, checks
-                // a nonce only against what is still queued, and keeps the DJ of a session
-                // left empty (a listener tuning in meanwhile is a listener).
-                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true, hostOfEmptySession: .kept),
+                // a nonce only against what is still queued, keeps the DJ of a session left
+                // empty (a listener tuning in meanwhile is a listener), and passes the DJ role
+                // to whoever is longest in the session (its members are there or gone).
+                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true, hostOfEmptySession: .kept, hostSuccession: .anyMember),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })

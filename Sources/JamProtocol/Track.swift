@@ -89,7 +89,12 @@ public enum Validate {
 
     /// Whether `value` holds a control character, which no text OpenJam shows may.
     public static func hasControlCharacters(_ value: String) -> Bool {
-        value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        value.unicodeScalars.contains(where: isControl)
+    }
+
+    /// The one test for a control character, for refusing text and for cleaning it.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control
     }
 
     /// Text from files (tags, file names) made fit to show and to add: control characters
@@ -98,7 +103,7 @@ public enum Validate {
     public static func displayable(_ value: String, max: Int) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
-            scalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+            scalars.append(isControl(scalar) ? " " : scalar)
         }
         return String(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines).prefix(max))
     }

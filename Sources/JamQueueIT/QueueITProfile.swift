@@ -33,10 +33,11 @@ package struct QueueITProfile: WireProfile {
         let index = currentSessions
         return SessionDefaults(
             // Equal scores in its backend's tiers: a song that lost a vote leads those it falls among.
-            // Its skip requests are rows that a member's leaving does not delete.
+            // Its skip requests are rows that a member's leaving does not delete. Its app's members
+            // need no socket: any of them may take the host's place.
             rules: SessionRules(
                 startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, tracksNeedIdAndName: false, equalScores: .fallenFirst,
-                departedSkipRequests: .kept),
+                departedSkipRequests: .kept, hostSuccession: .anyMember),
             settings: SessionSettings(maxMembers: SessionSettings.memberLimit, maxQueuedPerMember: SessionSettings.queueLimit, allowDuplicates: true),
             codes: .openJam, codeLifetimeMs: nil,
             makeWire: { _ in QueueITWire(currentSessions: index) })

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import JamCore
 import JamProtocol
@@ -48,6 +49,26 @@ struct HostSuccessionTests {
         try jam.apply(.disconnect, by: bob)
         try jam.apply(.leave, by: bob)
         #expect(jam.state.hostId == host)
+    }
+
+    @Test func whereAnyMemberMayTakeOverPresenceAloneDecides() throws {
+        var jam = try Jam(members: [], rules: SessionRules(startMode: .scheduled, hostSuccession: .anyMember))
+        for member in [alice, bob] {
+            jam.wait(1_000)
+            try jam.apply(.join(displayName: displayName(member)), by: member)
+            try jam.apply(.connect, by: member)
+        }
+        try jam.apply(.disconnect, by: alice)
+        try jam.apply(.leave, by: host)
+        #expect(jam.state.hostId == alice, "away, but longest present")
+    }
+
+    @Test func sessionsStoredBeforeTheRulesKeepHowTheyWereApplied() throws {
+        let stored = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"scheduled"}"#.utf8))
+        #expect(stored.hostSuccession == .anyMember, "their stored leaves replay as they were applied")
+        #expect(!stored.cooldownOutlivesLeaving, "their stored adds replay as they were applied")
+        #expect(SessionRules.openJam.hostSuccession == .connectedFirst)
+        #expect(SessionRules.openJam.cooldownOutlivesLeaving)
     }
 
     @Test func joinOrderBreaksTiesWithinTheSameMillisecond() throws {

@@ -257,6 +257,24 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         }
     }
 
+    @Test func aWholeLastRecordThisBuildCannotReadIsKeptNotIgnored() async throws {
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await Self.hostAdding(tracks: 3, store: store, directory: directory)
+        let last = try #require(try await store.loadSession(id)?.records.last)
+        // What a newer build might log: whole JSON, an input this build does not know.
+        let newer = Array(#"[{"at":1,"input":{"somethingNewer":{"x":1}}}]"#.utf8)
+        store.rewriteRecord(id, lsn: last.lsn, inputs: newer)
+        try await TestServer.with(dataDirectory: directory, store: store) { server in
+            let view = try await server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: token)
+            #expect(view.status == 500)
+            #expect(view.text.contains("record \(last.lsn) of session \(id.rawValue)'s log has inputs that cannot be read"), "\(view.text)")
+        }
+        let after = try #require(try await store.loadSession(id))
+        #expect(after.records.last?.lsn == last.lsn)
+        #expect(after.records.last?.inputs == newer, "another build's record is left for that build")
+    }
+
     @Test func aSnapshotWrittenAfterAnIgnoredLastRecordNeverBecomesTheBase() async throws {
         let store = InMemorySessionStore()
         let directory = TestServer.makeDataDirectory()

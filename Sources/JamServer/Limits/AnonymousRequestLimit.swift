@@ -17,8 +17,7 @@ package struct AnonymousRequestLimit: RouterMiddleware {
         if case .user = context.authentication {
             return try await next(request, context)
         }
-        // By its first segment: the router skips empty ones, so `//api/…` reaches the API too.
-        let first = request.uri.path.split(separator: "/").first
+        let first = RouteHelpers.firstSegment(request.uri.path)
         if first == "api" || first == "auth" {
             try await limiter.check("anonymous:\(RouteHelpers.clientAddress(context))", limit: limit)
         }

@@ -5,6 +5,12 @@ import NIOCore
 
 /// Reading bodies and parameters, and writing JSON, the same way in every route.
 package enum RouteHelpers {
+    /// The first segment of `path`, as the router sees it: it skips empty segments, so
+    /// `//api/…` reaches the API as `/api/…` does.
+    static func firstSegment(_ path: String) -> Substring? {
+        path.split(separator: "/").first
+    }
+
     /// Decodes the JSON body as `T`, with a specific error for every way it can be wrong.
     package static func body<T: Decodable>(_ type: T.Type, from request: Request, context: JamRequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxBodyBytes)

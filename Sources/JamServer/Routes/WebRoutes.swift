@@ -82,7 +82,7 @@ struct WebPageHeaders: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
-        if !request.uri.path.hasPrefix("/api/"), let range = request.headers[.range], !Self.isPlainRange(range) {
+        if RouteHelpers.firstSegment(request.uri.path) != "api", let range = request.headers[.range], !Self.isPlainRange(range) {
             var head = request.head
             // The web client's files go through FileMiddleware, which reads `bytes=-500` (the
             // last 500 bytes) as the first 501 and knows no list of ranges: such a request gets
@@ -96,7 +96,7 @@ struct WebPageHeaders: RouterMiddleware {
             response.headers[.contentSecurityPolicy] =
                 "default-src 'self'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; style-src 'self'; object-src 'none'; base-uri 'none'"
         }
-        if !request.uri.path.hasPrefix("/api/"), response.headers[.cacheControl] == nil {
+        if RouteHelpers.firstSegment(request.uri.path) != "api", response.headers[.cacheControl] == nil {
             response.headers[.cacheControl] = "no-cache"
         }
         return response

@@ -122,7 +122,8 @@ extension LiveSession {
             // or losing the role meanwhile does not void the run.
             let authority = state.member(state.hostId) != nil ? state.hostId : run.startedBy
             if role == .replica {
-                forwardFromSocket(.all(changes.map { .setDeviceDelay($0) }), by: authority, connection: nil, replyId: nil)
+                // One forward each, as the owner would apply them: one refused does not void the rest.
+                for change in changes { forwardFromSocket(.setDeviceDelay(change), by: authority, connection: nil, replyId: nil) }
             } else {
                 // One by one: a device one member may not keep a delay for more does not void the others'.
                 var refused: [String] = []

@@ -1,3 +1,4 @@
+import Foundation
 import JamCore
 import JamProtocol
 import Logging
@@ -34,10 +35,11 @@ extension LiveSession {
     /// changes (nobody is connected any more) and what should have happened meanwhile (the
     /// timeline catches up), both logged like any turn.
     ///
-    /// A last record that does not read (written only in part when the process died) is
-    /// ignored, and goes from the store with the snapshots written after it; the next record
-    /// takes its number. One that does not read before others
-    /// that do makes the session unreadable: it stays in the store untouched.
+    /// A last record cut short (written only in part when the process died) is ignored, and
+    /// goes from the store with the snapshots written after it; the next record takes its
+    /// number. A last record that is whole but does not read (another build's), or one that
+    /// does not read before others that do, makes the session unreadable: it stays in the
+    /// store untouched.
     ///
     /// A replica (a session another node owns) stops after the log: the restart and the
     /// catching up are the owner's to log.
@@ -70,7 +72,9 @@ extension LiveSession {
             do {
                 inputs = try LogCoding.decodeInputs(record.inputs)
             } catch {
-                if record.lsn == stored.records.last?.lsn {
+                // Cut short, it is not JSON at all; whole JSON this build cannot read was written
+                // by another build (a node not yet upgraded, or rolled back), and is kept.
+                if record.lsn == stored.records.last?.lsn, !Self.isWholeJSON(record.inputs) {
                     logger.warning("ignoring the session's last record: it was written only in part", metadata: ["record.lsn": "\(record.lsn)", "error": .loggable(error)])
                     ignored = record.lsn
                     break
@@ -113,6 +117,16 @@ extension LiveSession {
             }
         }
         return session
+    }
+
+    /// Whether `bytes` are one whole JSON value (what a record cut short is not).
+    static func isWholeJSON(_ bytes: [UInt8]) -> Bool {
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Damage found while replaying, logged for the operator and turned into what requests

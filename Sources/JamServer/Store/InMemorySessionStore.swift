@@ -91,6 +91,12 @@ public final class InMemorySessionStore: SessionStore, Sendable {
         }
     }
 
+    /// Puts `inputs` in place of one record's stored inputs, as a build that logs inputs this
+    /// one cannot read would have written them (tests).
+    public func rewriteRecord(_ id: SessionID, lsn: Int64, inputs: [UInt8]) {
+        contents.withLock { contents in contents.logs[id]?[lsn]?.inputs = inputs }
+    }
+
     /// Cuts the stored inputs of one record short, as a write torn when the process died would
     /// have left them (tests). Snapshots that include the record go too, as they could only
     /// have been written after it, unless `keepingSnapshots` (a file damaged later).

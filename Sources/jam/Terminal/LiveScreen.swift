@@ -64,7 +64,9 @@ struct LiveScreen {
                     try await participant.run()
                     sink.yield(.ended("disconnected", failed: false))
                 } catch {
-                    sink.yield(.ended((error as? JamError)?.message ?? "\(error)", failed: true))
+                    // The host ending the session is an end, not a failure.
+                    let jamError = error as? JamError
+                    sink.yield(.ended(jamError?.message ?? "\(error)", failed: jamError?.code != .gone))
                 }
             }
             group.addTask {

@@ -9,8 +9,11 @@ import Darwin
 /// Japanese run past the edge, wrap, and scroll the screen on every redraw.
 enum TerminalWidth {
     /// `wcwidth` answers for non-ASCII only under a UTF-8 character type; set once, before
-    /// the first measure.
-    private static let characterTypeSet: Bool = setlocale(LC_CTYPE, "C.UTF-8") != nil
+    /// the first measure, to the first of the spellings systems use that this one has (the
+    /// terminal client sets nothing else by locale).
+    private static let characterTypeSet: Bool = ["C.UTF-8", "C.utf8", "en_US.UTF-8", "UTF-8"].contains { name in
+        name.withCString { setlocale(LC_CTYPE, $0) != nil }
+    }
 
     /// The C library's `wcwidth`, which Swift's Glibc module does not export (it sits behind
     /// `_XOPEN_SOURCE` in `wchar.h`): looked up once, with C's calling convention.

@@ -3,7 +3,7 @@
 // device records the room from before the first probe to after the last, finds each
 // arrival (probe.js) and reports it. Every figure is relative to the listener's own
 // probe, so what its speaker, its microphone and this page's clock mapping add cancels.
-import { Command } from './protocol.js';
+import { Command, ErrorCode } from './protocol.js';
 import { detectProbe, synthesizeProbe } from './probe.js';
 
 /** Recording runs from the plan's arrival to this long after the last window, ms. */
@@ -180,7 +180,10 @@ export class CalibrationRunner {
     // Said before the answer: the result can come before the report's own ack.
     this.status('Calibration: sent what this device heard; waiting for the result…');
     Promise.resolve(this.options.send(Command.calibrationReport, { calibrationId: plan.id, arrivals })).catch((error) => {
-      if (!this.aborted) this.status(`Calibration: what this device heard could not be sent (${error && error.message ? error.message : error}).`);
+      // Sent again after a reconnect, a report the run already took finds it over: its
+      // result went out meanwhile, and nothing is wrong with the report.
+      if (this.aborted || (error && error.code === ErrorCode.notFound)) return;
+      this.status(`Calibration: what this device heard could not be sent (${error && error.message ? error.message : error}).`);
     });
   }
 }
