@@ -60,10 +60,27 @@ def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     assert answer["failures"] == [], "\n".join(answer["failures"])
 
 
+# A session view with one song playing from `positionMs` at server time `anchorMs`, for the
+# engine scripts below (prepended to each).
+PLAYING_VIEW = """
+function playingView(positionMs, anchorMs) {
+  const track = { id: 'song-1', name: 'Song', artist: 'Band', durationMs: 600000, source: 'library' };
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  return {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
+    members: [member], queue: [], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false },
+    nowPlaying: { item: { id: 'item-1', track, addedBy: member, addedAt: 0, score: 0, reason: 'now playing' },
+      epoch: 1, state: 'playing', positionMs, anchorMs },
+  };
+}
+"""
+
+
 # A sync engine on a fake player and a clock fed by hand: how many samples it takes
 # before the first start (JamClient's Participant waits for a full burst, at most
 # firstStartWaitMs).
-FIRST_START = """
+FIRST_START = PLAYING_VIEW + """
 const [samplesFirst, waitMs, done] = arguments;
 (async () => {
   const { ClockSync } = await import('/js/clock.js');
@@ -87,15 +104,7 @@ const [samplesFirst, waitMs, done] = arguments;
     position() { return null; },
   };
   const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
-  const track = { id: 'song-1', name: 'Song', artist: 'Band', durationMs: 600000, source: 'library' };
-  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
-  const view = {
-    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
-      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
-    members: [member], queue: [], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false },
-    nowPlaying: { item: { id: 'item-1', track, addedBy: member, addedAt: 0, score: 0, reason: 'now playing' },
-      epoch: 1, state: 'playing', positionMs: 0, anchorMs: now + 5000 - 60000 },
-  };
+  const view = playingView(0, now + 5000 - 60000);
   const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
   feed(samplesFirst);
   engine.setEnabled(true);
@@ -129,7 +138,7 @@ def test_a_joiner_whose_burst_does_not_come_starts_after_the_wait(page):
 # A start that never came (the player gave up cueing, or its audio stopped): the engine
 # starts the course again once the player stays silent past the settling time and
 # stalledStartRetryMs, as JamClient's SyncEngine does (SyncEngineTests.silentStartIsRetried).
-SILENT_START = """
+SILENT_START = PLAYING_VIEW + """
 const [done] = arguments;
 (async () => {
   const { ClockSync } = await import('/js/clock.js');
@@ -153,15 +162,7 @@ const [done] = arguments;
     position(t) { return course ? course.position + (t - course.atLocal) : null; },
   };
   const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
-  const track = { id: 'song-1', name: 'Song', artist: 'Band', durationMs: 600000, source: 'library' };
-  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
-  const view = {
-    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
-      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: false, ordering: 'votes', fallback: false } },
-    members: [member], queue: [], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false },
-    nowPlaying: { item: { id: 'item-1', track, addedBy: member, addedAt: 0, score: 0, reason: 'now playing' },
-      epoch: 1, state: 'playing', positionMs: 30000, anchorMs: now + 5000 - 10000 },
-  };
+  const view = playingView(30000, now + 5000 - 10000);
   const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
   engine.setEnabled(true);
   engine.handle({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
