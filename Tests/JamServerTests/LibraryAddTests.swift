@@ -47,6 +47,23 @@ import Testing
         }
     }
 
+    @Test func aRetriedAddIsAnsweredWithItsFirstItemWhateverItsTrackNowIs() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let found = try await server.api.request("GET", "/api/v1/search?q=NIGHT%20b", token: host.token)
+            let known = try #require(try found.decode(SearchResults.self).tracks.first)
+            let first = try await server.api.add(host.token, id, known, nonce: "retry-1")
+            #expect(first.status == 201)
+            let item = try first.decode(QueueItem.self)
+            // The same add again, its track since gone from the library (a rescan): still a retry.
+            let gone = Track(id: "left-the-library", name: known.name, artist: known.artist, source: .library)
+            let retried = try await server.api.add(host.token, id, gone, nonce: "retry-1")
+            #expect(retried.status == 200, "\(retried.text)")
+            #expect(try retried.decode(QueueItem.self).id == item.id)
+        }
+    }
+
     @Test func aServerWithAnEmptyLibraryRefusesLibraryTracks() async throws {
         let empty = TestServer.makeDataDirectory()
         defer { try? FileManager.default.removeItem(at: empty) }

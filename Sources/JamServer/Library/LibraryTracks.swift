@@ -19,9 +19,13 @@ package final class LibraryTracks: Sendable {
 
     /// `input` with a library track added in the library's own words (its name, artists and
     /// duration, which devices schedule by), or why it cannot be added: a client's copy of a
-    /// library track may be stale, and one the library does not hold would never load.
-    func resolving(_ input: SessionInput) throws(JamError) -> SessionInput {
-        guard case .command(.add(let track, let nonce, let itemId), let user) = input, track.source == .library else { return input }
+    /// library track may be stale, and one the library does not hold would never load. A
+    /// retried add (its nonce already used in `state`) is left to be answered with its first
+    /// item, even if its track has left the library since.
+    func resolving(_ input: SessionInput, in state: SessionState) throws(JamError) -> SessionInput {
+        guard case .command(.add(let track, let nonce, let itemId), let user) = input, track.source == .library,
+            state.repeatedAdd(nonce: nonce, by: user) == nil
+        else { return input }
         guard let known = byID[track.id] else {
             throw JamError(.notFound, all.isEmpty ? "this server has no music library" : "no track \(track.id) in the library")
         }

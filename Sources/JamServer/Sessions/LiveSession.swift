@@ -148,7 +148,7 @@ public actor LiveSession: CommitReceiver {
         let before = Self.needsComparison(input, in: state) ? state : nil
         var outcome: Outcome
         do {
-            inputs[0].input = try library.resolving(input)
+            inputs[0].input = try library.resolving(input, in: state)
             outcome = try state.apply(inputs[0])
         } catch {
             if case .command(_, let user) = input { noteRefusal(error, by: user, what: input.logName) } else { Metrics.commandFailed(error) }
