@@ -59,6 +59,27 @@ import Testing
         }
     }
 
+    @Test func aCreateOneLimitRefusesSpendsNothingOfTheOther() async throws {
+        let limits = RateLimits(guestAuth: (100, 60), createSession: (2, 3600), createSessionPerAddress: (1, 3600))
+        try await TestServer.with(configure: { $0.rateLimits = limits; $0.trustedProxies = ["127.0.0.1"] }) { server in
+            let alice = try await server.api.guest("Alice")
+            func create(from address: String) async throws -> Int {
+                let body = try JSONEncoder().encode(CreateSessionRequest())
+                return try await server.api.request("POST", "/api/v1/sessions", token: alice.token, body: body, headers: ["X-Forwarded-For": address, "Content-Type": "application/json"]).status
+            }
+            #expect(try await create(from: "192.0.2.1") == 201)
+            // The address's one create is spent: refused, and Alice's own count stays at one.
+            for _ in 0..<3 { #expect(try await create(from: "192.0.2.1") == 429) }
+            #expect(try await create(from: "192.0.2.2") == 201, "Alice's second of two")
+            #expect(try await create(from: "192.0.2.3") == 429, "Alice's own limit")
+            // Refused by Alice's limit: the fresh address's one create is still there for Bob.
+            let bob = try await server.api.guest("Bob")
+            let body = try JSONEncoder().encode(CreateSessionRequest())
+            let bobs = try await server.api.request("POST", "/api/v1/sessions", token: bob.token, body: body, headers: ["X-Forwarded-For": "192.0.2.3", "Content-Type": "application/json"])
+            #expect(bobs.status == 201, "\(bobs.text)")
+        }
+    }
+
     @Test func anAddWithinTheCooldownGets429WithRetryAfter() async throws {
         try await TestServer.with(clock: ShiftedClock()) { server in
             let party = try await Party.start(server, guests: ["Eli"])

@@ -17,21 +17,33 @@ package actor RateLimiter {
 
     /// Counts one request for `key`; throws when more than `limit` arrived within `window` seconds.
     package func check(_ key: String, limit: (count: Int, window: Int)) throws(RateLimitedError) {
+        try check([(key, limit)])
+    }
+
+    /// Counts one request under every key, or under none when any of them is used up, so a
+    /// request one limit refuses spends nothing of the others.
+    package func check(_ keys: [(key: String, limit: (count: Int, window: Int))]) throws(RateLimitedError) {
         let now = clock.now()
-        let windowMs = Millis(limit.window) * 1000
-        sweep(now: now, windowMs: windowMs)
-        var entry = windows[key] ?? (now, 0)
-        if now - entry.start >= windowMs { entry = (now, 0) }
-        guard entry.count < limit.count else {
-            let retry = Int((entry.start + windowMs - now + 999) / 1000)
-            throw RateLimitedError(retryAfter: max(1, retry))
+        sweep(now: now)
+        var counted: [(key: String, entry: (start: Millis, count: Int))] = []
+        var retryAfter = 0
+        for (key, limit) in keys {
+            let windowMs = Millis(limit.window) * 1000
+            var entry = windows[key] ?? (now, 0)
+            if now - entry.start >= windowMs { entry = (now, 0) }
+            if entry.count < limit.count {
+                entry.count += 1
+                counted.append((key, entry))
+            } else {
+                retryAfter = max(retryAfter, Int((entry.start + windowMs - now + 999) / 1000))
+            }
         }
-        entry.count += 1
-        windows[key] = entry
+        guard counted.count == keys.count else { throw RateLimitedError(retryAfter: max(1, retryAfter)) }
+        for (key, entry) in counted { windows[key] = entry }
     }
 
     /// Drops stale windows now and then so the table stays small.
-    private func sweep(now: Millis, windowMs: Millis) {
+    private func sweep(now: Millis) {
         guard now - lastSweep > 60_000 else { return }
         lastSweep = now
         windows = windows.filter { now - $0.value.start < 3_600_000 }

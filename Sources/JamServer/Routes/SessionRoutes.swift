@@ -17,8 +17,10 @@ struct SessionRoutes {
             let body = try await RouteHelpers.body(CreateSessionRequest.self, from: request, context: context)
             let new = try registry.checked(body, by: identity)
             if let limits {
-                try await limiter.check("create:\(identity.userId)", limit: limits.createSession)
-                try await limiter.check("create-address:\(RouteHelpers.clientAddress(context))", limit: limits.createSessionPerAddress)
+                try await limiter.check([
+                    ("create:\(identity.userId)", limits.createSession),
+                    ("create-address:\(RouteHelpers.clientAddress(context))", limits.createSessionPerAddress),
+                ])
             }
             let (_, view) = try await registry.create(new, by: identity)
             return try RouteHelpers.json(view, status: .created)
