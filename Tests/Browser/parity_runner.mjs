@@ -241,6 +241,32 @@ export async function runDeviceIds(base, fixture) {
   return failures;
 }
 
+/** The settings' limits and steps (settings-choices.js), the step a value shows as, and typed counts (settings.json). */
+export async function runSettings(base, fixture) {
+  const { SettingsLimits, readSettingCount } = await import(`${base}protocol.js`);
+  const { SKIP_THRESHOLDS, ADD_COOLDOWNS, closestChoice } = await import(`${base}settings-choices.js`);
+  const choices = { skipThresholds: SKIP_THRESHOLDS, addCooldowns: ADD_COOLDOWNS };
+  const failures = [];
+  for (const [key, value] of Object.entries(fixture.limits)) {
+    if (SettingsLimits[key] !== value) failures.push(`SettingsLimits.${key} is ${SettingsLimits[key]}, settings.json says ${value}`);
+  }
+  for (const [name, steps] of Object.entries(choices)) {
+    if (JSON.stringify(steps) !== JSON.stringify(fixture[name])) {
+      failures.push(`${name}: ${JSON.stringify(steps)}, settings.json says ${JSON.stringify(fixture[name])}`);
+    }
+  }
+  for (const c of fixture.closest) {
+    const index = closestChoice(choices[c.choices], c.value);
+    if (index !== c.index) failures.push(`closest "${c.name}": ${index}, expected ${c.index}`);
+  }
+  for (const c of fixture.counts) {
+    const read = readSettingCount(c.text, SettingsLimits[c.limit]);
+    const value = 'error' in read ? null : read.value;
+    if (value !== c.value) failures.push(`count "${c.name}": ${JSON.stringify(read)}, expected ${c.value}`);
+  }
+  return failures;
+}
+
 /** ConnectionWatch's limits and isDead (connection-watch.js) against the shared cases. */
 export async function runConnectionWatch(base, fixture) {
   const { ConnectionWatch, isDead } = await import(`${base}connection-watch.js`);

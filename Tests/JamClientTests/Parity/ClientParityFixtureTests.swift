@@ -42,6 +42,63 @@ struct ClientParityFixtureTests {
         }
     }
 
+    // MARK: Settings
+
+    struct SettingsFixture: Decodable {
+        struct Limits: Decodable, Equatable { var memberLimit: Int, queueLimit: Int, cooldownLimit: Int }
+        struct Step<Value: Decodable>: Decodable { var value: Value, words: String }
+        struct Closest: Decodable { var name: String, choices: String, value: Double, index: Int }
+        struct Count: Decodable { var name: String, text: String, limit: String, value: Int? }
+        var limits: Limits
+        var skipThresholds: [Step<Double>]
+        var addCooldowns: [Step<Int>]
+        var closest: [Closest]
+        var counts: [Count]
+    }
+
+    @Test("the settings' limits, steps and the step a value shows as match the web client's")
+    func settingsStepsMatchTheSharedCases() throws {
+        let fixture = try ParityFixtures.load(SettingsFixture.self, "settings")
+        let limits = SettingsFixture.Limits(
+            memberLimit: SessionSettings.memberLimit, queueLimit: SessionSettings.queueLimit, cooldownLimit: SessionSettings.cooldownLimit)
+        #expect(fixture.limits == limits)
+        #expect(fixture.skipThresholds.map(\.value) == SettingsChoices.skipThresholds.map(\.value))
+        #expect(fixture.skipThresholds.map(\.words) == SettingsChoices.skipThresholds.map(\.words))
+        #expect(fixture.addCooldowns.map(\.value) == SettingsChoices.addCooldowns.map(\.value))
+        #expect(fixture.addCooldowns.map(\.words) == SettingsChoices.addCooldowns.map(\.words))
+        // Every step is one the server takes.
+        for step in SettingsChoices.skipThresholds { #expect(throws: Never.self) { try SettingsPatch(skipThreshold: step.value).validate() } }
+        for step in SettingsChoices.addCooldowns { #expect(throws: Never.self) { try SettingsPatch(addCooldownSeconds: step.value).validate() } }
+        #expect(fixture.closest.contains { $0.choices == "skipThresholds" } && fixture.closest.contains { $0.choices == "addCooldowns" })
+        for c in fixture.closest {
+            switch c.choices {
+            case "skipThresholds": #expect(SettingsChoices.skipThresholdIndex(c.value) == c.index, "\(c.name)")
+            case "addCooldowns": #expect(SettingsChoices.addCooldownIndex(Int(c.value)) == c.index, "\(c.name)")
+            default: Issue.record("\(c.name): no choices named \(c.choices)")
+            }
+        }
+    }
+
+    @Test("a typed count the web client takes is one the server takes, and one it refuses the server refuses")
+    func typedCountsAgreeWithTheServersRule() throws {
+        let fixture = try ParityFixtures.load(SettingsFixture.self, "settings")
+        #expect(fixture.counts.contains { $0.value == nil } && fixture.counts.contains { $0.value != nil })
+        for c in fixture.counts {
+            let patch: (Int) -> SettingsPatch
+            switch c.limit {
+            case "memberLimit": patch = { SettingsPatch(maxMembers: $0) }
+            case "queueLimit": patch = { SettingsPatch(maxQueuedPerMember: $0) }
+            default: Issue.record("\(c.name): no limit named \(c.limit)"); continue
+            }
+            if let value = c.value {
+                #expect(throws: Never.self, "\(c.name)") { try patch(value).validate() }
+            } else if let whole = Int(c.text.trimmingCharacters(in: .whitespaces)) {
+                // Refused whole numbers are the server's refusals too; other text never reaches it.
+                #expect(throws: JamError.self, "\(c.name)") { try patch(whole).validate() }
+            }
+        }
+    }
+
     // MARK: Connection watch
 
     struct ConnectionWatchFixture: Decodable {

@@ -5,16 +5,11 @@
 import { QueueOrdering, Role, SettingsLimits, hasHostControls, readSettingCount } from '../protocol.js';
 import { confirmButton, h } from './dom.js';
 import { typedNumber } from './typed-number.js';
+import { ADD_COOLDOWNS, SKIP_THRESHOLDS, closestChoice } from '../settings-choices.js';
 
-/** The skip thresholds offered: "more than" this share of the members who may ask. */
-const THRESHOLDS = [[0.25, 'a quarter'], [1 / 3, 'a third'], [0.5, 'half'], [2 / 3, 'two thirds'], [0.99, 'nearly everybody']];
-/** The add cooldowns offered, in seconds (the last is SettingsLimits.cooldownLimit). */
-const COOLDOWNS = [[0, 'Whenever they like'], [60, 'One a minute'], [120, 'One every 2 minutes'], [300, 'One every 5 minutes'],
-  [600, 'One every 10 minutes'], [900, 'One every 15 minutes'], [1800, 'One every 30 minutes'], [3600, 'One an hour']];
-
-/** The option closest to `value`, so a setting made elsewhere still shows. */
-function closest(options, value) {
-  return options.reduce((best, option) => (Math.abs(option[0] - value) < Math.abs(best[0] - value) ? option : best))[0];
+/** Words that open a sentence: the shared choices are written to go inside one. */
+function capitalised(words) {
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 export class SettingsView {
@@ -28,9 +23,9 @@ export class SettingsView {
       h('option', { value: QueueOrdering.votes }, 'Most votes first'),
       h('option', { value: QueueOrdering.fair }, 'Take turns (fair)'));
     this.threshold = h('select', { id: 'setting-threshold' },
-      ...THRESHOLDS.map(([value, words]) => h('option', { value: String(value) }, `More than ${words} ask`)));
+      ...SKIP_THRESHOLDS.map(({ value, words }) => h('option', { value: String(value) }, `More than ${words} ask`)));
     this.cooldown = h('select', { id: 'setting-cooldown' },
-      ...COOLDOWNS.map(([value, words]) => h('option', { value: String(value) }, words)));
+      ...ADD_COOLDOWNS.map(({ value, words }) => h('option', { value: String(value) }, capitalised(words))));
     this.maxMembers = h('input', { type: 'number', id: 'setting-max-members', min: 1, max: SettingsLimits.memberLimit, step: 1, inputmode: 'numeric' });
     this.maxQueued = h('input', { type: 'number', id: 'setting-max-queued', min: 1, max: SettingsLimits.queueLimit, step: 1, inputmode: 'numeric' });
     this.locked.addEventListener('change', () => actions.onChange({ locked: this.locked.checked }));
@@ -75,8 +70,8 @@ export class SettingsView {
     this.fallback.checked = settings.fallback;
     this.duplicates.checked = settings.allowDuplicates;
     this.ordering.value = settings.ordering;
-    this.threshold.value = String(closest(THRESHOLDS, settings.skipThreshold));
-    this.cooldown.value = String(closest(COOLDOWNS, settings.addCooldownSeconds || 0));
+    this.threshold.value = String(SKIP_THRESHOLDS[closestChoice(SKIP_THRESHOLDS, settings.skipThreshold)].value);
+    this.cooldown.value = String(ADD_COOLDOWNS[closestChoice(ADD_COOLDOWNS, settings.addCooldownSeconds || 0)].value);
     if (document.activeElement !== this.maxMembers) this.maxMembers.value = String(settings.maxMembers);
     if (document.activeElement !== this.maxQueued) this.maxQueued.value = String(settings.maxQueuedPerMember);
     this.end.hidden = snapshot.role !== Role.host;
