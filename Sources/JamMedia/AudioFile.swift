@@ -67,7 +67,28 @@ public enum AudioFile {
         } catch {
             throw ReadError("the folder \(folder.path) cannot be listed")
         }
-        return sidecarCover(among: names).map { folder.appendingPathComponent($0) }
+        // Only a file of the folder's own: a link named cover.jpg could lead to any file.
+        return sidecarCover(among: names.filter { isRegularFile(folder.appendingPathComponent($0)) }).map { folder.appendingPathComponent($0) }
+    }
+
+    /// Whether `url` is a plain file itself, not a link to one or a folder.
+    static func isRegularFile(_ url: URL) -> Bool {
+        ownType(url) == .typeRegular
+    }
+
+    /// Whether `url` is a symbolic link.
+    static func isLink(_ url: URL) -> Bool {
+        ownType(url) == .typeSymbolicLink
+    }
+
+    /// What `url` itself is (links are not followed); nil when it cannot be looked at, which
+    /// makes it neither a file nor a link.
+    private static func ownType(_ url: URL) -> FileAttributeType? {
+        do {
+            return try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+        } catch {
+            return nil
+        }
     }
 
     /// The preferred cover picture among file `names` of one folder.

@@ -51,13 +51,22 @@ enum FLACFile {
         }
         guard let info else { throw AudioFile.ReadError("FLAC without STREAMINFO") }
         guard info.sampleRate > 0 else { throw AudioFile.ReadError("FLAC STREAMINFO gives no sample rate") }
-        guard info.totalSamples > 0 else { throw AudioFile.ReadError("FLAC STREAMINFO does not give the length") }
         let sync = try file.read(at: offset, count: 2)
         guard sync.count == 2, sync[0] == 0xFF, sync[1] & 0xFE == 0xF8 else {
             throw AudioFile.ReadError("no FLAC audio frames after the metadata")
         }
-        try checkComplete(file, audioStart: offset, info: info)
-        let metadata = AudioMetadata(format: .flac, tags: tags, samples: info.totalSamples, sampleRate: info.sampleRate, hasCover: covers.found)
+        let end = try audioEnd(file, audioStart: offset, info: info)
+        // 0 is "unknown" (an encoder writing to a pipe cannot go back to fill it in): the
+        // last frame says how long the audio is.
+        var samples = info.totalSamples
+        if samples == 0 {
+            guard let end, end > 0 else { throw AudioFile.ReadError("FLAC STREAMINFO does not give the length, and no last frame does") }
+            samples = end
+        } else if let end, end < samples {
+            let rate = Double(info.sampleRate)
+            throw AudioFile.ReadError(String(format: "truncated FLAC audio (it ends at %.1f s of %.1f s)", Double(end) / rate, Double(samples) / rate))
+        }
+        let metadata = AudioMetadata(format: .flac, tags: tags, samples: samples, sampleRate: info.sampleRate, hasCover: covers.found)
         return ParsedAudio(metadata: metadata, cover: covers.best)
     }
 
@@ -68,12 +77,16 @@ enum FLACFile {
                           sampleRate: Int(packed >> 44), totalSamples: Int64(packed & 0xF_FFFF_FFFF))
     }
 
-    /// Throws when the audio stops before STREAMINFO's length, as in a half-copied file:
-    /// the last frame header in the file's tail says where the audio really ends.
-    static func checkComplete(_ file: FileReader, audioStart: Int, info: StreamInfo) throws(AudioFile.ReadError) {
-        let tailStart = max(audioStart, file.size - max(65_536, 3 * info.maxFrameSize))
+    /// Where the audio really ends, in samples: the end of the last frame header in the file's
+    /// tail that a frame before it (or the audio's start) confirms; nil when none does. A
+    /// half-copied file ends before STREAMINFO's length.
+    static func audioEnd(_ file: FileReader, audioStart: Int, info: StreamInfo) throws(AudioFile.ReadError) -> Int64? {
+        // STREAMINFO's frame size is the file's say (up to 16 MiB): three frames, at most 1 MiB.
+        let tailStart = max(audioStart, file.size - min(max(65_536, 3 * info.maxFrameSize), 1 << 20))
         let tail = try file.read(at: tailStart, count: file.size - tailStart)
-        var found: [(first: Int64, blockSize: Int)] = []
+        // Unconfirmed headers by first sample, the one nearest the end kept: looked up per
+        // header, so a tail of crafted headers costs their number, not its square.
+        var found: [Int64: Int] = [:]
         var index = tail.count - 2
         while index >= 0 {
             defer { index -= 1 }
@@ -81,23 +94,16 @@ enum FLACFile {
                   let frame = frameHeader(tail, at: index, fixedBlockSize: info.maxBlockSize) else { continue }
             // Frame data can imitate a header: trust a header once the frame before it ends
             // where it starts, or when it is the very first frame.
-            let last: (first: Int64, blockSize: Int)
-            if let confirmed = found.first(where: { $0.first == frame.first + Int64(frame.blockSize) }) {
-                last = (confirmed.first, confirmed.blockSize)
+            let next = frame.first + Int64(frame.blockSize)
+            if let blockSize = found[next] {
+                return next + Int64(blockSize)
             } else if tailStart + index == audioStart {
-                last = frame
-            } else {
-                found.append((frame.first, frame.blockSize))
-                continue
+                return next
+            } else if found[frame.first] == nil {
+                found[frame.first] = frame.blockSize
             }
-            let end = last.first + Int64(last.blockSize)
-            if end < info.totalSamples {
-                let rate = Double(info.sampleRate)
-                throw AudioFile.ReadError(String(format: "truncated FLAC audio (it ends at %.1f s of %.1f s)",
-                                                 Double(end) / rate, Double(info.totalSamples) / rate))
-            }
-            return
         }
+        return nil
     }
 
     /// A frame header at `at` that passes its CRC-8: its first sample and block size.

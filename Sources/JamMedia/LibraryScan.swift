@@ -114,10 +114,13 @@ extension MusicLibrary {
                 problems.append((folder, "the folder does not exist"))
                 continue
             }
-            let root = folder.standardizedFileURL.path
+            // The walk does not follow links, the folder's own included: a music folder that
+            // is a link (to a mounted disk, say) is walked where it leads.
+            let resolved = folder.resolvingSymlinksInPath()
+            let root = resolved.standardizedFileURL.path
             var walkErrors: [(file: URL, reason: String)] = []
             // Hidden files include macOS's "._song.mp3" resource forks, which are not audio.
-            guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: keys, options: [.skipsHiddenFiles],
+            guard let walker = FileManager.default.enumerator(at: resolved, includingPropertiesForKeys: keys, options: [.skipsHiddenFiles],
                                                               errorHandler: { url, error in
                                                                   walkErrors.append((url, "cannot be read (\(error.localizedDescription))"))
                                                                   return true
@@ -127,9 +130,8 @@ extension MusicLibrary {
                 continue
             }
             for case let file as URL in walker {
-                let name = file.lastPathComponent.lowercased()
-                if coverNames.contains(name) { coverFolders[file.deletingLastPathComponent().path] = true }
-                guard AudioFile.extensions.contains(file.pathExtension.lowercased()) else { continue }
+                let isCover = coverNames.contains(file.lastPathComponent.lowercased())
+                guard isCover || AudioFile.extensions.contains(file.pathExtension.lowercased()) else { continue }
                 let values: URLResourceValues
                 do {
                     values = try file.resourceValues(forKeys: Set(keys))
@@ -137,7 +139,16 @@ extension MusicLibrary {
                     problems.append((file, "cannot be read (\(error.localizedDescription))"))
                     continue
                 }
-                guard values.isRegularFile == true else { continue }
+                // Links are not followed: one could lead anywhere the server may read, and
+                // the library serves what it finds to anybody with a member's token.
+                guard values.isRegularFile == true else {
+                    if AudioFile.isLink(file) { problems.append((file, "a link, not followed: only files inside the folder are served")) }
+                    continue
+                }
+                if isCover {
+                    coverFolders[file.deletingLastPathComponent().path] = true
+                    continue
+                }
                 candidates.append(Candidate(file: file, relativePath: String(file.standardizedFileURL.path.dropFirst(root.count)),
                                             size: values.fileSize ?? 0, modified: values.contentModificationDate))
             }

@@ -143,22 +143,25 @@ enum MP4File {
         if ilst == nil { ilst = try find(moov, ["meta", "ilst"], in: root) }
         let items = if let ilst { try children(moov, of: ilst) } else { [Atom]() }
         for item in items {
-            for data in try children(moov, of: item) where data.type == "data" && data.end - data.body >= 8 {
+            let parts = try children(moov, of: item)
+            // A freeform item's name is read once per item, not once per value: a crafted item
+            // with many values must not cost their square.
+            let isSMPB = item.type == "----" && parts.first { $0.type == "name" }.map {
+                TagText.utf8(moov[min($0.body + 4, $0.end)..<$0.end]) == "iTunSMPB"
+            } == true
+            for data in parts where data.type == "data" && data.end - data.body >= 8 {
                 let kind = Bytes.uintBE(moov, data.body, 4) & 0xFF_FFFF
                 let value = moov[(data.body + 8)..<data.end]
-                let text = TagText.clean(kind == 2 ? TagText.utf16(Array(value), bigEndian: true) : TagText.utf8(value))
+                func text() -> String? { TagText.clean(kind == 2 ? TagText.utf16(Array(value), bigEndian: true) : TagText.utf8(value)) }
                 switch item.type {
-                case "\u{A9}nam": tags.title = tags.title ?? text
-                case "\u{A9}ART": tags.artist = tags.artist ?? text
-                case "\u{A9}alb": tags.album = tags.album ?? text
-                case "aART": tags.albumArtist = tags.albumArtist ?? text
+                case "\u{A9}nam": tags.title = tags.title ?? text()
+                case "\u{A9}ART": tags.artist = tags.artist ?? text()
+                case "\u{A9}alb": tags.album = tags.album ?? text()
+                case "aART": tags.albumArtist = tags.albumArtist ?? text()
                 case "covr":
                     let declared = kind == 13 ? "image/jpeg" : kind == 14 ? "image/png" : kind == 27 ? "image/bmp" : nil
                     try covers.offer { () throws(AudioFile.ReadError) in (nil, CoverArt(bytes: Array(value), declared: declared)) }
-                case "----":
-                    if let name = try find(moov, ["name"], in: item), TagText.utf8(moov[min(name.body + 4, name.end)..<name.end]) == "iTunSMPB" {
-                        smpb = text
-                    }
+                case "----" where isSMPB: smpb = text()
                 default: break
                 }
             }
