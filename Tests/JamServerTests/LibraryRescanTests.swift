@@ -54,6 +54,39 @@ import Testing
         }
     }
 
+    /// The cover of the library's one track.
+    static func artwork(_ server: TestServer) async throws -> Data {
+        let alice = try await server.api.guest("Alice")
+        let track = try #require(try await search(server, alice.token, "").first)
+        let cover = try await server.api.request("GET", try #require(track.artworkURL))
+        #expect(cover.status == 200)
+        return cover.body
+    }
+
+    @Test func aCoverIsReadOnceAndReadAgainAfterTheNextScan() async throws {
+        let folder = try TestFolders.make("covers")
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("JamMediaTests/Fixtures")
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("tone.wav"), to: folder.appendingPathComponent("tone.wav"))
+        let first = try Data(contentsOf: fixtures.appendingPathComponent("cover.png"))
+        let second = first + Data("another picture".utf8)
+        try first.write(to: folder.appendingPathComponent("cover.png"))
+        // No rescans: a picture replaced beside the track is not read again.
+        try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 0 }) { server in
+            #expect(try await Self.artwork(server) == first)
+            try second.write(to: folder.appendingPathComponent("cover.png"))
+            #expect(try await Self.artwork(server) == first, "kept from the first read")
+        }
+        // A scan that finds the same tracks still lets a new picture show.
+        try first.write(to: folder.appendingPathComponent("cover.png"))
+        try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 1 }) { server in
+            #expect(try await Self.artwork(server) == first)
+            try second.write(to: folder.appendingPathComponent("cover.png"))
+            _ = try await JamTestSupport.eventually("the new picture was never served", timeout: .seconds(8), every: .milliseconds(200)) {
+                try await Self.artwork(server) == second ? true : nil
+            }
+        }
+    }
+
     @Test func shuttingDownDoesNotWaitForTheNextRescan() async throws {
         let folder = try TestFolders.make("rescan")
         let stopping = try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 3600 }) { server in

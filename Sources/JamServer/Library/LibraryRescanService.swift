@@ -33,7 +33,10 @@ package struct LibraryRescanService: Service {
             let rescanned = try await NIOThreadPool.singleton.runIfActive { previous.rescan() }
             let added = Set(rescanned.tracks.map(\.id)).subtracting(previous.tracks.map(\.id)).count
             let removed = Set(previous.tracks.map(\.id)).subtracting(rescanned.tracks.map(\.id)).count
-            guard rescanned.tracks != previous.tracks else { continue }
+            guard rescanned.tracks != previous.tracks else {
+                await catalog.forgetCovers()
+                continue
+            }
             await catalog.replace(with: rescanned)
             await registry.libraryChanged(rescanned.tracks.map(\.track))
             logger.info("music library rescanned", metadata: [

@@ -23,11 +23,10 @@ struct LibraryRoutes {
         // Like the audio, the cover needs no token: an <img> element cannot send one.
         router.get("api/v1/tracks/:id/artwork") { _, context in
             let id = try context.parameters.require("id")
-            let library = await catalog.library
-            guard library.track(id) != nil else { throw JamError(.notFound, "no track \(id) in the library") }
+            guard await catalog.library.track(id) != nil else { throw JamError(.notFound, "no track \(id) in the library") }
             let cover: CoverArt?
             do {
-                cover = try library.coverArt(id)
+                cover = try await catalog.cover(id)
             } catch {
                 // The reason names folders on the server's disk: it goes to the log only.
                 context.logger.warning("a track's cover cannot be read", metadata: ["track.id": "\(id)", "error": .loggable(error)])
