@@ -35,6 +35,16 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// The server is shutting down or not ready.
     case unavailable
 
+    /// The code for an HTTP status that came without an error body (a proxy answered, say):
+    /// the first code carried by that status; a gateway's 502 and 504 (no node answered) are
+    /// `unavailable`, any other 5xx `internal` and any other status `malformed`. The web
+    /// client's `errorCodeForStatus` mirrors it (Tests/Fixtures/ClientParity/error-statuses.json).
+    public static func forStatus(_ status: Int) -> ErrorCode {
+        if let carried = allCases.first(where: { $0.httpStatus == status }) { return carried }
+        if status == 502 || status == 504 { return .unavailable }
+        return status >= 500 ? .internal : .malformed
+    }
+
     /// The HTTP status that carries this error on REST.
     public var httpStatus: Int {
         switch self {

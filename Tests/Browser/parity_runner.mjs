@@ -267,6 +267,17 @@ export async function runSettings(base, fixture) {
   return failures;
 }
 
+/** The code for a status without an error body (errorCodeForStatus; error-statuses.json). */
+export async function runErrorStatuses(base, fixture) {
+  const { errorCodeForStatus } = await import(`${base}protocol.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const code = errorCodeForStatus(c.status);
+    if (code !== c.code) failures.push(`status ${c.status}: ${code}, expected ${c.code}`);
+  }
+  return failures;
+}
+
 /** ConnectionWatch's limits and isDead (connection-watch.js) against the shared cases. */
 export async function runConnectionWatch(base, fixture) {
   const { ConnectionWatch, isDead } = await import(`${base}connection-watch.js`);

@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
 ({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames,
-  runJoinCodes, runDeviceIds, runConnectionWatch, runSettings })[name](location.origin + '/js/', fixture)
+  runJoinCodes, runDeviceIds, runConnectionWatch, runSettings, runErrorStatuses })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -53,6 +53,7 @@ def page(base_url, tmp_path_factory):
     ("device-ids", "runDeviceIds"),
     ("connection-watch", "runConnectionWatch"),
     ("settings", "runSettings"),
+    ("error-statuses", "runErrorStatuses"),
 ])
 def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())

@@ -107,15 +107,16 @@ public struct JamAPI: Sendable {
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
+            // A rate limit (429) says how long to wait in `Retry-After` seconds, which the app
+            // needs to hold its button that long; a proxy's 429 or 503 says it too.
+            let wait = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init).map { $0 * 1000 }
             let body: ErrorBody
             do {
                 body = try WireCoding.decode(ErrorBody.self, from: data)
             } catch {
-                throw JamError(.internal, "the server answered \(status) without an error body")
+                // Not the server's answer: a proxy's page (a node down behind HAProxy is a 503).
+                throw JamError(ErrorCode.forStatus(status), "the server answered \(status) without an error body", retryAfterMs: wait)
             }
-            // A rate limit (429) says how long to wait in `Retry-After` seconds, which the app
-            // needs to hold its button that long.
-            let wait = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init).map { $0 * 1000 }
             throw JamError(body.error.code, body.error.message, retryAfterMs: wait)
         }
         return data

@@ -99,6 +99,22 @@ struct ClientParityFixtureTests {
         }
     }
 
+    // MARK: Error statuses
+
+    struct ErrorStatusFixture: Decodable {
+        struct Case: Decodable { var status: Int, code: ErrorCode }
+        var cases: [Case]
+    }
+
+    @Test("a status without an error body means the same code as in the web client")
+    func aStatusWithoutAnErrorBodyMeansTheSameCode() throws {
+        let fixture = try ParityFixtures.load(ErrorStatusFixture.self, "error-statuses")
+        #expect(!fixture.cases.isEmpty)
+        for c in fixture.cases { #expect(ErrorCode.forStatus(c.status) == c.code, "\(c.status)") }
+        // Every status the server sends maps back to a code that is sent with it.
+        for code in ErrorCode.allCases { #expect(ErrorCode.forStatus(code.httpStatus).httpStatus == code.httpStatus) }
+    }
+
     // MARK: Connection watch
 
     struct ConnectionWatchFixture: Decodable {

@@ -20,4 +20,16 @@ import struct JamServer.RateLimits
             #expect(wait > 0 && wait <= 3_600_000, "\(wait) ms")
         }
     }
+
+    @Test("a proxy's page instead of the server's answer is a code for its status, with the wait it asks for")
+    func aProxysPageIsACodeForItsStatusWithItsWait() async throws {
+        let page = "<html><body><h1>503 Service Unavailable</h1>No server is available.</body></html>"
+        let answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\nRetry-After: 7\r\nContent-Length: \(page.utf8.count)\r\n\r\n\(page)"
+        try await RefusingServer.with(answer: answer) { server in
+            let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+            let refusal = await #expect(throws: JamError.self) { try await api.search("song") }
+            #expect(refusal?.code == .unavailable, "a node down behind the proxy: try again, \(String(describing: refusal))")
+            #expect(refusal?.retryAfterMs == 7000)
+        }
+    }
 }

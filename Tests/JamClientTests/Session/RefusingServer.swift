@@ -2,9 +2,9 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A server on 127.0.0.1 that answers every request head with `404` and keeps the connection
-/// open, as a proxy in front of a server that is down might; it records whether the client
-/// closed its end.
+/// A server on 127.0.0.1 that answers every request head with `answer` (a bare `404` unless
+/// told) and keeps the connection open, as a proxy in front of a server that is down might; it
+/// records whether the client closed its end.
 final class RefusingServer: Sendable {
     /// The port clients connect to.
     let port: Int
@@ -26,13 +26,15 @@ final class RefusingServer: Sendable {
     var connectionsClosedByClient: Int { closedByClient.value.withLock { $0 } }
 
     /// Runs `body` with a listening server, and stops it however `body` ends.
-    static func with<T: Sendable>(_ body: (RefusingServer) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(
+        answer: String = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", _ body: (RefusingServer) async throws -> T
+    ) async throws -> T {
         let closed = ClosedCount()
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Refuser(closed: { closed.value.withLock { $0 += 1 } }))
+                    try channel.pipeline.syncOperations.addHandler(Refuser(answer: answer, closed: { closed.value.withLock { $0 += 1 } }))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -54,9 +56,11 @@ final class RefusingServer: Sendable {
         typealias OutboundOut = ByteBuffer
         private var received: [UInt8] = []
         private var answered = false
+        private let answer: String
         private let closed: @Sendable () -> Void
 
-        init(closed: @escaping @Sendable () -> Void) {
+        init(answer: String, closed: @escaping @Sendable () -> Void) {
+            self.answer = answer
             self.closed = closed
         }
 
@@ -64,7 +68,6 @@ final class RefusingServer: Sendable {
             received.append(contentsOf: unwrapInboundIn(data).readableBytesView)
             guard !answered, received.count >= 4, received.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) else { return }
             answered = true
-            let answer = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
         }
 

@@ -175,10 +175,12 @@ export class JamError extends Error {
   }
 }
 
-/** The code for an HTTP status when a body carried none (a proxy answered, say). */
+/** The code for an HTTP status when a body carried none (a proxy answered, say): ErrorCode.forStatus. */
 export function errorCodeForStatus(status) {
   const found = Object.entries(ERROR_STATUS).find(([, s]) => s === status);
   if (found) return found[0];
+  // A gateway's 502 and 504: no node answered, as the server's own 503 says.
+  if (status === 502 || status === 504) return ErrorCode.unavailable;
   return status >= 500 ? ErrorCode.internal : ErrorCode.malformed;
 }
 
