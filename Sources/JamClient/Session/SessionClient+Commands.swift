@@ -21,7 +21,9 @@ extension SessionClient {
             throw JamError(.tooLarge, "the command is \(frame.utf8.count) bytes; a frame holds at most \(ClientFrame.maxBytes)")
         }
         let playing = mirror.view?.nowPlaying?.item.id
-        pending[id] = PendingCommand(frame: frame)
+        var entry = PendingCommand(frame: frame)
+        if case .leave = command { entry.leaves = true }
+        pending[id] = entry
         pendingOrder.append(id)
         if let socket {
             do {
@@ -30,18 +32,27 @@ extension SessionClient {
                 logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
             }
         }
-        let ack: Ack = try await withCheckedThrowingContinuation { continuation in
-            guard let entry = pending[id] else {
-                continuation.resume(throwing: JamError(.unavailable, "the connection closed for good"))
-                return
+        // A caller that gives up (its task cancelled: a screen closed while disconnected)
+        // stops waiting; the command is not sent again.
+        let ack: Ack = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard let entry = pending[id] else {
+                    continuation.resume(throwing: JamError(.unavailable, "the connection closed for good"))
+                    return
+                }
+                if let result = entry.result {
+                    pending[id] = nil
+                    pendingOrder.removeAll { $0 == id }
+                    continuation.resume(with: result.mapError { $0 as any Error })
+                } else if Task.isCancelled {
+                    giveUp(id)
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    pending[id]?.continuation = continuation
+                }
             }
-            if let result = entry.result {
-                pending[id] = nil
-                pendingOrder.removeAll { $0 == id }
-                continuation.resume(with: result.mapError { $0 as any Error })
-            } else {
-                pending[id]?.continuation = continuation
-            }
+        } onCancel: {
+            Task { await self.giveUp(id) }
         }
         switch command {
         case .vote(let vote):
@@ -58,6 +69,14 @@ extension SessionClient {
             break
         }
         return ack
+    }
+
+    /// Stops waiting for the answer to command `id`, and forgets the command.
+    func giveUp(_ id: String) {
+        guard let entry = pending[id] else { return }
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
+        entry.continuation?.resume(throwing: CancellationError())
     }
 
     /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected.

@@ -94,6 +94,24 @@ extension SessionClient {
     /// only the whole state can show: asking to resume after the frame before it would replay
     /// the same frame. One that did not (a passing frame) is dropped.
     func unreadable(_ text: String) async {
+        // An answer this build cannot read (a newer server's error code, say) still answers
+        // its command: left waiting, the command would be sent again after every reconnect
+        // and get the same answer.
+        struct Answer: Decodable {
+            struct Payload: Decodable { let id: String? }
+            let type: String
+            let data: Payload?
+        }
+        do {
+            let answer = try WireCoding.decode(Answer.self, from: Data(text.utf8))
+            let answers: Set<ServerEventType> = [.ack, .error]
+            if let type = ServerEventType(rawValue: answer.type), answers.contains(type), let id = answer.data?.id {
+                settle(id, .failure(JamError(.internal, "the server's answer to this command cannot be read by this version of the app")))
+                return
+            }
+        } catch {
+            // Not an answer at all: handled below as any other frame.
+        }
         struct Numbered: Decodable { let seq: Int64 }
         let numbered: Numbered
         do {
@@ -124,6 +142,7 @@ extension SessionClient {
 
     func settle(_ id: String, _ result: Result<Ack, JamError>) {
         guard var command = pending[id] else { return }
+        if command.leaves, case .success = result { hasLeft = true }
         guard let continuation = command.continuation else {
             command.result = result
             pending[id] = command

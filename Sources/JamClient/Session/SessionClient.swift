@@ -12,6 +12,8 @@ import Logging
 public actor SessionClient {
     struct PendingCommand {
         let frame: String
+        /// A `leave`: once it is answered, the server closes this member's sockets for good.
+        var leaves = false
         var continuation: CheckedContinuation<Ack, any Error>?
         /// An answer that came before anyone waited for it.
         var result: Result<Ack, JamError>?
@@ -57,6 +59,8 @@ public actor SessionClient {
     var silentDrop: String?
     /// Counts sockets, so a send that finishes after a reconnect knows it went on an older one.
     var socketGeneration = 0
+    /// This member's `leave` was answered: the socket the server closes next is not a drop.
+    var hasLeft = false
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token. `clock` and
     /// `sleeper` are its time: the watch and the waits between reconnects run on them.
@@ -100,6 +104,8 @@ public actor SessionClient {
     /// with it (the phase is then `.failed`); cancellation fails them as unanswered (the phase
     /// goes back to `.idle`, and a later `run()` carries on with the same mirror).
     public func run() async throws {
+        // A member who left and joined again is connected again.
+        hasLeft = false
         do {
             try await holdConnection()
         } catch let error as JamError {
@@ -164,6 +170,9 @@ public actor SessionClient {
             let wasSynced = detached()
             // Cancelled: the owner is done with the connection, not a drop to retry.
             try Task.checkCancellation()
+            // Left: the server closed the socket because this member asked it to. Coming back
+            // would only be refused as not a member.
+            if hasLeft { return }
             if mirror.ended != nil {
                 let failure = JamError(.gone, "the session has ended")
                 fail(failure)
@@ -268,7 +277,8 @@ public actor SessionClient {
             if let continuation = pending[id]?.continuation {
                 continuation.resume(throwing: error)
                 pending[id] = nil
-            } else {
+            } else if pending[id]?.result == nil {
+                // An answer that came before its `send` waited stays for it: the command was applied.
                 pending[id]?.result = .failure(error)
             }
         }

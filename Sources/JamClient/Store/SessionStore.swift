@@ -47,6 +47,8 @@ public actor SessionStore {
     private var settledVotes: [ItemID: SettledVote] = [:]
     private var pendingAdds: [PendingAdd] = []
     private var hiddenByskip: ItemID?
+    /// A host skip is on its way.
+    private var skipInFlight = false
     /// The member's own skip request: shown from the tap, and kept while its item plays (the
     /// server broadcasts how many asked, not who, and the mirror may hear of the count later).
     private var skipAsked: SkipAsked?
@@ -152,8 +154,12 @@ public actor SessionStore {
         }
     }
 
-    /// Host skip: the current item disappears at once.
+    /// Host skip: the current item disappears at once. A second tap before the first is
+    /// answered does nothing: the command names no item, so it would skip the next one too.
     public func skip() async {
+        guard !skipInFlight else { return }
+        skipInFlight = true
+        defer { skipInFlight = false }
         lastRejection = nil
         hiddenByskip = mirror.view?.nowPlaying?.item.id
         publish()

@@ -136,6 +136,68 @@ import Testing
         #expect(await client.mirror.view?.members.map(\.userId) == ["host", "fay", "gil"])
     }
 
+    /// The id of the first `skip` the client sent.
+    static func skipId(_ socket: ScriptedSocket) async throws -> String? {
+        try await socket.frames().first { if case .skip = $0.command { true } else { false } }?.id
+    }
+
+    @Test("an answer this build cannot read still answers its command, which is not left waiting")
+    func anAnswerThisBuildCannotReadStillAnswersItsCommand() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let sending = Task { try await client.send(.skip) }
+        try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
+        let id = try #require(try await Self.skipId(socket))
+        // A newer server's error code: the envelope does not decode.
+        await socket.push(#"{"type":"error","data":{"id":"\#(id)","code":"somethingNew","message":"no"},"epoch":0,"seq":5,"timestamp":0}"#)
+        let outcome = await sending.result
+        #expect(throws: JamError.self) { try outcome.get() }
+        #expect((try? outcome.get()) == nil)
+        if case .failure(let error as JamError) = outcome { #expect(error.code == .internal) }
+        #expect(try await socket.hellos().isEmpty, "an answer carries the current seq: nothing is missing")
+    }
+
+    @Test("a send whose caller gives up stops waiting and is not sent later")
+    func aSendWhoseCallerGivesUpStopsWaitingAndIsNotSentLater() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        // Not connected: the skip waits for a connection that is not coming yet.
+        let sending = Task { try await client.send(.skip) }
+        try await Task.sleep(for: .milliseconds(50))
+        sending.cancel()
+        let outcome = await sending.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        try await eventually("the socket's first ping") {
+            try await socket.commands().contains { if case .ping = $0 { true } else { false } }
+        }
+        #expect(try await Self.skipId(socket) == nil)
+    }
+
+    @Test("a second host skip tapped before the first is answered sends nothing")
+    func aSecondSkipBeforeTheFirstIsAnsweredSendsNothing() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let store = SessionStore(client: client)
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let first = Task { await store.skip() }
+        try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
+        await store.skip()
+        let id = try #require(try await Self.skipId(socket))
+        await socket.push(Self.envelope(.ack(Ack(id: id)), seq: 5))
+        await first.value
+        let skips = try await socket.commands().filter { if case .skip = $0 { true } else { false } }
+        #expect(skips.count == 1)
+    }
+
     @Test("a resume the server refuses is asked for again at the next gap")
     func aResumeTheServerRefusesIsAskedForAgainAtTheNextGap() async throws {
         let socket = ScriptedSocket()

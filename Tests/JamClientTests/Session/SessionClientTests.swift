@@ -243,6 +243,37 @@ import Testing
         }
     }
 
+    @Test("leaving ends the run quietly, without coming back to be refused", arguments: SocketKind.testable)
+    func leavingEndsTheRunQuietly(_ socket: SocketKind) async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
+            let phases = await guest.client.subscribe()
+            let recorder = Task { () -> [ConnectionPhase] in
+                var seen: [ConnectionPhase] = []
+                for await update in phases { if case .phase(let phase) = update { seen.append(phase) } }
+                return seen
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await host.client.run() }
+                group.addTask { await guest.store.run() }
+                let guestRun = Task { try await guest.client.run() }
+                try await guest.until("connected") { $0.phase == .connected && $0.session != nil }
+                await guest.store.perform(.leave, as: "leave")
+                #expect(await guest.store.current.lastRejection == nil)
+                // The server closes Gil's socket; the run ends there, as asked.
+                try await guestRun.value
+                #expect(await guest.client.phase == .idle)
+                guestRun.cancel()
+                group.cancelAll()
+            }
+            recorder.cancel()
+            let seen = await recorder.value
+            #expect(!seen.contains { if case .failed = $0 { true } else { false } }, "\(seen)")
+            #expect(!seen.contains { if case .retrying = $0 { true } else { false } }, "\(seen)")
+        }
+    }
+
     @Test("an ended session stops the client for good", arguments: SocketKind.testable)
     func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
