@@ -227,6 +227,33 @@ def test_a_vote_in_flight_shows_the_reason_that_goes_with_its_score(page, orderi
     assert answer == {"score": 1, "reason": reason, "inFlight": True}
 
 
+# Two host skips before the first is answered: the command names no item, so a second
+# one would skip the next song too (SessionStore.skip in JamClient).
+DOUBLE_SKIP = """
+const [done] = arguments;
+(async () => {
+  const { SessionStore } = await import('/js/store.js');
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'u', clock: {} });
+  const sent = [];
+  let answer;
+  store.connection.send = (command) => { sent.push(command); return new Promise((resolve) => { answer = resolve; }); };
+  const first = store.skip();
+  store.skip();
+  const whileFirst = sent.length;
+  answer({});
+  await first;
+  store.skip();
+  done({ whileFirst, afterAnswer: sent.length });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_second_host_skip_before_the_first_is_answered_sends_nothing(page):
+    answer = page.execute_async_script(DOUBLE_SKIP)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"whileFirst": 1, "afterAnswer": 2}
+
+
 def test_a_vote_that_keeps_the_order_shows_its_new_reason_to_everybody(base_url, browsers):
     alice = browsers.open("alice")
     bob = browsers.open("bob")

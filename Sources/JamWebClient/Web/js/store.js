@@ -27,6 +27,8 @@ export class SessionStore {
     this.votes = new Map(); // itemId -> {desired, sent, baseScore, baseVote}
     this.pendingAdds = []; // {nonce, item}
     this.hiddenBySkip = null;
+    /** A host skip is on its way. */
+    this.skipInFlight = false;
     /**
      * The member's own skip request, {item, countBefore}: shown from the tap, and kept while its
      * item plays (the server broadcasts how many asked, not who).
@@ -220,8 +222,14 @@ export class SessionStore {
     }
   }
 
-  /** Host skip: the current item disappears at once. */
+  /**
+   * Host skip: the current item disappears at once. A second one before the first is
+   * answered does nothing (SessionStore.skip): the command names no item, so it would skip
+   * the next one too.
+   */
   async skip() {
+    if (this.skipInFlight) return;
+    this.skipInFlight = true;
     this.lastRejection = null;
     const view = this.mirror.view;
     this.hiddenBySkip = view && view.nowPlaying ? view.nowPlaying.item.id : null;
@@ -233,6 +241,8 @@ export class SessionStore {
     } catch (error) {
       this.hiddenBySkip = null;
       this.reject('skip', error);
+    } finally {
+      this.skipInFlight = false;
     }
   }
 
