@@ -50,9 +50,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
         /// The creator, else the longest-present member, among the connected members when any
         /// is: a member away from the session could not skip or pause for the others (OpenJam's).
         case connectedFirst
-        /// The creator, else the longest-present member, connected or not (PirateRadio's and
-        /// QueueIT's servers, whose members are present or gone; sessions stored before).
+        /// The creator, else the longest-present member, connected or not (PirateRadio's
+        /// server, whose members are present or gone; sessions stored before).
         case anyMember
+        /// Nobody: the host stays host while away and has the role again on coming back
+        /// (QueueIT's backend never changes a session's `host_id`). Goes with
+        /// `HostOfEmptySession.kept`, so nobody arriving meanwhile takes it either.
+        case nobody
     }
 
     /// Who starts items.

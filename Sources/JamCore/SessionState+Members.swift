@@ -86,12 +86,13 @@ extension SessionState {
 
     /// Who takes over as host: the creator if present, else the longest-present member;
     /// among the connected members when any is, where the rules say so
-    /// (`HostSuccession.connectedFirst`).
+    /// (`HostSuccession.connectedFirst`); nobody where the host keeps the role while away.
     func successor() -> UserID? {
         let connectedOnly: Bool
         switch rules.hostSuccession {
         case .connectedFirst: connectedOnly = members.contains(where: \.connected)
         case .anyMember: connectedOnly = false
+        case .nobody: return nil
         }
         let candidates = members.filter { !connectedOnly || $0.connected }
         if candidates.contains(where: { $0.userId == creatorId }) { return creatorId }

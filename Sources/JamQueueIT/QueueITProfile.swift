@@ -33,11 +33,12 @@ package struct QueueITProfile: WireProfile {
         let index = currentSessions
         return SessionDefaults(
             // Equal scores in its backend's tiers: a song that lost a vote leads those it falls among.
-            // Its skip requests are rows that a member's leaving does not delete. Its app's members
-            // need no socket: any of them may take the host's place.
+            // Its skip requests are rows that a member's leaving does not delete. Its sessions'
+            // `host_id` never changes: a host who leaves is host again on joining again, and
+            // nobody takes the role meanwhile (its app's host device plays).
             rules: SessionRules(
                 startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, tracksNeedIdAndName: false, equalScores: .fallenFirst,
-                departedSkipRequests: .kept, hostSuccession: .anyMember),
+                departedSkipRequests: .kept, hostOfEmptySession: .kept, hostSuccession: .nobody),
             settings: SessionSettings(maxMembers: SessionSettings.memberLimit, maxQueuedPerMember: SessionSettings.queueLimit, allowDuplicates: true),
             codes: .openJam, codeLifetimeMs: nil,
             makeWire: { _ in QueueITWire(currentSessions: index) })

@@ -159,6 +159,23 @@ struct HostSuccessionTests {
         #expect(jam.state.members.filter { $0.role == .host }.map(\.userId) == [host])
     }
 
+    @Test func whereNobodySucceedsTheHostKeepsTheRoleWhileAwayAndHasItOnComingBack() throws {
+        var jam = try Jam(members: [], rules: SessionRules(startMode: .hostDevice, hostOfEmptySession: .kept, hostSuccession: .nobody))
+        for member in [alice, bob] {
+            try jam.apply(.join(displayName: displayName(member)), by: member)
+        }
+        let outcome = try jam.apply(.leave, by: host)
+        #expect(outcome.events.map(\.event) == [.memberLeft(MemberLeft(userId: host, hostId: host))])
+        #expect(jam.state.hostId == host)
+        #expect(jam.state.members.allSatisfy { $0.role == .member })
+        try jam.apply(.join(displayName: "Carol"), by: carol)
+        #expect(jam.state.role(of: carol) == .member, "nobody arriving takes the role either")
+        jam.reject(.skip, by: alice, .forbidden)
+        try jam.apply(.join(displayName: "Host"), by: host)
+        #expect(jam.state.role(of: host) == .host)
+        #expect(jam.state.members.filter { $0.role == .host }.map(\.userId) == [host])
+    }
+
     @Test func nonHostLeavingKeepsTheHost() throws {
         var jam = try staggered()
         let outcome = try jam.apply(.leave, by: bob)

@@ -110,6 +110,24 @@ struct SkipAndControlTests {
         }
     }
 
+    @Test("a host who leaves stays the session's host: nobody takes over, and joining again they control it")
+    func aHostWhoLeavesStaysHost() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(bob, song(1))
+            #expect(try await api.leave(ann).text == #"{"ok":true}"#)
+            let meanwhile = try api.ok(try await api.current(bob), "current")
+            #expect(meanwhile.object("session")?.object("host")?.string("id") == ann.id)
+            #expect(try await api.songFinished(bob).status == 403, "Bob does not become host")
+            let cat = try await api.signIn("Cat")
+            _ = try api.ok(try await api.join(cat, code: "PARTY"), "join cat")
+            #expect(try await api.songFinished(cat).status == 403, "nor does somebody arriving")
+            _ = try api.ok(try await api.join(ann, code: "PARTY"), "ann again")
+            #expect(try await api.songFinished(ann).text == #"{"ok":true}"#)
+            #expect(try api.ok(try await api.current(cat), "current").object("session")?.object("host")?.string("id") == ann.id)
+        }
+    }
+
     @Test("is_locked stops guests adding until it is lifted; hosts still add")
     func lockAndPause() async throws {
         try await QueueITServer.with { api, _ in
