@@ -21,6 +21,9 @@ struct QueueITSessionRoutes {
         return try body.validated(code)
     }
 
+    /// Its backend's per-user limit on joining (requests per minute).
+    static let joinLimit = (count: 20, window: 60)
+
     func register(on router: Router<JamRequestContext>) {
         let sessions = router.group("api/v1/sessions")
 
@@ -43,7 +46,14 @@ struct QueueITSessionRoutes {
 
         sessions.post("join") { request, context in
             let identity = try edge.identity(context)
-            if let limits = edge.limits { try await edge.limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
+            if let limits = edge.limits {
+                // Its backend's limit is per user, so a party on one network joins at once; the
+                // address keeps a cap ten times OpenJam's own, against guessing codes.
+                try await edge.limiter.check([
+                    ("queueit-join:\(identity.userId)", Self.joinLimit),
+                    ("join:\(RouteHelpers.clientAddress(context))", (limits.join.count * 10, limits.join.window)),
+                ])
+            }
             let code = try await Self.joinCode(of: request, context: context)
             let session: LiveSession
             do throws(JamError) {

@@ -123,8 +123,13 @@ struct QueueITSongRoutes {
             outcome = try await session.perform(.vote(itemId: itemId, value: value), by: user, budgeted: false)
         } catch {
             guard error.code == .notFound else { throw error }
+            // A song of the session that has played: its backend takes the vote (any song of the
+            // caller's session may be voted on) and it changes nothing that still plays. The
+            // app's screen can be that far behind, so it is answered, with the song's total.
+            let played = try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score }
             // Its database refuses a vote on a song outside the caller's session the same way.
-            throw QueueITError.notInSession
+            guard let played else { throw QueueITError.notInSession }
+            return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: played))
         }
         return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: outcome.score ?? 0))
     }

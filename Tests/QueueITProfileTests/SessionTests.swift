@@ -1,4 +1,5 @@
 import Foundation
+import JamServer
 import JamTestSupport
 import Testing
 
@@ -138,6 +139,24 @@ struct SessionTests {
             let third = try await api.hosting(bob, code: "THIRD")
             #expect(try api.ok(try await api.current(bob), "current").object("session")?.string("id") == third)
             #expect(try api.ok(try await api.current(cat), "current").int("participant_count") == 1)
+        }
+    }
+
+    @Test("joining is limited per user, as in its backend: a party on one network all get in")
+    func joiningIsLimitedPerUser() async throws {
+        // Sign-ins would be the limit otherwise: many guests of one address sign in here.
+        try await QueueITServer.with(rateLimits: RateLimits(guestAuth: (100, 60))) { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")
+            for n in 1...35 {
+                let guest = try await api.signIn("Guest \(n)")
+                _ = try api.ok(try await api.join(guest, code: "PARTY"), "guest \(n) of one address")
+            }
+            // One user's twenty joins a minute (joining again is allowed, and counts).
+            let bob = try await api.signIn("Bob")
+            for n in 1...20 { _ = try api.ok(try await api.join(bob, code: "PARTY"), "Bob's join \(n)") }
+            let refused = try await api.join(bob, code: "PARTY")
+            #expect(refused.status == 429, "\(refused)")
         }
     }
 

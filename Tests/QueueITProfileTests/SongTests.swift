@@ -179,7 +179,7 @@ struct SongTests {
         }
     }
 
-    @Test("clearing a vote answers 200 with the song's total whether or not there was one to clear")
+    @Test("clearing a vote answers 200 with the song's total whether or not there was one to clear, and a vote on a played song is 200 too")
     func clearingAVoteAlwaysAnswersTheTotal() async throws {
         try await QueueITServer.with { api, _ in
             let (ann, bob) = try await api.party()
@@ -192,6 +192,10 @@ struct SongTests {
             _ = try api.ok(try await api.songFinished(ann), "song 1 ends")
             _ = try api.ok(try await api.songFinished(ann), "song 2 ends")
             #expect(try api.ok(try await api.unvote(bob, queued), "a played song").int("total_votes") == 1)
+            // Nor is a vote on it (a screen behind the session): its total as it stands.
+            let late = try await api.vote(bob, queued, -1)
+            #expect(late.status == 200, "\(late)")
+            #expect(late.text == #"{"ok":true,"total_votes":1}"#)
             // Without a session, its backend still answers (the caller has no vote left to count).
             let cat = try await api.signIn("Cat")
             let outside = try await api.unvote(cat, queued)

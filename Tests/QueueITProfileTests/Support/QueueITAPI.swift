@@ -158,8 +158,10 @@ func song(_ n: Int, isrc: String = "", image: String = "", source: String = "spo
 
 /// `jam serve --profile queueit` in this process, on an ephemeral loopback port.
 enum QueueITServer {
-    static func with(dataDirectory: URL? = nil, _ body: @Sendable (QueueITAPI, TestServer) async throws -> Void) async throws {
-        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.profile = QueueITProfile() }) { server in
+    static func with(
+        dataDirectory: URL? = nil, rateLimits: RateLimits = RateLimits(), _ body: @Sendable (QueueITAPI, TestServer) async throws -> Void
+    ) async throws {
+        try await TestServer.with(dataDirectory: dataDirectory, configure: { $0.profile = QueueITProfile(); $0.rateLimits = rateLimits }) { server in
             try await body(QueueITAPI(base: server.baseURL), server)
         }
     }
