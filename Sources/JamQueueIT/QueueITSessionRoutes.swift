@@ -36,8 +36,17 @@ struct QueueITSessionRoutes {
             do throws(JamError) {
                 (session, _) = try await edge.registry.create(by: identity, CreateSessionRequest(), code: code)
             } catch {
-                if error.code == .conflict { throw QueueITError.codeInUse }
-                throw error
+                switch error.code {
+                case .conflict: throw QueueITError.codeInUse
+                // A code OpenJam cannot match as people type it ("----": no letter or digit),
+                // said on the field as its validator's 422 would, which its app shows.
+                case .invalidField:
+                    let input = String(decoding: JSONWriter.encode(JSONValue.string(code)), as: UTF8.self)
+                    throw QueueITError.validation([
+                        ValidationIssue(type: "value_error", loc: [.key("body"), .key("join_code")], msg: "Value error, \(error.message)", input: input),
+                    ])
+                default: throw error
+                }
             }
             try await edge.moveIn(identity.userId, to: session, from: previous)
             // Created: the answer waits for the store rather than refuse while it is down.

@@ -97,6 +97,16 @@ struct QueueITSongRoutes {
             return try QueueITEdge.json(QueueITViews.user(identity.userId, name: identity.displayName))
         }
 
+        // Its app's "delete account" ends with this, and signs out only on its 204. A guest here
+        // has no account beyond its token: what it holds is its place in a session.
+        router.delete("api/v1/users/me") { _, context in
+            let identity = try edge.identity(context)
+            if let session = try await edge.currentSession(of: identity.userId) {
+                try await edge.leave(identity.userId, session)
+            }
+            return Response(status: .noContent)
+        }
+
         router.get("api/v1/ping") { _, context in
             _ = try edge.identity(context)
             return try QueueITEdge.json(QueueIT.OK())

@@ -160,6 +160,32 @@ struct SessionTests {
         }
     }
 
+    @Test("a join code without a letter or a digit is a 422 on join_code, in the shape its app reads")
+    func aCodeWithoutLettersOrDigitsIsA422() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let refused = try await api.create(ann, code: "----")
+            #expect(refused.status == 422, "\(refused)")
+            let issue = try #require(refused.json?.objects("detail")?.first)
+            #expect(issue.string("type") == "value_error")
+            #expect((issue["loc"] as? [String]) == ["body", "join_code"])
+            #expect(issue.string("input") == "----")
+            #expect(try await api.current(ann).status == 404, "nothing was created")
+        }
+    }
+
+    @Test("deleting the account answers 204 and leaves the current session")
+    func deletingTheAccountLeavesTheSession() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            let deleted = try await api.request("DELETE", "/api/v1/users/me", token: bob.token)
+            #expect(deleted.status == 204, "\(deleted)")
+            #expect(try await api.current(bob).status == 404)
+            #expect(try api.ok(try await api.current(ann), "current").int("participant_count") == 1)
+            #expect(try await api.request("DELETE", "/api/v1/users/me", token: nil).status == 401)
+        }
+    }
+
     @Test("leave always answers {ok: true}; afterwards current is 404 No active session")
     func leaveEndsTheCurrentSession() async throws {
         try await QueueITServer.with { api, _ in
