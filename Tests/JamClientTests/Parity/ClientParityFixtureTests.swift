@@ -66,6 +66,7 @@ struct ClientParityFixtureTests {
         #expect(fixture.skipThresholds.map(\.words) == SettingsChoices.skipThresholds.map(\.words))
         #expect(fixture.addCooldowns.map(\.value) == SettingsChoices.addCooldowns.map(\.value))
         #expect(fixture.addCooldowns.map(\.words) == SettingsChoices.addCooldowns.map(\.words))
+        #expect(SettingsChoices.addCooldowns.last?.value == SessionSettings.cooldownLimit, "the longest step is the longest the server takes")
         // Every step is one the server takes.
         for step in SettingsChoices.skipThresholds { #expect(throws: Never.self) { try SettingsPatch(skipThreshold: step.value).validate() } }
         for step in SettingsChoices.addCooldowns { #expect(throws: Never.self) { try SettingsPatch(addCooldownSeconds: step.value).validate() } }
