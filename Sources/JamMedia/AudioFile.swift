@@ -68,7 +68,9 @@ public enum AudioFile {
             throw ReadError("the folder \(folder.path) cannot be listed")
         }
         // Only a file of the folder's own: a link named cover.jpg could lead to any file.
-        return sidecarCover(among: names.filter { isRegularFile(folder.appendingPathComponent($0)) }).map { folder.appendingPathComponent($0) }
+        let covers = Set(sidecarCoverNames)
+        return sidecarCover(among: names.filter { covers.contains($0.lowercased()) && isRegularFile(folder.appendingPathComponent($0)) })
+            .map { folder.appendingPathComponent($0) }
     }
 
     /// Whether `url` is a plain file itself, not a link to one or a folder.

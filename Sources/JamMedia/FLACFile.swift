@@ -81,8 +81,9 @@ enum FLACFile {
     /// tail that a frame before it (or the audio's start) confirms; nil when none does. A
     /// half-copied file ends before STREAMINFO's length.
     static func audioEnd(_ file: FileReader, audioStart: Int, info: StreamInfo) throws(AudioFile.ReadError) -> Int64? {
-        // STREAMINFO's frame size is the file's say (up to 16 MiB): three frames, at most 1 MiB.
-        let tailStart = max(audioStart, file.size - min(max(65_536, 3 * info.maxFrameSize), 1 << 20))
+        // STREAMINFO's frame size is the file's say (up to 16 MiB): three frames, at most 8 MiB
+        // (frames of over 2.7 MB are not written; a file that says so is not read whole).
+        let tailStart = max(audioStart, file.size - min(max(65_536, 3 * info.maxFrameSize), 8 << 20))
         let tail = try file.read(at: tailStart, count: file.size - tailStart)
         // Unconfirmed headers by first sample, the one nearest the end kept: looked up per
         // header, so a tail of crafted headers costs their number, not its square.

@@ -42,6 +42,9 @@ extension MusicLibrary {
     private struct Candidate {
         var file: URL
         var relativePath: String
+        /// The path under the folder as given (a linked folder is walked where it leads, but
+        /// its tracks are named as before).
+        var namedPath: String
         var size: Int
         var modified: Date?
     }
@@ -80,7 +83,7 @@ extension MusicLibrary {
                 if reused { report.filesReused += 1 } else { report.filesRead += 1 }
                 var id = LibraryTrack.stableID(relativePath: candidate.relativePath)
                 // The same relative path in two folders: the later one is named by its full path.
-                if ids.contains(id) { id = LibraryTrack.stableID(relativePath: candidate.file.path) }
+                if ids.contains(id) { id = LibraryTrack.stableID(relativePath: candidate.namedPath) }
                 ids.insert(id)
                 // Tags and names go to every client and terminal as they are here: no escape
                 // sequences, and nothing a member's add of the track would be refused for.
@@ -149,11 +152,12 @@ extension MusicLibrary {
                     coverFolders[file.deletingLastPathComponent().path] = true
                     continue
                 }
-                candidates.append(Candidate(file: file, relativePath: String(file.standardizedFileURL.path.dropFirst(root.count)),
+                let relativePath = String(file.standardizedFileURL.path.dropFirst(root.count))
+                candidates.append(Candidate(file: file, relativePath: relativePath, namedPath: folder.standardizedFileURL.path + relativePath,
                                             size: values.fileSize ?? 0, modified: values.contentModificationDate))
             }
             problems += walkErrors
         }
-        return candidates.sorted { $0.file.path < $1.file.path }
+        return candidates.sorted { $0.namedPath < $1.namedPath }
     }
 }

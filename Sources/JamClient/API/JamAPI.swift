@@ -109,7 +109,9 @@ public struct JamAPI: Sendable {
         guard (200..<300).contains(status) else {
             // A rate limit (429) says how long to wait in `Retry-After` seconds, which the app
             // needs to hold its button that long; a proxy's 429 or 503 says it too.
-            let wait = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init).map { $0 * 1000 }
+            // Seconds from anybody on the way: a day at most, and none that is not a wait.
+            let wait = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap(Int64.init)
+                .flatMap { $0 > 0 ? min($0, 86_400) * 1000 : nil }
             let body: ErrorBody
             do {
                 body = try WireCoding.decode(ErrorBody.self, from: data)

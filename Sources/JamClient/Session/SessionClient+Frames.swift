@@ -98,16 +98,28 @@ extension SessionClient {
         // its command: left waiting, the command would be sent again after every reconnect
         // and get the same answer.
         struct Answer: Decodable {
-            struct Payload: Decodable { let id: String? }
+            struct Payload: Decodable { let id: String?, message: String? }
             let type: String
             let data: Payload?
         }
         do {
             let answer = try WireCoding.decode(Answer.self, from: Data(text.utf8))
-            let answers: Set<ServerEventType> = [.ack, .error]
-            if let type = ServerEventType(rawValue: answer.type), answers.contains(type), let id = answer.data?.id {
-                settle(id, .failure(JamError(.internal, "the server's answer to this command cannot be read by this version of the app")))
-                return
+            if let id = answer.data?.id, let type = ServerEventType(rawValue: answer.type) {
+                switch type {
+                case .ack:
+                    // Applied: the parts this build cannot read (a newer item or score) are
+                    // in the events the server sends as well.
+                    settle(id, .success(Ack(id: id)))
+                    return
+                case .error:
+                    let message = answer.data?.message ?? "the server refused this command for a reason this version of the app cannot read"
+                    settle(id, .failure(JamError(.internal, message)))
+                    return
+                case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
+                    .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .pong, .sessionEnded,
+                    .deviceDelay, .syncStatus, .calibration, .calibrationResult, .resync:
+                    break
+                }
             }
         } catch {
             // Not an answer at all: handled below as any other frame.

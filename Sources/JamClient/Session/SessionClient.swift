@@ -98,7 +98,8 @@ public actor SessionClient {
     // MARK: Connection
 
     /// Holds the realtime connection until cancelled; reconnects after drops and stops
-    /// (throwing the reason) when the server says the session is gone for this member.
+    /// (throwing the reason) when the server says the session is gone for this member. Once
+    /// this member's `leave` is answered it returns when the server closes the socket.
     ///
     /// However it ends, no `send` is left waiting on it: a reason that is for good fails them
     /// with it (the phase is then `.failed`); cancellation fails them as unanswered (the phase

@@ -200,6 +200,11 @@ public actor SessionStore {
     }
 
     private func reject(_ action: String, _ error: any Error) {
+        // The caller gave up (its task was cancelled): nobody refused anything.
+        if error is CancellationError {
+            publish()
+            return
+        }
         let typed = error as? JamError ?? JamError(.internal, "\(error)")
         lastRejection = Rejection(action: action, code: typed.code, message: typed.message, retryAfterMs: typed.retryAfterMs)
         publish()

@@ -10,6 +10,7 @@ struct CoverCache: Sendable {
     private var order: [String] = []
     private(set) var bytes = 0
 
+    /// Holds at most `maxCount` covers of `maxBytes` together.
     init(maxCount: Int = 64, maxBytes: Int = 32 << 20) {
         self.maxCount = maxCount
         self.maxBytes = maxBytes
@@ -45,6 +46,7 @@ struct CoverCache: Sendable {
         bytes = 0
     }
 
+    /// Makes `id` the most recently asked for.
     private mutating func touch(_ id: String) {
         guard let index = order.firstIndex(of: id), index != order.count - 1 else { return }
         order.append(order.remove(at: index))

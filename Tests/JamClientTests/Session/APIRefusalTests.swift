@@ -31,5 +31,13 @@ import struct JamServer.RateLimits
             #expect(refusal?.code == .unavailable, "a node down behind the proxy: try again, \(String(describing: refusal))")
             #expect(refusal?.retryAfterMs == 7000)
         }
+        // A wait no server would ask for: a day at most, and no crash.
+        let huge = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 99999999999999999\r\nContent-Length: 0\r\n\r\n"
+        try await RefusingServer.with(answer: huge) { server in
+            let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+            let refusal = await #expect(throws: JamError.self) { try await api.search("song") }
+            #expect(refusal?.code == .rateLimited)
+            #expect(refusal?.retryAfterMs == 86_400_000)
+        }
     }
 }
