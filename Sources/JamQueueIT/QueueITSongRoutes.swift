@@ -136,12 +136,17 @@ struct QueueITSongRoutes {
             // A song of the session that has played: its backend takes the vote (any song of the
             // caller's session may be voted on) and it changes nothing that still plays. The
             // app's screen can be that far behind, so it is answered, with the song's total.
-            let played = try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score }
+            let played = try await Self.playedScore(itemId, in: session)
             // Its database refuses a vote on a song outside the caller's session the same way.
             guard let played else { throw QueueITError.notInSession }
             return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: played))
         }
         return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: outcome.score ?? 0))
+    }
+
+    /// The stored total of `itemId` when it is a song of `session` that has played; nil otherwise.
+    private static func playedScore(_ itemId: ItemID, in session: LiveSession) async throws -> Int? {
+        try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score }
     }
 
     /// Clears the caller's vote. Its backend deletes the caller's vote row, if there is one, and
@@ -156,7 +161,7 @@ struct QueueITSongRoutes {
             total = try await session.perform(.vote(itemId: itemId, value: 0), by: user, budgeted: false).score ?? 0
         } catch {
             guard error.code == .notFound else { throw error }
-            total = try await session.readStored { state, _ in state.history.last { $0.item.id == itemId }?.item.score } ?? 0
+            total = try await Self.playedScore(itemId, in: session) ?? 0
         }
         return try QueueITEdge.json(QueueIT.VoteResponse(totalVotes: total))
     }
