@@ -8,8 +8,8 @@ public actor LibraryCatalog {
     public private(set) var library: MusicLibrary
     /// Covers read from this scan's files.
     private var covers = CoverCache()
-    /// Covers being read: every request that asks meanwhile waits for the one read.
-    private var coverReads: [String: Task<CoverArt?, any Error>] = [:]
+    /// Covers being read, with the requests that asked meanwhile: they get the one read's answer.
+    private var coverWaiters: [String: [CheckedContinuation<CoverArt?, any Error>]] = [:]
     /// Counts scans, so a read of the one before is not kept.
     private var generation = 0
 
@@ -29,7 +29,6 @@ public actor LibraryCatalog {
     func forgetCovers() {
         generation += 1
         covers.removeAll()
-        coverReads = [:]
     }
 
     /// The cover of library track `id`, nil when it has none. Reading one can take the
@@ -38,16 +37,22 @@ public actor LibraryCatalog {
     /// kept until the next scan.
     func cover(_ id: String) async throws -> CoverArt? {
         if let kept = covers.cover(id) { return kept }
-        if let reading = coverReads[id] { return try await reading.value }
-        let library = self.library, generation = self.generation
-        // Ends with the read; it outlives a request that gives up, so the others still get it.
-        let reading = Task { try await NIOThreadPool.singleton.runIfActive { try library.coverArt(id) } }
-        coverReads[id] = reading
-        let result = await reading.result
-        if generation == self.generation {
-            coverReads[id] = nil
-            if case .success(let cover) = result { covers.keep(cover, for: id) }
+        if coverWaiters[id] != nil {
+            return try await withCheckedThrowingContinuation { coverWaiters[id, default: []].append($0) }
         }
+        coverWaiters[id] = []
+        let library = self.library, generation = self.generation
+        // The pool's read is not called off by a request that gives up: it ends on its own, and
+        // the requests waiting on it get its answer.
+        let result: Result<CoverArt?, any Error>
+        do {
+            result = .success(try await NIOThreadPool.singleton.runIfActive { try library.coverArt(id) })
+        } catch {
+            result = .failure(error)
+        }
+        // A read of the scan before a rescan answers its requests but is not kept.
+        if generation == self.generation, case .success(let cover) = result { covers.keep(cover, for: id) }
+        for waiter in coverWaiters.removeValue(forKey: id) ?? [] { waiter.resume(with: result) }
         return try result.get()
     }
 }
