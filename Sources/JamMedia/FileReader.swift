@@ -4,9 +4,18 @@ import Foundation
 /// places they need (headers, the last Ogg page, MP4 atoms) and walk frame headers byte
 /// by byte without a system call per byte or the whole file in memory. It also reads
 /// bytes already in memory (an upload, a fuzzer's input) through the same calls.
+///
+/// It also bounds how much reading a file may take. A reader walks a file about once; a
+/// crafted file that makes some reader go over the same bytes again and again (the square of
+/// its size has been seen twice) runs into `workLimit` and is refused, instead of holding
+/// the library scan, and so the server's start, for hours.
 final class FileReader {
     let url: URL
     let size: Int
+    /// How many bytes the readers may take from this file in all.
+    let workLimit: Int
+    /// How many they have taken so far.
+    private(set) var work = 0
     private let handle: FileHandle?
     private var window: [UInt8] = []
     private var windowStart = 0
@@ -21,14 +30,24 @@ final class FileReader {
         } catch {
             throw AudioFile.ReadError("the file cannot be opened (\(Self.reason(error)))")
         }
+        workLimit = Self.workLimit(size: size)
     }
 
-    /// Reads `bytes` as if they were a file's.
-    init(bytes: [UInt8]) {
+    /// Reads `bytes` as if they were a file's; `workLimit` replaces the one for their size.
+    init(bytes: [UInt8], workLimit: Int? = nil) {
         url = URL(fileURLWithPath: "/dev/null")
         size = bytes.count
         handle = nil
         window = bytes
+        self.workLimit = workLimit ?? Self.workLimit(size: bytes.count)
+    }
+
+    /// The reading a file of `size` bytes may take: 16 times its size, and 64 MiB for
+    /// small files. The readers take at most 1.5 times a file's size (`ReadingWorkTests`
+    /// holds every fixture to that), so only a reader looping over the same bytes gets near it.
+    static func workLimit(size: Int) -> Int {
+        let (scaled, overflow) = size.multipliedReportingOverflow(by: 16)
+        return overflow ? Int.max : max(scaled, 64 << 20)
     }
 
     deinit {
@@ -40,6 +59,7 @@ final class FileReader {
     func read(at offset: Int, count: Int) throws(AudioFile.ReadError) -> [UInt8] {
         guard offset >= 0, count > 0, offset < size else { return [] }
         let count = min(count, size - offset)
+        try take(count)
         if offset >= windowStart, offset + count <= windowStart + window.count {
             return Array(window[(offset - windowStart)..<(offset - windowStart + count)])
         }
@@ -58,8 +78,19 @@ final class FileReader {
 
     /// One byte, nil past the end (for scanning).
     func byte(at offset: Int) throws(AudioFile.ReadError) -> UInt8? {
-        if offset >= windowStart, offset < windowStart + window.count { return window[offset - windowStart] }
+        if offset >= windowStart, offset < windowStart + window.count {
+            try take(1)
+            return window[offset - windowStart]
+        }
         return try read(at: offset, count: 1).first
+    }
+
+    /// Counts `count` more bytes read, or refuses the file once they pass `workLimit`.
+    private func take(_ count: Int) throws(AudioFile.ReadError) {
+        work += count
+        guard work <= workLimit else {
+            throw AudioFile.ReadError("reading the file took more than \(workLimit) bytes for its \(size): a damaged or crafted file")
+        }
     }
 
     /// Where `pattern` next starts at or after `offset` and before `limit`, if anywhere.
