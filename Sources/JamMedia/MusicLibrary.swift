@@ -25,6 +25,21 @@ public struct MusicLibrary: Sendable {
         byId = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// Why `path` cannot be a music folder ("does not exist", "is a file, not a folder",
+    /// "cannot be read (…)"), or nil when it can. The scan itself takes such a folder as a
+    /// problem and goes on; a server told to play it should not start with an empty library.
+    public static func folderProblem(_ path: String) -> String? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { return "does not exist" }
+        guard isFolder.boolValue else { return "is a file, not a folder" }
+        do {
+            _ = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            return "cannot be read (\((error as NSError).localizedDescription))"
+        }
+        return nil
+    }
+
     /// Scans `folders` for WAV, FLAC, MP3, Ogg Vorbis/Opus, MP4/M4A and AAC files;
     /// unreadable files are reported in `problems`, never fatal.
     public static func scan(_ folders: [URL]) -> MusicLibrary {

@@ -23,10 +23,7 @@ struct Library: AsyncParsableCommand {
         func validate() throws {
             guard !folders.isEmpty else { throw ValidationError("name at least one music folder") }
             for folder in folders {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw ValidationError("music folder \"\(folder)\" does not exist")
-                }
+                if let problem = MusicLibrary.folderProblem(folder) { throw ValidationError("music folder \"\(folder)\" \(problem)") }
             }
         }
 

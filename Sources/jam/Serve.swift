@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JamMedia
 import JamPirateRadio
 import JamQueueIT
 import JamServer
@@ -113,6 +114,7 @@ struct Serve: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         let profileName = try ProfileName.chosen(profile, environment: environment)
         let pirate = profileName.listensLikePirateRadio
+        try refuseOptionsOtherProfilesRead(profileName)
         if pirate {
             // Like PirateRadio's own server: every interface, port 3000 unless PORT says otherwise.
             configuration.host = "0.0.0.0"
@@ -126,11 +128,12 @@ struct Serve: AsyncParsableCommand {
             guard let value = Int(portText) else { throw ValidationError("the port must be a number, got \"\(portText)\"") }
             configuration.port = value
         }
-        guard (0...65535).contains(configuration.port) else { throw ValidationError("the port must be between 0 and 65535") }
+        guard (0...65535).contains(configuration.port) else { throw ValidationError("the port must be between 0 and 65535, got \(configuration.port)") }
+        guard !configuration.host.isEmpty else { throw ValidationError("the address to listen on (--host, JAM_HOST) is empty") }
         if let dir = dataDir ?? environment["JAM_DATA_DIR"] {
             configuration.dataDirectory = URL(fileURLWithPath: dir)
         }
-        configuration.secret = secret ?? (pirate ? environment["JWT_SECRET"] : nil) ?? environment["JAM_SECRET"]
+        configuration.secret = try chosenSecret(environment: environment, pirate: pirate)
         if let url = database ?? environment["JAM_DATABASE_URL"], !url.isEmpty {
             do {
                 configuration.database = try PostgresLocation(url: url)
@@ -146,10 +149,7 @@ struct Serve: AsyncParsableCommand {
         }
         let folders = music.isEmpty ? (environment["JAM_MUSIC"].map { $0.split(separator: ":").map(String.init) } ?? []) : music
         for folder in folders {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("music folder \"\(folder)\" does not exist")
-            }
+            if let problem = MusicLibrary.folderProblem(folder) { throw ValidationError("music folder \"\(folder)\" \(problem)") }
         }
         configuration.musicFolders = folders.map { URL(fileURLWithPath: $0) }
         if let text = rescanSeconds.map(String.init) ?? environment["JAM_RESCAN_SECONDS"] {
@@ -162,7 +162,7 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.webRoot = URL(fileURLWithPath: root)
         }
-        if let minutes = try count(pauseUnattendedMinutes, "JAM_PAUSE_UNATTENDED_MINUTES", "--pause-unattended-minutes") {
+        if let minutes = try count(pauseUnattendedMinutes, "JAM_PAUSE_UNATTENDED_MINUTES", "--pause-unattended-minutes", upTo: 525_600) {
             configuration.timing.unattendedPauseMs = minutes == 0 ? nil : Int64(minutes) * 60_000
         }
         if let hours = try count(endAbandonedHours, "JAM_END_ABANDONED_HOURS", "--end-abandoned-hours") {
@@ -175,7 +175,8 @@ struct Serve: AsyncParsableCommand {
             configuration.endedRetentionMs = days == 0 ? nil : Int64(days) * 24 * 3_600_000
         }
         if let hours = try count(tokenHours, "JAM_TOKEN_HOURS", "--token-hours") {
-            guard hours > 0 else { throw ValidationError("--token-hours must be 1 to 8760, got 0: a token must be valid for some time") }
+            let name = tokenHours == nil ? "JAM_TOKEN_HOURS" : "--token-hours"
+            guard hours > 0 else { throw ValidationError("\(name) must be 1 to 8760, got 0: a token must be valid for some time") }
             configuration.tokenLifetimeMs = Int64(hours) * 3_600_000
         }
         if let text = maxSocketsPerAddress.map(String.init) ?? environment["JAM_MAX_SOCKETS_PER_ADDRESS"] {
@@ -197,9 +198,9 @@ struct Serve: AsyncParsableCommand {
             configuration.profile = OpenJamProfile()
         case .pirateRadio:
             var options = PirateRadioOptions()
-            options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS") ?? options.idleTimeoutMs
-            options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS") ?? options.gracePeriodMs
-            options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS") ?? options.codeLifetimeMs
+            options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS", "--idle-timeout-ms") ?? options.idleTimeoutMs
+            options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS", "--grace-period-ms") ?? options.gracePeriodMs
+            options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS", "--code-lifetime-ms") ?? options.codeLifetimeMs
             configuration.profile = PirateRadioProfile(options: options)
         case .queueit:
             configuration.profile = QueueITProfile()
@@ -241,36 +242,76 @@ struct Serve: AsyncParsableCommand {
         let shownProfile = configuration.profile.name
         let app = try await buildApplication(configuration, metrics: registry) { port in
             // Unbuffered, so scripts waiting for this line see it at once.
-            let line = "OpenJam listening on http://\(host):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
+            // An IPv6 address goes in brackets, so the printed address is a URL scripts can use.
+            let shownHost = host.contains(":") ? "[\(host)]" : host
+            let line = "OpenJam listening on http://\(shownHost):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         }
         try await app.runService()
     }
 
-    /// A whole-number option, else its environment variable; 0 (never) up to a year's worth.
-    private func count(_ option: Int?, _ variable: String, _ name: String) throws -> Int? {
+    /// A whole-number option, else its environment variable; 0 (never) up to a year's worth
+    /// (`limit`: 8760 hours, 525600 minutes). An error names the one that was used.
+    private func count(_ option: Int?, _ variable: String, _ name: String, upTo limit: Int = 8_760) throws -> Int? {
         let value: Int
+        let source: String
         if let option {
-            value = option
+            (value, source) = (option, name)
         } else if let text = ProcessInfo.processInfo.environment[variable] {
             guard let parsed = Int(text) else { throw ValidationError("\(variable) must be a whole number, got \"\(text)\"") }
-            value = parsed
+            (value, source) = (parsed, variable)
         } else {
             return nil
         }
-        guard (0...8_760).contains(value) else { throw ValidationError("\(name) must be 0 (never) to 8760, got \(value)") }
+        guard (0...limit).contains(value) else { throw ValidationError("\(source) must be 0 (never) to \(limit), got \(value)") }
         return value
     }
 
     /// A duration option, else its environment variable; both must be positive.
-    private func milliseconds(_ option: Int64?, _ variable: String) throws -> Int64? {
+    private func milliseconds(_ option: Int64?, _ variable: String, _ name: String) throws -> Int64? {
         if let option {
-            guard option > 0 else { throw ValidationError("durations must be positive, got \(option)") }
+            guard option > 0 else { throw ValidationError("\(name) must be a positive number of milliseconds, got \(option)") }
             return option
         }
         guard let text = ProcessInfo.processInfo.environment[variable] else { return nil }
         guard let value = Int64(text), value > 0 else { throw ValidationError("\(variable) must be a positive number of milliseconds, got \"\(text)\"") }
         return value
+    }
+
+    /// The token secret given, if any: `--secret`, else (PirateRadio) JWT_SECRET, else
+    /// JAM_SECRET. Anybody who knows it can sign in as anybody, so an empty or short one
+    /// (an unset shell variable, a placeholder) stops the server instead of being used.
+    private func chosenSecret(environment: [String: String], pirate: Bool) throws -> String? {
+        let given: (source: String, value: String)? =
+            if let secret { ("--secret", secret) }
+            else if pirate, let value = environment["JWT_SECRET"] { ("JWT_SECRET", value) }
+            else if let value = environment["JAM_SECRET"] { ("JAM_SECRET", value) }
+            else { nil }
+        guard let given else { return nil }
+        let minimum = ServerConfiguration.minimumSecretLength
+        guard given.value.count >= minimum else {
+            throw ValidationError(
+                "\(given.source) holds \(given.value.count) characters; a token secret needs at least \(minimum) "
+                    + "(e.g. $(openssl rand -hex 32)), or leave it unset to have one made and kept in the data folder")
+        }
+        return given.value
+    }
+
+    /// Options only some profiles read: given to another, they would be ignored without a
+    /// word, so they stop the server instead.
+    private func refuseOptionsOtherProfilesRead(_ profile: ProfileName) throws {
+        let given: [(option: String, isGiven: Bool, readBy: [ProfileName], why: String)] = [
+            ("--idle-timeout-ms", idleTimeoutMs != nil, [.pirateRadio], "a PirateRadio setting"),
+            ("--grace-period-ms", gracePeriodMs != nil, [.pirateRadio], "a PirateRadio setting"),
+            ("--code-lifetime-ms", codeLifetimeMs != nil, [.pirateRadio], "a PirateRadio setting"),
+            ("--music", !music.isEmpty, [.openjam, .queueit], "PirateRadio plays no library"),
+            ("--rescan-seconds", rescanSeconds != nil, [.openjam, .queueit], "PirateRadio plays no library"),
+            ("--web-root", webRoot != nil, [.openjam], "only OpenJam's own profile serves the web client"),
+            ("--token-hours", tokenHours != nil, [.openjam, .queueit], "PirateRadio's tokens last 24 hours, as its server's do"),
+        ]
+        for entry in given where entry.isGiven && !entry.readBy.contains(profile) {
+            throw ValidationError("\(entry.option) has no effect with --profile \(profile.rawValue): \(entry.why)")
+        }
     }
 }
 

@@ -46,22 +46,13 @@ import Testing
 
     @Test(arguments: [
         (["--end-abandoned-hours", "9000"], [:], "--end-abandoned-hours must be 0 (never) to 8760, got 9000"),
-        (["--pause-unattended-minutes=-5"], [:], "--pause-unattended-minutes must be 0 (never) to 8760, got -5"),
+        (["--pause-unattended-minutes=-5"], [:], "--pause-unattended-minutes must be 0 (never) to 525600, got -5"),
         ([], ["JAM_PAUSE_UNATTENDED_MINUTES": "soon"], "JAM_PAUSE_UNATTENDED_MINUTES must be a whole number, got \"soon\""),
     ] as [([String], [String: String], String)])
-    func badLimitsStopTheServerWithTheReason(arguments: [String], environment: [String: String], message: String) throws {
-        let process = Process()
-        process.executableURL = try ServerProcess.executable
-        process.arguments = ["serve", "--port", "0", "--data-dir", TestServer.makeDataDirectory().path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(text.contains(message), "stderr: \(text)")
+    func badLimitsStopTheServerWithTheReason(arguments: [String], environment: [String: String], message: String) async throws {
+        let refusal = try await ServerProcess.refusal(arguments, environment: environment)
+        #expect(refusal.status.map { $0 != 0 } == true, "stderr: \(refusal.errors)")
+        #expect(refusal.errors.contains(message), "stderr: \(refusal.errors)")
     }
 
     /// A host and Eli, connected, with a ten-minute track playing.

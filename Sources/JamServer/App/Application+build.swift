@@ -36,6 +36,10 @@ public func buildApplication(
     if metrics != nil { Metrics.createAll() }
 
     try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+    if let given = configuration.secret, given.count < SecretStore.minimumLength {
+        // Anybody who guesses it signs in as anybody; the command line names its source first.
+        throw SecretStore.Failure(description: "the token secret holds \(given.count) characters, fewer than \(SecretStore.minimumLength)")
+    }
     let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
     let signer = TokenSigner(secret: secret, lifetimeMs: configuration.tokenLifetimeMs)
     let store: any SessionStore

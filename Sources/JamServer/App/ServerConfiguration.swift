@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: URL
     /// Token signing secret; generated and stored in the data folder when absent.
     public var secret: String?
+    /// Shortest secret the server signs with, given or read from the data folder.
+    public static let minimumSecretLength = SecretStore.minimumLength
     /// Log level of the server's logger.
     public var logLevel: Logger.Level
     /// Start lead, prepare-ahead and commit margin of every session.

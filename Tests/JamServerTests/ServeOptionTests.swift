@@ -1,0 +1,61 @@
+import Foundation
+import JamTestSupport
+import Testing
+
+/// `jam serve` refuses settings it would otherwise use wrongly or ignore, naming the option
+/// or variable it read, before it opens or listens on anything.
+@Suite struct ServeOptionTests {
+    static let goodSecret = "serve-option-secret-0123456789abcdef0123"
+
+    @Test(arguments: [
+        // A secret anybody can guess signs tokens for anybody.
+        ([], ["JAM_SECRET": ""], "JAM_SECRET holds 0 characters; a token secret needs at least 32"),
+        (["--secret", "short"], [:], "--secret holds 5 characters; a token secret needs at least 32"),
+        (["--profile", "pirate-radio"], ["JWT_SECRET": "change-me"], "JWT_SECRET holds 9 characters; a token secret needs at least 32"),
+        // Options another profile reads would be ignored without a word.
+        (["--idle-timeout-ms=-5"], [:], "--idle-timeout-ms has no effect with --profile openjam: a PirateRadio setting"),
+        (["--profile", "queueit", "--web-root", "/tmp"], [:], "--web-root has no effect with --profile queueit"),
+        (["--profile", "pirate-radio", "--token-hours", "1"], ["JWT_SECRET": goodSecret], "--token-hours has no effect with --profile pirate-radio"),
+        (["--profile", "pirate-radio", "--music", "/tmp"], ["JWT_SECRET": goodSecret], "--music has no effect with --profile pirate-radio: PirateRadio plays no library"),
+        (["--profile", "pirate-radio", "--idle-timeout-ms", "0"], ["JWT_SECRET": goodSecret], "--idle-timeout-ms must be a positive number of milliseconds, got 0"),
+        // The variable that was read is the one named.
+        ([], ["JAM_TOKEN_HOURS": "0"], "JAM_TOKEN_HOURS must be 1 to 8760, got 0"),
+        ([], ["JAM_END_ABANDONED_HOURS": "9000"], "JAM_END_ABANDONED_HOURS must be 0 (never) to 8760, got 9000"),
+        // Minutes go up to a year's worth of minutes, not of hours.
+        (["--pause-unattended-minutes", "600000"], [:], "--pause-unattended-minutes must be 0 (never) to 525600, got 600000"),
+        (["--port", "70000"], [:], "the port must be between 0 and 65535, got 70000"),
+        (["--host", ""], [:], "the address to listen on (--host, JAM_HOST) is empty"),
+    ] as [([String], [String: String], String)])
+    func aBadSettingStopsTheServerNamingIt(arguments: [String], environment: [String: String], message: String) async throws {
+        let refusal = try await ServerProcess.refusal(arguments, environment: environment)
+        #expect(refusal.status.map { $0 != 0 } == true, "stderr: \(refusal.errors)")
+        #expect(refusal.errors.contains(message), "stderr: \(refusal.errors)")
+    }
+
+    @Test func aMusicFolderThatIsAFileOrMissingStopsTheServer() async throws {
+        let folder = TestServer.makeDataDirectory()
+        let file = folder.appendingPathComponent("song.mp3")
+        try Data("not a folder".utf8).write(to: file)
+        let asFile = try await ServerProcess.refusal(["--music", file.path])
+        #expect(asFile.errors.contains("music folder \"\(file.path)\" is a file, not a folder"), "stderr: \(asFile.errors)")
+        let missing = try await ServerProcess.refusal(["--music", folder.appendingPathComponent("gone").path])
+        #expect(missing.errors.contains("does not exist"), "stderr: \(missing.errors)")
+    }
+
+    @Test func aMusicFolderThatCannotBeListedStopsTheServer() async throws {
+        // Root lists any folder whatever its mode, so the server runs as nobody here.
+        let folder = TestServer.makeDataDirectory().appendingPathComponent("locked")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path) }
+        let refusal = try await ServerProcess.refusal(["--music", folder.path], asNobody: true)
+        #expect(refusal.status.map { $0 != 0 } == true, "stderr: \(refusal.errors)")
+        #expect(refusal.errors.contains("music folder \"\(folder.path)\" cannot be read"), "stderr: \(refusal.errors)")
+    }
+
+    @Test func aLongEnoughSecretFromTheEnvironmentSignsTokens() async throws {
+        // Only short secrets are refused: this one is used, and the server starts.
+        let started = try await ServerProcess.refusal([], environment: ["JAM_SECRET": Self.goodSecret])
+        #expect(started.status == nil, "stderr: \(started.errors)")
+    }
+}
