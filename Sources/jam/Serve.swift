@@ -230,7 +230,7 @@ struct Serve: AsyncParsableCommand {
         }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = OneLineLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

@@ -160,6 +160,22 @@ import Testing
         }
     }
 
+    @Test func aMemberFloodingUnreadableMessagesIsRateLimitedLikeAnyOther() async throws {
+        let clock = ShiftedClock()
+        try await TestServer.with(clock: clock) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0].socket
+            let burst = Int(CommandLimits().other.capacity)
+            for n in 0...burst { eli.sendRaw(#"{"type":"dance","id":"bad-\#(n)"}"#) }
+            let last = try await eli.next("refusal of the last") { $0.error?.id == "bad-\(burst)" }
+            #expect(last.error?.code == .rateLimited, "\(String(describing: last.error))")
+            #expect(last.error?.retryAfterMs != nil)
+            let first = await eli.received.first { $0.error?.id == "bad-0" }
+            #expect(first?.error?.code == .unknownType)
+            await party.close()
+        }
+    }
+
     @Test func restCommandsDrawFromTheSameBudgetAsTheMembersSockets() async throws {
         let clock = ShiftedClock()
         // A small bucket that refills slowly: a slow run must not refill it between votes.

@@ -143,7 +143,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .success(let message):
             forward(message, receivedAt: receivedAt)
         case .failure(let failure):
-            logger.info("rejected a realtime message", metadata: ["error.code": "\(failure.error.code.rawValue)", "error": "\(failure.error.message)"])
+            // The session logs and counts the refusal (`noteRefusal`), once, with its context.
             forward(RejectedMessage(error: failure.error, id: failure.id), receivedAt: receivedAt)
         }
     }

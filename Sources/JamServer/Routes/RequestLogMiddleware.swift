@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import JamProtocol
 import Logging
+import NIOCore
 
 /// One structured log line per HTTP request: method, path, status, duration, and the
 /// member and session it concerned when the request names them.
@@ -23,6 +24,16 @@ package struct RequestLogMiddleware: RouterMiddleware {
         } catch let error as JamError {
             log(request, context, status: error.code.httpStatus, code: error.code, started: started)
             throw error
+        } catch let error as RateLimitedError {
+            // Answered 429 by `ErrorMiddleware`; guessing join codes shows here as such.
+            log(request, context, status: 429, code: .rateLimited, started: started)
+            throw error
+        } catch let error as NIOTooManyBytesError {
+            log(request, context, status: 413, code: .tooLarge, started: started)
+            throw error
+        } catch let error as HTTPError {
+            log(request, context, status: error.status.code, code: nil, started: started)
+            throw error
         } catch {
             log(request, context, status: nil, code: nil, started: started)
             throw error
@@ -32,7 +43,7 @@ package struct RequestLogMiddleware: RouterMiddleware {
     private func log(_ request: Request, _ context: JamRequestContext, status: Int?, code: ErrorCode?, started: UInt64) {
         let path = request.uri.path
         var metadata: Logger.Metadata = [
-            "http.method": "\(request.method)", "http.path": "\(path)",
+            "http.method": "\(request.method)", "http.path": "\(Self.shown(path))",
             "http.status": "\(status.map(String.init) ?? "error")",
             "duration.ms": "\(String(format: "%.2f", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6))",
         ]
@@ -40,6 +51,12 @@ package struct RequestLogMiddleware: RouterMiddleware {
         if let session = Self.sessionId(in: path) { metadata["session.id"] = "\(session)" }
         if let code { metadata["error.code"] = "\(code.rawValue)" }
         logger.info("request", metadata: metadata)
+    }
+
+    /// `path` as the log shows it: an invite link's join code admits whoever reads it, so
+    /// `/j/{code}` shows as `/j/:code`.
+    static func shown(_ path: String) -> String {
+        path.hasPrefix("/j/") ? "/j/:code" : path
     }
 
     /// The session id in `/api/v1/sessions/{id}…`, if the path has one.

@@ -228,7 +228,10 @@ extension LiveSession {
             (kinds, replyId) = ([.other], id)
         case .ping:
             (kinds, replyId) = ([.ping], nil)
-        case .toHost, .reply, .refuse, .ignore:
+        case .refuse(_, let id):
+            // A message the server cannot read still costs reading, answering and logging.
+            (kinds, replyId) = ([.other], id)
+        case .toHost, .reply, .ignore:
             return nil
         }
         return spend(kinds, by: user, on: connectionID, now: now).map { ($0, replyId) }

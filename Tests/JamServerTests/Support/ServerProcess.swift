@@ -6,6 +6,8 @@ final class ServerProcess: Sendable {
     let child: ChildProcess
     let port: Int
     let dataDirectory: URL
+    /// Where its standard output and error go.
+    let logFile: URL
 
     /// The `jam` executable built beside the test bundle.
     static var executable: URL {
@@ -24,6 +26,7 @@ final class ServerProcess: Sendable {
     init(dataDirectory: URL, extraArguments: [String] = [], environment: [String: String] = [:], removing: Set<String> = []) async throws {
         self.dataDirectory = dataDirectory
         let output = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString).log")
+        logFile = output
         let arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234",
                          "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
         let merged = environment.isEmpty && removing.isEmpty
