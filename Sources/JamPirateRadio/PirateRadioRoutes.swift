@@ -163,7 +163,7 @@ struct PirateRadioRoutes {
                     let members = state.members.map {
                         PirateRadio.AdminMember(userId: $0.userId.rawValue, displayName: $0.displayName, joinedAt: $0.joinedAt, alive: sockets.contains($0.userId))
                     }
-                    return (state.createdAt, pirate.snapshot(state), members)
+                    return (state.createdAt, pirate.snapshot(state, now: now), members)
                 }
                 let codeCreatedAt = registry.codeIssuedAt(view.1.joinCode) ?? view.0
                 found.append((view.0, PirateRadio.AdminSession(snapshot: view.1, members: view.2, lastActivity: now - quietMs, codeCreatedAt: codeCreatedAt)))
@@ -179,9 +179,10 @@ struct PirateRadioRoutes {
             let raw = try context.parameters.require("id")
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "no session \(raw.prefix(64))") }
             let session = try await Self.session(id, in: registry)
+            let now = clock.now()
             let snapshot = try await session.readStored { state, wire in
                 let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
-                return pirate.snapshot(state)
+                return pirate.snapshot(state, now: now)
             }
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],

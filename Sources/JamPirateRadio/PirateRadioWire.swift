@@ -45,7 +45,7 @@ struct PirateRadioWire: SessionWire {
         func addStarted() {
             epoch += 1
             sequence = 0
-            append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
+            append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, now: now)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
         }
         let types = Set(events.map(\.event.type))
         switch cause {
@@ -55,7 +55,7 @@ struct PirateRadioWire: SessionWire {
             } else if types.contains(.pause) {
                 // The queue ran out: the same epoch, one frame more.
                 sequence += 1
-                append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
+                append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, now: now)), epoch: epoch, seq: sequence, timestamp: now), .everyone)
             }
         case .command(let command, let user, _, let relay):
             switch command {
@@ -92,7 +92,7 @@ struct PirateRadioWire: SessionWire {
                 if newDJ {
                     // Its server sends the new DJ's stateSync without epoch, seq or timestamp.
                     epoch += 1
-                    append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state))), .everyone)
+                    append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, now: now))), .everyone)
                 }
             case .connect, .disconnect, .vote, .requestSkip, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
                 .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end:
@@ -144,10 +144,10 @@ struct PirateRadioWire: SessionWire {
             // A commit with nothing prepared has nothing to play (PirateRadio's server would
             // mark the session playing without a track).
             guard state.current != nil else { return .ignore }
-            command = .djTimeline(.commit(positionMs: data.positionMs ?? 0, at: data.ntpTimestamp ?? now))
+            command = .djTimeline(.commit(positionMs: data.positionMs ?? 0, at: Self.djTime(data.ntpTimestamp, now: now)))
         case .pause(let data):
             guard let current = state.current else { return .ignore }
-            let at = data.ntpTimestamp ?? now
+            let at = Self.djTime(data.ntpTimestamp, now: now)
             let position = data.positionMs ?? Self.position(current, at: now)
             command = .djTimeline(.pause(positionMs: position, at: at))
             // Members learn where it stopped even when the DJ's app did not say (it sends only
@@ -158,7 +158,7 @@ struct PirateRadioWire: SessionWire {
             ])
         case .resume(let data):
             guard let current = state.current else { return .ignore }
-            let at = data.executionTime ?? data.ntpTimestamp ?? now
+            let at = Self.djTime(data.executionTime ?? data.ntpTimestamp, now: now)
             let position = data.positionMs ?? Self.position(current, at: now)
             command = .djTimeline(.resume(positionMs: position, at: at))
             relay = Self.relay(message.data, filling: [
@@ -168,7 +168,7 @@ struct PirateRadioWire: SessionWire {
             ])
         case .seek(let data):
             guard state.current != nil else { return .ignore }
-            command = .djTimeline(.seek(positionMs: data.positionMs ?? 0, at: data.ntpTimestamp ?? now))
+            command = .djTimeline(.seek(positionMs: data.positionMs ?? 0, at: Self.djTime(data.ntpTimestamp, now: now)))
         case .skip:
             // PirateRadio's skip with nothing queued is a no-op, not an error.
             guard !state.queue.isEmpty else { return .ignore }
@@ -219,7 +219,7 @@ struct PirateRadioWire: SessionWire {
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
-        ByteBuffer(string: PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state)), epoch: epoch, seq: sequence, timestamp: now))
+        ByteBuffer(string: PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, now: now)), epoch: epoch, seq: sequence, timestamp: now))
     }
 
     func ack(_ ack: Ack, state: SessionState, now: Millis) -> ByteBuffer? { nil }
@@ -242,15 +242,36 @@ struct PirateRadioWire: SessionWire {
         PirateRadio.frame(type: type, data: data, epoch: epoch, seq: sequence, timestamp: now)
     }
 
-    /// The session as PirateRadio shows it, numbered as this wire's frames are.
-    func snapshot(_ state: SessionState) -> PirateRadio.ShownSnapshot {
+    /// How far from the server's clock a DJ's timestamp may be. The app sends its own clock
+    /// (synced to the server's) a little ahead: pause 100 ms, seek 200 ms, resume 1.5 s.
+    static let djClockWindowMs: Millis = 10_000
+
+    /// The instant a DJ's timestamp names, held within `djClockWindowMs` of `now`; `now`
+    /// without one. One far in the past would have auto-advance play through the whole queue
+    /// at once (each track "ended" long ago), which its server never does.
+    static func djTime(_ sent: Int64?, now: Millis) -> Millis {
+        guard let sent else { return now }
+        return min(max(sent, now - djClockWindowMs), now + djClockWindowMs)
+    }
+
+    /// The session as PirateRadio shows it at `now`, numbered as this wire's frames are.
+    func snapshot(_ state: SessionState, now: Millis) -> PirateRadio.ShownSnapshot {
         let current = state.current
+        var position = current?.positionMs ?? 0
+        var anchor = current?.anchorMs ?? 0
+        if let current, anchor > now {
+            // Its app subtracts the anchor from its clock as unsigned numbers, so one ahead of
+            // now (a resume at the DJ's executionTime) would stop it. Shown instead: the same
+            // timeline at now, from 0 at the latest (its server shows a resume as playing from now).
+            if current.state == .playing { position = max(0, position - (anchor - now)) }
+            anchor = now
+        }
         return PirateRadio.ShownSnapshot(
             id: state.id.rawValue, joinCode: state.joinCode, creatorId: state.creatorId.rawValue, djUserId: state.hostId.rawValue,
             members: state.members.map { PirateRadio.Member(userId: $0.userId.rawValue, displayName: $0.displayName) },
             epoch: epoch, sequence: sequence, currentTrack: current.map { show($0.item) },
-            isPlaying: current?.state == .playing, positionMs: current?.positionMs ?? 0,
-            positionTimestamp: current?.anchorMs ?? 0, queue: queue(state))
+            isPlaying: current?.state == .playing, positionMs: position,
+            positionTimestamp: anchor, queue: queue(state))
     }
 
     private func queue(_ state: SessionState) -> [PirateRadio.RawJSON] {

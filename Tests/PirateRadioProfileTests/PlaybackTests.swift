@@ -32,8 +32,11 @@ struct PlaybackTests {
             #expect(playing.int("epoch") == 1)
             #expect(sameTrack(playing.object("currentTrack"), track), "\(playing)")
             #expect(playing.bool("isPlaying") == true, "\(playing)")
-            #expect(playing.int("positionMs") == 1234, "\(playing)")
-            #expect(playing.int("positionTimestamp") == ntp, "\(playing)")
+            // The commit is 250 ms ahead: shown as the same timeline at the server's now, as the
+            // app cannot take a timestamp ahead of its clock.
+            let shownAt = try #require(playing.int("positionTimestamp"))
+            #expect(shownAt <= nowMs() && shownAt > ntp - 250 - 5_000, "\(playing)")
+            #expect(try #require(playing.int("positionMs")) + (ntp - shownAt) == 1234, "\(playing)")
 
             // As its server does, the DJ hears its own timeline back, with the server's numbering.
             let echoed = try await party.dj.socket.next("playCommit")
@@ -135,9 +138,56 @@ struct PlaybackTests {
             #expect(jsonEqual(resumed.rawData, resume), "\(resumed.text)")
             snapshot = try await party.snapshot()
             #expect(snapshot.bool("isPlaying") == true, "\(snapshot)")
-            #expect(snapshot.int("positionMs") == 20000, "\(snapshot)")
-            #expect(snapshot.int("positionTimestamp") == at + 300, "playing from positionMs at executionTime: \(snapshot)")
+            // Playing from positionMs at executionTime, shown as the same timeline at now.
+            let shownAt = try #require(snapshot.int("positionTimestamp"))
+            #expect(shownAt <= nowMs(), "\(snapshot)")
+            #expect(try #require(snapshot.int("positionMs")) + (at + 300 - shownAt) == 20000, "\(snapshot)")
             #expect(snapshot.int("epoch") == 1, "pause, seek and resume keep the epoch: \(snapshot)")
+        }
+    }
+
+    @Test("A DJ timestamp a day off moves the timeline by 10 s at most: no queued track is played through")
+    func aDJTimestampFarOffDoesNotEmptyTheQueue() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            for n in 2...4 { _ = try await party.dj.socket.addAndWait(prTrack(n)) }
+            party.dj.socket.send("playPrepare", ["trackId": prTrack(1)["id"] as! String, "track": prTrack(1)])
+            let dayAgo = nowMs() - 86_400_000
+            party.dj.socket.send("playCommit", ["positionMs": 0, "ntpTimestamp": dayAgo])
+            try await party.members[0].socket.next("playCommit")
+            try await party.dj.socket.roundTrip()
+            var snapshot = try await party.snapshot()
+            #expect(snapshot.object("currentTrack")?["id"] as? String == prTrack(1)["id"] as? String, "\(snapshot)")
+            #expect(trackIds(snapshot.objects("queue")).count == 3, "\(snapshot)")
+            let position = try #require(snapshot.int("positionMs")) + (nowMs() - (try #require(snapshot.int("positionTimestamp"))))
+            #expect(position >= 10_000 && position < 15_000, "held 10 s back: \(snapshot)")
+
+            party.dj.socket.send("pause", ["ntpTimestamp": nowMs()])
+            try await party.members[0].socket.next("pause")
+            party.dj.socket.send("resume", ["executionTime": nowMs() - 86_400_000, "ntpTimestamp": nowMs()])
+            try await party.members[0].socket.next("resume")
+            try await party.dj.socket.roundTrip()
+            snapshot = try await party.snapshot()
+            #expect(snapshot.bool("isPlaying") == true, "\(snapshot)")
+            #expect(snapshot.object("currentTrack")?["id"] as? String == prTrack(1)["id"] as? String, "\(snapshot)")
+            #expect(trackIds(snapshot.objects("queue")).count == 3, "\(snapshot)")
+        }
+    }
+
+    @Test("A member joining just after a resume at executionTime is never shown a position timestamp ahead of the server's clock")
+    func aJoinerAfterAResumeSeesNoFutureAnchor() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            try await party.play(prTrack(1))
+            party.dj.socket.send("pause", ["ntpTimestamp": nowMs()])
+            try await party.members[0].socket.next("pause")
+            party.dj.socket.send("resume", ["executionTime": nowMs() + 1_500, "ntpTimestamp": nowMs()])
+            try await party.members[0].socket.next("resume")
+            let late = try await server.connect(try await server.http.signIn("late"), to: party.id)
+            let greeting = try #require(await late.socket.frames("stateSync").first)
+            let shownAt = try #require(greeting.data.int("positionTimestamp"))
+            #expect(shownAt <= (greeting.timestamp ?? 0), "\(greeting.text)")
+            #expect(greeting.data.bool("isPlaying") == true, "\(greeting.text)")
         }
     }
 }
