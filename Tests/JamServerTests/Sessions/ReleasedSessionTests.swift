@@ -67,6 +67,55 @@ import Testing
         #expect(await session.waiters.isEmpty)
     }
 
+    /// A store that writes at once and keeps what it was given.
+    final class RecordingStore: SessionStore {
+        let writes = Mutex<[StoreWrite]>([])
+
+        func loadIndex() async throws -> [StoredSessionEntry] { [] }
+        func loadSession(_ id: SessionID) async throws -> StoredSession? { nil }
+        var services: [any Service] { [] }
+        func close() async throws {}
+        func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void> {
+            self.writes.withLock { $0 += writes }
+            return loop.makeSucceededVoidFuture()
+        }
+        var snapshots: Int {
+            writes.withLock { $0.count { if case .snapshot = $0 { true } else { false } } }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aSessionLetGoWritesNoSnapshotWhenTheServerStops() async throws {
+        // Its state may hold a turn the log refused (another node wrote first); a snapshot of
+        // it would replace the real one at that record and, once the log is pruned, lose what
+        // the other node acknowledged.
+        let store = RecordingStore()
+        let logger = Logger(label: "test")
+        let pipeline = CommitPipeline(store: store, logger: logger, timing: .init())
+        let environment = SessionEnvironment(
+            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: pipeline,
+            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
+            snapshotEvery: 1_000, timing: Timing())
+        func session(_ n: Int) -> LiveSession {
+            let id = SessionID("00000000-0000-0000-0006-00000000000\(n)")
+            let state = SessionState(id: id, joinCode: "ABCDE\(n)", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
+            return LiveSession(state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        }
+        let track = Track(id: "t1", name: "Track 1", artist: "Artist")
+        let (kept, letGo) = (session(2), session(3))
+        for live in [kept, letGo] {
+            _ = try await live.perform(.add(track: track, nonce: "n1", itemId: "00000000-0000-0000-0006-000000000101"), by: Self.host)
+        }
+        await pipeline.flush()
+        #expect(store.snapshots == 0)
+        await letGo.release("a test lets it go")
+        await letGo.shutdown()
+        await kept.shutdown()
+        await pipeline.flush()
+        // The session still its own is written as it stands; the one let go is not.
+        let snapshotIds = store.writes.withLock { $0.compactMap { if case .snapshot(let id, _) = $0 { id } else { nil } } }
+        #expect(snapshotIds == [kept.id])
+    }
+
     /// The code `task` failed with, nil when it succeeded.
     static func refusal<T>(of task: Task<T, any Error>) async -> ErrorCode? {
         switch await task.result {
