@@ -312,6 +312,26 @@ struct SharedStoreTests {
         try await nodeB.close()
     }
 
+    @Test func aBatchWithOneRecordNumberTwiceIsAConflictNotAFailureToRetry() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let node = try await PostgresSessionStore.open(location, logger: Logger(label: "a"))
+        let (id, other) = (SessionStoreTests.id(6), SessionStoreTests.id(7))
+        try await commit(node, newSession(id, code: "TWICE1") + newSession(other, code: "TWICE2"))
+        // A copy let go still had record 1 queued when the session, read again, wrote its own.
+        let twice: [StoreWrite] = [
+            .record(id, SessionStoreTests.record(1, seq: 1)), .record(other, SessionStoreTests.record(1, seq: 1)),
+            .record(id, SessionStoreTests.record(1, seq: 7)),
+        ]
+        let conflict = await #expect(throws: StoreConflict.self) { try await commit(node, twice) }
+        #expect(conflict?.sessions == [id])
+        #expect(try await node.records(other, after: 0).isEmpty, "nothing of the refused batch is stored")
+        // Without the session's writes the rest goes through, as the pipeline tries it again.
+        try await commit(node, [.record(other, SessionStoreTests.record(1, seq: 1))])
+        try await commit(node, [.record(id, SessionStoreTests.record(1, seq: 7))])
+        #expect(try await node.records(id, after: 0).map(\.lastSeq) == [7])
+        try await node.close()
+    }
+
     @Test func aBatchTriedAgainAfterItsCommitWentThroughIsTakenAsStored() async throws {
         let location = try await TestPostgres.freshDatabase()
         let node = try await PostgresSessionStore.open(location, logger: Logger(label: "a"))

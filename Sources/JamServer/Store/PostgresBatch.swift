@@ -12,6 +12,10 @@ struct PostgresBatch {
     var purged: [SessionID] = []
     /// Logs cut back to before an ignored last record, before the batch's appends.
     var dropped: [(id: SessionID, from: Int64)] = []
+    /// Sessions whose records in the batch do not follow on from each other: two copies of
+    /// one session (one let go with writes still queued, one read again from the store) wrote
+    /// the same record number. The log can hold only one; trying again cannot help.
+    var outOfOrder: Set<SessionID> = []
 
     init(_ writes: [StoreWrite]) {
         var position: [SessionID: Int] = [:]
@@ -31,6 +35,7 @@ struct PostgresBatch {
             case .record(let id, let record):
                 records.append((id, record))
                 if let at = position[id] {
+                    if record.lsn != appends[at].last + 1 { outOfOrder.insert(id) }
                     appends[at].last = record.lsn
                 } else {
                     position[id] = appends.count

@@ -13,6 +13,9 @@ extension PostgresSessionStore {
     }
 
     private func write(_ batch: PostgresBatch) async throws {
+        // Before anything is written: the log's key would refuse the batch on every try, and
+        // the pipeline would retry it for ever while the node refuses every command.
+        guard batch.outOfOrder.isEmpty else { throw StoreConflict(sessions: Array(batch.outOfOrder)) }
         // A refused append (`StoreConflict`) reaches the caller as it is: it is the caller's to handle.
         try await client.transaction(logger: logger) { try await self.write(batch, on: $0) }
     }
