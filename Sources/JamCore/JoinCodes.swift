@@ -7,6 +7,13 @@ public struct JoinCodes: Sendable {
     /// Characters in a code.
     public let length: Int
 
+    /// Codes of `length` characters from `alphabet` (neither may be empty).
+    public init(alphabet: [Character], length: Int) {
+        precondition(!alphabet.isEmpty && length > 0, "a join code needs characters to be made of")
+        self.alphabet = alphabet
+        self.length = length
+    }
+
     /// OpenJam's codes: 6 characters without look-alikes (no 0/O, 1/I/L).
     public static let openJam = JoinCodes(alphabet: Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789"), length: 6)
     /// PirateRadio's codes: 4 digits.
@@ -15,6 +22,46 @@ public struct JoinCodes: Sendable {
     /// A random code.
     public func make<R: RandomNumberGenerator>(using generator: inout R) -> String {
         String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+
+    /// How many codes there are; nil beyond `Int`.
+    public var count: Int? {
+        var total = 1
+        for _ in 0..<length {
+            let (product, overflow) = total.multipliedReportingOverflow(by: alphabet.count)
+            if overflow { return nil }
+            total = product
+        }
+        return total
+    }
+
+    /// A random code `isTaken` says is free, or nil when every code is taken. Random tries
+    /// first; when they all miss and there are at most a million codes (PirateRadio's
+    /// 10,000), every code is looked at from a random one on, so a nearly full set still
+    /// finds its last free codes and a full one ends instead of trying for ever.
+    public func free<R: RandomNumberGenerator>(using generator: inout R, isTaken: (String) -> Bool) -> String? {
+        for _ in 0..<1_000 {
+            let code = make(using: &generator)
+            if !isTaken(code) { return code }
+        }
+        guard let total = count, total <= 1_000_000 else { return nil }
+        let start = Int.random(in: 0..<total, using: &generator)
+        for step in 0..<total {
+            let code = self.code(at: (start + step) % total)
+            if !isTaken(code) { return code }
+        }
+        return nil
+    }
+
+    /// The code numbered `number` (0 ..< `count`), its last character the lowest digit.
+    func code(at number: Int) -> String {
+        var rest = number
+        var characters = [Character](repeating: alphabet[0], count: length)
+        for position in stride(from: length - 1, through: 0, by: -1) {
+            characters[position] = alphabet[rest % alphabet.count]
+            rest /= alphabet.count
+        }
+        return String(characters)
     }
 
     /// Longest code `read` takes, in characters once normalised (`Limits.maxCodeLength` in the web client).

@@ -65,9 +65,13 @@ extension SessionRegistry {
             if let reserved { index.withLock { $0.codes[reserved] = nil } }
             throw Self.notCreated
         }
+        var noCodeLeft = false
         let created = index.withLock { index -> LiveSession? in
             if let chosenKey, isHeld(chosenKey, in: &index, databaseSaysFree: cluster != nil) { return nil }
-            let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index)
+            guard let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index) else {
+                noCodeLeft = true
+                return nil
+            }
             let state = SessionState(
                 id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
                 timing: environment.timing, rules: defaults.rules, now: now)
@@ -79,7 +83,7 @@ extension SessionRegistry {
         }
         guard let session = created else {
             cluster?.release(id)
-            throw Self.codeTaken(chosenKey ?? "")
+            throw noCodeLeft ? Self.noCodeLeft : Self.codeTaken(chosenKey ?? "")
         }
         // The lease connection broke while this waited on the database, and `leasesLost` only
         // lets go of the sessions published before it: take the lease again, or let the new

@@ -112,13 +112,14 @@ extension SessionRegistry {
             guard !commands.isEmpty else { return try await session.view(for: user) }
             return try await session.performViewing(.all(commands), by: user).view
         }
-        let fresh = index.withLock { index -> String in
-            let fresh = Self.uniqueCode(defaults.codes, in: index)
+        let found = index.withLock { index -> String? in
+            guard let fresh = Self.uniqueCode(defaults.codes, in: index) else { return nil }
             index.codes[fresh] = session.id
             index.codeIssuedAt[fresh] = clock.now()
             index.codesBeingSet.insert(fresh)
             return fresh
         }
+        guard let fresh = found else { throw Self.noCodeLeft }
         let result: Result<SessionView, JamError>
         do {
             result = .success(try await session.performViewing(.all(commands + [.setJoinCode(fresh)]), by: user).view)
@@ -160,11 +161,12 @@ extension SessionRegistry {
     /// database), reserved here for `id`.
     func codeFreeOnEveryNode(for id: SessionID) async throws(JamError) -> String? {
         for _ in 0..<5 {
-            let candidate = index.withLock { index -> String in
-                let code = Self.uniqueCode(defaults.codes, in: index)
+            let found = index.withLock { index -> String? in
+                guard let code = Self.uniqueCode(defaults.codes, in: index) else { return nil }
                 index.codes[code] = id
                 return code
             }
+            guard let candidate = found else { throw Self.noCodeLeft }
             let holder: StoredSessionEntry?
             do {
                 holder = try await sharedEntry(code: candidate)
@@ -184,11 +186,11 @@ extension SessionRegistry {
         return nil
     }
 
-    static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String {
+    /// A code no session here holds; nil when all are held (PirateRadio's 10,000 can be).
+    static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String? {
         var generator = SystemRandomNumberGenerator()
-        while true {
-            let code = codes.make(using: &generator)
-            if index.codes[code] == nil { return code }
-        }
+        return codes.free(using: &generator) { index.codes[$0] != nil }
     }
+
+    static let noCodeLeft = JamError(.unavailable, "every join code is in use; try again when sessions have ended", retryAfterMs: 60_000)
 }
