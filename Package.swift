@@ -119,6 +119,7 @@ let package = Package(
                 "JamServer", "JamPirateRadio", "JamQueueIT", "JamClient", "JamClientNIO", "JamQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "jam-sdk-example", dependencies: ["JamClient"], path: "Examples/SDKExample"),

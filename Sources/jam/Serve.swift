@@ -7,6 +7,7 @@ import JamServer
 import Logging
 import Metrics
 import Prometheus
+import ServiceLifecycle
 
 /// `jam serve`: runs the server with an embedded SQLite store.
 struct Serve: AsyncParsableCommand {
@@ -89,6 +90,11 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("token-hours"),
         help: "How long a guest token is valid; clients refresh theirs before then (JAM_TOKEN_HOURS, 1 to 8760, default 720).")
     var tokenHours: Int?
+
+    @Option(
+        name: .customLong("stop-timeout-seconds"),
+        help: "How long a graceful stop may take before the server's work is cancelled; half as long again and it exits (JAM_STOP_TIMEOUT_SECONDS, 1 to 3600, default 30).")
+    var stopTimeoutSeconds: Int?
 
     @Option(
         name: .customLong("max-sockets-per-address"),
@@ -179,6 +185,11 @@ struct Serve: AsyncParsableCommand {
             guard hours > 0 else { throw ValidationError("\(name) must be 1 to 8760, got 0: a token must be valid for some time") }
             configuration.tokenLifetimeMs = Int64(hours) * 3_600_000
         }
+        if let text = stopTimeoutSeconds.map(String.init) ?? environment["JAM_STOP_TIMEOUT_SECONDS"] {
+            let source = stopTimeoutSeconds == nil ? "JAM_STOP_TIMEOUT_SECONDS" : "--stop-timeout-seconds"
+            guard let value = Int(text), (1...3600).contains(value) else { throw ValidationError("\(source) must be 1 to 3600 seconds, got \"\(text)\"") }
+            configuration.stopTimeout = .seconds(value)
+        }
         if let text = maxSocketsPerAddress.map(String.init) ?? environment["JAM_MAX_SOCKETS_PER_ADDRESS"] {
             guard let value = Int(text), (0...1_000_000).contains(value) else {
                 throw ValidationError("the socket cap per address must be 0 (no cap) to 1000000, got \"\(text)\"")
@@ -247,7 +258,13 @@ struct Serve: AsyncParsableCommand {
             let line = "OpenJam listening on http://\(shownHost):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         }
-        try await app.runService()
+        // A graceful stop waits for requests in progress, and one may wait on a store that
+        // does not answer: after the stop timeout the work is cancelled, and should that hang
+        // too, the process ends (as a SIGKILL would; nothing acknowledged is lost).
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "openjam"))
+        group.maximumGracefulShutdownDuration = configuration.stopTimeout
+        group.maximumCancellationDuration = max(.seconds(1), configuration.stopTimeout / 2)
+        try await ServiceGroup(configuration: group).run()
     }
 
     /// A whole-number option, else its environment variable; 0 (never) up to a year's worth

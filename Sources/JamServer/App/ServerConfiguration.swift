@@ -64,6 +64,10 @@ public struct ServerConfiguration: Sendable {
     public var checkpointInterval: Duration = .milliseconds(500)
     /// How group commits wait for company under load.
     public var commitTiming = CommitPipeline.Timing()
+    /// How long a graceful stop (SIGTERM, SIGINT) may take before the server's tasks are
+    /// cancelled; half as long again, and the process ends. Nothing acknowledged is lost
+    /// either way: a command is answered only once stored.
+    public var stopTimeout: Duration = .seconds(30)
     /// Music folders; none means the built-in demo library (synthesised into the data folder).
     public var musicFolders: [URL] = []
     /// How often the music folders are rescanned while the server runs; 0 never.

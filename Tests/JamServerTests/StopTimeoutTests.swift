@@ -1,0 +1,35 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+/// A graceful stop has an end, also while a request waits on a store that does not answer.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct StopTimeoutTests {
+    @Test func aStopWhileACreateWaitsOnAStuckStoreEndsWithinTheTimeout() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let node = try await ServerProcess(
+            dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", try location.url, "--stop-timeout-seconds", "2"])
+        let api = node.server.api
+        let host = try await api.guest("Host")
+        _ = try await api.create(host.token)
+        try await location.withTestConnection { sql in
+            let logger = Logger(label: "test")
+            // Reads go on; a new session's snapshot waits for the lock, and so does its create.
+            try await sql.query("BEGIN", logger: logger)
+            try await sql.query("LOCK TABLE session_snapshots IN EXCLUSIVE MODE", logger: logger)
+            let create = Task { try? await api.send("POST", "/api/v1/sessions", token: host.token, json: CreateSessionRequest()) }
+            try await Task.sleep(for: .milliseconds(800))
+            let asked = ContinuousClock.now
+            node.child.signal(SIGTERM)
+            let ended = try await node.child.waitForExit(timeout: .seconds(20))
+            #expect(!node.child.isRunning, "still running: \(ended)")
+            // Two seconds of graceful stop, one of cancellation, and the time to start and end.
+            #expect(ContinuousClock.now - asked < .seconds(8))
+            create.cancel()
+            try await sql.query("ROLLBACK", logger: logger)
+        }
+    }
+}
