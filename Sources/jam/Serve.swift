@@ -246,7 +246,7 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(PrometheusMetricsFactory.openJam(registry: registry))
 
         let host = configuration.host
         let dataDirectory = configuration.database?.redacted ?? configuration.dataDirectory.path

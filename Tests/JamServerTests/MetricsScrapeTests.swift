@@ -43,6 +43,32 @@ import Testing
         }
     }
 
+    @Test func sessionsEndedRestLimitsAndSubMillisecondCommitsShowAsTheyAre() async throws {
+        let folder = TestServer.makeDataDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await ServerProcess.with(dataDirectory: folder) { process in
+            let api = process.server.api
+            let host = try await api.guest("Host")
+            let id = try await api.create(host.token).session.id
+            // REST adds draw from the member's add budget (10 at once): the 11th is refused.
+            var statuses: [Int] = []
+            for n in 0...10 { statuses.append(try await api.add(host.token, id, testTrack(n)).status) }
+            #expect(statuses.last == 429, "\(statuses)")
+            #expect(try await api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
+            let values = Self.samples(try await api.request("GET", "/metrics").text)
+            #expect(values["openjam_live_sessions"] == 0, "the session ended")
+            #expect(values[#"openjam_command_errors_total{code="rateLimited"}"#] == 1)
+            // Buckets below a millisecond, where commits on a local disk fall.
+            let buckets = values.filter { $0.key.hasPrefix("openjam_store_commit_seconds_bucket") }
+            let fine = buckets.filter { key, _ in
+                key.firstMatch(of: /le="([0-9.e-]+)"/).flatMap { Double($0.1) }.map { $0 <= 0.001 } ?? false
+            }
+            #expect(fine.count >= 4, "\(buckets.keys.sorted())")
+            let sizes = values.keys.filter { $0.hasPrefix("openjam_store_batch_writes_bucket") }
+            #expect(sizes.contains { $0.contains(#"le="2.0""#) }, "\(sizes.sorted())")
+        }
+    }
+
     static let dashboard = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../deploy/grafana/openjam.json").standardizedFileURL
 

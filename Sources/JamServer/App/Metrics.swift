@@ -37,3 +37,4 @@ enum Metrics {
         commandErrors[code]?.increment()
     }
 }
+

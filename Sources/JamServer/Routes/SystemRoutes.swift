@@ -30,6 +30,8 @@ package struct SystemRoutes {
         }
         router.get("metrics") { _, _ in
             guard let metrics else { throw JamError(.notFound, "metrics are not enabled on this server") }
+            // Counted as scraped: sessions end, are swept and purged in many places.
+            Metrics.liveSessions.record(registry.liveCount)
             var bytes: [UInt8] = []
             metrics.emit(into: &bytes)
             return Response(

@@ -87,7 +87,10 @@ extension LiveSession {
     package func perform<T: Sendable>(
         _ command: Command, by user: UserID, budgeted: Bool = true, reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> (outcome: Outcome, read: T) {
-        if budgeted, let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) { throw refusal }
+        if budgeted, let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) {
+            noteRefusal(refusal, by: user, what: command.logName)
+            throw refusal
+        }
         if role == .replica {
             let outcome = try await forwardAndWait(command, by: user)
             return (outcome, body(state, wire))

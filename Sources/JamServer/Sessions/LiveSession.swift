@@ -136,9 +136,11 @@ public actor LiveSession: CommitReceiver {
     ) throws(JamError) -> (Outcome, lsn: Int64) {
         // A session this node let go takes nothing more: its records would be fenced off.
         guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
-        if case .command = input, environment.pipeline.isStalled {
+        if case .command(_, let user) = input, environment.pipeline.isStalled {
             // Applied now, it could not be stored; the client hears so at once rather than wait.
-            throw JamError(.unavailable, "the database is not taking writes; the command was not applied, try again")
+            let refusal = JamError(.unavailable, "the database is not taking writes; the command was not applied, try again")
+            noteRefusal(refusal, by: user, what: input.logName)
+            throw refusal
         }
         let now = environment.clock.now()
         let firstSeq = state.seq
