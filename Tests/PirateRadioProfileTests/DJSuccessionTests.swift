@@ -55,4 +55,25 @@ struct DJSuccessionTests {
             #expect(!(snapshot.objects("members") ?? []).contains { $0.string("userId") == "m2" }, "\(snapshot)")
         }
     }
+
+    @Test("After a kill -9 and restart the DJ of a station with members is still its DJ, and controls it when back")
+    func theDJStaysDJAcrossARestart() async throws {
+        try await PirateServer.with { server in
+            // Not the creator: succession made m1 DJ, with the creator gone and m2 still there.
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            await party.dj.socket.close()
+            try await party.members[1].socket.next("stateSync", "naming m1") { $0.data.string("djUserId") == "m1" }
+            _ = try await party.members[0].socket.addAndWait(prTrack(1))
+            try await server.afterKill { restarted in
+                // Every socket went with the server; everybody leaves, the DJ last, so the
+                // station waits for its DJ rather than for whoever happened to leave last.
+                let snapshot = try await restarted.http.snapshot(party.members[0].user, session: party.id)
+                #expect(snapshot.string("djUserId") == "m1", "\(snapshot)")
+                let dj = try await restarted.connect(party.members[0].user, to: party.id)
+                let listener = try await restarted.connect(party.members[1].user, to: party.id)
+                dj.socket.send("playPrepare", ["trackId": "spotify:track:2", "track": prTrack(2)])
+                try await listener.socket.next("playPrepare")
+            }
+        }
+    }
 }

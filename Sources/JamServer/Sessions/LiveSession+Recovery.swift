@@ -149,10 +149,14 @@ extension LiveSession {
         rescheduleTimer()
     }
 
-    /// Where sockets are membership, members without one leave (after a restart none has one).
+    /// Where sockets are membership, members without one leave (after a restart none has one),
+    /// the host last: each leave of a host passes the role on, so after the last one it would
+    /// rest with whoever left last, and a host who comes back would find it taken.
     func releaseMembersWithoutSockets() {
         guard wire.socketsAreMembership else { return }
-        for member in state.members where !connections.values.contains(where: { $0.user == member.userId }) {
+        let host = state.hostId
+        let leaving = state.members.filter { member in !connections.values.contains { $0.user == member.userId } }
+        for member in leaving.filter({ $0.userId != host }) + leaving.filter({ $0.userId == host }) {
             do {
                 try take(.command(.leave, by: member.userId), cause: .command(.leave, by: member.userId, connection: nil, relay: nil))
             } catch {
