@@ -26,8 +26,11 @@ public struct PirateRadioOptions: Sendable {
     public var maxQueue = 100
     /// Sessions one user may create per window.
     public var createLimit: (count: Int, window: Int) = (5, 3600)
-    /// Join attempts per client address per window.
+    /// Join attempts by code per client address per window (codes are 4 digits: guessable).
     public var joinLimit: (count: Int, window: Int) = (10, 60)
+    /// Joins by session id per client address per window. Its server limits none: the dial
+    /// tunes in at every station it passes, and an id cannot be guessed; this only stops a flood.
+    public var joinByIdLimit: (count: Int, window: Int) = (600, 60)
 
     /// Creates the defaults.
     public init() {}

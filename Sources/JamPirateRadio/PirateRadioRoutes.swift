@@ -118,7 +118,7 @@ struct PirateRadioRoutes {
         // The dial joins a station by its session id, whatever the age of its code.
         router.post("sessions/join-by-id") { request, context in
             _ = try tokens.verify(header: request.headers[.authorization])
-            if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
+            if rateLimited { try await limiter.check("pr-join-by-id:\(RouteHelpers.clientAddress(context))", limit: options.joinByIdLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a sessionId")
             guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "Session not found") }

@@ -140,4 +140,20 @@ struct JoinSessionTests {
             #expect(result.errorMessage != nil, "a 429 body is {\"error\": string}: \(result)")
         }
     }
+
+    @Test("Tuning the dial through many stations is not limited as code guessing is")
+    func joinByIdIsNotHeldToTheCodeJoinLimit() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1")
+            let listener = try await server.http.signIn("listener1")
+            let session = try await server.http.createSession(creator)
+            for attempt in 0..<15 {
+                let joined = try await server.http.send("POST", "/sessions/join-by-id", token: listener.token, json: ["sessionId": session.id])
+                #expect(joined.status == 200, "attempt \(attempt): \(joined)")
+            }
+            // Code joins keep their own, tighter limit, untouched by the dial.
+            let byCode = try await server.http.join(listener, code: session.joinCode)
+            #expect(byCode.status == 200, "\(byCode)")
+        }
+    }
 }
