@@ -155,4 +155,21 @@ struct ConnectionTests {
             try await quietDJ.socket.roundTrip()
         }
     }
+
+    @Test("A station playing through its queue to silent members is not idle: each track the server starts counts")
+    func autoAdvanceCountsAsActivity() async throws {
+        try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in
+            let party = try await Party.start(server, members: ["m1"])
+            for n in 2...9 { _ = try await party.dj.socket.addAndWait(prTrack(n, durationMs: 600)) }
+            let started = try await party.play(prTrack(1, durationMs: 600))
+            // Nobody sends anything from here; a track starts every 600 ms for about 5 s.
+            try await Task.sleep(until: started + .milliseconds(3_500))
+            let (djSeen, memberSeen) = (await party.dj.socket.summary(), await party.members[0].socket.summary())
+            #expect(await party.dj.socket.isClosed == false, "\(djSeen)")
+            #expect(await party.members[0].socket.isClosed == false, "\(memberSeen)")
+            // Once the queue has run out, silence is idleness again.
+            let code = try await party.members[0].socket.closeCode(timeout: .seconds(10))
+            #expect(code == 4008, "closed with \(String(describing: code))")
+        }
+    }
 }

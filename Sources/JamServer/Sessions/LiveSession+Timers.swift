@@ -33,7 +33,12 @@ extension LiveSession {
     /// Moves the timeline to now.
     func tick() {
         do {
-            try take(.advance, cause: .tick)
+            let (outcome, _) = try take(.advance, cause: .tick)
+            // A track the server starts counts as activity, as on PirateRadio's server: a
+            // station playing through its queue to silent listeners is not idle.
+            if outcome.events.contains(where: { $0.event.type == .playPrepare }) {
+                lastMessageNanos.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+            }
         } catch {
             logger.error("advancing the timeline failed", metadata: ["error": .loggable(error)])
         }
