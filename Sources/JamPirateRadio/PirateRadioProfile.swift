@@ -50,6 +50,8 @@ package struct PirateRadioProfile: WireProfile {
     package var usesLibrary: Bool { false }
     /// PirateRadio's server limits no socket message; its clients may rely on that.
     package var limitsSocketMessages: Bool { false }
+    /// Its server's `maxPayload`: a DJ whose message is larger loses the socket, and the role.
+    package var maxMessageBytes: Int { 512_000 }
 
     package var idleTimeout: IdleTimeout? {
         IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "Session idle timeout")

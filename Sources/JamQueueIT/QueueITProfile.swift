@@ -24,6 +24,7 @@ package struct QueueITProfile: WireProfile {
     package var idleTimeout: IdleTimeout? { nil }
     package var usesLibrary: Bool { true }
     package var limitsSocketMessages: Bool { true }
+    package var maxMessageBytes: Int { ClientFrame.maxBytes }
 
     /// The host's device plays; no member or queue limits beyond generous ones (its backend
     /// has none), duplicates allowed (it has no check), equal scores ordered as its tiers are,

@@ -23,4 +23,17 @@ struct DriftReportTests {
             }
         }
     }
+
+    @Test("A message up to its server's 512,000 bytes is taken: a 100 KB driftReport reaches the DJ and the sender stays")
+    func aLargeMessageUpToItsServersLimitIsTaken() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let padding = String(repeating: "x", count: 100_000)
+            party.members[0].socket.send("driftReport", ["driftMs": 7, "log": padding])
+            let relayed = try await party.dj.socket.next("driftReport")
+            #expect(relayed.data.string("log")?.count == 100_000)
+            try await party.members[0].socket.roundTrip()
+            #expect(await party.members[0].socket.isClosed == false)
+        }
+    }
 }

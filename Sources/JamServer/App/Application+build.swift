@@ -82,7 +82,7 @@ public func buildApplication(
         router: router,
         server: HTTPServerBuilder { responder in
             RealtimeServerChannel(
-                responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes, timing: timing,
+                responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes ?? profile.maxMessageBytes, timing: timing,
                 headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout,
                 socketCaps: socketCaps, addresses: addresses)
         },

@@ -21,8 +21,9 @@ public struct ServerConfiguration: Sendable {
     public var timing: Timing
     /// Largest REST body accepted, in bytes.
     public var maxBodyBytes: Int
-    /// Largest realtime frame accepted, in bytes.
-    public var maxFrameBytes: Int
+    /// Largest realtime message accepted, in bytes; nil for the profile's own (64 KiB, and
+    /// 512,000 bytes for PirateRadio's, as its server takes).
+    public var maxFrameBytes: Int?
     /// Frames a connection may be sent while its socket does not drain before it counts as
     /// stalled and is closed (4429).
     public var outboxLimit: Int
@@ -88,7 +89,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL = ServerConfiguration.defaultDataDirectory,
         secret: String? = nil, logLevel: Logger.Level = .info, timing: Timing = Timing(),
-        maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int = ClientFrame.maxBytes, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
+        maxBodyBytes: Int = 64 * 1024, maxFrameBytes: Int? = nil, outboxLimit: Int = 512, replayLogLimit: Int = 1024,
         rateLimits: RateLimits? = RateLimits()
     ) {
         self.host = host

@@ -19,6 +19,7 @@ package struct OpenJamProfile: WireProfile {
     package var idleTimeout: IdleTimeout? { nil }
     package var usesLibrary: Bool { true }
     package var limitsSocketMessages: Bool { true }
+    package var maxMessageBytes: Int { ClientFrame.maxBytes }
 
     package var defaults: SessionDefaults {
         SessionDefaults(rules: .openJam, settings: SessionSettings(), codes: .openJam, codeLifetimeMs: nil, makeWire: { _ in OpenJamWire() })

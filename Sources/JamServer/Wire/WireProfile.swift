@@ -211,6 +211,8 @@ package protocol WireProfile: Sendable {
     /// Whether members' socket messages are held to `ServerConfiguration.commandLimits`
     /// (a foreign profile matches its original server, which may have had none).
     var limitsSocketMessages: Bool { get }
+    /// Largest socket message it takes, in bytes; a larger one closes the socket (1009).
+    var maxMessageBytes: Int { get }
 
     /// Adds the profile's REST routes and middleware; returns any services they need.
     func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service]
