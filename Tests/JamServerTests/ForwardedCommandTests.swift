@@ -124,6 +124,25 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test func aSocketCommandWhoseAnswerNeverComesIsAnsweredAtTheForwardLimit() async throws {
+        try await Self.withForwardingNode { replica, guest, id, other in
+            let logger = Logger(label: "test")
+            let socket = TestSocket(server: replica, session: id, token: guest)
+            try await socket.next(.stateSync)
+            // The forward is stored as far as the replica can tell, and the owner never sees it:
+            // as when its reply notification is lost, or it dies after storing the command.
+            try await other.query("CREATE FUNCTION jam_test_swallow() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'", logger: logger)
+            try await other.query("CREATE TRIGGER jam_test_swallow BEFORE INSERT ON session_inbox FOR EACH ROW EXECUTE FUNCTION jam_test_swallow()", logger: logger)
+            let sent = ContinuousClock.now
+            socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "lost")), id: "lost")
+            let answer = try await socket.next("the add's answer", timeout: .seconds(25)) { $0.error?.id == "lost" || $0.ack?.id == "lost" }
+            #expect(answer.error?.code == .unavailable, "\(answer)")
+            #expect(answer.error?.message.contains("may still be applied") == true, "\(answer)")
+            #expect(ContinuousClock.now - sent >= .seconds(9), "at the forward's limit, not before")
+            await socket.close()
+        }
+    }
+
     /// The backends of `other`'s database that run `statement` and wait for `event`.
     private static func backends(running statement: String, waitingFor event: String, seen other: PostgresConnection) async throws -> [Int32] {
         let logger = Logger(label: "test")

@@ -17,7 +17,19 @@ extension LiveSession {
     /// Sends a command from one of this node's sockets to the owner.
     func forwardFromSocket(_ command: Command, by user: UserID, connection: ConnectionID?, replyId: String?) {
         guard let cluster = environment.cluster else { return }
-        if let replyId, let connection { forwards[Self.answerKey(user, replyId)] = .socket(connection) }
+        if let replyId, let connection {
+            let key = Self.answerKey(user, replyId)
+            forwards[key] = .socket(connection)
+            // Answered by the owner's record or reply. A reply can be lost (its notification
+            // failed, or the owner died after storing the command), and a healthy socket has
+            // no reason to reconnect and send it again: the member hears after the limit.
+            eventLoop.scheduleTask(in: Self.forwardAnswerLimit) { [self] in
+                self.assumeIsolated { session in
+                    guard case .socket(connection)? = session.forwards[key] else { return }
+                    session.forwardFailed(key: key, replyId: replyId, Self.forwardUnanswered)
+                }
+            }
+        }
         let forwarded = ForwardedCommand(
             inboxId: 0, session: id, origin: cluster.nodeID, connection: connection, replyId: replyId, command: command, user: user)
         sendForward(forwarded, via: cluster, since: environment.clock.now())
@@ -89,12 +101,8 @@ extension LiveSession {
         let forwarded = ForwardedCommand(inboxId: 0, session: id, origin: cluster.nodeID, connection: nil, replyId: replyId, command: command, user: user)
         // Answered by the owner's record or reply; a node that died (or whose database hangs)
         // before answering is given up on, though the owner may still apply the command.
-        let timeout = eventLoop.scheduleTask(in: .seconds(10)) { [self] in
-            self.assumeIsolated {
-                $0.forwardFailed(
-                    key: key, replyId: replyId,
-                    JamError(.unavailable, "the session's server did not answer in time; the change may still be applied, read the session before repeating it"))
-            }
+        let timeout = eventLoop.scheduleTask(in: Self.forwardAnswerLimit) { [self] in
+            self.assumeIsolated { $0.forwardFailed(key: key, replyId: replyId, Self.forwardUnanswered) }
         }
         defer { timeout.cancel() }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, JamError>, Never>) in
@@ -105,6 +113,13 @@ extension LiveSession {
         }
         return try result.get()
     }
+
+    /// How long a forwarded command's caller waits for the owner's answer.
+    static let forwardAnswerLimit: TimeAmount = .seconds(10)
+
+    /// What a caller hears when the owner's answer did not come within `forwardAnswerLimit`.
+    static let forwardUnanswered = JamError(
+        .unavailable, "the session's server did not answer in time; the change may still be applied, read the session before repeating it")
 
     /// A forward could not be stored, or went unanswered.
     func forwardFailed(key: String?, replyId: String?, _ error: JamError) {
