@@ -224,21 +224,21 @@ struct ForwardedCommandTests {
 
     @Test func anEndedSessionGivesUpItsLease() async throws {
         try await Self.withOwnedSession { server, host, id, other, _ in
-            #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
+            #expect(try await other.leaseIsFree(id) == false, "the node that created the session owns it")
             #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
-            try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await Self.leaseIsFree(id, other) }
+            try await eventually("an ended session's lock-table slot is given back", timeout: .seconds(5)) { try await other.leaseIsFree(id) }
         }
     }
 
     @Test func aSessionLetGoBecauseAnotherWriterOvertookItGivesUpItsLease() async throws {
         try await Self.withOwnedSession { server, host, id, other, _ in
-            #expect(try await Self.leaseIsFree(id, other) == false, "the node that created the session owns it")
+            #expect(try await other.leaseIsFree(id) == false, "the node that created the session owns it")
             // Another writer's record (an old owner's late commit): the node's next append is refused.
             try await other.query("UPDATE sessions SET last_lsn = last_lsn + 1 WHERE id = \(id.rawValue)", logger: Logger(label: "test"))
             let add = try await server.api.add(host.token, id, testTrack(1))
             #expect(add.status == 503, "\(add.status) \(add.text)")
             // Kept, the lease would keep every node from a session this one no longer serves.
-            try await eventually("the lease of a session let go is given back", timeout: .seconds(5)) { try await Self.leaseIsFree(id, other) }
+            try await eventually("the lease of a session let go is given back", timeout: .seconds(5)) { try await other.leaseIsFree(id) }
         }
     }
 
@@ -266,7 +266,7 @@ struct ForwardedCommandTests {
                 let answer = try await created
                 if answer.status == 201 {
                     let id = try answer.decode(SessionView.self).session.id
-                    #expect(try await Self.leaseIsFree(id, other) == false, "a session this node serves is one it holds the lease of")
+                    #expect(try await other.leaseIsFree(id) == false, "a session this node serves is one it holds the lease of")
                 } else {
                     #expect(answer.status == 503, "\(answer.status) \(answer.text)")
                 }
@@ -312,15 +312,6 @@ struct ForwardedCommandTests {
         }
     }
 
-    /// Whether another node could take the session's lease now; it gives it back at once.
-    private static func leaseIsFree(_ id: SessionID, _ other: PostgresConnection) async throws -> Bool {
-        let logger = Logger(label: "test")
-        let rows = try await other.query("SELECT pg_try_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
-        var free = false
-        for try await taken in rows.decode(Bool.self) { free = taken }
-        if free { try await other.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger) }
-        return free
-    }
 
     @Test(.timeLimit(.minutes(1))) func forwardsForMoreSessionsThanOneNotificationNamesAreStoredAndAnnounced() async throws {
         let location = try await TestPostgres.freshDatabase()

@@ -75,8 +75,10 @@ public func buildApplication(
     let routeServices = profile.registerRoutes(on: router, context: context)
     onRoutes(router.routes.map { "\($0.method) \($0.path)" })
     // Shut down in reverse: the HTTP server (closing sockets), the profile's services, the
-    // registry (snapshots), the store's own work, and the commit pipeline last of all.
-    let services: [any Service] = [pipeline] + store.services + (cluster.map { [$0] } ?? []) + [registry] + routeServices
+    // registry (snapshots), the store's own work, the commit pipeline (what is queued is
+    // written), and the cluster node last: its leases go only once this node writes nothing
+    // more, so a node taking a session over reads a log this one has finished.
+    let services: [any Service] = (cluster.map { [$0] } ?? []) + [pipeline] + store.services + [registry] + routeServices
     let timing = RealtimeHandler.Timing()
     return Application(
         router: router,
