@@ -158,17 +158,17 @@ struct ConnectionTests {
 
     @Test("A station playing through its queue to silent members is not idle: each track the server starts counts")
     func autoAdvanceCountsAsActivity() async throws {
-        try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in
+        try await PirateServer.with(.init(idleTimeoutMs: 3_000)) { server in
             let party = try await Party.start(server, members: ["m1"])
-            for n in 2...9 { _ = try await party.dj.socket.addAndWait(prTrack(n, durationMs: 600)) }
-            let started = try await party.play(prTrack(1, durationMs: 600))
-            // Nobody sends anything from here; a track starts every 600 ms for about 5 s.
-            try await Task.sleep(until: started + .milliseconds(3_500))
+            for n in 2...9 { _ = try await party.dj.socket.addAndWait(prTrack(n, durationMs: 1_000)) }
+            let started = try await party.play(prTrack(1, durationMs: 1_000))
+            // Nobody sends anything from here; a track starts every second for about 9 s.
+            try await Task.sleep(until: started + .milliseconds(6_500))
             let (djSeen, memberSeen) = (await party.dj.socket.summary(), await party.members[0].socket.summary())
             #expect(await party.dj.socket.isClosed == false, "\(djSeen)")
             #expect(await party.members[0].socket.isClosed == false, "\(memberSeen)")
             // Once the queue has run out, silence is idleness again.
-            let code = try await party.members[0].socket.closeCode(timeout: .seconds(10))
+            let code = try await party.members[0].socket.closeCode(timeout: .seconds(15))
             #expect(code == 4008, "closed with \(String(describing: code))")
         }
     }
