@@ -25,7 +25,8 @@ import Testing
         }
 
         func log(event: LogEvent) {
-            records.append(event.message.description, metadata.merging(event.metadata ?? [:]) { $1 })
+            let provided = metadataProvider?.get() ?? [:]
+            records.append(event.message.description, metadata.merging(provided) { $1 }.merging(event.metadata ?? [:]) { $1 })
         }
     }
 
@@ -51,6 +52,16 @@ import Testing
         // Nothing the capture holds has a line break left.
         let text = record.message + record.metadata.values.map(\.description).joined()
         #expect(!text.contains("\n") && !text.contains("\r"))
+    }
+
+    @Test func metadataFromAProviderAndKeysAreEscapedToo() {
+        let records = Capture.Records()
+        var handler = OneLineLogHandler(Capture(records: records))
+        handler.metadataProvider = Logger.MetadataProvider { ["task.name": "late\nnight", "key\nbreak": "v"] }
+        let logger = Logger(label: "test") { _ in handler }
+        logger.info("hello")
+        #expect(records.all[0].metadata["task.name"] == .string(#"late\nnight"#))
+        #expect(records.all[0].metadata[#"key\nbreak"#] == .string("v"))
     }
 
     @Test func plainTextIsLoggedAsItIs() {

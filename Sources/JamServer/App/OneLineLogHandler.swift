@@ -19,12 +19,12 @@ package struct OneLineLogHandler<Inner: LogHandler>: LogHandler {
 
     package var metadata: Logger.Metadata {
         get { inner.metadata }
-        set { inner.metadata = newValue.mapValues(Self.escaped) }
+        set { inner.metadata = Self.escaped(newValue) }
     }
 
     package var metadataProvider: Logger.MetadataProvider? {
         get { inner.metadataProvider }
-        set { inner.metadataProvider = newValue }
+        set { inner.metadataProvider = newValue.map { provider in Logger.MetadataProvider { Self.escaped(provider.get()) } } }
     }
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -35,8 +35,29 @@ package struct OneLineLogHandler<Inner: LogHandler>: LogHandler {
     package func log(event: LogEvent) {
         var event = event
         event.message = Logger.Message(stringLiteral: Self.escaped(event.message.description))
-        event.metadata = event.metadata?.mapValues(Self.escaped)
+        if let metadata = event.metadata { event.metadata = Self.escaped(metadata) }
+        if let error = event.error {
+            // The inner handler would print the error as it describes itself.
+            event.metadata = (event.metadata ?? [:]).merging(["error": .string(Self.escaped("\(error)"))]) { $1 }
+            event.error = nil
+        }
         inner.log(event: event)
+    }
+
+    /// `metadata` with its keys and values escaped; as it is when nothing needs escaping,
+    /// which is nearly always (no copy then).
+    static func escaped(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        guard metadata.contains(where: { needsEscaping($0.key) || needsEscaping($0.value) }) else { return metadata }
+        return Dictionary(metadata.map { (escaped($0.key), escaped($0.value)) }, uniquingKeysWith: { _, last in last })
+    }
+
+    private static func needsEscaping(_ value: Logger.Metadata.Value) -> Bool {
+        switch value {
+        case .string(let text): needsEscaping(text)
+        case .stringConvertible(let convertible): needsEscaping(convertible.description)
+        case .array(let values): values.contains(where: needsEscaping)
+        case .dictionary(let values): values.contains { needsEscaping($0.key) || needsEscaping($0.value) }
+        }
     }
 
     /// `value` with its strings escaped; a value without control characters is kept as it is.
@@ -49,7 +70,7 @@ package struct OneLineLogHandler<Inner: LogHandler>: LogHandler {
         case .array(let values):
             .array(values.map(escaped))
         case .dictionary(let values):
-            .dictionary(values.mapValues(escaped))
+            .dictionary(escaped(values))
         }
     }
 

@@ -5,13 +5,15 @@ import Logging
 extension LiveSession {
     /// Counts and logs a refused command or message: one structured line with the session
     /// (in the logger's metadata), the member, the error code and what was refused. Rate-limit
-    /// refusals log at debug, so a flooding client cannot flood the log too.
+    /// refusals log at debug, so a flooding client cannot flood the log too; so do refusals
+    /// while the store takes no writes, which the pipeline logs once for all of them.
     func noteRefusal(_ error: any Error, by user: UserID?, what: String) {
         Metrics.commandFailed(error)
         let code = (error as? JamError)?.code ?? .internal
         var metadata: Logger.Metadata = ["error.code": "\(code.rawValue)", "command": "\(what)", "error": .loggable(error)]
         if let user { metadata["member.id"] = "\(user)" }
-        logger.log(level: code == .rateLimited ? .debug : .info, "command refused", metadata: metadata)
+        let quiet = code == .rateLimited || code == .unavailable
+        logger.log(level: quiet ? .debug : .info, "command refused", metadata: metadata)
     }
 }
 
