@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("stop-timeout-seconds"),
-        help: "How long a graceful stop may take before the server's work is cancelled; half as long again and it exits (JAM_STOP_TIMEOUT_SECONDS, 1 to 3600, default 30).")
+        help: "How long a graceful stop may take before the server's work is cancelled; half as long again and the process is stopped with a crash report (JAM_STOP_TIMEOUT_SECONDS, 1 to 3600, default 30).")
     var stopTimeoutSeconds: Int?
 
     @Option(
@@ -127,14 +127,17 @@ struct Serve: AsyncParsableCommand {
             configuration.port = 3000
         }
         configuration.host = host ?? environment["JAM_HOST"] ?? configuration.host
-        let portText = pirate ? (environment["PORT"] ?? environment["JAM_PORT"]) : environment["JAM_PORT"]
+        let portVariable = pirate && environment["PORT"] != nil ? "PORT" : "JAM_PORT"
+        var portSource = "the port"
         if let value = port {
             configuration.port = value
-        } else if let portText {
-            guard let value = Int(portText) else { throw ValidationError("the port must be a number, got \"\(portText)\"") }
+            portSource = "--port"
+        } else if let portText = environment[portVariable] {
+            guard let value = Int(portText) else { throw ValidationError("\(portVariable) must be a number, got \"\(portText)\"") }
             configuration.port = value
+            portSource = portVariable
         }
-        guard (0...65535).contains(configuration.port) else { throw ValidationError("the port must be between 0 and 65535, got \(configuration.port)") }
+        guard (0...65535).contains(configuration.port) else { throw ValidationError("\(portSource) must be between 0 and 65535, got \(configuration.port)") }
         guard !configuration.host.isEmpty else { throw ValidationError("the address to listen on (--host, JAM_HOST) is empty") }
         if let dir = dataDir ?? environment["JAM_DATA_DIR"] {
             configuration.dataDirectory = URL(fileURLWithPath: dir)
@@ -153,7 +156,10 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.logLevel = parsed
         }
-        let folders = music.isEmpty ? (environment["JAM_MUSIC"].map { $0.split(separator: ":").map(String.init) } ?? []) : music
+        // JAM_MUSIC and JAM_WEB_ROOT may be set for another profile on the same machine: only
+        // a profile that reads them checks them.
+        let readsLibrary = profileName != .pirateRadio
+        let folders = !readsLibrary ? [] : music.isEmpty ? (environment["JAM_MUSIC"].map { $0.split(separator: ":").map(String.init) } ?? []) : music
         for folder in folders {
             if let problem = MusicLibrary.folderProblem(folder) { throw ValidationError("music folder \"\(folder)\" \(problem)") }
         }
@@ -162,7 +168,7 @@ struct Serve: AsyncParsableCommand {
             guard let value = Int(text), value >= 0 else { throw ValidationError("the rescan interval must be a number of seconds (0 for never), got \"\(text)\"") }
             configuration.libraryRescanSeconds = value
         }
-        if let root = webRoot ?? environment["JAM_WEB_ROOT"] {
+        if profileName == .openjam, let root = webRoot ?? environment["JAM_WEB_ROOT"] {
             guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: root).appendingPathComponent("index.html").path) else {
                 throw ValidationError("web root \"\(root)\" has no index.html")
             }
@@ -260,7 +266,8 @@ struct Serve: AsyncParsableCommand {
         }
         // A graceful stop waits for requests in progress, and one may wait on a store that
         // does not answer: after the stop timeout the work is cancelled, and should that hang
-        // too, the process ends (as a SIGKILL would; nothing acknowledged is lost).
+        // too, the service group stops the process with a fatalError (nothing acknowledged is
+        // lost: a command is answered only once stored).
         var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "openjam"))
         group.maximumGracefulShutdownDuration = configuration.stopTimeout
         group.maximumCancellationDuration = max(.seconds(1), configuration.stopTimeout / 2)
@@ -327,7 +334,7 @@ struct Serve: AsyncParsableCommand {
             ("--token-hours", tokenHours != nil, [.openjam, .queueit], "PirateRadio's tokens last 24 hours, as its server's do"),
         ]
         for entry in given where entry.isGiven && !entry.readBy.contains(profile) {
-            throw ValidationError("\(entry.option) has no effect with --profile \(profile.rawValue): \(entry.why)")
+            throw ValidationError("\(entry.option) has no effect with the \(profile.rawValue) profile: \(entry.why)")
         }
     }
 }

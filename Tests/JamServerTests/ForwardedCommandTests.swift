@@ -124,6 +124,43 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test func aReplicaWhoseLogReadFailedReadsItAgainWithoutAnotherChange() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let logger = Logger(label: "test")
+        // The replica signs in to the database as a role of its own, whose reads the test can refuse.
+        let role = "jam_replica_" + UUID().uuidString.prefix(8).lowercased()
+        try await TestServer.with(configure: { $0.database = location }) { owner in
+            let host = try await owner.api.guest("Host")
+            let created = try await owner.api.create(host.token)
+            try await location.withTestConnection(id: 7) { sql in
+                try await sql.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN"), logger: logger)
+                // Opening a store checks its migrations (CREATE … IF NOT EXISTS needs the schema's).
+                try await sql.query(PostgresQuery(unsafeSQL: "GRANT ALL ON SCHEMA public TO \(role)"), logger: logger)
+                try await sql.query(PostgresQuery(unsafeSQL: "GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role)"), logger: logger)
+                try await sql.query(PostgresQuery(unsafeSQL: "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)"), logger: logger)
+                let replicaLocation = try PostgresLocation(url: try location.url.replacingOccurrences(of: "://postgres@", with: "://\(role)@"))
+                try await TestServer.with(configure: { $0.database = replicaLocation }) { replica in
+                    let guest = try await replica.api.guest("Guest")
+                    _ = try await replica.api.join(guest.token, code: created.session.joinCode)
+                    let socket = TestSocket(server: replica, session: created.session.id, token: guest.token)
+                    try await socket.next(.stateSync)
+                    try await sql.query(PostgresQuery(unsafeSQL: "REVOKE SELECT ON session_log FROM \(role)"), logger: logger)
+                    #expect(try await owner.api.add(host.token, created.session.id, testTrack(1)).status == 201)
+                    // The notification comes, the read is refused; then reads are allowed again.
+                    try await Task.sleep(for: .seconds(1))
+                    try await sql.query(PostgresQuery(unsafeSQL: "GRANT SELECT ON session_log TO \(role)"), logger: logger)
+                    let added = try await socket.next("the add, read again", timeout: .seconds(10)) { envelope in
+                        if case .queueItemAdded = envelope.event { return true }
+                        if case .playPrepare = envelope.event { return true }
+                        return false
+                    }
+                    #expect(added.seq > 0)
+                    await socket.close()
+                }
+            }
+        }
+    }
+
     @Test func aSocketCommandWhoseAnswerNeverComesIsAnsweredAtTheForwardLimit() async throws {
         try await Self.withForwardingNode { replica, guest, id, other in
             let logger = Logger(label: "test")

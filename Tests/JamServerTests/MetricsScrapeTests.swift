@@ -107,3 +107,29 @@ import Testing
         }
     }
 }
+
+/// `/metrics` of nodes sharing one database.
+@Suite(.enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
+struct ClusterMetricsTests {
+    @Test func everyNodeCountsTheSessionsAnyNodeCreated() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let url = try location.url
+        let nodes = [
+            try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url]),
+            try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url]),
+        ]
+        do {
+            // Both made on the first node, after the second started: the second knows of neither.
+            let host = try await nodes[0].server.api.guest("Host")
+            for _ in 0..<2 { _ = try await nodes[0].server.api.create(host.token) }
+            for node in nodes {
+                let values = MetricsScrapeTests.samples(try await node.server.api.request("GET", "/metrics").text)
+                #expect(values["openjam_live_sessions"] == 2, "node on port \(node.port)")
+            }
+        } catch {
+            for node in nodes { _ = try? await node.terminate() }
+            throw error
+        }
+        for node in nodes { try await node.terminate() }
+    }
+}

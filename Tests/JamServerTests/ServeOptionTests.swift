@@ -13,17 +13,19 @@ import Testing
         (["--secret", "short"], [:], "--secret holds 5 characters; a token secret needs at least 32"),
         (["--profile", "pirate-radio"], ["JWT_SECRET": "change-me"], "JWT_SECRET holds 9 characters; a token secret needs at least 32"),
         // Options another profile reads would be ignored without a word.
-        (["--idle-timeout-ms=-5"], [:], "--idle-timeout-ms has no effect with --profile openjam: a PirateRadio setting"),
-        (["--profile", "queueit", "--web-root", "/tmp"], [:], "--web-root has no effect with --profile queueit"),
-        (["--profile", "pirate-radio", "--token-hours", "1"], ["JWT_SECRET": goodSecret], "--token-hours has no effect with --profile pirate-radio"),
-        (["--profile", "pirate-radio", "--music", "/tmp"], ["JWT_SECRET": goodSecret], "--music has no effect with --profile pirate-radio: PirateRadio plays no library"),
+        (["--idle-timeout-ms=-5"], [:], "--idle-timeout-ms has no effect with the openjam profile: a PirateRadio setting"),
+        (["--profile", "queueit", "--web-root", "/tmp"], [:], "--web-root has no effect with the queueit profile"),
+        (["--profile", "pirate-radio", "--token-hours", "1"], ["JWT_SECRET": goodSecret], "--token-hours has no effect with the pirate-radio profile"),
+        (["--profile", "pirate-radio", "--music", "/tmp"], ["JWT_SECRET": goodSecret], "--music has no effect with the pirate-radio profile: PirateRadio plays no library"),
         (["--profile", "pirate-radio", "--idle-timeout-ms", "0"], ["JWT_SECRET": goodSecret], "--idle-timeout-ms must be a positive number of milliseconds, got 0"),
         // The variable that was read is the one named.
         ([], ["JAM_TOKEN_HOURS": "0"], "JAM_TOKEN_HOURS must be 1 to 8760, got 0"),
         ([], ["JAM_END_ABANDONED_HOURS": "9000"], "JAM_END_ABANDONED_HOURS must be 0 (never) to 8760, got 9000"),
         // Minutes go up to a year's worth of minutes, not of hours.
         (["--pause-unattended-minutes", "600000"], [:], "--pause-unattended-minutes must be 0 (never) to 525600, got 600000"),
-        (["--port", "70000"], [:], "the port must be between 0 and 65535, got 70000"),
+        (["--port", "70000"], [:], "--port must be between 0 and 65535, got 70000"),
+        // A folder for another profile is not this one's to check.
+        (["--profile", "pirate-radio", "--port", "70000"], ["JWT_SECRET": goodSecret, "JAM_MUSIC": "/no/such/folder"], "--port must be between 0 and 65535, got 70000"),
         (["--host", ""], [:], "the address to listen on (--host, JAM_HOST) is empty"),
     ] as [([String], [String: String], String)])
     func aBadSettingStopsTheServerNamingIt(arguments: [String], environment: [String: String], message: String) async throws {

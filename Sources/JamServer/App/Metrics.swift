@@ -37,4 +37,3 @@ enum Metrics {
         commandErrors[code]?.increment()
     }
 }
-

@@ -11,7 +11,7 @@ extension PrometheusMetricsFactory {
             .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
             .seconds(1), .milliseconds(2_500), .seconds(10),
         ]
-        factory.valueHistogramBuckets["openjam_store_batch_writes"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 4_096]
+        factory.valueHistogramBuckets["openjam_store_batch_writes"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 2_048, 4_096]
         return factory
     }
 }

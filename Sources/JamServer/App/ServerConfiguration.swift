@@ -66,8 +66,9 @@ public struct ServerConfiguration: Sendable {
     /// How group commits wait for company under load.
     public var commitTiming = CommitPipeline.Timing()
     /// How long a graceful stop (SIGTERM, SIGINT) may take before the server's tasks are
-    /// cancelled; half as long again, and the process ends. Nothing acknowledged is lost
-    /// either way: a command is answered only once stored.
+    /// cancelled; half as long again, and the process is stopped with a crash report. Nothing
+    /// acknowledged is lost either way: a command is answered only once stored. `jam serve`
+    /// applies it to the service group it runs; `buildApplication` alone does not.
     public var stopTimeout: Duration = .seconds(30)
     /// Music folders; none means the built-in demo library (synthesised into the data folder).
     public var musicFolders: [URL] = []

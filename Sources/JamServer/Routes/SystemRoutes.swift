@@ -30,8 +30,9 @@ package struct SystemRoutes {
         }
         router.get("metrics") { _, _ in
             guard let metrics else { throw JamError(.notFound, "metrics are not enabled on this server") }
-            // Counted as scraped: sessions end, are swept and purged in many places.
-            Metrics.liveSessions.record(registry.liveCount)
+            // Counted as scraped: sessions end, are swept and purged in many places, and on
+            // several nodes on other nodes too.
+            Metrics.liveSessions.record(await registry.sessionsNotEnded())
             var bytes: [UInt8] = []
             metrics.emit(into: &bytes)
             return Response(

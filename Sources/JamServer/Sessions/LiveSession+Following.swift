@@ -30,6 +30,22 @@ extension LiveSession {
         }
     }
 
+    /// Reads again what a failed read left: a replica's log still behind what a notification
+    /// announced, an owner's inbox it could not read. Nothing announces either again, so
+    /// without this the session's members would miss events (or wait on their forwarded
+    /// commands) until some later change. Called by the lease poll; returns the session's
+    /// role after it, for the poll's next step.
+    func retryFailedReads() async -> SessionRole {
+        guard !releasedFlag.load(ordering: .relaxed) else { return role }
+        switch role {
+        case .replica:
+            if nextLsn - 1 < wantedLsn { await catchUp(to: wantedLsn) }
+        case .owner:
+            if inboxReadFailed { await drainInbox() }
+        }
+        return role
+    }
+
     /// What one read of the log came to.
     enum LogRead {
         /// Records were read and applied.

@@ -23,8 +23,13 @@ extension LiveSession {
             // Answered by the owner's record or reply. A reply can be lost (its notification
             // failed, or the owner died after storing the command), and a healthy socket has
             // no reason to reconnect and send it again: the member hears after the limit.
+            forwardCount += 1
+            let sent = forwardCount
+            forwardLimits[key] = sent
             eventLoop.scheduleTask(in: Self.forwardAnswerLimit) { [self] in
                 self.assumeIsolated { session in
+                    guard session.forwardLimits[key] == sent else { return }
+                    session.forwardLimits[key] = nil
                     guard case .socket(connection)? = session.forwards[key] else { return }
                     session.forwardFailed(key: key, replyId: replyId, Self.forwardUnanswered)
                 }

@@ -21,9 +21,12 @@ extension LiveSession {
                 let id = id
                 commands = try await cluster.withDatabase { try await cluster.inbox(id) }
             } catch {
+                // Nothing announces these rows again: the lease poll reads them (`retryFailedReads`).
                 logger.warning("reading forwarded commands failed", metadata: ["error": .loggable(error)])
+                inboxReadFailed = true
                 return
             }
+            inboxReadFailed = false
             takeInbox(commands)
         } while inboxAgain && role == .owner
     }

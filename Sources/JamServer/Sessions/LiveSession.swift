@@ -65,6 +65,10 @@ public actor LiveSession: CommitReceiver {
     let releasedFlag = Atomic<Bool>(false)
     /// Replica: commands forwarded to the owner and not answered yet, by answer key.
     var forwards: [String: PendingForward] = [:]
+    /// Replica: the latest forward of each socket command's answer key whose time limit still
+    /// runs, so that the limit of an earlier send of the same command does not end a retry's.
+    var forwardLimits: [String: UInt64] = [:]
+    var forwardCount: UInt64 = 0
     /// Replica: the log position a notification announced.
     var wantedLsn: Int64 = 0
     var catchingUp = false
@@ -72,6 +76,8 @@ public actor LiveSession: CommitReceiver {
     var takenInbox: [Int64: Millis] = [:]
     var drainingInbox = false
     var inboxAgain = false
+    /// Owner: the last read of the inbox failed; the lease poll reads it again.
+    var inboxReadFailed = false
     /// Every device's latest sync report (passing, never logged).
     var syncBoard = SyncBoard()
     var syncPublishTimer: Scheduled<Void>?

@@ -9,6 +9,17 @@ extension SessionRegistry: ClusterEvents {
         return try await cluster.withDatabase { try await cluster.store.entry(id) }
     }
 
+    /// Sessions not ended: on several nodes the database's count (a node knows only the
+    /// sessions it has loaded or looked up since it started), else this node's own.
+    package func sessionsNotEnded() async -> Int {
+        guard let cluster else { return liveCount }
+        do {
+            return try await cluster.withDatabase { try await cluster.store.sessionsNotEnded() }
+        } catch {
+            return liveCount
+        }
+    }
+
     /// The stored, not ended, session whose join code is `code`.
     func sharedEntry(code: String) async throws(JamError) -> StoredSessionEntry? {
         guard let cluster else { return nil }
@@ -32,7 +43,7 @@ extension SessionRegistry: ClusterEvents {
     }
 
     func logMoved(_ positions: [(SessionID, Int64)]) async {
-        guard let cluster else { return }
+        guard let cluster, !stopping.load(ordering: .acquiring) else { return }
         // The sessions this node follows and is behind on, read in one query.
         var behind: [(session: LiveSession, applied: Int64, wanted: Int64)] = []
         for (id, lsn) in positions {
@@ -55,7 +66,7 @@ extension SessionRegistry: ClusterEvents {
     }
 
     func inboxFilled(_ sessions: [SessionID]) async {
-        guard let cluster else { return }
+        guard let cluster, !stopping.load(ordering: .acquiring) else { return }
         var owned: [LiveSession] = []
         for id in Set(sessions) {
             if let session = live(id), await session.role == .owner { owned.append(session) }
@@ -76,10 +87,10 @@ extension SessionRegistry: ClusterEvents {
     }
 
     func pollLeases() async {
-        guard let cluster else { return }
+        guard let cluster, !stopping.load(ordering: .acquiring) else { return }
         var replicas: [SessionID: LiveSession] = [:]
         for session in allLive where !session.hasEnded && !session.releasedFlag.load(ordering: .relaxed) {
-            if await session.role == .replica { replicas[session.id] = session }
+            if await session.retryFailedReads() == .replica { replicas[session.id] = session }
         }
         guard !replicas.isEmpty else { return }
         for id in await cluster.tryLock(Array(replicas.keys)) {

@@ -114,6 +114,7 @@ extension SessionRegistry {
     }
 
     private func shutdownSessions() async {
+        stopping.store(true, ordering: .releasing)
         let live = index.withLock { index in
             index.entries.values.compactMap { entry -> LiveSession? in
                 if case .live(let session) = entry { return session }

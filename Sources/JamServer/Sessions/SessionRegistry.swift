@@ -52,6 +52,10 @@ public final class SessionRegistry: Service, Sendable {
     }
 
     let index = Mutex(Index())
+    /// Set once the server stops: its sessions are stored, and the lease poll and the
+    /// cluster's notifications take no session over and apply nothing more, though the
+    /// cluster node keeps its leases until the last writes are in.
+    let stopping = Atomic<Bool>(false)
     let store: any SessionStore
     let baseEnvironment: SessionEnvironment
     let defaults: SessionDefaults

@@ -295,7 +295,8 @@ public final class CommitPipeline: Service, Sendable {
     }
 
     public func run() async throws {
-        // Commits go on until everything else has stopped: this service is shut down last.
+        // Commits go on until everything that submits writes has stopped (only the cluster node,
+        // which writes nothing, stops after this service, so its leases outlast the last write).
         try? await gracefulShutdown()
         // A thread still inside a hung commit (SQLite's) would never let its group stop.
         if await stop() { try await group.shutdownGracefully() }

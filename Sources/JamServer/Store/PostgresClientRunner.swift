@@ -2,8 +2,8 @@ import PostgresNIO
 import Synchronization
 
 /// Runs the client's connection pool from `open` until `close`, outside the server's graceful
-/// shutdown: the commit pipeline still writes its last batches through it after everything
-/// else has stopped.
+/// shutdown: the commit pipeline still writes its last batches through it after every service
+/// that submits writes has stopped.
 final class PostgresClientRunner: Sendable {
     private let client: PostgresClient
     private let task = Mutex<Task<Void, Never>?>(nil)

@@ -66,6 +66,16 @@ public final class PostgresSessionStore: SessionStore, Sendable {
         try await entries(where: "")
     }
 
+    /// How many stored sessions have not ended, whichever node created them.
+    public func sessionsNotEnded() async throws -> Int {
+        try await closingOnCancel { connection in
+            let rows = try await connection.send("SELECT count(*) FROM sessions WHERE NOT ended", logger: self.logger)
+            var count: Int64 = 0
+            for try await value in rows.decode(Int64.self) { count = value }
+            return Int(count)
+        }
+    }
+
     /// The index row of `id`, if stored (a session another node created).
     public func entry(_ id: SessionID) async throws -> StoredSessionEntry? {
         try await entries(where: "WHERE s.id = $1", id.rawValue).first
