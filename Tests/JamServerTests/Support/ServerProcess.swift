@@ -63,41 +63,34 @@ final class ServerProcess: Sendable {
     var server: TestServer { TestServer(port: port, dataDirectory: dataDirectory) }
 
     /// Runs `jam serve --port 0 --data-dir <new folder>` with `arguments`, and `environment`
-    /// added to the test's own, expecting it to refuse to start: its exit status and standard
-    /// error. A server that says it is listening instead is stopped, and its status is nil.
+    /// added to the test's own, expecting it to refuse to start: its exit status and output.
+    /// A server that says it is listening instead is stopped, and its status is nil.
     /// `asNobody` runs it as user 65534 when the tests run as root, who may read any folder.
+    /// On `ChildProcess`: Foundation's `Process.run()` crashed the test process when several
+    /// tests started children at once.
     static func refusal(_ arguments: [String], environment: [String: String] = [:], asNobody: Bool = false) async throws -> (status: Int32?, errors: String) {
-        let process = Process()
         let serve = ["serve", "--port", "0", "--data-dir", TestServer.makeDataDirectory().path] + arguments
-        if asNobody, getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", try executable.path] + serve
-        } else {
-            process.executableURL = try executable
-            process.arguments = serve
-        }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let folder = TestServer.makeDataDirectory()
-        let errors = folder.appendingPathComponent("stderr.log"), output = folder.appendingPathComponent("stdout.log")
-        for file in [errors, output] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        let errorHandle = try FileHandle(forWritingTo: errors), outputHandle = try FileHandle(forWritingTo: output)
-        defer {
-            try? errorHandle.close()
-            try? outputHandle.close()
-        }
-        process.standardError = errorHandle
-        process.standardOutput = outputHandle
-        try process.run()
+        let (executable, launch) = asNobody && getuid() == 0
+            ? (URL(fileURLWithPath: "/usr/bin/setpriv"), ["--reuid=65534", "--regid=65534", "--clear-groups", try self.executable.path] + serve)
+            : (try self.executable, serve)
+        let log = TestServer.makeDataDirectory().appendingPathComponent("serve.log")
+        let child = try await ChildProcess.start(
+            executable, arguments: launch, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, logFile: log)
         let deadline = ContinuousClock.now + .seconds(20)
         var listening = false
-        while process.isRunning, ContinuousClock.now < deadline, !listening {
+        while child.isRunning, ContinuousClock.now < deadline, !listening {
             try await Task.sleep(for: .milliseconds(20))
-            listening = try String(contentsOf: output, encoding: .utf8).contains("listening on")
+            listening = try String(contentsOf: log, encoding: .utf8).contains("listening on")
         }
-        let started = process.isRunning
-        if started { process.terminate() }
-        process.waitUntilExit()
-        return (started ? nil : process.terminationStatus, try String(contentsOf: errors, encoding: .utf8))
+        let started = child.isRunning
+        if started { child.signal(SIGTERM) }
+        let ending = ChildProcess.Ending(try await child.waitForExit(timeout: .seconds(20)))
+        let output = try String(contentsOf: log, encoding: .utf8)
+        guard !started else { return (nil, output) }
+        switch ending {
+        case .exited(let code): return (code, output)
+        case .signalled(let signal): return (128 + signal, output)
+        }
     }
 
     /// SIGKILL: no chance to flush anything.
