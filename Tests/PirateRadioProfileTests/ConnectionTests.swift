@@ -118,6 +118,24 @@ struct ConnectionTests {
         }
     }
 
+    @Test("A member's new socket under a new name is announced, and shown, with that name")
+    func aNewSocketUnderANewNameRenamesTheMember() async throws {
+        try await PirateServer.with { server in
+            let creator = try await server.http.signIn("creator1", displayName: "Ann")
+            let session = try await server.http.createSession(creator)
+            let host = try await server.connect(creator, to: session.id)
+            _ = try await server.connect(try await server.http.signIn("joiner1", displayName: "Bob"), to: session.id)
+            try await host.socket.next("memberJoined") { $0.data.string("displayName") == "Bob" }
+            // Signed in again under another name, as its app does after a profile change.
+            let renamed = try await server.http.signIn("joiner1", displayName: "Robert")
+            _ = try await server.connect(renamed, to: session.id)
+            let joined = try await host.socket.next("memberJoined", "under the new name") { $0.data.string("userId") == "joiner1" && $0.data.string("displayName") == "Robert" }
+            #expect(joined.data.string("displayName") == "Robert")
+            let members = try await server.http.snapshot(creator, session: session.id).objects("members") ?? []
+            #expect(members.filter { $0.string("userId") == "joiner1" }.map { $0.string("displayName") } == ["Robert"], "\(members)")
+        }
+    }
+
     @Test("A session whose members all send nothing for the idle timeout is closed with 4008; a quiet member of a talking one stays")
     func idleSessionCloses4008() async throws {
         try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in

@@ -13,12 +13,16 @@ extension LiveSession {
         if role == .replica {
             // The owner counts the socket; this node serves it from the log it follows.
             if wire.socketsAreMembership {
-                if state.member(user) == nil { forwardFromSocket(.join(displayName: connection.displayName), by: user, connection: nil, replyId: nil) }
+                if state.member(user)?.displayName != connection.displayName {
+                    forwardFromSocket(.join(displayName: connection.displayName), by: user, connection: nil, replyId: nil)
+                }
             } else {
                 forwardFromSocket(.connect, by: user, connection: nil, replyId: nil)
             }
         } else if wire.socketsAreMembership {
-            if state.member(user) == nil {
+            // A socket opened under a new name renames the member (joining again is how), as
+            // PirateRadio's server reads the name from each socket's token.
+            if state.member(user)?.displayName != connection.displayName {
                 let command = Command.join(displayName: connection.displayName)
                 try take(.command(command, by: user), cause: .command(command, by: user, connection: connection.id, relay: nil))
             }
