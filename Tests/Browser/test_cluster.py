@@ -14,7 +14,6 @@ on different nodes, and which node to kill.
 
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -29,7 +28,8 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from conftest import REPO, WEB_ROOT, _wait_healthy
+from conftest import REPO, _wait_healthy
+from jam_server import JamServer, jam_binary, stop_process
 from jam_page import (
     add_track, click, create_session, debug, el, join_by_code, now_playing_title, queue_item, queue_score,
     queue_titles, severe_logs, visible, wait_connected, wait_for,
@@ -59,78 +59,6 @@ def _psql(url, sql):
 def _with_database(url, name):
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
-
-
-def _stop(process, seconds=10):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-class Node:
-    """One `jam serve` on a free port (it picks it: --port 0) with its own data folder."""
-
-    def __init__(self, number, binary, database, secret, folder):
-        self.number = number
-        self.data = folder / f"node{number}"
-        self.data.mkdir()
-        self.log_path = folder / f"node{number}.log"
-        self.log = open(self.log_path, "w+")
-        arguments = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(self.data),
-                     "--database", database]
-        # Run by scripts/browser-tests.sh the tests check the client built into `jam` (or
-        # JAM_WEB_ROOT), like its own server; run alone, the sources, like conftest's.
-        if not os.environ.get("JAM_BASE_URL"):
-            arguments += ["--web-root", str(WEB_ROOT)]
-        # The secret goes in the environment, not the arguments, so `ps` does not show it.
-        self.process = subprocess.Popen(arguments, stdout=self.log, stderr=subprocess.STDOUT,
-                                        env={**os.environ, "JAM_SECRET": secret})
-        self.url = None
-
-    def wait_listening(self, seconds=60):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            self.log.seek(0)
-            match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.log.read())
-            if match:
-                self.url = match.group(1)
-                _wait_healthy(self.url)
-                return
-            time.sleep(0.1)
-        pytest.fail(f"node {self.number} did not start:\n{self.tail()}")
-
-    @property
-    def address(self):
-        return self.url.split("//", 1)[1]
-
-    @property
-    def alive(self):
-        return self.process.poll() is None
-
-    def connections(self):
-        """The node's openjam_realtime_connections (absent until its first socket: 0)."""
-        with urllib.request.urlopen(f"{self.url}/metrics", timeout=2) as answer:
-            text = answer.read().decode()
-        match = re.search(r"^openjam_realtime_connections(?:\{[^}]*\})? (\S+)$", text, re.M)
-        return int(float(match.group(1))) if match else 0
-
-    def kill9(self):
-        self.process.kill()  # SIGKILL: no goodbye to the sockets, the database or HAProxy
-        self.process.wait()
-
-    def tail(self, lines=30):
-        self.log.seek(0)
-        return "".join(self.log.readlines()[-lines:])
-
-    def stop(self):
-        _stop(self.process)
-        self.log.close()
 
 
 class Cluster:
@@ -174,9 +102,7 @@ def cluster(tmp_path):
         _unavailable(f"JAM_TEST_HAPROXY is not an executable haproxy ({haproxy!r}; Debian: apt-get install haproxy)")
     if not shutil.which("psql"):
         _unavailable("psql is needed to create the test database (Debian: apt-get install postgresql-client)")
-    binary = os.environ.get("JAM_BIN") or str(REPO / ".build" / "debug" / "jam")
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"no jam binary at {binary}: build it (swift build) or set JAM_BIN")
+    binary = jam_binary()
 
     name = "jam_browser_" + secrets.token_hex(6)
     try:
@@ -187,7 +113,11 @@ def cluster(tmp_path):
     secret = secrets.token_hex(32)
     nodes, balancer_process, haproxy_log = [], None, folder / "haproxy.log"
     try:
-        nodes = [Node(k, binary, _with_database(admin_url, name), secret, folder) for k in range(1, NODES + 1)]
+        for number in range(1, NODES + 1):
+            node = JamServer(f"node{number}", binary, folder, ["--database", _with_database(admin_url, name)],
+                             {"JAM_SECRET": secret})
+            node.number = number  # the tests name nodes by number, as deploy/haproxy.cfg does
+            nodes.append(node)
         for node in nodes:
             node.wait_listening()
         port = _free_port()
@@ -208,7 +138,7 @@ def cluster(tmp_path):
     finally:
         # The balancer first, so no page is sent to a node that is going away.
         if balancer_process is not None:
-            _stop(balancer_process)
+            stop_process(balancer_process)
         for node in nodes:
             node.stop()
         try:

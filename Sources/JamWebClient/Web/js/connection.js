@@ -124,11 +124,6 @@ export class Connection {
       const receivedAt = this.now();
       if (this.socket !== socket) return;
       this.lastHeardAt = receivedAt;
-      if (!this.heardFirst) {
-        this.heardFirst = true;
-        this.attempt = 0;
-        this.setPhase({ phase: Phase.connected });
-      }
       this.received(message.data, receivedAt);
     };
     socket.onclose = (close) => {
@@ -143,6 +138,9 @@ export class Connection {
   received(text, receivedAt) {
     const envelope = decodeEnvelope(text);
     if (!envelope) return;
+    // An error is not an answer: a server that refuses a socket opens it, says why and closes
+    // it, and that must not reset the back-off (as in JamClient).
+    if (envelope.type !== Event.error) this.answered();
     if (!isKnownEvent(envelope.type)) {
       this.options.onUnknownEvent(envelope);
       return;
@@ -170,6 +168,14 @@ export class Connection {
     }
   }
 
+  /** The server answers on this socket: it is connected, and the back-off starts again. */
+  answered() {
+    if (this.heardFirst) return;
+    this.heardFirst = true;
+    this.attempt = 0;
+    this.setPhase({ phase: Phase.connected });
+  }
+
   closed(code, reason) {
     if (this.stopped) return;
     const failure = permanentCloseFailure(code, reason || (this.lastRefusal && this.lastRefusal.message));
@@ -180,8 +186,11 @@ export class Connection {
       this.setPhase({ phase: Phase.failed, error: failure });
       return;
     }
+    // 4429 closes both a refusal (too many sockets from one address) and a reader that fell
+    // behind: the refusal's own words come first.
     let why = 'connection lost';
-    if (code === CloseCode.slowReader) why = 'this device fell behind';
+    if (this.lastRefusal) why = this.lastRefusal.message;
+    else if (code === CloseCode.slowReader) why = 'this device fell behind';
     else if (reason) why = reason;
     this.retry(why);
   }

@@ -71,7 +71,10 @@ class App {
         this.enterSession(view);
         return;
       } catch (error) {
-        saveLastSession(null);
+        // A session the server could not show just now (restarting, unreachable, busy) opens
+        // again on the next visit; any other refusal forgets it.
+        const transient = [ErrorCode.unavailable, ErrorCode.internal, ErrorCode.rateLimited].includes(error.code);
+        if (!transient) saveLastSession(null);
         if (!code && !sessionIsGone(error)) {
           this.showWelcome({ error: describeError(error, 'resume_session') });
           return;

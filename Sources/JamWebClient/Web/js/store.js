@@ -37,6 +37,8 @@ export class SessionStore {
     this.lastRejection = null;
     this.helloInFlight = false;
     this.wholeStateInFlight = false;
+    /** The socket has been connected once: a later connection measures the clock again. */
+    this.connectedBefore = false;
     this.listeners = new Set();
     this.envelopeListeners = new Set();
     this.passingListeners = new Set();
@@ -61,14 +63,19 @@ export class SessionStore {
       },
       onPong: (pong, receivedAt) => this.clock.record(pong, receivedAt),
       onPhase: (phase) => {
+        // A reconnect may come through another route: measure the clock again, once the
+        // server answers (as JamClient's Participant does). A socket the server opens only to
+        // refuse and close keeps the estimate the device plays by.
+        const reconnected = phase.phase === Phase.connected && this.phase.phase !== Phase.connected && this.connectedBefore;
+        if (phase.phase === Phase.connected) this.connectedBefore = true;
         this.phase = phase;
+        if (reconnected && this.clock.send) this.clock.reset();
         this.publish();
       },
       onOpen: () => {
         this.helloInFlight = false;
         this.wholeStateInFlight = false;
-        if (this.clock.send) this.clock.reset();
-        else this.clock.start((ping) => this.connection.post(Command.ping, ping));
+        if (!this.clock.send) this.clock.start((ping) => this.connection.post(Command.ping, ping));
       },
       unansweredAge: () => this.clock.oldestUnansweredAge(),
     });
@@ -282,6 +289,9 @@ export class SessionStore {
     const typed = error instanceof JamError ? error : new JamError(ErrorCode.internal, String(error && error.message || error));
     this.rejectionCounter += 1;
     this.lastRejection = { id: this.rejectionCounter, action, subject, code: typed.code, message: typed.message };
+    // When a rate-limited command can pass again; a REST refusal carries its Retry-After in seconds.
+    if (Number.isFinite(typed.retryAfterMs)) this.lastRejection.retryAfterMs = typed.retryAfterMs;
+    if (Number.isFinite(typed.retryAfterSeconds)) this.lastRejection.retryAfterSeconds = typed.retryAfterSeconds;
     this.publish();
   }
 

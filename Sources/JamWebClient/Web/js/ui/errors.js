@@ -50,7 +50,19 @@ function sentence(message) {
 }
 
 /**
- * @param {{code: string, message: string, retryAfterSeconds?: number}} error
+ * How long a rate-limited action waits, from a socket refusal's `retryAfterMs` or a REST
+ * answer's Retry-After seconds: "1.5 s", "12 s"; null when the refusal does not say.
+ */
+function waitInWords(error) {
+  const ms = Number.isFinite(error.retryAfterMs) ? error.retryAfterMs
+    : Number.isFinite(error.retryAfterSeconds) ? error.retryAfterSeconds * 1000 : null;
+  if (!(ms > 0)) return null;
+  const seconds = ms / 1000;
+  return seconds < 10 ? `${Math.ceil(seconds * 10) / 10} s` : `${Math.ceil(seconds)} s`;
+}
+
+/**
+ * @param {{code: string, message: string, retryAfterMs?: number, retryAfterSeconds?: number}} error
  * @param {string} [action] a key of ACTIONS
  * @param {string} [subject] e.g. the song's title
  */
@@ -68,9 +80,14 @@ export function describeError(error, action, subject) {
   } else if (action === 'add' && code === ErrorCode.rateLimited && error.message) {
     // The session's add cooldown: its words say how long to wait.
     detail = sentence(error.message);
+  } else if (code === ErrorCode.rateLimited && waitInWords(error)) {
+    detail = `Too many attempts. Try again in ${waitInWords(error)}.`;
+  } else if (code === ErrorCode.unavailable && error.message) {
+    // Its words say what happened to the change ("the command was not applied, try again"),
+    // which a fixed sentence about the connection would hide.
+    detail = sentence(error.message);
   } else if (PLAIN[code]) {
     detail = PLAIN[code];
-    if (code === ErrorCode.rateLimited && error.retryAfterSeconds) detail = `Too many attempts. Try again in ${error.retryAfterSeconds} s.`;
   } else if (code === ErrorCode.forbidden) {
     detail = `Only the host can do that (${String(error.message || '').replace(/\.$/, '')}).`;
   } else {

@@ -1,0 +1,140 @@
+"""The page's connection when the server says no: a socket the server opens only to refuse
+and close, a reload while the server cannot show the session, and the words of a refusal
+that says how long to wait or what became of the change. Each test that needs a server of
+its own (tighter limits) starts one (jam_server.py)."""
+
+import time
+
+import pytest
+
+from jam_page import click, create_session, el, visible, wait_connected, wait_for
+from jam_server import JamServer, jam_binary
+
+# Counts the sockets the page opens; installed before the page's own scripts run.
+COUNT_SOCKETS = """
+window.__socketsOpened = 0;
+const Real = window.WebSocket;
+window.WebSocket = class extends Real {
+  constructor(...args) { super(...args); window.__socketsOpened += 1; }
+};
+"""
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    servers = []
+
+    def start(name, *arguments):
+        server = JamServer(name, jam_binary(), tmp_path, arguments)
+        servers.append(server)
+        server.wait_listening()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_a_socket_refused_for_too_many_sockets_backs_off_and_says_why(own_server, browsers):
+    server = own_server("capped", "--max-sockets-per-address", "1")
+    host = browsers.open("host")
+    code = create_session(host, server.url, "Hana")  # holds the one socket this address may open
+    guest = browsers.open("guest")
+    guest.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": COUNT_SOCKETS})
+    guest.get(server.url + "/")
+    wait_for(guest, lambda d: visible(d, "display-name"))
+    el(guest, "display-name").send_keys("Gus")
+    el(guest, "join-code").send_keys(code)
+    click(guest, el(guest, "join-button"))
+    wait_for(guest, lambda d: visible(d, "now-playing"), message="joining did not open the session")
+
+    # Every socket is opened, refused with an error frame and closed with 4429. That is no
+    # answer: the back-off grows (0.25, 0.5, 1, 2, 4 s ceilings), where a page that took the
+    # refusal for a connection tried again within 0.25 s, about 40 times in these 6 s.
+    time.sleep(6)
+    opened = guest.execute_script("return window.__socketsOpened")
+    print(f"\n{opened} sockets in 6 s while refused")
+    assert 2 <= opened <= 12, opened
+    # Between two tries the page waits, and says why: the refusal's words, not the other
+    # meaning of 4429 (a reader that fell behind).
+    status = wait_for(guest, lambda d: el(d, "connection").get_attribute("data-state") == "retrying"
+                      and el(d, "connection-state").text, message="the page did not wait between tries")
+    assert "too many open sockets from your address" in status, status
+    assert "fell behind" not in status, status
+
+    # Once the host's page closes its socket, the guest gets in (at once, with Retry now).
+    host.quit()
+    browsers.drivers.remove(host)
+
+    def connected_now(driver):
+        if el(driver, "connection").get_attribute("data-state") == "connected":
+            return True
+        if visible(driver, "connection-retry"):
+            el(driver, "connection-retry").click()
+        return False
+
+    wait_for(guest, connected_now, timeout=20, poll=0.2, message="the guest did not get in once a socket was free")
+
+
+# The page's first look at its remembered session fails as a server that is restarting does.
+FAIL_FIRST_SESSION_READ = """
+const realFetch = window.fetch;
+window.fetch = (path, init) => {
+  if (/\\/api\\/v1\\/sessions\\/[0-9a-f-]{36}$/.test(String(path)) && !(init && init.method && init.method !== 'GET')) {
+    return Promise.reject(new TypeError('Failed to fetch'));
+  }
+  return realFetch(path, init);
+};
+"""
+
+
+def test_a_reload_that_cannot_read_the_session_keeps_it_for_the_next_visit(base_url, browsers):
+    page = browsers.open("member")
+    create_session(page, base_url, "Hana")
+    failing = page.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FAIL_FIRST_SESSION_READ})
+    page.get(base_url + "/")
+    message = wait_for(page, lambda d: visible(d, "welcome-error") and el(d, "welcome-error").text,
+                       message="the failed read said nothing")
+    assert message.startswith("Couldn't reopen your session"), message
+    # The server is back: the next visit opens the session, which a page that forgot it on
+    # any failure would not (it would show the empty welcome screen).
+    page.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": failing["identifier"]})
+    page.get(base_url + "/")
+    wait_for(page, lambda d: visible(d, "now-playing") and "/j/" in d.current_url,
+             message="the remembered session did not open again")
+    wait_connected(page)
+
+
+REFUSAL_WORDS = """
+const [done] = arguments;
+(async () => {
+  const { describeError } = await import(location.origin + '/js/ui/errors.js');
+  const { JamError } = await import(location.origin + '/js/protocol.js');
+  const { SessionStore } = await import(location.origin + '/js/store.js');
+  const { ClockSync } = await import(location.origin + '/js/clock.js');
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'u', clock: new ClockSync() });
+  store.reject('vote', new JamError('rateLimited', 'too many votes; slow down', 1450));
+  const rest = new JamError('rateLimited', 'too many requests');
+  rest.retryAfterSeconds = 12;
+  return {
+    vote: describeError(store.lastRejection, store.lastRejection.action),
+    rest: describeError(rest, 'join'),
+    unsaid: describeError(new JamError('rateLimited', 'too many requests'), 'join'),
+    unavailable: describeError(new JamError('unavailable', 'the database is not taking writes; the command was not applied, try again'), 'pause'),
+    offline: describeError(new JamError('unavailable', ''), 'pause'),
+  };
+})().then(done, (error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_refusal_says_how_long_to_wait_and_what_became_of_the_change(base_url, browsers):
+    page = browsers.open("words")
+    page.get(base_url + "/")
+    words = page.execute_async_script(REFUSAL_WORDS)
+    assert "error" not in words, words
+    assert words["vote"] == "Your vote didn't count: Too many attempts. Try again in 1.5 s.", words
+    assert words["rest"] == "Couldn't join: Too many attempts. Try again in 12 s.", words
+    assert words["unsaid"] == "Couldn't join: Too many attempts. Wait a moment and try again.", words
+    assert words["unavailable"] == ("Couldn't pause: The database is not taking writes; the command was not applied, "
+                                    "try again."), words
+    assert words["offline"] == "Couldn't pause: The server cannot be reached. Check your connection.", words
