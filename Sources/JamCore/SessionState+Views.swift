@@ -54,7 +54,9 @@ extension SessionState {
     /// ask, never more than there are of them, at least one.
     public var skipRequestsNeeded: Int {
         let voters = skipVoterCount
-        let needed = Int((settings.skipThreshold * Double(voters)).rounded(.down)) + 1
+        // 0.29 × 100 is 28.999999999999996 in binary: without the nudge, 29 of 100 (not
+        // more than 29 %) would skip. The nudge is far below any threshold's own digits.
+        let needed = Int((settings.skipThreshold * Double(voters) + 1e-9).rounded(.down)) + 1
         return max(1, min(needed, voters))
     }
 
