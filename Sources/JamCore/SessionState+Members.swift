@@ -8,14 +8,9 @@ extension SessionState {
             // Joining again is how a member changes their name; nothing else moves.
             guard members[index].displayName != name else { return }
             members[index].displayName = name
-            // Their items keep the name too, so they show it after the member has left.
-            for item in queue.indices where queue[item].addedBy == user { queue[item].addedByName = name }
-            if current?.item.addedBy == user { current?.item.addedByName = name }
-            if upNext?.item.addedBy == user { upNext?.item.addedByName = name }
+            let renamed = nameItems(of: user, name)
             emit(.memberUpdated(members[index].view), at: now, into: &outcome)
-            // In fair ordering their items' reasons name them ("Alice's turn"): the queue
-            // goes out again, as no other event brings reasons to items that did not move.
-            if settings.ordering == .fair, queue.contains(where: { $0.addedBy == user }) { emitQueue(at: now, into: &outcome) }
+            if renamed { emitQueue(at: now, into: &outcome) }
             return
         }
         guard members.count < settings.maxMembers else {
@@ -32,9 +27,26 @@ extension SessionState {
         members.append(record)
         emptySince = nil
         if takesOver { hostId = user }
+        // Back under another name: the items they left behind take it, as a rename's do.
+        let renamed = nameItems(of: user, name)
         emit(.memberJoined(record.view), at: now, into: &outcome)
+        if renamed { emitQueue(at: now, into: &outcome) }
         // Where the host's device plays, every member may ask to skip, connected or not.
         announceSkipRequests(movedFrom: figures, epoch: epoch, at: now, into: &outcome)
+    }
+
+    /// Gives `user`'s items `name`, so they show it after the member has left too; true when
+    /// the queue must go out again: in fair ordering their items' reasons name them ("Alice's
+    /// turn"), and no other event brings reasons to items that did not move.
+    private mutating func nameItems(of user: UserID, _ name: String) -> Bool {
+        var queued = false
+        for item in queue.indices where queue[item].addedBy == user && queue[item].addedByName != name {
+            queue[item].addedByName = name
+            queued = true
+        }
+        if current?.item.addedBy == user { current?.item.addedByName = name }
+        if upNext?.item.addedBy == user { upNext?.item.addedByName = name }
+        return queued && settings.ordering == .fair
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {

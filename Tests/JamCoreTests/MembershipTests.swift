@@ -51,6 +51,25 @@ struct MembershipTests {
         #expect(jam.state.queueView().first?.addedBy.displayName == "Alicia")
     }
 
+    @Test func aMemberBackUnderANewNameGivesItToTheItemsTheyLeft() throws {
+        // Mirrors take the name from memberJoined; once the member leaves again, the
+        // server's view must still agree with them.
+        var jam = try Jam(members: [alice, bob], settings: SessionSettings(ordering: .fair))
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.add(3, by: bob)
+        try jam.apply(.leave, by: alice)
+        let back = try jam.apply(.join(displayName: "Ally"), by: alice)
+        // Fair ordering names adders in the reasons ("Ally's turn"): the queue goes out again.
+        #expect(back.events.types == [.memberJoined, .queueUpdate])
+        #expect(jam.state.queueView().contains { $0.reason.contains("Ally") })
+        try jam.apply(.leave, by: alice)
+        let item = try #require(jam.state.queueView().first { $0.addedBy.userId == alice })
+        #expect(item.addedBy.displayName == "Ally")
+        // Back under the same name: nothing about the items changes.
+        #expect(try jam.apply(.join(displayName: "Ally"), by: alice).events.types == [.memberJoined])
+    }
+
     @Test func itemsShowTheirAddersLastNameAfterTheyLeave() throws {
         // Members' mirrors show the name the member last had; the server's view must agree.
         var jam = try Jam()
