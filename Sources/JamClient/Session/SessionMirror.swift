@@ -159,10 +159,13 @@ public struct SessionMirror: Sendable, Equatable {
             if let previous = stopped.previous { view.recordHistory(previous) }
             view.nowPlaying = nil
             view.upNext = nil
+            view.skipRequests = SkipRequestsView(count: 0, needed: view.skipRequests.needed, mine: false)
         case .skipRequests(let requests):
+            // The member's own request stays theirs until its item leaves (a new item, a
+            // stop): a count of 0 may only say they were away (the server counts connected
+            // members), as a resume's replay brings back.
             view.skipRequests.count = requests.count
             view.skipRequests.needed = requests.needed
-            if requests.count == 0 { view.skipRequests.mine = false }
         case .sessionUpdated(let updated):
             view.session.settings = updated.settings
             view.session.name = updated.name

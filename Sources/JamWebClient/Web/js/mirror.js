@@ -180,11 +180,13 @@ export class SessionMirror {
         if (data.previous) view.history = [...(view.history || []), data.previous].slice(-HISTORY_LIMIT);
         view.nowPlaying = null;
         view.upNext = null;
+        view.skipRequests = { count: 0, needed: view.skipRequests.needed, mine: false };
         break;
       case Event.skipRequests:
-        view.skipRequests = {
-          count: data.count, needed: data.needed, mine: data.count === 0 ? false : view.skipRequests.mine,
-        };
+        // The member's own request stays theirs until its item leaves (a new item, a stop): a
+        // count of 0 may only say they were away (the server counts connected members), as a
+        // resume's replay brings back.
+        view.skipRequests = { count: data.count, needed: data.needed, mine: view.skipRequests.mine };
         break;
       case Event.sessionUpdated:
         view.session.settings = data.settings;
