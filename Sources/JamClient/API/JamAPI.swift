@@ -11,28 +11,52 @@ public struct JamAPI: Sendable {
     public let server: URL
     /// The bearer token, once signed in.
     public var token: String?
+    /// When the token is due for a fresh one (ms since 1970 on `wallClock`): half its life
+    /// after it came, as the web client does. `nil` for a token given at `init` without one:
+    /// due at once, as nothing says how old it is.
+    public var tokenRefreshAt: Millis?
+    /// This device's time, ms since 1970 (injected by tests that move the server's clock).
+    public let wallClock: @Sendable () -> Millis
     private let session: URLSession
 
-    /// Creates a client for `server`.
-    public init(server: URL, token: String? = nil, session: URLSession = .shared) {
+    /// Creates a client for `server`; an app that kept a token passes it with the refresh time
+    /// it kept beside it.
+    public init(
+        server: URL, token: String? = nil, tokenRefreshAt: Millis? = nil, session: URLSession = .shared,
+        wallClock: @escaping @Sendable () -> Millis = { Millis(Date().timeIntervalSince1970 * 1000) }
+    ) {
         self.server = server
         self.token = token
+        self.tokenRefreshAt = tokenRefreshAt
         self.session = session
+        self.wallClock = wallClock
     }
 
     /// A guest identity for `displayName`; keeps its token for later calls.
     public mutating func signIn(displayName: String) async throws(JamError) -> GuestAuthResponse {
         let response: GuestAuthResponse = try await send("POST", "/auth/guest", body: GuestAuthRequest(displayName: displayName))
-        token = response.token
+        keep(response)
         return response
     }
 
     /// Swaps the current token, which must still be valid, for a fresh one and keeps it: an
-    /// app refreshes once half of the token's life (`expiresAt`) is gone.
+    /// app refreshes once half of the token's life (`expiresAt`) is gone (`tokenRefreshIsDue`);
+    /// a `SessionClient` does it for its own connection.
     public mutating func refreshToken() async throws(JamError) -> GuestAuthResponse {
         let response: GuestAuthResponse = try await send("POST", "/auth/refresh", body: Optional<String>.none)
-        token = response.token
+        keep(response)
         return response
+    }
+
+    /// Whether the token has lived half its life (or its age is unknown).
+    public var tokenRefreshIsDue: Bool {
+        token != nil && tokenRefreshAt.map { wallClock() >= $0 } ?? true
+    }
+
+    private mutating func keep(_ response: GuestAuthResponse) {
+        let now = wallClock()
+        token = response.token
+        tokenRefreshAt = now + max(0, (response.expiresAt - now) / 2)
     }
 
     /// Opens a session hosted by the caller.

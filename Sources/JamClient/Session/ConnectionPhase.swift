@@ -22,4 +22,7 @@ public enum ClientUpdate: Sendable {
     case mirror(SessionMirror)
     /// The connection changed.
     case phase(ConnectionPhase)
+    /// The client swapped its token for a fresh one (half its life was gone): an app that
+    /// keeps the member's token keeps this one, with `JamAPI.tokenRefreshAt`'s rule.
+    case token(GuestAuthResponse)
 }

@@ -23,7 +23,8 @@ public actor SessionClient {
     public nonisolated let sessionId: SessionID
     /// The caller.
     public nonisolated let me: UserID
-    let api: JamAPI
+    /// The REST client with the member's token, which this client refreshes (`TokenRefresh`).
+    public internal(set) var api: JamAPI
     let transport: any RealtimeTransport
     let backoff: Backoff
     let connectionWatch: ConnectionWatch
@@ -124,6 +125,8 @@ public actor SessionClient {
         while !Task.isCancelled {
             attempt += 1
             setPhase(.connecting(attempt: attempt))
+            // After a long time away the token may be near its end: a fresh one first.
+            await refreshTokenIfDue()
             let url = api.realtimeURL(sessionId, lastSeq: mirror.seq)
             var headers: [String: String] = [:]
             if let token = api.token { headers["Authorization"] = "Bearer \(token)" }
@@ -139,6 +142,11 @@ public actor SessionClient {
                             while let text = try await socket.receive() {
                                 await self.received(text)
                             }
+                        }
+                        group.addTask {
+                            // Never ends by itself: it refreshes the token while the socket is
+                            // open, so the next reconnect still signs in.
+                            try await self.keepTokenFresh()
                         }
                         group.addTask {
                             // Some transports' receive ignores cancellation (URLSession's): the

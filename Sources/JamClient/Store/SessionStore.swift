@@ -87,7 +87,7 @@ public actor SessionStore {
                 self.mirror = mirror
                 forgetSettledVotesTheMirrorShows()
             case .phase(let phase): self.phase = phase
-            case .envelope: continue
+            case .envelope, .token: continue
             }
             publish()
         }
