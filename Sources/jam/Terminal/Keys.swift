@@ -45,8 +45,9 @@ enum TerminalInputs {
         signal(SIGWINCH, SIG_IGN)
         let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
         resize.setEventHandler { continuation.yield(.resized) }
-        // A terminal closed or a `kill` still leaves through the normal exit, which restores the terminal.
-        let stops = [SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
+        // A terminal closed or a `kill` still leaves through the normal exit, which restores the
+        // terminal. In raw mode Ctrl-C is a key; SIGINT and SIGQUIT come only from `kill`.
+        let stops = [SIGTERM, SIGHUP, SIGINT, SIGQUIT].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { continuation.yield(.hangUp) }

@@ -117,7 +117,8 @@ struct LiveScreen {
                 case .input(.resized):
                     break
                 case .input(.hangUp):
-                    ending = .hungUp
+                    // A failure already shown stays the reason the process ends with.
+                    if case .failed = ending {} else { ending = .hungUp }
                     break loop
                 case .input(.key(let key)):
                     if handle(key, &model, group: &group, sink: sink) == .quit { break loop }
@@ -237,7 +238,9 @@ struct LiveScreen {
             case .up:
                 model.mode = .searching(query: query, results: results, choice: max(0, choice - 1))
             case .down:
-                model.mode = .searching(query: query, results: results, choice: min(max(0, results.count - 1), choice + 1))
+                // Only the results on screen can be chosen: Enter adds what the person sees.
+                let last = min(ScreenRenderer.searchResultsShown, results.count) - 1
+                model.mode = .searching(query: query, results: results, choice: min(max(0, last), choice + 1))
             case .escape, .interrupt:
                 model.mode = .normal
             case .backspace:

@@ -4,6 +4,9 @@ import JamProtocol
 /// Renders the live screen as plain lines that fit the terminal (a pure function, so it is
 /// testable without a terminal).
 enum ScreenRenderer {
+    /// Search results shown (and choosable) at once.
+    static let searchResultsShown = 6
+
     static func render(_ model: ScreenModel) -> [String] {
         let width = max(30, model.columns)
         if model.mode == .invite, let invite = model.invite {
@@ -50,7 +53,7 @@ enum ScreenRenderer {
             lines.append("Add (title - artist): \(text)█")
         case .searching(let query, let results, let choice):
             lines.append("Search the library: \(query)█   (Enter: search / add the chosen one, ↑↓ choose, Esc cancel)")
-            for (index, track) in results.prefix(6).enumerated() {
+            for (index, track) in results.prefix(searchResultsShown).enumerated() {
                 lines.append("\(index == choice ? "›" : " ") \(track.name) — \(track.artist)  \(clock(track.durationMs ?? 0))")
             }
             // "Nothing in the library matches", or why the search failed.
@@ -91,8 +94,9 @@ enum ScreenRenderer {
         if let duration = track.durationMs, duration > 0 {
             let times = " \(clock(position)) / \(clock(duration))"
             let barWidth = max(10, width - times.count - 2)
-            let filled = Int((Double(position) / Double(duration) * Double(barWidth)).rounded(.down))
-            lines.append("[" + String(repeating: "█", count: min(barWidth, filled)) + String(repeating: "░", count: max(0, barWidth - filled)) + "]" + times)
+            // Before the clock is synced the position is the server's, whatever it sent.
+            let filled = max(0, min(barWidth, Int((Double(min(max(position, 0), duration)) / Double(duration) * Double(barWidth)).rounded(.down))))
+            lines.append("[" + String(repeating: "█", count: filled) + String(repeating: "░", count: max(0, barWidth - filled)) + "]" + times)
         } else {
             lines.append(" \(clock(position))")
         }
