@@ -54,9 +54,11 @@ extension SessionState {
     /// ask, never more than there are of them, at least one.
     public var skipRequestsNeeded: Int {
         let voters = skipVoterCount
-        // 0.29 × 100 is 28.999999999999996 in binary: without the nudge, 29 of 100 (not
-        // more than 29 %) would skip. The nudge is far below any threshold's own digits.
-        let needed = Int((settings.skipThreshold * Double(voters) + 1e-9).rounded(.down)) + 1
+        // 0.29 × 100 is 28.999999999999996 in binary, a unit in the last place below 29:
+        // without the nudge, 29 of 100 (not more than 29 %) would skip. A few units in the
+        // last place mend rounding alone, not a threshold's own digits (0.33333333333 × 3).
+        let product = settings.skipThreshold * Double(voters)
+        let needed = Int((product + 8 * product.ulp).rounded(.down)) + 1
         return max(1, min(needed, voters))
     }
 

@@ -112,7 +112,7 @@ struct SkipRequestTests {
 
     /// Fractions that binary doubles hold a hair below their value (0.29 × 100 is
     /// 28.999999999999996) still need strictly more than their share.
-    @Test(arguments: [(0.29, 100, 30), (0.35, 180, 64), (0.57, 100, 58), (0.3, 10, 4)])
+    @Test(arguments: [(0.29, 100, 30), (0.35, 180, 64), (0.57, 100, 58), (0.3, 10, 4), (0.33333333333, 3, 1)])
     func thresholdsThatMultiplyToWholeNumbersNeedOneMore(_ threshold: Double, _ connected: Int, _ needed: Int) throws {
         let others = (2...connected).map(user)
         let jam = try Jam(members: others, settings: SessionSettings(skipThreshold: threshold, maxMembers: 1000))

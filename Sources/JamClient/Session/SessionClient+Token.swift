@@ -25,23 +25,20 @@ extension SessionClient {
     }
 
     /// Refreshes the token whenever it is due while a socket is open; ends only when cancelled
-    /// (with the socket). A failed refresh is tried again after 30 s, doubling up to 30 minutes.
+    /// (with the socket), so it runs only for a client with a token. A failed refresh is tried again after 30 s, doubling up to 30 minutes.
     func keepTokenFresh() async throws {
         var failures = 0
         while true {
             let wait: Double
-            if api.token == nil {
-                wait = Self.tokenLookEveryMs
-            } else if api.tokenRefreshIsDue {
-                if await refreshTokenIfDue() {
-                    failures = 0
-                    continue
-                }
+            if api.tokenRefreshIsDue, !(await refreshTokenIfDue()) {
                 wait = min(Self.tokenRetryLongestMs, Self.tokenRetryFirstMs * Double(1 << min(failures, 10)))
                 failures += 1
             } else {
+                // Also right after a refresh: a fresh token due at once (a device clock far
+                // ahead of the server's) waits like a failure instead of asking again at once.
+                failures = 0
                 let untilDue = Double((api.tokenRefreshAt ?? 0) - api.wallClock())
-                wait = min(Self.tokenLookEveryMs, max(0, untilDue))
+                wait = min(Self.tokenLookEveryMs, max(Self.tokenRetryFirstMs, untilDue))
             }
             try await sleeper.sleep(ms: wait)
         }

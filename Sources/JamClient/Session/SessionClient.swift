@@ -132,6 +132,7 @@ public actor SessionClient {
             if let token = api.token { headers["Authorization"] = "Bearer \(token)" }
             var reason = "connection lost"
             do {
+                let keepsToken = api.token != nil
                 let close = try await transport.withSocket(url: url, headers: headers) { socket in
                     await self.attached(socket)
                     // Whichever ends first ends the socket: the server closing it, or the
@@ -143,10 +144,12 @@ public actor SessionClient {
                                 await self.received(text)
                             }
                         }
-                        group.addTask {
-                            // Never ends by itself: it refreshes the token while the socket is
-                            // open, so the next reconnect still signs in.
-                            try await self.keepTokenFresh()
+                        if keepsToken {
+                            group.addTask {
+                                // Never ends by itself: it refreshes the token while the socket
+                                // is open, so the next reconnect still signs in.
+                                try await self.keepTokenFresh()
+                            }
                         }
                         group.addTask {
                             // Some transports' receive ignores cancellation (URLSession's): the

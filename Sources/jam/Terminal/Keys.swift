@@ -57,6 +57,8 @@ enum TerminalInputs {
             input.cancel()
             resize.cancel()
             for source in stops { source.cancel() }
+            // Once the screen is gone the signals stop the process again.
+            for number in [SIGTERM, SIGHUP, SIGINT, SIGQUIT] { signal(number, SIG_DFL) }
         }
         input.resume()
         resize.resume()

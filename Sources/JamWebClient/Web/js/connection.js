@@ -187,9 +187,9 @@ export class Connection {
       return;
     }
     // 4429 closes both a refusal (too many sockets from one address) and a reader that fell
-    // behind: the refusal's own words come first.
+    // behind: a socket refused before any answer says the refusal's words.
     let why = 'connection lost';
-    if (this.lastRefusal) why = this.lastRefusal.message;
+    if (this.lastRefusal && !this.heardFirst) why = this.lastRefusal.message;
     else if (code === CloseCode.slowReader) why = 'this device fell behind';
     else if (reason) why = reason;
     this.retry(why);

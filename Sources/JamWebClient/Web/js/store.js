@@ -75,7 +75,13 @@ export class SessionStore {
       onOpen: () => {
         this.helloInFlight = false;
         this.wholeStateInFlight = false;
-        if (!this.clock.send) this.clock.start((ping) => this.connection.post(Command.ping, ping));
+        if (!this.clock.send) {
+          this.clock.start((ping) => this.connection.post(Command.ping, ping));
+        } else {
+          // A resume with nothing missed brings no frame, and the next burst may be seconds
+          // away: a ping's pong says the socket is answered (as JamClient's first ping does).
+          this.connection.post(Command.ping, { clientSendTime: performance.now() });
+        }
       },
       unansweredAge: () => this.clock.oldestUnansweredAge(),
     });
