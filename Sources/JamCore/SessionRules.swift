@@ -132,8 +132,10 @@ public struct SessionRules: Codable, Hashable, Sendable {
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
     }
 
-    /// OpenJam's own rules.
-    public static let openJam = SessionRules(startMode: .scheduled)
+    /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more
+    /// than 1,000 items, or one free guest sign-in could grow a session's memory, snapshots
+    /// and every member's `stateSync` without end. Sessions stored before the limit keep none.
+    public static let openJam = SessionRules(startMode: .scheduled, maxQueueLength: 1000)
 }
 
 /// A timeline change the DJ's device decided, with the server instant it refers to.

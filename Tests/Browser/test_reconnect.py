@@ -122,12 +122,14 @@ const [done] = arguments;
     unsaid: describeError(new JamError('rateLimited', 'too many requests'), 'join'),
     unavailable: describeError(new JamError('unavailable', 'the database is not taking writes; the command was not applied, try again'), 'pause'),
     offline: describeError(new JamError('unavailable', ''), 'pause'),
+    full: describeError(new JamError('queueLimit', 'the queue is full (1000 tracks)'), 'add', 'Song'),
+    mine: describeError(new JamError('queueLimit', 'you already have 3 items queued (limit 3)'), 'add', 'Song'),
   };
 })().then(done, (error) => done({ error: String(error && error.stack || error) }));
 """
 
 
-def test_a_refusal_says_how_long_to_wait_and_what_became_of_the_change(base_url, browsers):
+def test_a_refusal_says_how_long_to_wait_what_became_of_the_change_and_which_limit(base_url, browsers):
     page = browsers.open("words")
     page.get(base_url + "/")
     words = page.execute_async_script(REFUSAL_WORDS)
@@ -138,3 +140,6 @@ def test_a_refusal_says_how_long_to_wait_and_what_became_of_the_change(base_url,
     assert words["unavailable"] == ("Couldn't pause: The database is not taking writes; the command was not applied, "
                                     "try again."), words
     assert words["offline"] == "Couldn't pause: The server cannot be reached. Check your connection.", words
+    assert words["full"] == "Couldn't add “Song”: The queue is full. Wait until a song has played.", words
+    assert words["mine"] == ("Couldn't add “Song”: You already have as many songs waiting as this session allows. "
+                             "Wait until one has played."), words

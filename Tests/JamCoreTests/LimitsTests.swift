@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import JamCore
 import JamProtocol
@@ -15,6 +16,25 @@ struct LimitsTests {
         #expect(jam.state.history.last?.item.id == itemID(total))
         #expect(jam.state.view(for: bob).history == jam.state.history)
         #expect(jam.state.epoch == Int64(total))
+    }
+
+    @Test func aQueueHoldsAThousandItemsHostsIncluded() throws {
+        var jam = try Jam()
+        let limit = try #require(SessionRules.openJam.maxQueueLength)
+        #expect(limit == 1000)
+        // The first add plays; the next thousand wait.
+        for n in 1...(limit + 1) { try jam.add(n, by: host) }
+        #expect(jam.state.queue.count == limit)
+        jam.reject(.add(track: track(limit + 2), nonce: "one-more", itemId: itemID(limit + 2)), by: host, .queueLimit)
+        // Once one has played, there is room again.
+        try jam.apply(.skip, by: host)
+        try jam.add(limit + 2, by: host)
+        #expect(jam.state.queue.count == limit)
+    }
+
+    @Test func aSessionStoredBeforeTheQueueLimitKeepsNone() throws {
+        let stored = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"scheduled"}"#.utf8))
+        #expect(stored.maxQueueLength == nil)
     }
 
     @Test func nonceMemoryIsBoundedOldestFirst() throws {

@@ -82,6 +82,9 @@ export function describeError(error, action, subject) {
     detail = sentence(error.message);
   } else if (code === ErrorCode.rateLimited && waitInWords(error)) {
     detail = `Too many attempts. Try again in ${waitInWords(error)}.`;
+  } else if (code === ErrorCode.queueLimit && /queue is full/.test(error.message || '')) {
+    // The session's own limit, not the member's: nobody can add until a song has played.
+    detail = 'The queue is full. Wait until a song has played.';
   } else if (code === ErrorCode.unavailable && error.message) {
     // Its words say what happened to the change ("the command was not applied, try again"),
     // which a fixed sentence about the connection would hide.
