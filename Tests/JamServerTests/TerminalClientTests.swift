@@ -11,10 +11,14 @@ import Testing
 
         static var tmuxAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
 
-        init(_ name: String, command: String) async throws {
+        /// Where the panes' `jam` keeps its sign-ins (`XDG_STATE_HOME`), unless a test names
+        /// its own: never the home folder of whoever runs the tests.
+        static let stateHome = FileManager.default.temporaryDirectory.appendingPathComponent("openjam-terminal-tests-state")
+
+        init(_ name: String, command: String, stateHome: URL = Pane.stateHome) async throws {
             self.name = name
             _ = try? await Self.tmux(["kill-session", "-t", name])
-            try await Self.tmux(["new-session", "-d", "-s", name, "-x", "110", "-y", "32", command])
+            try await Self.tmux(["new-session", "-d", "-s", name, "-x", "110", "-y", "32", "XDG_STATE_HOME=\(stateHome.path) " + command])
         }
 
         /// Runs tmux to the end (through swift-subprocess: see `ChildProcess`).
@@ -150,6 +154,35 @@ import Testing
             }
             await host.kill()
             await guest.kill()
+        }
+    }
+
+    @Test func aHostWhoQuitsComesBackWithJamJoinAsTheHost() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let jam = try ServerProcess.executable.path
+            let url = "http://127.0.0.1:\(server.port)"
+            let state = FileManager.default.temporaryDirectory.appendingPathComponent("jam-state-\(suffix)")
+            defer { try? FileManager.default.removeItem(at: state) }
+            let host = try await Pane("leaving-\(suffix)", command: "\(jam) host --server \(url) --name Hana; echo HOST-EXITED $?; sleep 30", stateHome: state)
+            try await Self.closing(host) {
+                let invite = try await host.waitFor("Join code:")
+                let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
+                try await host.keys("x")
+                try await host.waitFor("Queue (0)", "Members: ● Hana (host)")
+                try await host.keys("q")
+                try await host.waitFor("HOST-EXITED 0", "jam join \(code)")
+                // The sign-in is kept for its owner's eyes only: a token is a credential.
+                let file = state.appendingPathComponent("openjam/identities.json")
+                let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
+                #expect(permissions?.intValue == 0o600)
+                let back = try await Pane("back-\(suffix)", command: "\(jam) join \(code) --server \(url) --name Hana; echo JOIN-EXITED $?; sleep 30", stateHome: state)
+                try await Self.closing(back) {
+                    // The same member, host again and connected; not a second Hana beside an absent host.
+                    let screen = try await back.waitFor("Queue (0)", "Members: ")
+                    let members = try #require(screen.split(separator: "\n").first { $0.contains("Members: ") })
+                    #expect(members.contains("● Hana (host)") && members.components(separatedBy: "Hana").count == 2, "\(members)")
+                }
+            }
         }
     }
 

@@ -11,6 +11,8 @@ struct LiveScreen {
     let me: UserID
     var invite: ScreenModel.Invite?
     var startWithInvite = false
+    /// Keeps a token the connection refreshed, with its refresh time.
+    var keepToken: @Sendable (GuestAuthResponse, Millis?) -> Void = { _, _ in }
 
     private enum Event: Sendable {
         case snapshot(StoreSnapshot)
@@ -78,6 +80,7 @@ struct LiveScreen {
             group.addTask {
                 // The sync column and calibrations come as passing frames, outside the store.
                 for await update in await participant.client.subscribe() {
+                    if case .token(let answer) = update { keepToken(answer, await participant.client.api.tokenRefreshAt) }
                     guard case .envelope(let envelope) = update else { continue }
                     if let passing = Passing(envelope.event) { sink.yield(.passing(passing)) }
                 }

@@ -49,7 +49,7 @@ final class Terminal: @unchecked Sendable {
     func draw(_ lines: [String]) {
         var output = "\u{1B}[H"
         for (index, line) in lines.enumerated() {
-            output += line + "\u{1B}[K"
+            output += TerminalText.safe(line) + "\u{1B}[K"
             if index < lines.count - 1 { output += "\r\n" }
         }
         output += "\u{1B}[J"

@@ -1,0 +1,85 @@
+import Foundation
+import JamClient
+import JamProtocol
+
+/// The sign-ins `jam host` and `jam join` keep, one per server, so a person who quits (or whose
+/// terminal closes) comes back with `jam join CODE` as the same member, the host role included,
+/// rather than as a stranger beside their own absent self. Kept in
+/// `$XDG_STATE_HOME/openjam/identities.json` (`~/.local/state/openjam/…`), readable by its owner
+/// only: a token is a credential.
+struct SavedIdentities {
+    /// One server's sign-in.
+    struct Entry: Codable, Equatable {
+        var userId: UserID
+        var displayName: String
+        var token: String
+        /// `JamAPI.tokenRefreshAt`: when the token is due for a fresh one.
+        var tokenRefreshAt: Millis?
+    }
+
+    let file: URL
+
+    /// The file under `XDG_STATE_HOME`, else `HOME/.local/state`; nil without either.
+    static func standard(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> SavedIdentities? {
+        let base: URL
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = URL(fileURLWithPath: state)
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = URL(fileURLWithPath: home).appendingPathComponent(".local/state")
+        } else {
+            return nil
+        }
+        return SavedIdentities(file: base.appendingPathComponent("openjam/identities.json"))
+    }
+
+    /// The key of `server`: its address without a trailing slash.
+    static func key(_ server: URL) -> String {
+        var text = server.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// Every saved sign-in; none when the file does not exist yet.
+    func load() throws -> [String: Entry] {
+        guard FileManager.default.fileExists(atPath: file.path) else { return [:] }
+        do {
+            return try JSONDecoder().decode([String: Entry].self, from: Data(contentsOf: file))
+        } catch {
+            throw SavedIdentitiesError(file: file, problem: "cannot be read (\(error)); delete it to sign in anew")
+        }
+    }
+
+    /// Keeps `entry` for `server`, replacing the file whole, readable by its owner only.
+    func save(_ entry: Entry, for server: URL) throws {
+        var entries = try load()
+        entries[Self.key(server)] = entry
+        do {
+            let folder = file.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(entries)
+            // Written beside it and moved over it, so a crash never leaves half a file.
+            let fresh = folder.appendingPathComponent(".identities.\(getpid()).json")
+            guard FileManager.default.createFile(atPath: fresh.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            guard rename(fresh.path, file.path) == 0 else {
+                let problem = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: fresh)
+                throw SavedIdentitiesError(file: file, problem: "cannot be replaced: \(problem)")
+            }
+        } catch let error as SavedIdentitiesError {
+            throw error
+        } catch {
+            throw SavedIdentitiesError(file: file, problem: "cannot be written (\(error))")
+        }
+    }
+}
+
+/// The saved sign-ins' file cannot be read or written.
+struct SavedIdentitiesError: Error, CustomStringConvertible {
+    let file: URL
+    let problem: String
+    var description: String { "\(file.path) \(problem)" }
+}

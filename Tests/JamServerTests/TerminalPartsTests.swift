@@ -1,0 +1,43 @@
+import Foundation
+import JamProtocol
+import Testing
+
+@testable import jam
+
+/// The terminal client's parts that need no terminal: what may reach the screen, and the
+/// sign-ins it keeps.
+@Suite struct TerminalPartsTests {
+    @Test func textFromAServerCannotSteerTheTerminalWhileTheScreensColoursStay() {
+        // A clipboard write (OSC 52), a screen clear, a C1 control sequence, a tab.
+        let hostile = "Song\u{1B}]52;c;ZXZpbA==\u{07} by \u{1B}[2J\u{1B}[HBand\u{9B}31m\tend"
+        #expect(TerminalText.safe(hostile) == "Song]52;c;ZXZpbA== by [2J[HBand31m end")
+        let coloured = "\u{1B}[32m●\u{1B}[0m Hana \u{1B}[1;33mhost\u{1B}[0m"
+        #expect(TerminalText.safe(coloured) == coloured)
+        #expect(TerminalText.safe("cut short \u{1B}[32") == "cut short [32")
+    }
+
+    @Test func signInsAreKeptPerServerForTheirOwnerOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let saved = try #require(SavedIdentities.standard(["XDG_STATE_HOME": folder.path, "HOME": "/home/ann"]))
+        #expect(saved.file.path == folder.appendingPathComponent("openjam/identities.json").path)
+        #expect(SavedIdentities.standard(["HOME": "/home/ann"])?.file.path == "/home/ann/.local/state/openjam/identities.json")
+        #expect(SavedIdentities.standard(["XDG_STATE_HOME": "relative"]).map(\.file) == nil, "a relative state folder is not one")
+        #expect(try saved.load().isEmpty, "no file yet: nothing saved")
+
+        let ann = SavedIdentities.Entry(userId: "user-ann", displayName: "Ann", token: "token-1", tokenRefreshAt: 5_000)
+        try saved.save(ann, for: try #require(URL(string: "http://127.0.0.1:8080/")))
+        try saved.save(
+            SavedIdentities.Entry(userId: "user-bo", displayName: "Bo", token: "token-2", tokenRefreshAt: nil),
+            for: try #require(URL(string: "https://jam.example")))
+        let loaded = try saved.load()
+        #expect(loaded.count == 2)
+        #expect(loaded["http://127.0.0.1:8080"] == ann, "the address without its trailing slash is the key")
+        let permissions = try FileManager.default.attributesOfItem(atPath: saved.file.path)[.posixPermissions] as? NSNumber
+        #expect(permissions?.intValue == 0o600, "a token is a credential")
+
+        try Data("not json".utf8).write(to: saved.file)
+        let error = #expect(throws: SavedIdentitiesError.self) { try saved.load() }
+        #expect(error?.description.contains("delete it to sign in anew") == true, "\(String(describing: error))")
+    }
+}
