@@ -90,19 +90,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// Whether a member's add cooldown keeps running while they leave and join again. Off for
     /// sessions stored before the rule existed, so their stored adds replay as they were applied.
     public var cooldownOutlivesLeaving: Bool
-    /// A session with nothing playing or queued and no member connected ends this long after
-    /// the last one went (or after it was created, when nobody ever came); `nil` leaves it to
-    /// `Timing.abandonAfterMs`. PirateRadio's server destroys such a session at its next
-    /// 15-second sweep, so a created session nobody connects to takes its code back at once.
-    public var unattendedEmptyEndMs: Int64?
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
-        addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true,
-        unattendedEmptyEndMs: Int64? = nil
+        addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -115,13 +109,11 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.addsReplaceAnnouncedFallback = addsReplaceAnnouncedFallback
         self.hostSuccession = hostSuccession
         self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
-        self.unattendedEmptyEndMs = unattendedEmptyEndMs
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
         case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
-        case unattendedEmptyEndMs
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -138,7 +130,6 @@ public struct SessionRules: Codable, Hashable, Sendable {
         addsReplaceAnnouncedFallback = try c.decodeIfPresent(Bool.self, forKey: .addsReplaceAnnouncedFallback) ?? false
         hostSuccession = try c.decodeIfPresent(HostSuccession.self, forKey: .hostSuccession) ?? .anyMember
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
-        unattendedEmptyEndMs = try c.decodeIfPresent(Int64.self, forKey: .unattendedEmptyEndMs)
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

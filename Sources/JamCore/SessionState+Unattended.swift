@@ -14,10 +14,6 @@ extension SessionState {
     /// Pauses or ends an unattended session whose time has come; true once it has ended.
     mutating func applyUnattended(at now: Millis, into outcome: inout Outcome) -> Bool {
         guard let since = unattendedSince, connectedCount == 0 else { return false }
-        if let quiet = rules.unattendedEmptyEndMs, isEmptyOfMusic, now >= since + quiet {
-            end(reason: "nobody is connected and nothing is playing", at: now, into: &outcome)
-            return true
-        }
         if let abandon = timing.abandonAfterMs, now >= since + abandon {
             end(reason: "nobody was connected for \(Self.spokenDuration(abandon))", at: now, into: &outcome)
             return true
@@ -38,15 +34,11 @@ extension SessionState {
         guard let since = unattendedSince, connectedCount == 0 else { return nil }
         var deadline: Millis?
         if let abandon = timing.abandonAfterMs { deadline = since + abandon }
-        if let quiet = rules.unattendedEmptyEndMs, isEmptyOfMusic { deadline = min(deadline ?? .max, since + quiet) }
         if let pauseAfter = timing.unattendedPauseMs, rules.startMode == .scheduled, let current, current.state != .paused {
             deadline = min(deadline ?? .max, since + pauseAfter)
         }
         return deadline
     }
-
-    /// Nothing playing, announced or queued.
-    private var isEmptyOfMusic: Bool { current == nil && upNext == nil && queue.isEmpty }
 
     /// "90 minutes", "24 hours": how long, in words a member reads in the end notice.
     public static func spokenDuration(_ ms: Int64) -> String {

@@ -16,9 +16,6 @@ public struct PirateRadioOptions: Sendable {
     public var idleTimeoutMs: Int64 = 1_800_000
     /// How long a session with a track or a queue outlives its last socket.
     public var gracePeriodMs: Int64 = 300_000
-    /// How long a session with no track and no queue lives without a socket, its creator's
-    /// never opened included: its server destroys such a session at its next sweep (every 15 s).
-    public var emptySessionEndMs: Int64 = 15_000
     /// How long a join code admits people.
     public var codeLifetimeMs: Int64 = 3_600_000
     /// How long a token from `/auth` is valid.
@@ -69,8 +66,7 @@ package struct PirateRadioProfile: WireProfile {
                 // a nonce only against what is still queued, keeps the DJ of a session left
                 // empty (a listener tuning in meanwhile is a listener), and passes the DJ role
                 // to whoever is longest in the session (its members are there or gone).
-                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true, hostOfEmptySession: .kept, hostSuccession: .anyMember,
-                unattendedEmptyEndMs: options.emptySessionEndMs),
+                tracksNeedIdAndName: false, noncesRepeatOnlyWhileQueued: true, hostOfEmptySession: .kept, hostSuccession: .anyMember),
             settings: SessionSettings(maxMembers: options.maxMembers, maxQueuedPerMember: options.maxQueue, allowDuplicates: true),
             codes: .pirateRadio, codeLifetimeMs: options.codeLifetimeMs,
             makeWire: { epoch in PirateRadioWire(epoch: epoch) })

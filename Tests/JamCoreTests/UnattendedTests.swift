@@ -19,35 +19,6 @@ struct UnattendedTests {
         for member in [host, alice, bob] { try jam.apply(.disconnect, by: member) }
     }
 
-    /// Sessions nobody connects to that hold no music end after `unattendedEmptyEndMs`
-    /// (PirateRadio's sweep): a created session whose creator never came takes its code back.
-    static let quietRules = SessionRules(startMode: .djDriven, unattendedEmptyEndMs: 15_000)
-
-    @Test func aSessionNobodyCameToWithNoMusicEndsAfterItsQuietWhile() throws {
-        var jam = try Jam(members: [], connected: false, timing: Self.timing, rules: Self.quietRules)
-        let created = jam.now
-        #expect(jam.state.nextDeadline() == created + 15_000)
-        #expect(jam.advance(to: created + 14_999).isEmpty)
-        let end = jam.advance(to: created + 15_000)
-        #expect(end.types == [.sessionEnded])
-        #expect(jam.state.hasEnded)
-    }
-
-    @Test func musicOrAConnectedMemberKeepsAQuietSessionGoing() throws {
-        var queued = try Jam(members: [], connected: false, timing: Self.timing, rules: Self.quietRules)
-        try queued.add(1, by: host)
-        #expect(queued.wait(60_000).allSatisfy { $0.event.type != .sessionEnded })
-        #expect(!queued.state.hasEnded)
-        var attended = try Jam(members: [], connected: true, timing: Self.timing, rules: Self.quietRules)
-        attended.wait(60_000)
-        #expect(!attended.state.hasEnded)
-        // Without the rule such a session waits for the abandon time.
-        var plain = try Jam(members: [], connected: false, timing: Self.timing)
-        plain.wait(60_000)
-        #expect(!plain.state.hasEnded)
-        #expect(plain.state.nextDeadline() == plain.state.unattendedSince.map { $0 + Self.endAfter })
-    }
-
     @Test func whileAnyoneIsConnectedNothingPausesOrEnds() throws {
         var jam = try playing()
         try jam.apply(.disconnect, by: alice)
