@@ -165,6 +165,7 @@ let package = Package(
             name: "JamServerTests",
             dependencies: [
                 "JamServer", "jam", "JamTestSupport", "JamClient", "JamClientNIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -18,87 +18,12 @@ struct ClientOptions: ParsableArguments {
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) URL, got \"\(text)\"")
         }
-        let display = name ?? environment["JAM_NAME"] ?? environment["USER"] ?? "Guest"
-        return (url, display)
-    }
-}
-
-/// Signs a terminal in: as the member it was on that server under the same name (its saved
-/// token, refreshed when due), else as a new guest, whose sign-in is then saved.
-struct TerminalSignIn {
-    let server: URL
-    let name: String
-    let saved = SavedIdentities.standard()
-
-    /// The API with a token, and who it names.
-    func signIn() async throws -> (JamAPI, UserID) {
-        if let saved, let entry = try saved.load()[SavedIdentities.key(server)], entry.displayName == name {
-            var api = JamAPI(server: server, token: entry.token, tokenRefreshAt: entry.tokenRefreshAt)
-            guard api.tokenRefreshIsDue else { return (api, entry.userId) }
-            let refreshed: Result<GuestAuthResponse, JamError>
-            do throws(JamError) {
-                refreshed = .success(try await api.refreshToken())
-            } catch {
-                refreshed = .failure(error)
-            }
-            switch refreshed {
-            case .success(let fresh):
-                keepOrSay(fresh, refreshAt: api.tokenRefreshAt)
-                return (api, entry.userId)
-            case .failure(let error) where error.code == .unauthorized:
-                break  // Expired, or signed by another server: a new guest it is.
-            case .failure(let error) where [.unavailable, .rateLimited, .internal].contains(error.code):
-                return (api, entry.userId)  // Unreachable or busy now: the saved token may well still be valid.
-            case .failure(let error):
-                throw error
-            }
-        }
-        return try await signInAnew()
-    }
-
-    /// A new guest identity, saved for next time.
-    func signInAnew() async throws -> (JamAPI, UserID) {
-        var api = JamAPI(server: server)
-        let identity = try await api.signIn(displayName: name)
-        keepOrSay(identity, refreshAt: api.tokenRefreshAt)
-        return (api, identity.userId)
-    }
-
-    /// Saves a token the server gave, so the next `jam host` or `jam join` is this member.
-    func keep(_ answer: GuestAuthResponse, refreshAt: Millis?) throws {
-        try saved?.save(
-            SavedIdentities.Entry(userId: answer.userId, displayName: answer.displayName, token: answer.token, tokenRefreshAt: refreshAt),
-            for: server)
-    }
-
-    /// Saves it before the screen starts; a folder that takes no files (read-only, full)
-    /// costs only the coming back, so it is said and the session goes on.
-    private func keepOrSay(_ answer: GuestAuthResponse, refreshAt: Millis?) {
-        do {
-            try keep(answer, refreshAt: refreshAt)
-        } catch {
-            FileHandle.standardError.write(Data("jam: the sign-in is not kept for next time: \(error)\n".utf8))
-        }
-    }
-
-    /// Runs `call` signed in; a saved token the server refuses (another secret, say) is
-    /// replaced by a new guest once.
-    func run<T>(_ call: (JamAPI) async throws(JamError) -> T) async throws -> (JamAPI, UserID, T) {
-        var (api, me) = try await signIn()
-        let first: Result<T, JamError>
+        let given = name ?? environment["JAM_NAME"] ?? environment["USER"] ?? "Guest"
+        // As the server will take it (trimmed), so the saved sign-in under it is found again.
         do throws(JamError) {
-            first = .success(try await call(api))
+            return (url, try Validate.displayName(given, field: "--name"))
         } catch {
-            first = .failure(error)
-        }
-        switch first {
-        case .success(let value):
-            return (api, me, value)
-        case .failure(let error) where error.code == .unauthorized:
-            (api, me) = try await signInAnew()
-            return (api, me, try await call(api))
-        case .failure(let error):
-            throw error
+            throw ValidationError(error.message)
         }
     }
 }

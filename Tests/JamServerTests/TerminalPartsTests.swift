@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import JamProtocol
 import Testing
@@ -14,6 +15,16 @@ import Testing
         let coloured = "\u{1B}[32m●\u{1B}[0m Hana \u{1B}[1;33mhost\u{1B}[0m"
         #expect(TerminalText.safe(coloured) == coloured)
         #expect(TerminalText.safe("cut short \u{1B}[32") == "cut short [32")
+    }
+
+    @Test func aNameIsTakenAsTheServerWillTakeItOrRefusedBeforeAnythingHappens() throws {
+        // Trimmed, so the sign-in saved under it is found again next time.
+        let spaced = try ClientOptions.parse(["--server", "http://127.0.0.1:9", "--name", "  Ann "])
+        #expect(try spaced.resolve().1 == "Ann")
+        for bad in ["   ", "a\tb"] {
+            let options = try ClientOptions.parse(["--server", "http://127.0.0.1:9", "--name", bad])
+            #expect(throws: ValidationError.self) { try options.resolve() }
+        }
     }
 
     @Test func signInsAreKeptPerServerForTheirOwnerOnly() throws {
