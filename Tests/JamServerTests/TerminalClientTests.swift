@@ -324,7 +324,7 @@ import Testing
         let jam = try ServerProcess.executable.path
         let url = "http://127.0.0.1:\(server.port)"
         // The host starts on the invite: code, link and a QR code of the link.
-        let invite = try await host.waitFor("Join code:", "/j/", "█▀▀▀▀▀█")
+        let invite = try await host.waitFor("Join code:", "/j/", "█▀▀▀▀▀█", "only this computer opens it")
         let code = try #require(invite.split(separator: "\n").first { $0.contains("Join code:") }?.split(separator: " ").last.map(String.init))
         try await host.keys("x")
         try await host.waitFor("Queue (0)", "Members: ● Hana (host)")

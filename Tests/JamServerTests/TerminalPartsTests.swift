@@ -27,6 +27,14 @@ import Testing
         }
     }
 
+    @Test func anInviteToThisComputerOnlySaysSo() {
+        for link in ["http://127.0.0.1:8080/j/ABC234", "http://localhost:8080/j/ABC234", "http://[::1]:8080/j/ABC234"] {
+            #expect(ScreenModel.Invite(code: "ABC234", link: link, qrLines: []).linksOnlyHere, "\(link)")
+        }
+        #expect(!ScreenModel.Invite(code: "ABC234", link: "http://192.168.1.20:8080/j/ABC234", qrLines: []).linksOnlyHere)
+        #expect(!ScreenModel.Invite(code: "ABC234", link: "https://jam.example/j/ABC234", qrLines: []).linksOnlyHere)
+    }
+
     @Test func signInsAreKeptPerServerForTheirOwnerOnly() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }

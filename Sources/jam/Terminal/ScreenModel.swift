@@ -1,3 +1,4 @@
+import Foundation
 import JamClient
 import JamProtocol
 
@@ -21,6 +22,13 @@ struct ScreenModel: Sendable {
         var code: String
         var link: String
         var qrLines: [String]
+
+        /// Whether the link names this computer itself (127.0.0.1, localhost, ::1), which no
+        /// phone or other computer can open.
+        var linksOnlyHere: Bool {
+            guard let host = URLComponents(string: link)?.host?.lowercased() else { return false }
+            return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        }
     }
 
     var snapshot: StoreSnapshot = .empty

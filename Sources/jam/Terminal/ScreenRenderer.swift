@@ -157,7 +157,11 @@ enum ScreenRenderer {
     }
 
     static func inviteLines(_ invite: ScreenModel.Invite, width: Int) -> [String] {
-        var lines = ["Invite friends", "", "Join code:  \(invite.code)", "Link:       \(invite.link)", ""]
+        var lines = ["Invite friends", "", "Join code:  \(invite.code)", "Link:       \(invite.link)"]
+        if invite.linksOnlyHere {
+            lines.append("            only this computer opens it: start with --server and an address others reach")
+        }
+        lines.append("")
         lines += invite.qrLines
         lines += ["", "Press any key to go to the session."]
         return lines
