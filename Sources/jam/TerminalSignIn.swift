@@ -14,6 +14,8 @@ struct TerminalSignIn {
         if let saved, let entry = try saved.load()[SavedIdentities.key(server)], entry.displayName == name {
             var api = JamAPI(server: server, token: entry.token, tokenRefreshAt: entry.tokenRefreshAt)
             guard api.tokenRefreshIsDue else { return (api, entry.userId) }
+            // A Result rather than `catch let error as JamError where …`: Swift 6.3.1's SIL
+            // ownership check crashes the compiler on that pattern here.
             let refreshed: Result<GuestAuthResponse, JamError>
             do throws(JamError) {
                 refreshed = .success(try await api.refreshToken())
@@ -64,7 +66,7 @@ struct TerminalSignIn {
     /// replaced by a new guest once.
     func run<T>(_ call: (JamAPI) async throws(JamError) -> T) async throws -> (JamAPI, UserID, T) {
         var (api, me) = try await signIn()
-        let first: Result<T, JamError>
+        let first: Result<T, JamError>  // A Result for the same compiler crash as in `signIn`.
         do throws(JamError) {
             first = .success(try await call(api))
         } catch {

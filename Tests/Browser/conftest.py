@@ -8,9 +8,7 @@ JAM_BASE_URL; without it the fixture starts one itself (JAM_BIN or
 """
 
 import os
-import re
 import shutil
-import subprocess
 import tempfile
 import time
 import urllib.parse
@@ -70,39 +68,17 @@ def base_url():
         _wait_healthy(given)
         yield given.rstrip("/")
         return
-    binary = os.environ.get("JAM_BIN") or str(REPO / ".build" / "debug" / "jam")
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"no jam binary at {binary}: build it (swift build) or set JAM_BIN")
-    data = tempfile.mkdtemp(prefix="openjam-browser-")
-    log = open(os.path.join(data, "server.log"), "w+")
-    server = subprocess.Popen(
-        [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data, "--web-root", str(WEB_ROOT)],
-        stdout=log, stderr=subprocess.STDOUT)
+    # Imported here: jam_server imports this module's helpers.
+    from jam_server import JamServer, jam_binary
+
+    folder = Path(tempfile.mkdtemp(prefix="openjam-browser-"))
+    server = JamServer("server", jam_binary(), folder)
     try:
-        base = None
-        deadline = time.monotonic() + 60
-        while base is None and time.monotonic() < deadline:
-            if server.poll() is not None:
-                break
-            log.seek(0)
-            match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", log.read())
-            if match:
-                base = match.group(1)
-            else:
-                time.sleep(0.1)
-        if base is None:
-            log.seek(0)
-            pytest.fail("jam serve did not start:\n" + log.read()[-2000:])
-        _wait_healthy(base)
-        yield base
+        server.wait_listening()
+        yield server.url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
-        shutil.rmtree(data, ignore_errors=True)
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Browsers:

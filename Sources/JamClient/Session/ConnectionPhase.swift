@@ -23,6 +23,6 @@ public enum ClientUpdate: Sendable {
     /// The connection changed.
     case phase(ConnectionPhase)
     /// The client swapped its token for a fresh one (half its life was gone): an app that
-    /// keeps the member's token keeps this one, with `JamAPI.tokenRefreshAt`'s rule.
-    case token(GuestAuthResponse)
+    /// keeps the member's token keeps this one, and when it is due again (`JamAPI.tokenRefreshAt`).
+    case token(GuestAuthResponse, refreshAt: Millis?)
 }

@@ -16,7 +16,7 @@ extension SessionClient {
             var refreshing = api
             let fresh = try await refreshing.refreshToken()
             api = refreshing
-            broadcast(.token(fresh))
+            broadcast(.token(fresh, refreshAt: refreshing.tokenRefreshAt))
             return true
         } catch {
             logger.info("the token could not be refreshed", metadata: ["error.code": "\(error.code)", "error": "\(error.message)"])

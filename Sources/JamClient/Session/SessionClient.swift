@@ -23,7 +23,7 @@ public actor SessionClient {
     public nonisolated let sessionId: SessionID
     /// The caller.
     public nonisolated let me: UserID
-    /// The REST client with the member's token, which this client refreshes (`TokenRefresh`).
+    /// The REST client with the member's token, which this client refreshes (`SessionClient+Token`).
     public internal(set) var api: JamAPI
     let transport: any RealtimeTransport
     let backoff: Backoff

@@ -80,7 +80,7 @@ struct LiveScreen {
             group.addTask {
                 // The sync column and calibrations come as passing frames, outside the store.
                 for await update in await participant.client.subscribe() {
-                    if case .token(let answer) = update { keepToken(answer, await participant.client.api.tokenRefreshAt) }
+                    if case .token(let answer, let refreshAt) = update { keepToken(answer, refreshAt) }
                     guard case .envelope(let envelope) = update else { continue }
                     if let passing = Passing(envelope.event) { sink.yield(.passing(passing)) }
                 }

@@ -95,7 +95,7 @@ enum ScreenRenderer {
             let times = " \(clock(position)) / \(clock(duration))"
             let barWidth = max(10, width - times.count - 2)
             // Before the clock is synced the position is the server's, whatever it sent.
-            let filled = max(0, min(barWidth, Int((Double(min(max(position, 0), duration)) / Double(duration) * Double(barWidth)).rounded(.down))))
+            let filled = Int((Double(min(max(position, 0), duration)) / Double(duration) * Double(barWidth)).rounded(.down))
             lines.append("[" + String(repeating: "█", count: filled) + String(repeating: "░", count: max(0, barWidth - filled)) + "]" + times)
         } else {
             lines.append(" \(clock(position))")

@@ -38,7 +38,7 @@ import Testing
                 defer { running.cancel() }
                 let watching = Task {
                     for await update in updates {
-                        if case .token(let answer) = update { fresh.withLock { $0.append(answer) } }
+                        if case .token(let answer, _) = update { fresh.withLock { $0.append(answer) } }
                         if case .phase(.connected) = update { connections.withLock { $0 += 1 } }
                     }
                 }

@@ -69,6 +69,7 @@ function waitInWords(error) {
 export function describeError(error, action, subject) {
   const code = error && error.code;
   const lead = ACTIONS[action] ? ACTIONS[action](subject) : 'Something went wrong';
+  const wait = code === ErrorCode.rateLimited ? waitInWords(error) : null;
   let detail;
   if (action === 'join' && code === ErrorCode.notFound) {
     detail = `${sentence(error.message)} Check the code and try again.`;
@@ -80,8 +81,8 @@ export function describeError(error, action, subject) {
   } else if (action === 'add' && code === ErrorCode.rateLimited && error.message) {
     // The session's add cooldown: its words say how long to wait.
     detail = sentence(error.message);
-  } else if (code === ErrorCode.rateLimited && waitInWords(error)) {
-    detail = `Too many attempts. Try again in ${waitInWords(error)}.`;
+  } else if (wait) {
+    detail = `Too many attempts. Try again in ${wait}.`;
   } else if (code === ErrorCode.queueLimit && /queue is full/.test(error.message || '')) {
     // The session's own limit, not the member's: nobody can add until a song has played.
     detail = 'The queue is full. Wait until a song has played.';
