@@ -123,6 +123,39 @@ struct ClusterTests {
         }
     }
 
+    @Test func aChangeSentAgainWithItsKeyToAnyNodeIsAppliedOnce() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let create = { (node: TestServer) in
+                try await node.api.send("POST", "/api/v1/sessions", token: host.token, json: CreateSessionRequest(), headers: ["Idempotency-Key": "create-1"])
+            }
+            let created = try await create(owner)
+            #expect(created.status == 201, "\(created.text)")
+            let id = try created.decode(SessionView.self).session.id
+            let createdAgain = try await create(other)
+            #expect(createdAgain.headers["idempotent-replayed"] == "true", "\(createdAgain.status) \(createdAgain.text)")
+            #expect(try createdAgain.decode(SessionView.self).session.id == id, "the other node finds the session the key made")
+            for n in 1...4 { #expect(try await owner.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)).status == 201) }
+
+            // Forwarded by the node that does not own the session, then sent again to both.
+            let skip = { (node: TestServer) in
+                try await IdempotencyKeyTests.skip(node.api, host.token, id, key: "skip-1")
+            }
+            let first = try await skip(other)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(first.headers["idempotent-replayed"] == nil)
+            for node in [other, owner] {
+                let again = try await skip(node)
+                #expect(again.status == 200, "\(again.text)")
+                #expect(again.headers["idempotent-replayed"] == "true")
+            }
+            let view = try await owner.api.view(host.token, id)
+            #expect(IdempotencyKeyTests.skipped(view) == ["track-1"])
+            #expect(view.nowPlaying?.item.track.id == "track-2")
+        }
+    }
+
     @Test func aNewJoinCodeShutsTheOldOneOnEveryNode() async throws {
         try await TestCluster.with { cluster in
             let host = try await cluster.front.api.guest("Host")

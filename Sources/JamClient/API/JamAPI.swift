@@ -59,9 +59,11 @@ public struct JamAPI: Sendable {
         tokenRefreshAt = now + max(0, (response.expiresAt - now) / 2)
     }
 
-    /// Opens a session hosted by the caller.
-    public func createSession(_ request: CreateSessionRequest = CreateSessionRequest()) async throws(JamError) -> SessionView {
-        try await send("POST", "/api/v1/sessions", body: request)
+    /// Opens a session hosted by the caller. With `key`, a create sent again after it failed
+    /// on the way (no answer, `unavailable`) answers with the session the first one made, if it
+    /// made one, instead of opening a second: keep one key per session the person asked for.
+    public func createSession(_ request: CreateSessionRequest = CreateSessionRequest(), key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
+        try await send("POST", "/api/v1/sessions", body: request, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])
     }
 
     /// Joins the session with `code`.
@@ -103,8 +105,10 @@ public struct JamAPI: Sendable {
         server.appendingPathComponent("j").appendingPathComponent(code)
     }
 
-    private func send<Body: Encodable, Answer: Decodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) -> Answer {
-        try WireCoding.decode(Answer.self, from: try await exchange(method, path, body: body))
+    private func send<Body: Encodable, Answer: Decodable>(
+        _ method: String, _ path: String, body: Body?, headers: [String: String] = [:]
+    ) async throws(JamError) -> Answer {
+        try WireCoding.decode(Answer.self, from: try await exchange(method, path, body: body, headers: headers))
     }
 
     private func send<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) {
@@ -112,12 +116,13 @@ public struct JamAPI: Sendable {
     }
 
     /// Sends a request; a non-2xx answer becomes the server's typed error.
-    private func exchange<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) -> Data {
+    private func exchange<Body: Encodable>(_ method: String, _ path: String, body: Body?, headers: [String: String] = [:]) async throws(JamError) -> Data {
         guard let url = URL(string: path, relativeTo: server) else { throw JamError(.invalidField, "bad path \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.timeoutInterval = 15
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try WireCoding.encode(body)

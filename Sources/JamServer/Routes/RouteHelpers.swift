@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import JamProtocol
 import NIOCore
@@ -30,6 +31,32 @@ package enum RouteHelpers {
         let data = try WireCoding.encode(value)
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
+
+    /// The request's `Idempotency-Key`, checked; nil when it sends none.
+    package static func idempotencyKey(_ request: Request) throws -> IdempotencyKey? {
+        let values = request.headers[values: idempotencyKeyField]
+        guard let first = values.first else { return nil }
+        // Two keys name two changes: which one the caller meant is not ours to guess.
+        guard values.count == 1 else { throw JamError(.invalidField, "send one \(IdempotencyKey.header) header, not \(values.count)") }
+        return try IdempotencyKey(first)
+    }
+
+    /// A JSON response of what a change read, marked when an earlier request with the same
+    /// idempotency key answered it.
+    package static func json<T: Encodable>(_ performed: Performed<T>, status: HTTPResponse.Status = .ok) throws -> Response {
+        marking(try json(performed.read, status: status), replayed: performed.replayed)
+    }
+
+    /// `response`, saying whether it answers an earlier request with the same idempotency key.
+    package static func marking(_ response: Response, replayed: Bool) -> Response {
+        guard replayed else { return response }
+        var response = response
+        response.headers[idempotentReplayedField] = "true"
+        return response
+    }
+
+    private static let idempotencyKeyField = HTTPField.Name(IdempotencyKey.header)!
+    private static let idempotentReplayedField = HTTPField.Name(IdempotencyKey.replayedHeader)!
 
     /// The client's address, for per-address limits, as `ClientAddressMiddleware` resolved it.
     /// Every route runs behind that middleware; a route that did not would share one bucket

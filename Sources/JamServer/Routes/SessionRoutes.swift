@@ -7,6 +7,8 @@ struct SessionRoutes {
     let registry: SessionRegistry
     let limiter: RateLimiter
     let limits: RateLimits?
+    /// The ids of sessions created under an idempotency key.
+    let keyedIDs: KeyedSessionIDs
 
     func register(on router: Router<JamRequestContext>) {
         let sessions = router.group("api/v1/sessions")
@@ -14,15 +16,21 @@ struct SessionRoutes {
         sessions.post { request, context in
             let identity = try context.requireIdentity()
             // Checked before the limit: a refused request spends none of it.
+            let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(CreateSessionRequest.self, from: request, context: context)
             let new = try registry.checked(body, by: identity)
+            let keyedID = key.map { keyedIDs.id(for: identity.userId, key: $0) }
+            if let keyedID, let made = try await registry.madeBefore(keyedID) {
+                // Sent again: the session the first create made, as its creator sees it now.
+                return RouteHelpers.marking(try RouteHelpers.json(try await made.view(for: identity.userId), status: .created), replayed: true)
+            }
             if let limits {
                 try await limiter.check([
                     ("create:\(identity.userId)", limits.createSession),
                     ("create-address:\(RouteHelpers.clientAddress(context))", limits.createSessionPerAddress),
                 ])
             }
-            let (_, view) = try await registry.create(new, by: identity)
+            let (_, view) = try await registry.create(new, by: identity, id: keyedID)
             return try RouteHelpers.json(view, status: .created)
         }
 
@@ -30,8 +38,10 @@ struct SessionRoutes {
             let identity = try context.requireIdentity()
             if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
             let body = try await RouteHelpers.body(JoinSessionRequest.self, from: request, context: context)
+            let key = try RouteHelpers.idempotencyKey(request)
             let session = try await registry.session(code: body.code)
-            return try RouteHelpers.json(try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId).view)
+            let done = try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId, key: key)
+            return try RouteHelpers.json(done)
         }
 
         sessions.get(":id") { _, context in
@@ -41,6 +51,7 @@ struct SessionRoutes {
 
         sessions.patch(":id") { request, context in
             let (session, identity) = try await resolve(context)
+            let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(UpdateSessionRequest.self, from: request, context: context)
             try body.validate()
             var commands: [Command] = []
@@ -52,85 +63,94 @@ struct SessionRoutes {
             case nil: break
             }
             if let seekMs = body.seekMs { commands.append(.seek(positionMs: seekMs)) }
-            return try RouteHelpers.json(try await registry.perform(commands, on: session, newCode: body.regenerateJoinCode == true, by: identity.userId))
+            return try RouteHelpers.json(try await registry.perform(commands, on: session, newCode: body.regenerateJoinCode == true, by: identity.userId, key: key))
         }
 
-        sessions.delete(":id") { _, context in
+        sessions.delete(":id") { request, context in
             let (session, identity) = try await resolve(context)
-            try await session.perform(.end, by: identity.userId)
-            return Response(status: .noContent)
+            return try await noContent(after: .end, on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
-        sessions.post(":id/leave") { _, context in
+        sessions.post(":id/leave") { request, context in
             let (session, identity) = try await resolve(context)
-            try await session.perform(.leave, by: identity.userId)
-            return Response(status: .noContent)
+            return try await noContent(after: .leave, on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
         sessions.post(":id/queue") { request, context in
             let (session, identity) = try await resolve(context)
+            let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(AddToQueueRequest.self, from: request, context: context)
             try body.track.validate()
             try Validate.nonce(body.nonce)
-            let (outcome, view) = try await session.performViewing(.add(track: body.track, nonce: body.nonce, itemId: registry.newID()), by: identity.userId)
+            let done = try await session.performViewing(.add(track: body.track, nonce: body.nonce, itemId: registry.newID()), by: identity.userId, key: key)
+            let (outcome, view) = (done.outcome, done.read)
             guard let itemId = outcome.itemId else { throw JamError(.internal, "the add produced no item") }
             let item = view.queue.first { $0.id == itemId } ?? view.nowPlaying.map(\.item).flatMap { $0.id == itemId ? $0 : nil }
                 ?? view.upNext.map(\.item).flatMap { $0.id == itemId ? $0 : nil }
             guard let item else {
-                // A repeated nonce whose item has since played or been removed.
-                return try RouteHelpers.json(["itemId": itemId.rawValue], status: .ok)
+                // A repeated nonce (or key) whose item has since played or been removed.
+                return RouteHelpers.marking(try RouteHelpers.json(["itemId": itemId.rawValue], status: .ok), replayed: done.replayed)
             }
-            return try RouteHelpers.json(item, status: outcome.events.isEmpty ? .ok : .created)
+            return RouteHelpers.marking(try RouteHelpers.json(item, status: outcome.events.isEmpty ? .ok : .created), replayed: done.replayed)
         }
 
-        sessions.delete(":id/queue/:itemId") { _, context in
+        sessions.delete(":id/queue/:itemId") { request, context in
             let (session, identity) = try await resolve(context)
             let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
-            try await session.perform(.remove(itemId: itemId), by: identity.userId)
-            return Response(status: .noContent)
+            return try await noContent(after: .remove(itemId: itemId), on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
         sessions.put(":id/queue/:itemId/vote") { request, context in
             let (session, identity) = try await resolve(context)
             let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
+            let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(VoteRequest.self, from: request, context: context)
             try Validate.vote(body.value)
-            let outcome = try await session.perform(.vote(itemId: itemId, value: body.value), by: identity.userId)
-            return try RouteHelpers.json(VoteResponse(itemId: itemId, score: outcome.score ?? 0, myVote: body.value))
+            let done = try await session.perform(.vote(itemId: itemId, value: body.value), by: identity.userId, key: key) { _, _ in () }
+            let vote = VoteResponse(itemId: itemId, score: done.outcome.score ?? 0, myVote: body.value)
+            return RouteHelpers.marking(try RouteHelpers.json(vote), replayed: done.replayed)
         }
 
-        sessions.delete(":id/queue/:itemId/vote") { _, context in
+        sessions.delete(":id/queue/:itemId/vote") { request, context in
             let (session, identity) = try await resolve(context)
             let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
-            let outcome = try await session.perform(.vote(itemId: itemId, value: 0), by: identity.userId)
-            return try RouteHelpers.json(VoteResponse(itemId: itemId, score: outcome.score ?? 0, myVote: 0))
+            let key = try RouteHelpers.idempotencyKey(request)
+            let done = try await session.perform(.vote(itemId: itemId, value: 0), by: identity.userId, key: key) { _, _ in () }
+            return RouteHelpers.marking(try RouteHelpers.json(VoteResponse(itemId: itemId, score: done.outcome.score ?? 0, myVote: 0)), replayed: done.replayed)
         }
 
-        sessions.post(":id/skip") { _, context in
+        sessions.post(":id/skip") { request, context in
             let (session, identity) = try await resolve(context)
-            return try RouteHelpers.json(try await session.performViewing(.skip, by: identity.userId).view)
+            return try RouteHelpers.json(try await session.performViewing(.skip, by: identity.userId, key: RouteHelpers.idempotencyKey(request)))
         }
 
-        sessions.post(":id/skip-requests") { _, context in
+        sessions.post(":id/skip-requests") { request, context in
             let (session, identity) = try await resolve(context)
-            return try RouteHelpers.json(try await session.performViewing(.requestSkip, by: identity.userId).view.skipRequests)
+            let done = try await session.performViewing(.requestSkip, by: identity.userId, key: RouteHelpers.idempotencyKey(request))
+            return RouteHelpers.marking(try RouteHelpers.json(done.read.skipRequests), replayed: done.replayed)
         }
 
         sessions.put(":id/members/:userId/role") { request, context in
             let (session, identity) = try await resolve(context)
             let target = try RouteHelpers.uuid("userId", in: context, label: "userId")
+            let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(RoleRequest.self, from: request, context: context)
-            let view = try await session.performViewing(.setRole(userId: target, role: body.role), by: identity.userId).view
-            guard let member = view.members.first(where: { $0.userId == target }) else { throw JamError(.notFound, "no member \(target)") }
-            return try RouteHelpers.json(member)
+            let done = try await session.performViewing(.setRole(userId: target, role: body.role), by: identity.userId, key: key)
+            guard let member = done.read.members.first(where: { $0.userId == target }) else { throw JamError(.notFound, "no member \(target)") }
+            return RouteHelpers.marking(try RouteHelpers.json(member), replayed: done.replayed)
         }
 
-        sessions.delete(":id/members/:userId") { _, context in
+        sessions.delete(":id/members/:userId") { request, context in
             let (session, identity) = try await resolve(context)
             let target = try RouteHelpers.uuid("userId", in: context, label: "userId")
-            try await session.perform(.kick(userId: target), by: identity.userId)
-            return Response(status: .noContent)
+            return try await noContent(after: .kick(userId: target), on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
+    }
+
+    /// Applies `command` once per idempotency `key` and answers 204.
+    private func noContent(after command: Command, on session: LiveSession, by identity: Identity, key: IdempotencyKey?) async throws -> Response {
+        let done = try await session.perform(command, by: identity.userId, key: key) { _, _ in () }
+        return RouteHelpers.marking(Response(status: .noContent), replayed: done.replayed)
     }
 
     /// The caller (401 first) and the session named in the path.

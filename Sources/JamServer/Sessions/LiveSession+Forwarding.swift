@@ -99,10 +99,14 @@ extension LiveSession {
     }
 
     /// A REST call on a replica: forwarded, and answered once the record that applied it is here.
-    func forwardAndWait(_ command: Command, by user: UserID) async throws(JamError) -> Outcome {
+    /// `replyId` names a call its caller may send again (an idempotency key); the owner then
+    /// answers a repeat from its answers.
+    func forwardAndWait(_ command: Command, by user: UserID, replyId named: String?) async throws(JamError) -> Outcome {
         guard let cluster = environment.cluster else { throw JamError(.internal, "a replica without a cluster") }
-        let replyId = "rest-\(environment.ids.next().rawValue)"
+        let replyId = named ?? "rest-\(environment.ids.next().rawValue)"
         let key = Self.answerKey(user, replyId)
+        // One caller per key: the owner's answer resumes one waiter.
+        guard forwards[key] == nil else { throw Self.keyInProgress }
         let forwarded = ForwardedCommand(inboxId: 0, session: id, origin: cluster.nodeID, connection: nil, replyId: replyId, command: command, user: user)
         // Answered by the owner's record or reply; a node that died (or whose database hangs)
         // before answering is given up on, though the owner may still apply the command.
@@ -118,6 +122,9 @@ extension LiveSession {
         }
         return try result.get()
     }
+
+    static let keyInProgress = JamError(
+        .conflict, "a request with this \(IdempotencyKey.header) is still waiting for its answer; send it again once that one is answered")
 
     /// How long a forwarded command's caller waits for the owner's answer.
     static let forwardAnswerLimit: TimeAmount = .seconds(10)

@@ -25,12 +25,12 @@ extension LiveSession {
     /// Waits until every record made so far is stored; refuses at once while the store is
     /// failing (`waitUntilStored`), and as soon as it fails meanwhile (a read has nothing to
     /// lose by asking again). A replica's state comes from stored records only.
-    private func untilStored() async throws(JamError) {
+    private func untilStored(refusing refusal: JamError = unstoredRead) async throws(JamError) {
         guard role == .owner, nextLsn - 1 > outbox.storedLsn else { return }
         switch await waitUntilStored(throughOutage: false) {
         case .stored: return
         case .letGo: throw Self.letGo
-        case .refused: throw Self.unstoredRead
+        case .refused: throw refusal
         }
     }
 
@@ -87,18 +87,39 @@ extension LiveSession {
     package func perform<T: Sendable>(
         _ command: Command, by user: UserID, budgeted: Bool = true, reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> (outcome: Outcome, read: T) {
+        let performed = try await perform(command, by: user, key: nil, budgeted: budgeted, reading: body)
+        return (performed.outcome, performed.read)
+    }
+
+    /// Applies `command` as `perform(_:by:budgeted:reading:)` does, unless `user` sent it
+    /// before under `key`: then nothing is applied, and the first call's answer (its item, its
+    /// score) comes back once that call's change is stored, with `body` read from the state now.
+    /// A key is remembered with the session's recent command ids (`AnswerCache.limit`), across
+    /// restarts and by every node.
+    package func perform<T: Sendable>(
+        _ command: Command, by user: UserID, key: IdempotencyKey?, budgeted: Bool = true,
+        reading body: @Sendable (SessionState, any SessionWire) -> T
+    ) async throws(JamError) -> Performed<T> {
+        let replyId = key.map { "key:\($0.value)" }
+        if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
+            // Checked before the budget: a repeat changes nothing, so it costs nothing.
+            let read = body(state, wire)
+            try await untilStored(refusing: Self.unconfirmed)
+            return Performed(outcome: outcome(fromAck: String(buffer: WebSocketText.payload(of: answer))), read: read, replayed: true)
+        }
         if budgeted, let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) {
             noteRefusal(refusal, by: user, what: command.logName)
             throw refusal
         }
         if role == .replica {
-            let outcome = try await forwardAndWait(command, by: user)
-            return (outcome, body(state, wire))
+            let outcome = try await forwardAndWait(command, by: user, replyId: replyId)
+            return Performed(outcome: outcome, read: body(state, wire), replayed: false)
         }
-        let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil))
+        let reply = replyId.map { TurnReply(connection: nil, user: user, id: $0, toRestCall: true) }
+        let (outcome, _) = try take(.command(command, by: user), cause: .command(command, by: user, connection: nil, relay: nil), reply: reply)
         let read = body(state, wire)
         switch await waitUntilStored(throughOutage: false) {
-        case .stored: return (outcome, read)
+        case .stored: return Performed(outcome: outcome, read: read, replayed: false)
         case .letGo: throw Self.letGo
         case .refused: throw Self.unconfirmed
         }
@@ -106,9 +127,16 @@ extension LiveSession {
 
     /// Applies `command` and returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID) async throws(JamError) -> (outcome: Outcome, view: SessionView) {
-        let (outcome, view) = try await perform(command, by: user) { state, _ in state.member(user).map { _ in state.view(for: user) } }
-        guard let view else { throw JamError(.notMember, "you are not a member of this session") }
-        return (outcome, view)
+        let performed = try await performViewing(command, by: user, key: nil)
+        return (performed.outcome, performed.read)
+    }
+
+    /// Applies `command` once per idempotency key (`perform(_:by:key:budgeted:reading:)`) and
+    /// returns the session as `user` sees it right after, once stored.
+    package func performViewing(_ command: Command, by user: UserID, key: IdempotencyKey?) async throws(JamError) -> Performed<SessionView> {
+        let performed = try await perform(command, by: user, key: key) { state, _ in state.member(user).map { _ in state.view(for: user) } }
+        guard let view = performed.read else { throw JamError(.notMember, "you are not a member of this session") }
+        return Performed(outcome: performed.outcome, read: view, replayed: performed.replayed)
     }
 
     /// Returns once everything applied so far is stored and sent, or the node let the session
@@ -147,6 +175,16 @@ extension LiveSession {
             waiter.continuation.resume(returning: .refused)
         }
     }
+}
+
+/// What a REST call's change came to (`LiveSession.perform(_:by:key:budgeted:reading:)`).
+package struct Performed<T: Sendable>: Sendable {
+    /// What the command did; for a repeated key, the item and score the first call's answer named.
+    package let outcome: Outcome
+    /// What the call read from the state after it.
+    package let read: T
+    /// Whether an earlier call with the same idempotency key answered it, and nothing was applied.
+    package let replayed: Bool
 }
 
 /// How a wait for the session's store ended.

@@ -35,14 +35,17 @@ extension SessionRegistry {
         return NewSession(displayName: displayName, name: name, settings: settings)
     }
 
-    /// Creates the session `new` describes (see `create(by:_:code:)`).
-    package func create(_ new: NewSession, by identity: Identity, code chosen: String? = nil) async throws(JamError) -> (LiveSession, SessionView) {
+    /// Creates the session `new` describes (see `create(by:_:code:)`), under `id` when given
+    /// (`KeyedSessionIDs`: it must be free, or a conflict is thrown), else a new one.
+    package func create(
+        _ new: NewSession, by identity: Identity, code chosen: String? = nil, id given: SessionID? = nil
+    ) async throws(JamError) -> (LiveSession, SessionView) {
         let (displayName, name, settings) = (new.displayName, new.name, new.settings)
         let now = clock.now()
         let environment = self.environment
         // Its first answer waits through an outage that begins later; none begins with one.
         if environment.pipeline.isStalled { throw Self.notCreated }
-        let id = environment.ids.next()
+        let id = given ?? environment.ids.next()
         if let cluster, await cluster.tryLock([id]).isEmpty {
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
@@ -66,7 +69,13 @@ extension SessionRegistry {
             throw Self.notCreated
         }
         var noCodeLeft = false
+        var idTaken = false
         let created = index.withLock { index -> LiveSession? in
+            // A create with the same idempotency key got here first.
+            if index.entries[id] != nil {
+                idTaken = true
+                return nil
+            }
             if let chosenKey, isHeld(chosenKey, in: &index, databaseSaysFree: cluster != nil) { return nil }
             guard let code = chosenKey ?? reserved ?? Self.uniqueCode(defaults.codes, in: index) else {
                 noCodeLeft = true
@@ -82,7 +91,10 @@ extension SessionRegistry {
             return session
         }
         guard let session = created else {
-            cluster?.release(id)
+            if let reserved { index.withLock { $0.codes[reserved] = nil } }
+            // Not the lease: the session holding the id keeps it.
+            if !idTaken { cluster?.release(id) }
+            if idTaken { throw Self.createInProgress }
             throw noCodeLeft ? Self.noCodeLeft : Self.codeTaken(chosenKey ?? "")
         }
         // The lease connection broke while this waited on the database, and `leasesLost` only
@@ -95,6 +107,20 @@ extension SessionRegistry {
         let user = identity.userId
         return (session, try await session.readAfterOwnChange { state, _ in state.view(for: user) })
     }
+
+    /// The session made by an earlier create with the same id (an idempotency key's), or nil
+    /// when there is none; one that ended is gone (410).
+    package func madeBefore(_ id: SessionID) async throws(JamError) -> LiveSession? {
+        do {
+            return try await session(id)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            return nil
+        }
+    }
+
+    static let createInProgress = JamError(
+        .conflict, "a create with this \(IdempotencyKey.header) is still under way; send it again once that one is answered")
 
     static let notCreated = JamError(.unavailable, "the database is not taking writes; no session was created, try again")
 }

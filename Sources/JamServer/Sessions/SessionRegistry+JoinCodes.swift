@@ -105,12 +105,14 @@ extension SessionRegistry {
         return id
     }
 
-    /// Applies `commands` together, with a fresh join code when `newCode` is set, and returns
-    /// the session as `user` sees it after them, once stored.
-    func perform(_ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID) async throws(JamError) -> SessionView {
+    /// Applies `commands` together (once per idempotency `key`), with a fresh join code when
+    /// `newCode` is set, and returns the session as `user` sees it after them, once stored.
+    func perform(
+        _ commands: [Command], on session: LiveSession, newCode: Bool, by user: UserID, key: IdempotencyKey? = nil
+    ) async throws(JamError) -> Performed<SessionView> {
         guard newCode else {
-            guard !commands.isEmpty else { return try await session.view(for: user) }
-            return try await session.performViewing(.all(commands), by: user).view
+            guard !commands.isEmpty else { return Performed(outcome: Outcome(), read: try await session.view(for: user), replayed: false) }
+            return try await session.performViewing(.all(commands), by: user, key: key)
         }
         let found = index.withLock { index -> String? in
             guard let fresh = Self.uniqueCode(defaults.codes, in: index) else { return nil }
@@ -120,9 +122,10 @@ extension SessionRegistry {
             return fresh
         }
         guard let fresh = found else { throw Self.noCodeLeft }
-        let result: Result<SessionView, JamError>
+        let result: Result<Performed<SessionView>, JamError>
         do {
-            result = .success(try await session.performViewing(.all(commands + [.setJoinCode(fresh)]), by: user).view)
+            // A repeated key applies nothing, and the fresh code goes back below.
+            result = .success(try await session.performViewing(.all(commands + [.setJoinCode(fresh)]), by: user, key: key))
         } catch {
             result = .failure(error)
         }

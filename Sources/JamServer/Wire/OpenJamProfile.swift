@@ -35,7 +35,8 @@ package struct OpenJamProfile: WireProfile {
         }
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
-        SessionRoutes(registry: context.registry, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
+        SessionRoutes(
+            registry: context.registry, limiter: context.limiter, limits: configuration.rateLimits, keyedIDs: KeyedSessionIDs(secret: context.secret)).register(on: router)
         let catalog = LibraryCatalog(context.library ?? MusicLibrary(tracks: []))
         LibraryRoutes(catalog: catalog).register(on: router)
         AudioRoutes(catalog: catalog).register(on: router)

@@ -21,6 +21,20 @@ import struct JamServer.RateLimits
         }
     }
 
+    @Test("a create sent again under its key answers with the session the first one made")
+    func aCreateSentAgainUnderItsKeyAnswersWithTheFirstSession() async throws {
+        try await TestServer.with { server in
+            var api = JamAPI(server: try #require(URL(string: server.baseURL)))
+            _ = try await api.signIn(displayName: "Host")
+            let key = try IdempotencyKey("friday-party")
+            let first = try await api.createSession(CreateSessionRequest(name: "Friday"), key: key)
+            let again = try await api.createSession(CreateSessionRequest(name: "Friday"), key: key)
+            #expect(again.session.id == first.session.id)
+            #expect(try await api.createSession(CreateSessionRequest(name: "Friday")).session.id != first.session.id, "no key, a new session")
+            #expect(throws: JamError.self) { try IdempotencyKey("two words") }
+        }
+    }
+
     @Test("a proxy's page instead of the server's answer is a code for its status, with the wait it asks for")
     func aProxysPageIsACodeForItsStatusWithItsWait() async throws {
         let page = "<html><body><h1>503 Service Unavailable</h1>No server is available.</body></html>"

@@ -47,8 +47,8 @@ struct RestClient: Sendable {
         return RestResponse(status: http.statusCode, headers: fields, body: data)
     }
 
-    func send<B: Encodable>(_ method: String, _ path: String, token: String? = nil, json: B) async throws -> RestResponse {
-        try await request(method, path, token: token, body: try JSONEncoder().encode(json))
+    func send<B: Encodable>(_ method: String, _ path: String, token: String? = nil, json: B, headers: [String: String] = [:]) async throws -> RestResponse {
+        try await request(method, path, token: token, body: try JSONEncoder().encode(json), headers: headers)
     }
 
     func raw(_ method: String, _ path: String, token: String? = nil, text: String) async throws -> RestResponse {
