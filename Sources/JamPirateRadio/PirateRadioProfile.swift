@@ -16,6 +16,9 @@ public struct PirateRadioOptions: Sendable {
     public var idleTimeoutMs: Int64 = 1_800_000
     /// How long a session with a track or a queue outlives its last socket.
     public var gracePeriodMs: Int64 = 300_000
+    /// How often members without a socket are looked for: one without a socket at two sweeps
+    /// running leaves (its server drops them at its sweep every 15 s).
+    public var sweepIntervalMs: Int64 = 15_000
     /// How long a join code admits people.
     public var codeLifetimeMs: Int64 = 3_600_000
     /// How long a token from `/auth` is valid.
@@ -85,7 +88,7 @@ package struct PirateRadioProfile: WireProfile {
             registry: context.registry, tokens: tokens(context), clock: context.clock, limiter: context.limiter, options: options,
             rateLimited: context.configuration.rateLimits != nil, stations: PirateRadioStations()
         ).register(on: router)
-        return []
+        return [SocketMembershipSweep(registry: context.registry, interval: .milliseconds(options.sweepIntervalMs), logger: context.logger)]
     }
 
     /// Its socket answers on any path.

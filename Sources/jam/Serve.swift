@@ -112,6 +112,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("grace-period-ms"), help: "pirate-radio: how long an emptied session with music lives on (JAM_PR_GRACE_PERIOD_MS, default 300000).")
     var gracePeriodMs: Int64?
 
+    @Option(
+        name: .customLong("sweep-interval-ms"),
+        help: "pirate-radio: how often members without a socket are looked for; one without at two sweeps running leaves (JAM_PR_SWEEP_INTERVAL_MS, default 15000).")
+    var sweepIntervalMs: Int64?
+
     @Option(name: .customLong("code-lifetime-ms"), help: "pirate-radio: how long a join code admits people (JAM_PR_CODE_LIFETIME_MS, default 3600000).")
     var codeLifetimeMs: Int64?
 
@@ -218,6 +223,7 @@ struct Serve: AsyncParsableCommand {
             options.idleTimeoutMs = try milliseconds(idleTimeoutMs, "JAM_PR_IDLE_TIMEOUT_MS", "--idle-timeout-ms") ?? options.idleTimeoutMs
             options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS", "--grace-period-ms") ?? options.gracePeriodMs
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS", "--code-lifetime-ms") ?? options.codeLifetimeMs
+            options.sweepIntervalMs = try milliseconds(sweepIntervalMs, "JAM_PR_SWEEP_INTERVAL_MS", "--sweep-interval-ms") ?? options.sweepIntervalMs
             configuration.profile = PirateRadioProfile(options: options)
         case .queueit:
             configuration.profile = QueueITProfile()

@@ -20,14 +20,7 @@ package struct LibraryRescanService: Service {
     }
 
     package func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            do {
-                // A shutdown must not wait out the interval.
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
-            guard !Task.isShuttingDownGracefully else { return }
+        try await repeatUntilShutdown(every: interval) {
             let previous = await catalog.library
             // Reading files blocks: it runs on NIO's thread pool, not on the cooperative pool.
             let rescanned = try await NIOThreadPool.singleton.runIfActive { previous.rescan() }
@@ -35,7 +28,7 @@ package struct LibraryRescanService: Service {
             let removed = Set(previous.tracks.map(\.id)).subtracting(rescanned.tracks.map(\.id)).count
             guard rescanned.tracks != previous.tracks else {
                 await catalog.forgetCovers()
-                continue
+                return
             }
             await catalog.replace(with: rescanned)
             await registry.libraryChanged(rescanned.tracks.map(\.track))

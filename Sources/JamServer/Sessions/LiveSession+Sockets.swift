@@ -108,6 +108,22 @@ extension LiveSession {
         depart(user, with: command)
     }
 
+    /// The members with no socket to the session, where sockets are membership; none
+    /// otherwise, on a replica, or with several nodes (a member's socket may be on another
+    /// node, and such profiles run as one node).
+    package func membersWithoutSockets() -> Set<UserID> {
+        guard wire.socketsAreMembership, role == .owner, environment.cluster == nil, !state.hasEnded else { return [] }
+        let open = Set(connections.values.map(\.user))
+        return Set(state.members.lazy.map(\.userId).filter { !open.contains($0) })
+    }
+
+    /// `user` leaves if they still have no socket (`SocketMembershipSweep`); a refusal by the
+    /// store is tried again as a closed socket's is.
+    package func leaveWithoutSocket(_ user: UserID) {
+        guard wire.socketsAreMembership, role == .owner, let command = departure(of: user) else { return }
+        depart(user, with: command)
+    }
+
     /// What a closed socket of `user` makes them do now, if anything.
     private func departure(of user: UserID) -> Command? {
         guard !state.hasEnded, state.member(user) != nil else { return nil }

@@ -15,6 +15,7 @@ final class PirateServer: @unchecked Sendable {
         var idleTimeoutMs: Int? = nil
         var gracePeriodMs: Int? = nil
         var codeLifetimeMs: Int? = nil
+        var sweepIntervalMs: Int? = nil
     }
 
     let process: ChildProcess
@@ -63,6 +64,7 @@ final class PirateServer: @unchecked Sendable {
         if let value = options.idleTimeoutMs { arguments += ["--idle-timeout-ms", String(value)] }
         if let value = options.gracePeriodMs { arguments += ["--grace-period-ms", String(value)] }
         if let value = options.codeLifetimeMs { arguments += ["--code-lifetime-ms", String(value)] }
+        if let value = options.sweepIntervalMs { arguments += ["--sweep-interval-ms", String(value)] }
         return arguments
     }
 

@@ -1,0 +1,68 @@
+import Foundation
+import JamTestSupport
+import Testing
+
+/// Its server drops members without a socket at its sweep every 15 s; here a member without a
+/// socket at two sweeps running leaves (sweeps every 300 ms in these tests).
+@Suite("PirateRadio: members without a socket")
+struct SocketlessMemberTests {
+    static let sweeps = PirateServer.Options(sweepIntervalMs: 300)
+
+    @Test("A session whose creator never connects ends after two sweeps, not a day later")
+    func aSessionNobodyConnectsToEnds() async throws {
+        try await PirateServer.with(Self.sweeps) { server in
+            let creator = try await server.http.signIn("creator1")
+            let created = ContinuousClock.now
+            let session = try await server.http.createSession(creator)
+            let endedAt = try await eventually("the session nobody connected to ends", timeout: .seconds(10)) {
+                try await server.http.get(creator, session: session.id).status == 404 ? ContinuousClock.now : nil
+            }
+            #expect(milliseconds(from: created, to: endedAt) >= 300, "not before a sweep has seen the creator without a socket twice")
+            let health = try await server.http.request("GET", "/health")
+            #expect(health.json?.int("sessions") == 0, "\(health)")
+            let late = PirateSocket(server, token: creator.token, session: session.id, label: "too late")
+            #expect(try await late.closeCode() == 4004)
+        }
+    }
+
+    @Test("A creator connected within a sweep keeps the session however many sweeps pass")
+    func aConnectedCreatorKeepsTheSession() async throws {
+        try await PirateServer.with(Self.sweeps) { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            let socket = try await server.connect(creator, to: session.id)
+            try await Task.sleep(for: .milliseconds(1500))
+            try await socket.socket.roundTrip()
+            let snapshot = try await server.http.snapshot(creator, session: session.id)
+            #expect((snapshot.objects("members") ?? []).map { $0.string("userId") } == ["creator1"])
+            await socket.socket.close()
+        }
+    }
+
+    @Test("After a restart, a DJ who does not come back leaves at the sweep, and the session lives out its grace period")
+    func aDJWhoDoesNotComeBackAfterARestartLeaves() async throws {
+        // A session keeps the grace period it was made with.
+        var grace = Self.sweeps
+        grace.gracePeriodMs = 2000
+        try await PirateServer.with(grace) { server in
+            let creator = try await server.http.signIn("creator1")
+            let session = try await server.http.createSession(creator)
+            let socket = try await server.connect(creator, to: session.id)
+            _ = try await socket.socket.addAndWait(prTrack(1))
+            try await server.afterKill(grace) { second in
+                // Kept by the store with its member, who has no socket here.
+                #expect(try await second.http.get(creator, session: session.id).status == 200)
+                let left = try await eventually("the DJ without a socket leaves", timeout: .seconds(10)) {
+                    let snapshot = try await second.http.snapshot(creator, session: session.id)
+                    return (snapshot.objects("members") ?? []).isEmpty ? ContinuousClock.now : nil
+                }
+                let snapshot = try await second.http.snapshot(creator, session: session.id)
+                #expect(trackIds(snapshot.objects("queue")) == ["spotify:track:1"], "the queue waits out the grace period")
+                let endedAt = try await eventually("the session ends after its grace period", timeout: .seconds(10)) {
+                    try await second.http.get(creator, session: session.id).status == 404 ? ContinuousClock.now : nil
+                }
+                #expect(milliseconds(from: left, to: endedAt) >= 1500, "ended \(milliseconds(from: left, to: endedAt)) ms after the DJ left")
+            }
+        }
+    }
+}
