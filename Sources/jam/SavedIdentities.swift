@@ -49,13 +49,36 @@ struct SavedIdentities {
         }
     }
 
-    /// Keeps `entry` for `server`, replacing the file whole, readable by its owner only.
+    /// Keeps `entry` for `server`, replacing the file whole, readable by its owner only. Two
+    /// `jam` processes saving at once take turns (an advisory lock beside the file), so
+    /// neither loses the other's entry.
     func save(_ entry: Entry, for server: URL) throws {
+        let folder = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw SavedIdentitiesError(file: file, problem: "cannot be written (\(error))")
+        }
+        try whileLocked { try replace(with: entry, for: server, in: folder) }
+    }
+
+    /// Runs `body` holding the lock on `identities.lock` beside the file.
+    private func whileLocked<T>(_ body: () throws -> T) throws -> T {
+        let lock = file.deletingLastPathComponent().appendingPathComponent("identities.lock")
+        let descriptor = open(lock.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SavedIdentitiesError(file: file, problem: "cannot be locked: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw SavedIdentitiesError(file: file, problem: "cannot be locked: \(String(cString: strerror(errno)))") }
+        }
+        return try body()
+    }
+
+    /// Reads the entries, sets `entry`, and writes them all back.
+    private func replace(with entry: Entry, for server: URL, in folder: URL) throws {
         var entries = try load()
         entries[Self.key(server)] = entry
         do {
-            let folder = file.deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(entries)

@@ -7,11 +7,12 @@ import JamProtocol
 struct TerminalSignIn {
     let server: URL
     let name: String
-    let saved = SavedIdentities.standard()
+    /// Where sign-ins are kept; none without a state or home folder.
+    var saved = SavedIdentities.standard()
 
     /// The API with a token, and who it names.
     func signIn() async throws -> (JamAPI, UserID) {
-        if let saved, let entry = try saved.load()[SavedIdentities.key(server)], entry.displayName == name {
+        if let entry = savedEntry(), entry.displayName == name {
             var api = JamAPI(server: server, token: entry.token, tokenRefreshAt: entry.tokenRefreshAt)
             guard api.tokenRefreshIsDue else { return (api, entry.userId) }
             // A Result rather than `catch let error as JamError where …`: Swift 6.3.1's SIL
@@ -35,6 +36,18 @@ struct TerminalSignIn {
             }
         }
         return try await signInAnew()
+    }
+
+    /// The sign-in saved for this server. A file that cannot be read stops nothing: it is
+    /// said, left as it is for its owner to look at, and the terminal signs in anew.
+    private func savedEntry() -> SavedIdentities.Entry? {
+        guard let saved else { return nil }
+        do {
+            return try saved.load()[SavedIdentities.key(server)]
+        } catch {
+            FileHandle.standardError.write(Data("jam: \(error); signing in as a new guest\n".utf8))
+            return nil
+        }
     }
 
     /// A new guest identity, saved for next time.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JamProtocol
+import JamTestSupport
 import Testing
 
 @testable import jam
@@ -12,8 +13,11 @@ import Testing
         // A clipboard write (OSC 52), a screen clear, a C1 control sequence, a tab.
         let hostile = "Song\u{1B}]52;c;ZXZpbA==\u{07} by \u{1B}[2J\u{1B}[HBand\u{9B}31m\tend"
         #expect(TerminalText.safe(hostile) == "Song]52;c;ZXZpbA== by [2J[HBand31m end")
-        let coloured = "\u{1B}[32m●\u{1B}[0m Hana \u{1B}[1;33mhost\u{1B}[0m"
+        let coloured = "\u{1B}[32m●\u{1B}[0m Hana \u{1B}[30;107m▀▄\u{1B}[0m"
         #expect(TerminalText.safe(coloured) == coloured)
+        // Colours the screen never writes come from a server: hidden text, black on black, blinking.
+        let hiding = "Song\u{1B}[8m secret\u{1B}[0m \u{1B}[30;40mdark \u{1B}[5mblink"
+        #expect(TerminalText.safe(hiding) == "Song[8m secret\u{1B}[0m [30;40mdark [5mblink")
         #expect(TerminalText.safe("cut short \u{1B}[32") == "cut short [32")
     }
 
@@ -58,5 +62,41 @@ import Testing
         try Data("not json".utf8).write(to: saved.file)
         let error = #expect(throws: SavedIdentitiesError.self) { try saved.load() }
         #expect(error?.description.contains("delete it to sign in anew") == true, "\(String(describing: error))")
+    }
+
+    @Test func jamProcessesSavingAtOnceKeepEveryServersSignIn() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let saved = try #require(SavedIdentities.standard(["XDG_STATE_HOME": folder.path]))
+        // Each save reads the file, adds its entry and writes the file back: without taking
+        // turns, a write made from an older read drops the entries saved since.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<24 {
+                group.addTask {
+                    let entry = SavedIdentities.Entry(userId: JamID("user-\(n)"), displayName: "Member \(n)", token: "token-\(n)", tokenRefreshAt: nil)
+                    try saved.save(entry, for: try #require(URL(string: "http://127.0.0.\(n + 1):8080")))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let loaded = try saved.load()
+        #expect(loaded.count == 24, "\(loaded.keys.sorted())")
+        #expect(loaded["http://127.0.0.7:8080"]?.token == "token-6")
+    }
+
+    @Test func anUnreadableSignInFileIsLeftAloneAndTheTerminalSignsInAnew() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let saved = try #require(SavedIdentities.standard(["XDG_STATE_HOME": folder.path]))
+        try FileManager.default.createDirectory(at: saved.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("not json".utf8).write(to: saved.file)
+        try await TestServer.with { server in
+            var signIn = TerminalSignIn(server: try #require(URL(string: server.baseURL)), name: "Ann")
+            signIn.saved = saved
+            let (api, me) = try await signIn.signIn()
+            #expect(api.token != nil)
+            #expect(try await api.createSession().members.map(\.userId) == [me], "a working sign-in")
+        }
+        #expect(try Data(contentsOf: saved.file) == Data("not json".utf8), "the file is its owner's to look at")
     }
 }

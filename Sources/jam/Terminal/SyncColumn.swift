@@ -31,12 +31,12 @@ enum SyncColumn {
 
     /// Green, amber or red.
     static func dot(_ grade: SyncGrade) -> String {
-        let colour = switch grade {
-        case .good: "32"
-        case .fair: "33"
-        case .poor: "31"
+        let colour: TerminalText.Colour = switch grade {
+        case .good: .green
+        case .fair: .amber
+        case .poor: .red
         }
-        return "\u{1B}[\(colour)m●\u{1B}[0m"
+        return colour.paint("●")
     }
 
     private static func format(_ value: Double) -> String {

@@ -1,8 +1,23 @@
-/// What reaches the terminal: printable text and the screen's own colours (SGR: `ESC [`
-/// digits and semicolons `m`). Every other control character is dropped, so a name or a title
-/// from a server cannot move the cursor, set the window's title or write the clipboard
-/// (OSC 52); a tab becomes a space.
+/// What reaches the terminal: printable text and the screen's own colours (`Colour`). Every
+/// other control character is dropped, so a name or a title from a server cannot move the
+/// cursor, set the window's title, write the clipboard (OSC 52), or hide text (`ESC [ 8 m`,
+/// black on black); a tab becomes a space.
 enum TerminalText {
+    /// The colours the screen writes, and the only escape sequences that reach the terminal.
+    enum Colour: String, CaseIterable {
+        case reset = "\u{1B}[0m"
+        case green = "\u{1B}[32m"
+        case amber = "\u{1B}[33m"
+        case red = "\u{1B}[31m"
+        /// Black on bright white, for the QR code's contrast whatever the terminal's theme.
+        case blackOnWhite = "\u{1B}[30;107m"
+
+        /// `text` in this colour, then the terminal's own.
+        func paint(_ text: String) -> String { rawValue + text + Colour.reset.rawValue }
+    }
+
+    private static let colours = Set(Colour.allCases.map { Array($0.rawValue.unicodeScalars) })
+
     static func safe(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
         var kept = String.UnicodeScalarView()
@@ -28,12 +43,14 @@ enum TerminalText {
         return String(kept)
     }
 
-    /// Where the colour sequence starting at `start` (an ESC) ends, or nil when it is not one.
+    /// Where the screen's colour sequence starting at `start` (an ESC) ends, or nil when it is
+    /// not one of them.
     private static func colourEnd(_ scalars: [Unicode.Scalar], from start: Int) -> Int? {
         var index = start + 1
         guard index < scalars.count, scalars[index] == "[" else { return nil }
         index += 1
         while index < scalars.count, ("0"..."9").contains(scalars[index]) || scalars[index] == ";" { index += 1 }
-        return index < scalars.count && scalars[index] == "m" ? index : nil
+        guard index < scalars.count, scalars[index] == "m", colours.contains(Array(scalars[start...index])) else { return nil }
+        return index
     }
 }
