@@ -116,7 +116,25 @@ const [done] = arguments;
   store.reject('vote', new JamError('rateLimited', 'too many votes; slow down', 1450));
   const rest = new JamError('rateLimited', 'too many requests');
   rest.retryAfterSeconds = 12;
+  // A gateway's own page when no server behind it answered, and a bare status from anywhere.
+  const { Api } = await import(location.origin + '/js/api.js');
+  const realFetch = window.fetch;
+  const bare = async (status) => {
+    window.fetch = async () => new Response('<html><body><h1>' + status + ' Bad Gateway</h1></body></html>',
+      { status, headers: { 'Content-Type': 'text/html' } });
+    try {
+      await new Api('t').joinSession('K7MPQ2');
+      return 'answered';
+    } catch (error) {
+      return describeError(error, 'join');
+    } finally {
+      window.fetch = realFetch;
+    }
+  };
+  const gateway = await bare(502);
+  const unexplained = await bare(418);
   return {
+    gateway, unexplained,
     vote: describeError(store.lastRejection, store.lastRejection.action),
     rest: describeError(rest, 'join'),
     unsaid: describeError(new JamError('rateLimited', 'too many requests'), 'join'),
@@ -141,5 +159,8 @@ def test_a_refusal_says_how_long_to_wait_what_became_of_the_change_and_which_lim
                                     "try again."), words
     assert words["offline"] == "Couldn't pause: The server cannot be reached. Check your connection.", words
     assert words["full"] == "Couldn't add “Song”: The queue is full. Wait until a song has played.", words
+    assert words["gateway"] == ("Couldn't join: The server is not answering right now (the gateway in front of it "
+                                "answered 502); try again in a moment."), words
+    assert words["unexplained"] == "Couldn't join: The server answered 418 without saying why.", words
     assert words["mine"] == ("Couldn't add “Song”: You already have as many songs waiting as this session allows. "
                              "Wait until one has played."), words

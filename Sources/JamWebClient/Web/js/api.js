@@ -2,6 +2,17 @@
 // message (which is written for people), so views can show it as it is.
 import { ErrorCode, JamError, errorCodeForStatus } from './protocol.js';
 
+/**
+ * What an answer without the server's error body means: a gateway's own page (HAProxy, nginx)
+ * when no server behind it answered, else a status nobody explained.
+ */
+function bareStatusWords(status) {
+  if (status === 502 || status === 503 || status === 504) {
+    return `the server is not answering right now (the gateway in front of it answered ${status}); try again in a moment`;
+  }
+  return `the server answered ${status} without saying why`;
+}
+
 export class Api {
   /** @param {string} [token] */
   constructor(token) {
@@ -33,7 +44,7 @@ export class Api {
     if (!response.ok) {
       const detail = payload && payload.error;
       const code = detail && typeof detail.code === 'string' ? detail.code : errorCodeForStatus(response.status);
-      const message = detail && typeof detail.message === 'string' ? detail.message : `the server answered ${response.status}`;
+      const message = detail && typeof detail.message === 'string' ? detail.message : bareStatusWords(response.status);
       const error = new JamError(code, message);
       error.status = response.status;
       const retryAfter = Number(response.headers.get('Retry-After'));
