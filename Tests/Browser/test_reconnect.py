@@ -164,3 +164,40 @@ def test_a_refusal_says_how_long_to_wait_what_became_of_the_change_and_which_lim
     assert words["unexplained"] == "Couldn't join: The server answered 418 without saying why.", words
     assert words["mine"] == ("Couldn't add “Song”: You already have as many songs waiting as this session allows. "
                              "Wait until one has played."), words
+
+
+# Lets the page's first create reach the server, then loses its answer on the way back, as a
+# dropped connection would; the join code the server gave is kept for the test.
+LOSE_FIRST_CREATE_ANSWER = """
+const realFetch = window.fetch;
+window.__lostCodes = [];
+window.__createKeys = [];
+window.fetch = async (input, init) => {
+  const creating = String(input).endsWith('/api/v1/sessions') && init && init.method === 'POST';
+  if (creating) window.__createKeys.push(init.headers['Idempotency-Key'] || null);
+  const response = await realFetch(input, init);
+  if (creating && window.__lostCodes.length === 0) {
+    window.__lostCodes.push((await response.clone().json()).session.joinCode);
+    throw new TypeError('Failed to fetch');
+  }
+  return response;
+};
+"""
+
+
+def test_a_create_whose_answer_was_lost_opens_the_session_it_made_when_pressed_again(base_url, browsers):
+    page = browsers.open("creator")
+    page.get(base_url + "/")
+    wait_for(page, lambda d: visible(d, "display-name"), message="the welcome form did not show")
+    page.execute_script(LOSE_FIRST_CREATE_ANSWER)
+    el(page, "display-name").send_keys("Hana")
+    click(page, el(page, "create-button"))
+    wait_for(page, lambda d: visible(d, "welcome-error") and "Couldn't start a session" in el(d, "welcome-error").text,
+             message="the lost answer was not reported")
+    click(page, el(page, "create-button"))
+    wait_for(page, lambda d: visible(d, "now-playing") and "/j/" in d.current_url, message="the session did not open")
+    wait_connected(page)
+    lost = page.execute_script("return window.__lostCodes")
+    keys = page.execute_script("return window.__createKeys")
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1], keys
+    assert page.current_url.rsplit("/j/", 1)[1] == lost[0], "the second press opened the session the first one made"

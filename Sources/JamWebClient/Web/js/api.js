@@ -19,8 +19,10 @@ export class Api {
     this.token = token || null;
   }
 
-  async request(method, path, body) {
+  /** @param {{ idempotencyKey?: string }} [options] a key names the change, so sending it again applies it once */
+  async request(method, path, body, { idempotencyKey } = {}) {
     const headers = { Accept: 'application/json' };
+    if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     let response;
@@ -64,11 +66,15 @@ export class Api {
     return this.request('POST', '/auth/refresh');
   }
 
-  createSession({ name, displayName } = {}) {
+  /**
+   * Opens a session. With `key`, a create sent again after a failure on the way answers with
+   * the session the first one made, if it made one, instead of opening a second.
+   */
+  createSession({ name, displayName, key } = {}) {
     const body = {};
     if (name) body.name = name;
     if (displayName) body.displayName = displayName;
-    return this.request('POST', '/api/v1/sessions', body);
+    return this.request('POST', '/api/v1/sessions', body, { idempotencyKey: key });
   }
 
   joinSession(code, displayName) {

@@ -2,6 +2,7 @@
 // that session), and switches between the welcome, session and "session over"
 // screens. The session screen's wiring lives in session-page.js.
 import { Api } from './api.js';
+import { randomUUID } from './ids.js';
 import { loadLastSession, rememberedName, saveLastSession } from './identity.js';
 import { ErrorCode, normaliseJoinCode } from './protocol.js';
 import { installDebugHook } from './debug.js';
@@ -104,9 +105,13 @@ class App {
 
   async create({ displayName, sessionName }) {
     this.welcome.setBusy(true);
+    // One key until a create answers: pressing again after a failure on the way (the
+    // connection dropped, the server restarted) finds the session the first press made.
+    this.createKey = this.createKey || randomUUID();
     try {
       const view = await this.signIn.withSignIn(displayName, () =>
-        this.api.createSession({ name: sessionName || undefined, displayName }));
+        this.api.createSession({ name: sessionName || undefined, displayName, key: this.createKey }));
+      this.createKey = null;
       this.signIn.rememberName(displayName);
       this.enterSession(view);
     } catch (error) {
