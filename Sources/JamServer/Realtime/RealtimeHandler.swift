@@ -52,7 +52,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var lastHeard = NIODeadline.now()
     private var lastMessage = NIODeadline.now()
     private var awaitingPong = false
-    private var timers: [Scheduled<Void>] = []
+    private(set) var timers = SocketTimers()
 
     init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
         self.profile = profile
@@ -67,7 +67,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.context = context
         let loop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
-        timers.append(loop.scheduleTask(in: timing.firstFrameDelay) { bound.value.releaseEarlyFrames() })
+        timers.firstFrame = loop.scheduleTask(in: timing.firstFrameDelay) { bound.value.releaseEarlyFrames() }
         schedulePing(bound)
         if let idle = idleTimeout {
             scheduleIdleCheck(bound, after: .milliseconds(idle.milliseconds), idle: idle)
@@ -75,8 +75,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        for timer in timers { timer.cancel() }
-        timers.removeAll()
+        timers.cancelAll()
         self.context = nil
     }
 
@@ -229,7 +228,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         _ = sendClose(code: code, reason: reason)
         if let context {
             let channel = context.channel
-            timers.append(context.eventLoop.scheduleTask(in: timing.closeGrace) { channel.close(promise: nil) })
+            timers.closeGrace = context.eventLoop.scheduleTask(in: timing.closeGrace) { channel.close(promise: nil) }
         }
     }
 
@@ -268,7 +267,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func schedulePing(_ bound: NIOLoopBound<RealtimeHandler>) {
         guard let loop = context?.eventLoop else { return }
-        timers.append(loop.scheduleTask(in: timing.pingInterval) { bound.value.pingTick(bound) })
+        timers.ping = loop.scheduleTask(in: timing.pingInterval) { bound.value.pingTick(bound) }
     }
 
     private func pingTick(_ bound: NIOLoopBound<RealtimeHandler>) {
@@ -287,7 +286,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func scheduleIdleCheck(_ bound: NIOLoopBound<RealtimeHandler>, after delay: TimeAmount, idle: IdleTimeout) {
         guard let loop = context?.eventLoop else { return }
-        timers.append(loop.scheduleTask(in: delay) { bound.value.idleCheck(bound, idle: idle) })
+        timers.idle = loop.scheduleTask(in: delay) { bound.value.idleCheck(bound, idle: idle) }
     }
 
     /// Closes the socket once nobody in its session sent a message for the idle timeout
@@ -304,6 +303,25 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             scheduleIdleCheck(bound, after: limit - silent, idle: idle)
         }
+    }
+}
+
+/// A socket's timers, one of each kind: a ping or an idle check schedules its next run in its
+/// own slot, so a socket open for days holds four, not one more every tick.
+struct SocketTimers {
+    var firstFrame: Scheduled<Void>? { didSet { oldValue?.cancel() } }
+    var ping: Scheduled<Void>? { didSet { oldValue?.cancel() } }
+    var idle: Scheduled<Void>? { didSet { oldValue?.cancel() } }
+    var closeGrace: Scheduled<Void>? { didSet { oldValue?.cancel() } }
+
+    /// How many are held (for tests: a long-open socket must not hold more).
+    var count: Int { [firstFrame, ping, idle, closeGrace].count { $0 != nil } }
+
+    mutating func cancelAll() {
+        firstFrame = nil
+        ping = nil
+        idle = nil
+        closeGrace = nil
     }
 }
 
