@@ -12,8 +12,7 @@ final class HeaderDeadlineHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private let deadline: TimeAmount
     private var timer: Scheduled<Void>?
-    /// How much of "\r\n\r\n" the bytes so far end with.
-    private var matched = 0
+    private var scan = HeadScan()
     private var done = false
 
     init(deadline: TimeAmount) {
@@ -36,7 +35,7 @@ final class HeaderDeadlineHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        if !done, Self.endOfHead(in: bytes, matched: &matched) != nil {
+        if !done, scan.endOfHead(in: bytes) != nil {
             done = true
             timer?.cancel()
             timer = nil
@@ -54,13 +53,27 @@ final class HeaderDeadlineHandler: ChannelInboundHandler, RemovableChannelHandle
             channel.close(promise: nil)
         }
     }
+}
 
-    /// The index just past the head's closing blank line in `bytes`, carrying a partial
-    /// match across reads in `matched`; nil when the head has not ended yet.
-    static func endOfHead(in bytes: ByteBuffer, matched: inout Int) -> Int? {
+/// Finds the blank line that ends a request head, across reads. Blank lines before the
+/// request line are skipped, as the HTTP parser skips them (RFC 9112 §2.2): counted as the
+/// head's end, a client sending only "\r\n\r\n" would escape the deadline for good.
+struct HeadScan {
+    /// How much of "\r\n\r\n" the bytes so far end with.
+    private var matched = 0
+    /// Whether a byte other than CR or LF has come: the request line has begun.
+    private var started = false
+
+    /// The index just past the head's closing blank line in `bytes`, nil when the head has
+    /// not ended yet.
+    mutating func endOfHead(in bytes: ByteBuffer) -> Int? {
         let pattern: [UInt8] = [13, 10, 13, 10]
         return bytes.withUnsafeReadableBytes { raw -> Int? in
             for (index, byte) in raw.enumerated() {
+                if !started {
+                    guard byte != 13, byte != 10 else { continue }
+                    started = true
+                }
                 if byte == pattern[matched] {
                     matched += 1
                     if matched == pattern.count { return index + 1 }
