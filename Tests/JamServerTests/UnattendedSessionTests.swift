@@ -4,6 +4,8 @@ import JamProtocol
 import JamTestSupport
 import Testing
 
+@testable import JamServer
+
 /// Sessions nobody is connected to pause and then end, on the real server.
 @Suite struct UnattendedSessionTests {
     @Test func aSessionEveryoneLeftOpenPausesThenEndsAndIsGone() async throws {
@@ -27,6 +29,29 @@ import Testing
                 return response.status == 410 ? response : nil
             }
             #expect(gone.errorCode == .gone)
+        }
+    }
+
+    @Test func aSessionWhoseServerDiedWithMembersConnectedEndsOnItsOwnAfterTheRestart() async throws {
+        // The server dies with sockets open and nothing playing (its store takes nothing more,
+        // as after a kill): the stored state counts the members connected and has no timeline,
+        // so it stores no deadline, and nobody asks for the session after the restart.
+        let dying = CommitFailureTests.RefusingStore()
+        dying.refusing.withLock { $0 = false }
+        let store = dying.stored
+        let id = try await TestServer.with(store: dying) { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            dying.refusing.withLock { $0 = true }
+            return party.id
+        }
+        #expect(try await store.loadIndex().first { $0.id == id }?.wakeAt == nil, "the case this test is about")
+        try await TestServer.with(store: store, configure: {
+            $0.timing.unattendedPauseMs = 300
+            $0.timing.abandonAfterMs = 1_500
+        }) { _ in
+            try await eventually("the session never ended", timeout: .seconds(10), every: .milliseconds(100)) {
+                try await store.loadIndex().first { $0.id == id }?.ended == true
+            }
         }
     }
 

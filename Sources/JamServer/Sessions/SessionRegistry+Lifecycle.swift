@@ -27,6 +27,13 @@ extension SessionRegistry {
                     index.wakeUps.append((now, entry.id))
                 } else if let wake = entry.wakeAt {
                     index.wakeUps.append((wake, entry.id))
+                } else {
+                    // No deadline stored: members were connected when the server died (a kill
+                    // stores no disconnects), which holds off the unattended rules. Brought
+                    // back now, its members count as gone since now and the rules run; left
+                    // stored, it would never end or be purged. Those members are about to
+                    // reconnect anyway.
+                    index.wakeUps.append((now, entry.id))
                 }
             }
             index.wakeUps.sort { $0.at < $1.at }
