@@ -39,7 +39,7 @@ struct SocketlessMemberTests {
         }
     }
 
-    @Test("After a restart, a DJ who does not come back leaves at the sweep, and the session lives out its grace period")
+    @Test("After a restart, a DJ who does not come back has left, and the session lives out its grace period")
     func aDJWhoDoesNotComeBackAfterARestartLeaves() async throws {
         // A session keeps the grace period it was made with.
         var grace = Self.sweeps

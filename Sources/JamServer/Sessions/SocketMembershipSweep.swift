@@ -4,10 +4,10 @@ import ServiceLifecycle
 
 /// Where an open socket is membership (PirateRadio), a member without one leaves, as that
 /// profile's server drops whoever has no socket at its sweep every 15 s. A closing socket
-/// makes its member leave at once already; the sweep catches members who have no socket
-/// without one having closed: a creator who never connects, and members a restart brought
-/// back without their sockets. Leaving then ends a session with no music at once, and one with
-/// music after its grace period, as a last socket closing does.
+/// makes its member leave at once, and a restart makes every stored member leave; the sweep
+/// catches members who never had a socket: a creator who never connects. Leaving then ends a
+/// session with no music at once, and one with music after its grace period, as a last
+/// socket closing does.
 package struct SocketMembershipSweep: Service {
     let registry: SessionRegistry
     let interval: Duration
