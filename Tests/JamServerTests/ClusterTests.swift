@@ -156,6 +156,37 @@ struct ClusterTests {
         }
     }
 
+    @Test func aNodeThatDoesNotOwnTheSessionShowsItToMembersOnly() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let created = try await owner.api.create(host.token)
+            let id = created.session.id
+            let removed = try await owner.api.guest("Removed")
+            _ = try await other.api.join(removed.token, code: created.session.joinCode)
+            // The other node follows the session now (it forwarded the join).
+            let kick = try await owner.api.request("DELETE", "/api/v1/sessions/\(id)/members/\(removed.userId)", token: host.token)
+            #expect(kick.status == 204, "\(kick.text)")
+            let stranger = try await other.api.guest("Stranger")
+            for (name, token) in [("removed", removed.token), ("stranger", stranger.token)] {
+                let socket = TestSocket(server: other, session: id, token: token)
+                let close = try await socket.closedByServer()
+                #expect(close?.closeCode == .init(codeNumber: 4403), "\(name): \(String(describing: close))")
+                #expect(await socket.received.allSatisfy { $0.stateSync == nil }, "\(name) was shown the session")
+            }
+            // A member who joined on the owner a moment ago is not refused by a node that has
+            // not followed the join yet.
+            for n in 0..<5 {
+                let newcomer = try await owner.api.guest("Newcomer \(n)")
+                _ = try await owner.api.join(newcomer.token, code: created.session.joinCode)
+                let socket = TestSocket(server: other, session: id, token: newcomer.token)
+                let greeting = try await socket.next(.stateSync)
+                #expect(greeting.stateSync?.members.contains { $0.userId == newcomer.userId } == true)
+                await socket.close()
+            }
+        }
+    }
+
     @Test func aNewJoinCodeShutsTheOldOneOnEveryNode() async throws {
         try await TestCluster.with { cluster in
             let host = try await cluster.front.api.guest("Host")

@@ -131,6 +131,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let connection = try await loop.submit {
                 RealtimeConnection(user: ticket.user, displayName: ticket.displayName, handler: handler.value, eventLoop: loop)
             }.get()
+            try await ticket.session.admitOnReplica(ticket.user)
             try await ticket.session.attach(connection, lastSeq: ticket.lastSeq)
             loop.execute { handler.value.attached(to: ticket.session, as: connection) }
         } catch let error as JamError {

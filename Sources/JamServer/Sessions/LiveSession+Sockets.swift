@@ -49,6 +49,21 @@ extension LiveSession {
         sendSyncStatus(toNew: connection.id)
     }
 
+    /// Refuses a socket of a non-member before it is attached on a replica, as the owner's
+    /// `connect` refuses it there: the replica forwards the connect without waiting, so
+    /// without this a removed member (or anybody with a token and the session's id) would be
+    /// sent the whole state, join code included, and every change after it. A member who
+    /// joined on another node a moment ago may not be in this node's state yet, so the log is
+    /// read once before refusing. Where sockets are membership, opening one joins: nothing to check.
+    func admitOnReplica(_ user: UserID) async throws(JamError) {
+        guard role == .replica, !wire.socketsAreMembership, state.member(user) == nil else { return }
+        _ = await readLog()
+        guard role == .replica, state.member(user) == nil else { return }
+        throw Self.notMember
+    }
+
+    static let notMember = JamError(.notMember, "you are not a member of this session")
+
     /// Queues the greeting of a socket that just opened (the whole state), and what the
     /// session's other sockets hear of it, behind everything applied so far.
     private func greet(_ connection: ConnectionID) {
