@@ -194,7 +194,10 @@ public final class CommitPipeline: Service, Sendable {
                 }
                 self.notify(receipts)
                 // A completed future runs this inline: go round the loop rather than recurse.
-                self.loop.execute { self.drain() }
+                self.loop.execute {
+                    self.store.afterCommit()
+                    self.drain()
+                }
             case .failure(let conflict as StoreConflict):
                 guard self.dropFenced(conflict, writes: writes, receipts: receipts) else { return }
                 self.loop.execute { self.drain() }

@@ -17,7 +17,7 @@ import VaporCSQLite
 /// the commits instead. Under sustained writes that alone never lets the log start over (a
 /// reset needs every frame copied when a write begins), so once the log passes
 /// `resetFrames` the writer copies the few frames the checkpointer has not reached yet
-/// between two batches: the log then starts over, and its writes reuse the same blocks
+/// between two batches, once the first one's sessions have been told (`afterCommit`): the log then starts over, and its writes reuse the same blocks
 /// rather than growing the file. Reads (the index, a session being brought back) use a
 /// third connection on a thread pool.
 public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
@@ -89,6 +89,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
         }
     }
 
+    /// The log's length in frames after the writer's last transaction (tests).
+    var logFrames: Int32 { writer.logFrames }
+
     /// Runs one checkpoint now (tests).
     func checkpointNow() throws -> (walPages: Int32, checkpointed: Int32) { try checkpointer.checkpoint() }
 
@@ -156,17 +159,22 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
             try writer.transaction {
                 for write in writes { try apply(write) }
             }
-            if writer.logFrames >= Self.resetFrames {
-                do {
-                    // Busy when the checkpointer is at it: the next batch tries again.
-                    _ = try writer.checkpoint()
-                } catch {
-                    logger.debug("the writer's checkpoint failed", metadata: ["error": .loggable(error)])
-                }
-            }
             return loop.makeSucceededVoidFuture()
         } catch {
             return loop.makeFailedFuture(error)
+        }
+    }
+
+    /// Lets the log start over once it passes `resetFrames`: a passive checkpoint copies and
+    /// syncs the frames the checkpointer has not reached yet. After the batch's answers, as
+    /// its database fsync can take tens of milliseconds on a slow disk.
+    public func afterCommit() {
+        guard writer.logFrames >= Self.resetFrames else { return }
+        do {
+            // Busy when the checkpointer is at it: the next batch tries again.
+            _ = try writer.checkpoint()
+        } catch {
+            logger.debug("the writer's checkpoint failed", metadata: ["error": .loggable(error)])
         }
     }
 

@@ -198,8 +198,16 @@ public protocol SessionStore: Sendable {
     func loadSession(_ id: SessionID) async throws -> StoredSession?
     /// Writes one batch in one transaction; the future succeeds once it is durable.
     func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void>
+    /// Upkeep after a batch, once its sessions have been told it is stored, on the loop
+    /// that commits: work here delays the next batch, never the last one's answers.
+    func afterCommit()
     /// The store's own long-lived work (an embedded store's checkpoints), run beside the server.
     var services: [any Service] { get }
     /// Releases the store; called once nothing commits any more.
     func close() async throws
+}
+
+extension SessionStore {
+    /// Most stores need no upkeep between batches.
+    public func afterCommit() {}
 }

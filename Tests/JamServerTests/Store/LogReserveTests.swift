@@ -91,4 +91,33 @@ import Testing
         #expect(throws: LogReserveFailure(path: path, step: "open", errno: ENOENT)) { try SQLiteLogReserve.reserve(path: path, bytes: 4_096) }
         #expect(LogReserveFailure(path: path, step: "open", errno: ENOENT).description.hasSuffix("(open): No such file or directory"))
     }
+
+    @Test func theLogStartsOverBetweenBatchesNotInsideOne() async throws {
+        let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
+        let store = try SQLiteSessionStore.open(path: path, logger: Logger(label: "test"), reserveLog: true)
+        try await newSession(store)
+        // Big records, a few to a batch, until the log passes the mark (no checkpointer runs here).
+        let big = [UInt8](repeating: 0x5A, count: 6_000)
+        var lsn: Int64 = 0
+        while store.logFrames < SQLiteSessionStore.resetFrames {
+            var batch: [StoreWrite] = []
+            for _ in 0..<8 {
+                lsn += 1
+                batch.append(.record(Self.id, LogRecord(lsn: lsn, firstSeq: lsn - 1, lastSeq: lsn, wakeAt: nil, inputs: big)))
+            }
+            try await commit(store, batch)
+        }
+        // The batch that crosses the mark is answered with the checkpoint still to come: its
+        // fsync of the database file is no part of the batch's wait.
+        let crossed = store.logFrames
+        lsn += 1
+        try await commit(store, [.record(Self.id, SessionStoreTests.record(lsn, seq: lsn))])
+        #expect(store.logFrames > crossed, "the log grew: nothing was checkpointed inside the commit")
+        store.afterCommit()
+        lsn += 1
+        try await commit(store, [.record(Self.id, SessionStoreTests.record(lsn, seq: lsn))])
+        #expect(store.logFrames < 16, "the log started over after the upkeep between batches: \(store.logFrames) frames")
+        #expect(try await store.loadSession(Self.id)?.records.count == Int(lsn))
+        try await store.close()
+    }
 }
