@@ -120,8 +120,9 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         defer { if counted { socketCaps?.release(address) } }
         do {
             let ticket = try await profile.openRealtime(head, context: context)
-            // Counted once the token and membership check out: sockets refused for those hold
-            // no slot, so a stranger behind the same router cannot take a party's slots.
+            // Counted once the token checks out, and given back when the membership does not:
+            // sockets refused for either hold no slot, so a stranger behind the same router
+            // cannot take a party's slots.
             if let socketCaps {
                 counted = socketCaps.acquire(address)
                 guard counted else {
@@ -135,6 +136,12 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             try await ticket.session.attach(connection, lastSeq: ticket.lastSeq)
             loop.execute { handler.value.attached(to: ticket.session, as: connection) }
         } catch let error as JamError {
+            // A refused socket holds no slot while its close waits for an answer (up to the
+            // close's grace period): a stranger's refusals must not crowd out a party's sockets.
+            if counted {
+                socketCaps?.release(address)
+                counted = false
+            }
             let refusal = profile.refusal(for: error, clock: context.clock)
             let frame = refusal.frame.map(WebSocketText.frame)
             loop.execute { handler.value.refuse(frame: frame, code: refusal.code, reason: String(error.message.utf8.prefix(120)) ?? "refused") }

@@ -33,16 +33,20 @@ import Testing
         }
     }
 
-    @Test func socketsRefusedForTheirTokenHoldNoSlotOfTheAddress() async throws {
+    @Test(arguments: [false, true])
+    func socketsRefusedForTheirTokenOrMembershipHoldNoSlotOfTheAddress(signedIn: Bool) async throws {
         try await TestServer.with(configure: { $0.maxSocketsPerAddress = 2 }) { server in
             let party = try await Party.start(server, guests: [])
             await party.host.socket.close()
-            // Strangers on the same address open sockets without a token and never answer
-            // the close: each would otherwise hold its slot for the close's grace period.
+            // Strangers on the same address open sockets without a token (or with a token of
+            // somebody who is no member) and never answer the close: each would otherwise hold
+            // its slot for the close's grace period.
+            let stranger = try await server.api.guest("Stranger")
+            let token = signedIn ? "Authorization: Bearer \(stranger.token)\r\n" : ""
             var strangers: [RawConnection] = []
             for _ in 0..<4 {
                 let raw = try await RawConnection(port: server.port)
-                try await raw.send("GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(UpgradeRequestTests.webSocket)\r\n")
+                try await raw.send("GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)\(UpgradeRequestTests.webSocket)\r\n")
                 _ = await raw.received { String(decoding: $0, as: UTF8.self).contains("101 Switching Protocols") }
                 strangers.append(raw)
             }
