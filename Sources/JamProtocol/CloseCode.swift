@@ -10,6 +10,8 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     /// The member left, or the server stopped.
     public static let normal = CloseCode(rawValue: 1000)
+    /// A frame broke the WebSocket protocol (fragments out of order).
+    public static let protocolError = CloseCode(rawValue: 1002)
     /// A frame was larger than the server accepts.
     public static let tooBig = CloseCode(rawValue: 1009)
     /// The connection request was malformed (a bad session id or `lastSeq`).

@@ -129,4 +129,54 @@ import Testing
             await party.close()
         }
     }
+
+    /// An unmasked WebSocket frame (the server takes them, as NIO does): FIN and opcode, then the length.
+    static func frame(fin: Bool, opcode: UInt8, payload: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            bytes.append(UInt8(payload.count))
+        } else {
+            bytes.append(126)
+            bytes += [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        }
+        return bytes + payload
+    }
+
+    /// Fragmented messages that break a rule, and the close code each must get.
+    static func broken(_ name: String) -> (frames: [[UInt8]], code: UInt16) {
+        switch name {
+        case "too large":
+            // 2 × 40 KB of one message: more than the 64 KiB the server accepts.
+            ([frame(fin: false, opcode: 0x1, payload: .init(repeating: 0x20, count: 40_000)),
+              frame(fin: true, opcode: 0x0, payload: .init(repeating: 0x20, count: 40_000))], 1009)
+        case "a new message mid-message":
+            ([frame(fin: false, opcode: 0x1, payload: Array("{\"ty".utf8)), frame(fin: true, opcode: 0x1, payload: Array("{}".utf8))], 1002)
+        default:
+            // A continuation with nothing to continue.
+            ([frame(fin: true, opcode: 0x0, payload: Array("pe\"}".utf8))], 1002)
+        }
+    }
+
+    @Test(arguments: ["too large", "a new message mid-message", "a stray continuation"])
+    func aFragmentedMessageThatBreaksTheRulesIsClosedWithItsCode(name: String) async throws {
+        let (frames, code) = Self.broken(name)
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let raw = try await RawConnection(port: server.port)
+            try await raw.send(
+                "GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(party.host.token)\r\n\(UpgradeRequestTests.webSocket)\r\n")
+            let upgraded = await raw.received { String(decoding: $0, as: UTF8.self).contains("101 Switching Protocols") }
+            #expect(String(decoding: upgraded, as: UTF8.self).contains("101 Switching Protocols"))
+            try await raw.send(bytes: frames.flatMap { $0 })
+            // The close frame (0x88), its length, then the code.
+            let expected: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)]
+            let received = await raw.received { bytes in
+                bytes.indices.contains { $0 + 3 < bytes.count && bytes[$0] == 0x88 && Array(bytes[($0 + 2)...($0 + 3)]) == expected }
+            }
+            let found = received.indices.contains { $0 + 3 < received.count && received[$0] == 0x88 && Array(received[($0 + 2)...($0 + 3)]) == expected }
+            #expect(found, "\(name): no close frame with \(code) among \(received.count) bytes")
+            await raw.close()
+            await party.close()
+        }
+    }
 }

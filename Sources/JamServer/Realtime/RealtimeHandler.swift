@@ -194,6 +194,18 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug("realtime socket error", metadata: ["error": .loggable(error)])
+        // A fragmented message that broke a rule: NIO's aggregator sends no close frame of
+        // its own, and a bare close reads as 1006 (gone) to the client. Say which rule, as
+        // one unfragmented frame too large gets 1009 (RFC 6455 §7.4.1).
+        if let broken = error as? NIOWebSocketFrameAggregator.Error {
+            switch broken {
+            case .tooManyFragments, .accumulatedFrameSizeIsTooLarge:
+                close(code: CloseCode.tooBig.rawValue, reason: "the message is larger than the server accepts")
+            case .nonFinalFragmentSizeIsTooSmall, .receivedNewFrameWithoutFinishingPrevious, .didReceiveFragmentBeforeReceivingTextOrBinaryFrame:
+                close(code: CloseCode.protocolError.rawValue, reason: "the message's fragments break the WebSocket protocol")
+            }
+            return
+        }
         context.close(promise: nil)
     }
 

@@ -35,6 +35,11 @@ final class RawConnection: Sendable {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
 
+    /// Sends `bytes` as they are.
+    func send(bytes: [UInt8]) async throws {
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+    }
+
     /// The bytes received once `enough` says they are enough, or all of them after `timeout`.
     func received(within timeout: Duration = .seconds(5), until enough: ([UInt8]) -> Bool) async -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
