@@ -153,6 +153,36 @@ struct ClusterTests {
             let view = try await owner.api.view(host.token, id)
             #expect(IdempotencyKeyTests.skipped(view) == ["track-1"])
             #expect(view.nowPlaying?.item.track.id == "track-2")
+
+            // A refusal forwarded by the other node is not remembered: sent again, it is applied.
+            let guest = try await other.api.guest("Guest")
+            _ = try await other.api.join(guest.token, code: view.session.joinCode)
+            let refused = try await IdempotencyKeyTests.skip(other.api, guest.token, id, key: "guest-skip")
+            #expect(refused.status == 403, "a member may not skip: \(refused.text)")
+            let role = try await owner.api.send(
+                "PUT", "/api/v1/sessions/\(id)/members/\(guest.userId)/role", token: host.token, json: RoleRequest(role: .cohost))
+            #expect(role.status == 200, "\(role.text)")
+            let allowed = try await eventually("the other node sees the co-host", timeout: .seconds(5)) {
+                let answer = try await IdempotencyKeyTests.skip(other.api, guest.token, id, key: "guest-skip")
+                return answer.status == 200 ? answer : nil
+            }
+            #expect(allowed.headers["idempotent-replayed"] == nil, "a refusal is no answer to replay")
+            #expect(IdempotencyKeyTests.skipped(try await owner.api.view(host.token, id)) == ["track-1", "track-2"])
+
+            // One key sent to both nodes at once makes one session; the later one hears 409.
+            let racer = try await owner.api.guest("Racer")
+            let answers = try await withThrowingTaskGroup(of: RestResponse.self) { group in
+                for node in [owner, other] {
+                    group.addTask {
+                        try await node.api.send(
+                            "POST", "/api/v1/sessions", token: racer.token, json: CreateSessionRequest(), headers: ["Idempotency-Key": "race"])
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { [201, 409].contains($0.status) }, "\(answers.map { "\($0.status) \($0.text)" })")
+            let made = try Set(answers.filter { $0.status == 201 }.map { try $0.decode(SessionView.self).session.id })
+            #expect(made.count == 1, "\(made)")
         }
     }
 

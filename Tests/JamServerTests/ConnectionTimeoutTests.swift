@@ -56,8 +56,9 @@ import Testing
     @Test func blankLinesBeforeTheRequestLineDoNotStopTheHeaderTimeout() async throws {
         try await TestServer.with(configure: Self.configure) { server in
             let connection = try await RawConnection(port: server.port)
-            // The HTTP parser skips these; a head they seemed to end would end the deadline.
-            try await connection.send("\r\n\r\n\r\n")
+            // The HTTP parser skips these; a head they seemed to end would end the deadline. (On
+            // a busy machine the deadline may close the connection before they are sent.)
+            try? await connection.send("\r\n\r\n\r\n")
             #expect(await connection.closedByServer(within: .seconds(5)))
         }
     }

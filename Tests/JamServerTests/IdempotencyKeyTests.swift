@@ -45,6 +45,27 @@ import Testing
         }
     }
 
+    @Test func aRefusedChangeIsTriedAgainAndAKeyOnAnotherKindOfChangeIsAChangeOfItsOwn() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            // Nothing plays: refused, and nothing is remembered under the key.
+            let refused = try await Self.skip(server.api, host.token, id, key: "skip-1")
+            #expect(refused.status == 409, "\(refused.text)")
+            for n in 1...3 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
+            let again = try await Self.skip(server.api, host.token, id, key: "skip-1")
+            #expect(again.status == 200, "\(again.text)")
+            #expect(again.headers["idempotent-replayed"] == nil, "a refusal is no answer to replay")
+            #expect(Self.skipped(try await server.api.view(host.token, id)) == ["track-1"])
+            // The same key on a skip request is another change, not a replay of the skip.
+            let request = try await server.api.request(
+                "POST", "/api/v1/sessions/\(id)/skip-requests", token: host.token, headers: ["Idempotency-Key": "skip-1"])
+            #expect(request.status == 200, "\(request.text)")
+            #expect(request.headers["idempotent-replayed"] == nil)
+            #expect(try request.decode(SkipRequestsView.self).mine == true)
+        }
+    }
+
     @Test func aKeyBelongsToItsUserAndAnotherUsersSameKeyIsAChangeOfItsOwn() async throws {
         try await TestServer.with { server in
             let (token, id) = try await Self.playing(server.api)

@@ -25,4 +25,17 @@ import Testing
         #expect(handler.timers.ping != nil, "the ping goes on")
         _ = try channel.finish(acceptAlreadyClosed: true)
     }
+
+    @Test func aTimerScheduledAgainInItsSlotCancelsTheOneItReplaces() throws {
+        let loop = EmbeddedEventLoop()
+        var timers = SocketTimers()
+        let first = loop.scheduleTask(in: .seconds(30)) {}
+        timers.ping = first
+        timers.ping = loop.scheduleTask(in: .seconds(30)) {}
+        #expect(throws: EventLoopError.self) { try first.futureResult.wait() }
+        #expect(timers.count == 1)
+        timers.cancelAll()
+        #expect(timers.count == 0)
+        try loop.syncShutdownGracefully()
+    }
 }

@@ -27,11 +27,12 @@ struct SocketlessMemberTests {
 
     @Test("A creator connected within a sweep keeps the session however many sweeps pass")
     func aConnectedCreatorKeepsTheSession() async throws {
-        try await PirateServer.with(Self.sweeps) { server in
+        // Sweeps a second apart: the socket must open within one, however busy the machine.
+        try await PirateServer.with(PirateServer.Options(sweepIntervalMs: 1000)) { server in
             let creator = try await server.http.signIn("creator1")
             let session = try await server.http.createSession(creator)
             let socket = try await server.connect(creator, to: session.id)
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: .milliseconds(3500))
             try await socket.socket.roundTrip()
             let snapshot = try await server.http.snapshot(creator, session: session.id)
             #expect((snapshot.objects("members") ?? []).map { $0.string("userId") } == ["creator1"])
@@ -61,7 +62,8 @@ struct SocketlessMemberTests {
                 let endedAt = try await eventually("the session ends after its grace period", timeout: .seconds(10)) {
                     try await second.http.get(creator, session: session.id).status == 404 ? ContinuousClock.now : nil
                 }
-                #expect(milliseconds(from: left, to: endedAt) >= 1500, "ended \(milliseconds(from: left, to: endedAt)) ms after the DJ left")
+                // The DJ left at the restart, before this test saw it: a bound below the 2 s.
+                #expect(milliseconds(from: left, to: endedAt) >= 1000, "ended \(milliseconds(from: left, to: endedAt)) ms after the DJ was seen gone")
             }
         }
     }

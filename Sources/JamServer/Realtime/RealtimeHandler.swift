@@ -201,6 +201,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             switch broken {
             case .tooManyFragments, .accumulatedFrameSizeIsTooLarge:
                 close(code: CloseCode.tooBig.rawValue, reason: "the message is larger than the server accepts")
+            // (Empty fragments are allowed, RFC 6455 §5.4: the size check never fires.)
             case .nonFinalFragmentSizeIsTooSmall, .receivedNewFrameWithoutFinishingPrevious, .didReceiveFragmentBeforeReceivingTextOrBinaryFrame:
                 close(code: CloseCode.protocolError.rawValue, reason: "the message's fragments break the WebSocket protocol")
             }

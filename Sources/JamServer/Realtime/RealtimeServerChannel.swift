@@ -57,7 +57,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                         try channel.pipeline.syncOperations.addHandler(sink, position: .first)
                         let handler = RealtimeHandler(profile: profile, sink: sink, clock: context.clock, timing: timing, logger: logger)
                         try channel.pipeline.syncOperations.addHandler(
-                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maxFrameBytes))
+                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maxFrameBytes))
                         try channel.pipeline.syncOperations.addHandler(handler)
                         return .realtime(NIOLoopBound(handler, eventLoop: channel.eventLoop), head, channel)
                     }

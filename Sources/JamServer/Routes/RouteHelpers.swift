@@ -44,7 +44,12 @@ package enum RouteHelpers {
     /// A JSON response of what a change read, marked when an earlier request with the same
     /// idempotency key answered it.
     package static func json<T: Encodable>(_ performed: Performed<T>, status: HTTPResponse.Status = .ok) throws -> Response {
-        marking(try json(performed.read, status: status), replayed: performed.replayed)
+        try json(performed.read, status: status, replayed: performed.replayed)
+    }
+
+    /// A JSON response, marked when an earlier request with the same idempotency key answered it.
+    package static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, replayed: Bool) throws -> Response {
+        marking(try json(value, status: status), replayed: replayed)
     }
 
     /// `response`, saying whether it answers an earlier request with the same idempotency key.

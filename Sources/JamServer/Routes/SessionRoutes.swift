@@ -22,7 +22,7 @@ struct SessionRoutes {
             let keyedID = key.map { keyedIDs.id(for: identity.userId, key: $0) }
             if let keyedID, let made = try await registry.madeBefore(keyedID) {
                 // Sent again: the session the first create made, as its creator sees it now.
-                return RouteHelpers.marking(try RouteHelpers.json(try await made.view(for: identity.userId), status: .created), replayed: true)
+                return try RouteHelpers.json(try await made.view(for: identity.userId), status: .created, replayed: true)
             }
             if let limits {
                 try await limiter.check([
@@ -36,9 +36,10 @@ struct SessionRoutes {
 
         sessions.post("join") { request, context in
             let identity = try context.requireIdentity()
+            // Checked before the limit: a refused key spends none of it.
+            let key = try RouteHelpers.idempotencyKey(request)
             if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
             let body = try await RouteHelpers.body(JoinSessionRequest.self, from: request, context: context)
-            let key = try RouteHelpers.idempotencyKey(request)
             let session = try await registry.session(code: body.code)
             let done = try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId, key: key)
             return try RouteHelpers.json(done)
@@ -89,9 +90,9 @@ struct SessionRoutes {
                 ?? view.upNext.map(\.item).flatMap { $0.id == itemId ? $0 : nil }
             guard let item else {
                 // A repeated nonce (or key) whose item has since played or been removed.
-                return RouteHelpers.marking(try RouteHelpers.json(["itemId": itemId.rawValue], status: .ok), replayed: done.replayed)
+                return try RouteHelpers.json(["itemId": itemId.rawValue], status: .ok, replayed: done.replayed)
             }
-            return RouteHelpers.marking(try RouteHelpers.json(item, status: outcome.events.isEmpty ? .ok : .created), replayed: done.replayed)
+            return try RouteHelpers.json(item, status: outcome.events.isEmpty ? .ok : .created, replayed: done.replayed)
         }
 
         sessions.delete(":id/queue/:itemId") { request, context in
@@ -106,17 +107,13 @@ struct SessionRoutes {
             let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(VoteRequest.self, from: request, context: context)
             try Validate.vote(body.value)
-            let done = try await session.perform(.vote(itemId: itemId, value: body.value), by: identity.userId, key: key) { _, _ in () }
-            let vote = VoteResponse(itemId: itemId, score: done.outcome.score ?? 0, myVote: body.value)
-            return RouteHelpers.marking(try RouteHelpers.json(vote), replayed: done.replayed)
+            return try await vote(body.value, on: itemId, in: session, by: identity, key: key)
         }
 
         sessions.delete(":id/queue/:itemId/vote") { request, context in
             let (session, identity) = try await resolve(context)
             let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
-            let key = try RouteHelpers.idempotencyKey(request)
-            let done = try await session.perform(.vote(itemId: itemId, value: 0), by: identity.userId, key: key) { _, _ in () }
-            return RouteHelpers.marking(try RouteHelpers.json(VoteResponse(itemId: itemId, score: done.outcome.score ?? 0, myVote: 0)), replayed: done.replayed)
+            return try await vote(0, on: itemId, in: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
         sessions.post(":id/skip") { request, context in
@@ -127,7 +124,7 @@ struct SessionRoutes {
         sessions.post(":id/skip-requests") { request, context in
             let (session, identity) = try await resolve(context)
             let done = try await session.performViewing(.requestSkip, by: identity.userId, key: RouteHelpers.idempotencyKey(request))
-            return RouteHelpers.marking(try RouteHelpers.json(done.read.skipRequests), replayed: done.replayed)
+            return try RouteHelpers.json(done.read.skipRequests, replayed: done.replayed)
         }
 
         sessions.put(":id/members/:userId/role") { request, context in
@@ -137,7 +134,7 @@ struct SessionRoutes {
             let body = try await RouteHelpers.body(RoleRequest.self, from: request, context: context)
             let done = try await session.performViewing(.setRole(userId: target, role: body.role), by: identity.userId, key: key)
             guard let member = done.read.members.first(where: { $0.userId == target }) else { throw JamError(.notFound, "no member \(target)") }
-            return RouteHelpers.marking(try RouteHelpers.json(member), replayed: done.replayed)
+            return try RouteHelpers.json(member, replayed: done.replayed)
         }
 
         sessions.delete(":id/members/:userId") { request, context in
@@ -145,6 +142,12 @@ struct SessionRoutes {
             let target = try RouteHelpers.uuid("userId", in: context, label: "userId")
             return try await noContent(after: .kick(userId: target), on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
+    }
+
+    /// Sets the caller's vote on `itemId` (0 takes it back), once per idempotency `key`.
+    private func vote(_ value: Int, on itemId: JamID, in session: LiveSession, by identity: Identity, key: IdempotencyKey?) async throws -> Response {
+        let done = try await session.perform(.vote(itemId: itemId, value: value), by: identity.userId, key: key) { _, _ in () }
+        return try RouteHelpers.json(VoteResponse(itemId: itemId, score: done.outcome.score ?? 0, myVote: value), replayed: done.replayed)
     }
 
     /// Applies `command` once per idempotency `key` and answers 204.

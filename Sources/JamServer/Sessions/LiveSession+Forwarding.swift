@@ -147,7 +147,7 @@ extension LiveSession {
     /// The owner answered a forwarded command that no record carries.
     func replied(_ reply: ForwardReply) {
         let frame = WebSocketText.frame(Array(reply.frame.utf8))
-        answers.remember(frame, for: reply.key)
+        if reply.error == nil || Self.remembersRefusal(answerKey: reply.key) { answers.remember(frame, for: reply.key) }
         guard let pending = forwards.removeValue(forKey: reply.key) else { return }
         switch pending {
         case .socket(let connection):

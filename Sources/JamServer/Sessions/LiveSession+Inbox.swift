@@ -85,7 +85,7 @@ extension LiveSession {
             environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
             if let key {
-                answers.remember(frame, for: key)
+                if Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key) }
                 answerForward(forwarded, key: key, frame: frame, error: error, local: local, node: node)
             }
         }

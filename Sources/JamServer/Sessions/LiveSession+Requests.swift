@@ -8,7 +8,7 @@ extension LiveSession {
 
     /// The session as `user` sees it, answered once all of it is stored (`readStored`).
     package func view(for user: UserID) async throws(JamError) -> SessionView {
-        guard state.member(user) != nil else { throw JamError(.notMember, "you are not a member of this session") }
+        guard state.member(user) != nil else { throw Self.notMember }
         let view = state.view(for: user)
         try await untilStored()
         return view
@@ -100,7 +100,7 @@ extension LiveSession {
         _ command: Command, by user: UserID, key: IdempotencyKey?, budgeted: Bool = true,
         reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> Performed<T> {
-        let replyId = key.map { "key:\($0.value)" }
+        let replyId = key.map { Self.replyId(for: $0, command) }
         if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
             // Checked before the budget: a repeat changes nothing, so it costs nothing.
             let read = body(state, wire)
@@ -125,6 +125,22 @@ extension LiveSession {
         }
     }
 
+    /// The command id an idempotency key stands for. Scoped by the kind of change, so a key
+    /// sent again with another kind is a change of its own rather than a replay of the first.
+    static func replyId(for key: IdempotencyKey, _ command: Command) -> String {
+        "\(keyPrefix)\(command.logName):\(key.value)"
+    }
+
+    static let keyPrefix = "key:"
+
+    /// Whether the refusal of a forwarded command is remembered under its answer key ("user
+    /// id"): a socket's command id sent again hears the same refusal; a REST call's idempotency
+    /// key is tried again, as its refusal applied nothing (and may have been an outage).
+    static func remembersRefusal(answerKey: String) -> Bool {
+        guard let id = answerKey.split(separator: " ", maxSplits: 1).last else { return true }
+        return !id.hasPrefix(keyPrefix)
+    }
+
     /// Applies `command` and returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID) async throws(JamError) -> (outcome: Outcome, view: SessionView) {
         let performed = try await performViewing(command, by: user, key: nil)
@@ -135,7 +151,7 @@ extension LiveSession {
     /// returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID, key: IdempotencyKey?) async throws(JamError) -> Performed<SessionView> {
         let performed = try await perform(command, by: user, key: key) { state, _ in state.member(user).map { _ in state.view(for: user) } }
-        guard let view = performed.read else { throw JamError(.notMember, "you are not a member of this session") }
+        guard let view = performed.read else { throw Self.notMember }
         return Performed(outcome: performed.outcome, read: view, replayed: performed.replayed)
     }
 

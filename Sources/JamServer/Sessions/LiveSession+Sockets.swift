@@ -52,11 +52,12 @@ extension LiveSession {
     /// Refuses a socket of a non-member before it is attached on a replica, as the owner's
     /// `connect` refuses it there: the replica forwards the connect without waiting, so
     /// without this a removed member (or anybody with a token and the session's id) would be
-    /// sent the whole state, join code included, and every change after it. A member who
-    /// joined on another node a moment ago may not be in this node's state yet, so the log is
-    /// read once before refusing. Where sockets are membership, opening one joins: nothing to check.
+    /// sent the whole state, join code included, and every change after it. This node's state
+    /// may lag the log either way (a member who joined elsewhere a moment ago, or one removed
+    /// a moment ago), so the log is read first. Where sockets are membership, opening one
+    /// joins: nothing to check.
     func admitOnReplica(_ user: UserID) async throws(JamError) {
-        guard role == .replica, !wire.socketsAreMembership, state.member(user) == nil else { return }
+        guard role == .replica, !wire.socketsAreMembership else { return }
         _ = await readLog()
         guard role == .replica, state.member(user) == nil else { return }
         throw Self.notMember

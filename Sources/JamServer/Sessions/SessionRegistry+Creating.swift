@@ -47,6 +47,9 @@ extension SessionRegistry {
         if environment.pipeline.isStalled { throw Self.notCreated }
         let id = given ?? environment.ids.next()
         if let cluster, await cluster.tryLock([id]).isEmpty {
+            // With the database there, a keyed id's lease is held by a node creating (or
+            // serving) the session the same key made.
+            if given != nil, await cluster.isConnectedOnceTried() { throw Self.createInProgress }
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
         let chosenKey = chosen.map(JoinCodes.normalise)

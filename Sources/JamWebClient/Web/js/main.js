@@ -115,6 +115,9 @@ class App {
       this.signIn.rememberName(displayName);
       this.enterSession(view);
     } catch (error) {
+      // Kept only when the create may have happened (no answer, or the server's own failure):
+      // after a refusal a new press is a new create.
+      if (error.code !== ErrorCode.unavailable && error.code !== ErrorCode.internal) this.createKey = null;
       this.showWelcome({ error: describeError(error, 'create') });
     } finally {
       this.welcome.setBusy(false);
