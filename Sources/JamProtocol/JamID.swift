@@ -57,6 +57,12 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
         // RFC 9562: version 4 in the top nibble of byte 6, variant 0b10 in the top bits of byte 8.
         let high = (generator.next() as UInt64) & ~0xF000 | 0x4000
         let low = (generator.next() as UInt64) & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        return uuid(high: high, low: low)
+    }
+
+    /// The UUID whose 128 bits are `high` then `low`, in its canonical lowercase form; the
+    /// caller has set the version and variant bits.
+    public static func uuid(high: UInt64, low: UInt64) -> JamID {
         let digits: StaticString = "0123456789abcdef"
         let text = String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0

@@ -209,4 +209,16 @@ import Testing
             }
         }
     }
+
+    @Test func aCreatesKeyNamesOneVersion8UUIDPerUserAndSecret() throws {
+        let ids = KeyedSessionIDs(secret: "a-secret-of-enough-length-0123456789")
+        let key = try IdempotencyKey("party")
+        let ann: UserID = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", bob: UserID = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+        let id = ids.id(for: ann, key: key)
+        #expect(id.isUUID)
+        #expect(Array(id.rawValue)[14] == "8", "version 8: \(id)")
+        #expect(id == ids.id(for: ann, key: key))
+        #expect(id != ids.id(for: bob, key: key))
+        #expect(id != KeyedSessionIDs(secret: "another-secret-of-enough-length-0123").id(for: ann, key: key))
+    }
 }

@@ -18,11 +18,9 @@ package struct KeyedSessionIDs: Sendable {
     /// The session id `user`'s create under `idempotencyKey` gets: a UUID of version 8 (RFC
     /// 9562's custom kind), from the first 16 bytes of an HMAC of both.
     package func id(for user: UserID, key idempotencyKey: IdempotencyKey) -> SessionID {
-        var bytes = Array(HMAC<SHA256>.authenticationCode(for: Data("\(user.rawValue)\u{0}\(idempotencyKey.value)".utf8), using: SymmetricKey(data: keyBytes)).prefix(16))
-        bytes[6] = bytes[6] & 0x0F | 0x80
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return SessionID(parts.joined(separator: "-"))
+        let code = Array(HMAC<SHA256>.authenticationCode(for: Data("\(user.rawValue)\u{0}\(idempotencyKey.value)".utf8), using: SymmetricKey(data: keyBytes)))
+        let word = { (start: Int) in code[start..<start + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        // Version 8 in the top nibble of byte 6, variant 0b10 in the top bits of byte 8.
+        return JamID.uuid(high: word(0) & ~0xF000 | 0x8000, low: word(8) & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000)
     }
 }
