@@ -12,6 +12,8 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let normal = CloseCode(rawValue: 1000)
     /// A frame broke the WebSocket protocol (fragments out of order).
     public static let protocolError = CloseCode(rawValue: 1002)
+    /// A text message was not UTF-8.
+    public static let invalidText = CloseCode(rawValue: 1007)
     /// A frame was larger than the server accepts.
     public static let tooBig = CloseCode(rawValue: 1009)
     /// The connection request was malformed (a bad session id or `lastSeq`).
@@ -42,6 +44,16 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .notFound?: return JamError(.notFound, reason.isEmpty ? "the session does not exist" : reason)
         case .gone?: return JamError(.gone, reason.isEmpty ? "the session has ended" : reason)
         default: return nil
+        }
+    }
+
+    /// Whether an endpoint may put this code in a close frame (RFC 6455 §7.4): 1004–1006 and
+    /// 1015 only report what happened locally, 1016–2999 are unassigned and codes from 5000 do
+    /// not exist.
+    public var mayAppearInCloseFrame: Bool {
+        switch rawValue {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
         }
     }
 

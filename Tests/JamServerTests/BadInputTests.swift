@@ -130,36 +130,67 @@ import Testing
         }
     }
 
-    /// An unmasked WebSocket frame (the server takes them, as NIO does): FIN and opcode, then the length.
-    static func frame(fin: Bool, opcode: UInt8, payload: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+    /// A WebSocket frame as a client sends it: FIN, reserved bits and opcode, the length with
+    /// the mask bit, then the masking key and the masked payload (RFC 6455 §5.2–5.3).
+    static func frame(fin: Bool, opcode: UInt8, payload: [UInt8], masked: Bool = true, reserved: UInt8 = 0) -> [UInt8] {
+        var bytes: [UInt8] = [(fin ? 0x80 : 0) | (reserved << 4) | opcode]
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if payload.count < 126 {
-            bytes.append(UInt8(payload.count))
+            bytes.append(maskBit | UInt8(payload.count))
         } else {
-            bytes.append(126)
+            bytes.append(maskBit | 126)
             bytes += [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         }
-        return bytes + payload
+        guard masked else { return bytes + payload }
+        let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        return bytes + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
     }
 
-    /// Fragmented messages that break a rule, and the close code each must get.
+    /// A close frame's payload: the code, then the reason's bytes.
+    static func closePayload(_ code: UInt16, _ reason: [UInt8] = []) -> [UInt8] {
+        [UInt8(code >> 8), UInt8(code & 0xFF)] + reason
+    }
+
+    /// Frames that break a rule, and the close code each must get.
     static func broken(_ name: String) -> (frames: [[UInt8]], code: UInt16) {
+        let ping = Array(#"{"type":"ping","data":{"clientSendTime":1}}"#.utf8)
         switch name {
         case "too large":
             // 2 × 40 KB of one message: more than the 64 KiB the server accepts.
-            ([frame(fin: false, opcode: 0x1, payload: .init(repeating: 0x20, count: 40_000)),
-              frame(fin: true, opcode: 0x0, payload: .init(repeating: 0x20, count: 40_000))], 1009)
+            return ([frame(fin: false, opcode: 0x1, payload: .init(repeating: 0x20, count: 40_000)),
+                     frame(fin: true, opcode: 0x0, payload: .init(repeating: 0x20, count: 40_000))], 1009)
         case "a new message mid-message":
-            ([frame(fin: false, opcode: 0x1, payload: Array("{\"ty".utf8)), frame(fin: true, opcode: 0x1, payload: Array("{}".utf8))], 1002)
+            return ([frame(fin: false, opcode: 0x1, payload: Array("{\"ty".utf8)), frame(fin: true, opcode: 0x1, payload: Array("{}".utf8))], 1002)
+        case "a stray continuation":
+            return ([frame(fin: true, opcode: 0x0, payload: Array("pe\"}".utf8))], 1002)
+        case "an unmasked message":
+            return ([frame(fin: true, opcode: 0x1, payload: ping, masked: false)], 1002)
+        case "an unmasked fragment":
+            return ([frame(fin: false, opcode: 0x1, payload: Array(ping[..<10])), frame(fin: true, opcode: 0x0, payload: Array(ping[10...]), masked: false)], 1002)
+        case "a reserved bit":
+            return ([frame(fin: true, opcode: 0x1, payload: ping, reserved: 0b100)], 1002)
+        case "a reserved data opcode":
+            return ([frame(fin: true, opcode: 0x3, payload: ping)], 1002)
+        case "a reserved control opcode":
+            return ([frame(fin: true, opcode: 0xB, payload: [])], 1002)
+        case "text that is not UTF-8":
+            return ([frame(fin: true, opcode: 0x1, payload: Array(#"{"type":"ping","x":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))], 1007)
+        case "a close code no endpoint sends":
+            return ([frame(fin: true, opcode: 0x8, payload: closePayload(1005))], 1002)
+        case "a close code that does not exist":
+            return ([frame(fin: true, opcode: 0x8, payload: closePayload(5000))], 1002)
+        case "a close frame of one byte":
+            return ([frame(fin: true, opcode: 0x8, payload: [0x03])], 1002)
+        case "a close reason that is not UTF-8":
+            return ([frame(fin: true, opcode: 0x8, payload: closePayload(1000, [0xFF, 0xFE]))], 1007)
         default:
-            // A continuation with nothing to continue.
-            ([frame(fin: true, opcode: 0x0, payload: Array("pe\"}".utf8))], 1002)
+            // Not a broken frame: a close with an application's code is answered with that code.
+            return ([frame(fin: true, opcode: 0x8, payload: closePayload(4000, Array("bye".utf8)))], 4000)
         }
     }
 
-    @Test(arguments: ["too large", "a new message mid-message", "a stray continuation"])
-    func aFragmentedMessageThatBreaksTheRulesIsClosedWithItsCode(name: String) async throws {
-        let (frames, code) = Self.broken(name)
+    /// Opens a realtime socket on a raw connection, sends `frames` and expects a close frame with `code`.
+    static func expectClose(after frames: [[UInt8]], code: UInt16, _ name: String) async throws {
         try await TestServer.with { server in
             let party = try await Party.start(server, guests: [])
             let raw = try await RawConnection(port: server.port)
@@ -170,11 +201,55 @@ import Testing
             try await raw.send(bytes: frames.flatMap { $0 })
             // The close frame (0x88), its length, then the code.
             let expected: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)]
-            let received = await raw.received { bytes in
+            let closes = { (bytes: [UInt8]) in
                 bytes.indices.contains { $0 + 3 < bytes.count && bytes[$0] == 0x88 && Array(bytes[($0 + 2)...($0 + 3)]) == expected }
             }
-            let found = received.indices.contains { $0 + 3 < received.count && received[$0] == 0x88 && Array(received[($0 + 2)...($0 + 3)]) == expected }
-            #expect(found, "\(name): no close frame with \(code) among \(received.count) bytes")
+            let received = await raw.received(until: closes)
+            #expect(closes(received), "\(name): no close frame with \(code) among \(received.count) bytes")
+            #expect(await raw.closedByServer(within: .seconds(5)), "\(name): the connection stays open")
+            await raw.close()
+            await party.close()
+        }
+    }
+
+    @Test(arguments: ["too large", "a new message mid-message", "a stray continuation"])
+    func aFragmentedMessageThatBreaksTheRulesIsClosedWithItsCode(name: String) async throws {
+        let (frames, code) = Self.broken(name)
+        try await Self.expectClose(after: frames, code: code, name)
+    }
+
+    @Test(arguments: [
+        "an unmasked message", "an unmasked fragment", "a reserved bit", "a reserved data opcode", "a reserved control opcode",
+        "text that is not UTF-8",
+    ])
+    func aFrameThatBreaksTheWebSocketProtocolIsClosedWithItsCode(name: String) async throws {
+        let (frames, code) = Self.broken(name)
+        try await Self.expectClose(after: frames, code: code, name)
+    }
+
+    @Test(arguments: [
+        "a close code no endpoint sends", "a close code that does not exist", "a close frame of one byte", "a close reason that is not UTF-8",
+        "an application's close code",
+    ])
+    func aPeersCloseIsAnsweredWithItsCodeUnlessItBreaksTheRules(name: String) async throws {
+        let (frames, code) = Self.broken(name)
+        try await Self.expectClose(after: frames, code: code, name)
+    }
+
+    @Test func aMessageWhoseCharacterSpansTwoFragmentsIsTaken() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let raw = try await RawConnection(port: server.port)
+            try await raw.send(
+                "GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(party.host.token)\r\n\(UpgradeRequestTests.webSocket)\r\n")
+            _ = await raw.received { String(decoding: $0, as: UTF8.self).contains("101 Switching Protocols") }
+            // "é" is 0xC3 0xA9: the first fragment ends between them.
+            let text = Array(#"{"type":"ping","data":{"clientSendTime":1},"note":"é"}"#.utf8)
+            let cut = text.firstIndex(of: 0xC3)! + 1
+            try await raw.send(bytes: Self.frame(fin: false, opcode: 0x1, payload: Array(text[..<cut])) + Self.frame(fin: true, opcode: 0x0, payload: Array(text[cut...])))
+            let received = await raw.received { String(decoding: $0, as: UTF8.self).contains("\"pong\"") }
+            #expect(String(decoding: received, as: UTF8.self).contains("\"pong\""))
+            #expect(!received.contains(0x88), "no close frame")
             await raw.close()
             await party.close()
         }

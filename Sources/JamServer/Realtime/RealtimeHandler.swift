@@ -110,7 +110,12 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .text:
             heardMessage()
             let receivedAt = clock.nowPrecise()
-            received(profile.decode(frame.unmaskedData), receivedAt: receivedAt)
+            let payload = frame.unmaskedData
+            guard WebSocketText.isUTF8(payload) else {
+                close(code: CloseCode.invalidText.rawValue, reason: "a text message must be UTF-8")
+                return
+            }
+            received(profile.decode(payload), receivedAt: receivedAt)
         case .binary:
             heardMessage()
             let receivedAt = clock.nowPrecise()
@@ -169,9 +174,17 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             // Our close was answered.
             context?.close(promise: nil)
         default:
-            // The peer closes: answer with its code, then drop the connection.
+            // The peer closes: answer with its code, then drop the connection. A close that
+            // breaks the rules is answered with the rule's code instead (RFC 6455 §7.4.1).
             var data = frame.unmaskedData
-            let code = data.readInteger(as: UInt16.self) ?? 1000
+            let payloadBytes = data.readableBytes
+            let peerCode = data.readInteger(as: UInt16.self)
+            var code = peerCode ?? CloseCode.normal.rawValue
+            if let violation = FrameViolation.close(code: peerCode, payloadBytes: payloadBytes) {
+                code = violation.code.rawValue
+            } else if !WebSocketText.isUTF8(data) {
+                code = CloseCode.invalidText.rawValue
+            }
             let channel = context?.channel
             sendClose(code: code, reason: "")?.whenComplete { _ in channel?.close(promise: nil) }
             detachFromSession()
@@ -194,6 +207,10 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug("realtime socket error", metadata: ["error": .loggable(error)])
+        if let violation = error as? FrameViolation {
+            close(code: violation.code.rawValue, reason: violation.reason)
+            return
+        }
         // A fragmented message that broke a rule: NIO's aggregator sends no close frame of
         // its own, and a bare close reads as 1006 (gone) to the client. Say which rule, as
         // one unfragmented frame too large gets 1009 (RFC 6455 §7.4.1).

@@ -56,6 +56,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                         let sink = RawFrameSink()
                         try channel.pipeline.syncOperations.addHandler(sink, position: .first)
                         let handler = RealtimeHandler(profile: profile, sink: sink, clock: context.clock, timing: timing, logger: logger)
+                        try channel.pipeline.syncOperations.addHandler(ClientFrameCheck())
                         try channel.pipeline.syncOperations.addHandler(
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: maxFrameBytes))
                         try channel.pipeline.syncOperations.addHandler(handler)

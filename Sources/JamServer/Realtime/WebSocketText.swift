@@ -32,6 +32,20 @@ enum WebSocketText {
         return buffer
     }
 
+    /// Whether `payload` is UTF-8, as a text message must be (RFC 6455 §8.1). Messages are
+    /// almost always ASCII, so eight bytes at a time are checked for a high bit first.
+    static func isUTF8(_ payload: ByteBuffer) -> Bool {
+        payload.withUnsafeReadableBytes { bytes in
+            var index = 0
+            while index + 8 <= bytes.count {
+                if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+            while index < bytes.count, bytes[index] < 0x80 { index += 1 }
+            return index == bytes.count || String(validating: bytes[index...], as: UTF8.self) != nil
+        }
+    }
+
     /// The JSON inside a frame `frame(_:)` made.
     static func payload(of frame: ByteBuffer) -> ByteBuffer {
         guard frame.readableBytes >= 2, let second = frame.getInteger(at: frame.readerIndex + 1, as: UInt8.self) else { return ByteBuffer() }

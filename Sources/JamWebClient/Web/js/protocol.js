@@ -189,7 +189,7 @@ export function errorCodeForStatus(status) {
  * by reconnecting (SessionClient.permanentFailure).
  */
 export const CloseCode = Object.freeze({
-  normal: 1000, protocolError: 1002, tooBig: 1009, badRequest: 4400, unauthorized: 4401, forbidden: 4403, notFound: 4404, gone: 4410,
+  normal: 1000, protocolError: 1002, invalidText: 1007, tooBig: 1009, badRequest: 4400, unauthorized: 4401, forbidden: 4403, notFound: 4404, gone: 4410,
   slowReader: 4429,
 });
 
