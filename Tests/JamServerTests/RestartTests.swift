@@ -168,6 +168,13 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         #expect(view.text.contains("has a state that cannot be read"), "\(view.text)")
     }
 
+    @Test func aSessionWhoseSnapshotsAreGoneIsReportedAsDamageNotAsUnknown() async throws {
+        let (id, view) = try await Self.readAfterDamage("DELETE FROM session_snapshots") { _, _, _ in nil }
+        #expect(view.status == 500)
+        #expect(view.errorCode == .internal)
+        #expect(view.text.contains("the session's stored data is damaged: the snapshots of session \(id.rawValue) are missing"), "\(view.text)")
+    }
+
     /// A host's new session on a server that `prepare` uses and that is then killed, `damage`
     /// run on the database it left, and the session as a second server answers for it.
     static func readAfterDamage(

@@ -105,6 +105,33 @@ import Testing
         try await store.close()
     }
 
+    @Test(arguments: Kind.testable)
+    func aSessionInTheIndexWithoutASnapshotIsDamageNotUnknown(_ kind: Kind) async throws {
+        let subject = try await Self.subject(kind)
+        let id = Self.id(1)
+        try await commit(subject.store, [.index(StoredSessionEntry(id: id, joinCode: "ABC234", codeIssuedAt: 5, ended: false, wakeAt: nil))])
+        await #expect(throws: DamagedStoredSession.snapshotsMissing(id)) { try await subject.store.loadSession(id) }
+        #expect(try await subject.store.loadSession(Self.id(2)) == nil, "a session the store never had is unknown")
+        try await subject.store.close()
+    }
+
+    @Test func aReadTransactionSeesTheDatabaseAsItsFirstReadDidWhateverIsCommittedMeanwhile() async throws {
+        let path = TestServer.makeDataDirectory().appendingPathComponent("store.sqlite").path
+        try await SQLiteSessionStore.open(path: path, logger: Logger(label: "test")).close()
+        let reader = try SQLiteDatabase(path: path, create: false)
+        let writer = try SQLiteDatabase(path: path, create: false)
+        let count = { try reader.query("SELECT count(*) FROM sessions") { $0.integer(0) }.first ?? -1 }
+        let (before, during) = try reader.readTransaction {
+            let before = try count()
+            try writer.run("INSERT INTO sessions (id, join_code, code_issued_at) VALUES ('s', 'ABC234', 1)")
+            return (before, try count())
+        }
+        #expect(before == 0 && during == 0, "a write committed inside the read is not seen by it")
+        #expect(try count() == 1, "the next read sees it")
+        reader.close()
+        writer.close()
+    }
+
     /// A SQLite store holding session 1 (its creation snapshot, then `records`), closed again,
     /// with `damage` run on its file: where the store is, to open again.
     func damagedStore(records: [LogRecord], damage: String) async throws -> String {

@@ -50,7 +50,7 @@ extension LiveSession {
         var logger = environment.logger
         logger[metadataKey: "session.id"] = "\(id)"
         guard let start = stored.snapshots.first else {
-            throw damaged(DamagedStoredSession(session: id, part: .snapshots, problem: "are missing"), logger: logger)
+            throw damaged(.snapshotsMissing(id), logger: logger)
         }
         var state: SessionState
         do {

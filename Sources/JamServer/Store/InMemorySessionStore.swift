@@ -37,8 +37,11 @@ public final class InMemorySessionStore: SessionStore, Sendable {
     }
 
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
-        contents.withLock { contents in
-            guard let snapshots = contents.snapshots[id], let oldest = snapshots.first else { return nil }
+        try contents.withLock { contents in
+            guard let snapshots = contents.snapshots[id], let oldest = snapshots.first else {
+                if contents.index[id] != nil { throw DamagedStoredSession.snapshotsMissing(id) }
+                return nil
+            }
             let records = (contents.logs[id] ?? [:]).values.filter { $0.lsn > oldest.lsn }.sorted { $0.lsn < $1.lsn }
             return StoredSession(snapshots: snapshots, records: records)
         }

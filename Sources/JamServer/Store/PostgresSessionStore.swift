@@ -133,7 +133,11 @@ public final class PostgresSessionStore: SessionStore, Sendable {
             try await connection.transaction(logger: self.logger, begin: "START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 connection -> StoredSession? in
                 let snapshots = try await self.snapshots(id, on: connection)
-                guard let oldest = snapshots.first else { return nil }
+                guard let oldest = snapshots.first else {
+                    let indexed = try await connection.send("SELECT 1 FROM sessions WHERE id = \(id.rawValue)", logger: self.logger)
+                    for try await _ in indexed { throw DamagedStoredSession.snapshotsMissing(id) }
+                    return nil
+                }
                 let records = try await self.records(id, after: oldest.lsn, on: connection)
                 return StoredSession(snapshots: snapshots, records: records)
             }

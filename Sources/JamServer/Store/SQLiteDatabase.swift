@@ -81,7 +81,17 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `body` in one `BEGIN IMMEDIATE` … `COMMIT`, rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try run("BEGIN IMMEDIATE")
+        try within("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body`'s reads in one deferred transaction: every statement sees the database as
+    /// its first did, whatever the writer commits meanwhile, and no write lock is taken.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try within("BEGIN", body)
+    }
+
+    private func within<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+        try run(begin)
         do {
             let result = try body()
             try run("COMMIT")

@@ -120,7 +120,9 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
     }
 
     public func loadSession(_ id: SessionID) async throws -> StoredSession? {
-        try await read { database in
+        // One read transaction for all three reads: a snapshot written and the log pruned
+        // behind it between two of them would otherwise leave a gap after the snapshot read.
+        try await read { database in try database.readTransaction {
             let snapshots = try database.query(
                 "SELECT lsn, seq, wake_at, state, answers FROM session_snapshots WHERE session_id = ?1 ORDER BY lsn", [.text(id.rawValue)]
             ) { row in
@@ -128,7 +130,11 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                     lsn: row.integer(0), seq: row.integer(1), wakeAt: row.optionalInteger(2), state: row.blob(3),
                     answers: try LogCoding.decodeAnswers(row.blob(4), session: id, snapshotAt: row.integer(0)))
             }
-            guard let oldest = snapshots.first else { return nil }
+            guard let oldest = snapshots.first else {
+                let indexed = try database.query("SELECT 1 FROM sessions WHERE id = ?1", [.text(id.rawValue)]) { _ in true }
+                if indexed.isEmpty { return nil }
+                throw DamagedStoredSession.snapshotsMissing(id)
+            }
             let records = try database.query(
                 "SELECT lsn, first_seq, last_seq, wake_at, inputs, answer_key, answer FROM session_log WHERE session_id = ?1 AND lsn > ?2 ORDER BY lsn",
                 [.text(id.rawValue), .integer(oldest.lsn)]
@@ -140,7 +146,7 @@ public final class SQLiteSessionStore: SessionStore, @unchecked Sendable {
                     inputs: row.blob(4), answer: answer)
             }
             return StoredSession(snapshots: snapshots, records: records)
-        }
+        } }
     }
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {

@@ -81,6 +81,12 @@ public struct DamagedStoredSession: Error, CustomStringConvertible, Equatable, S
         }
     }
 
+    /// A session in the index without a snapshot: the store writes a session's index row and
+    /// its first snapshot in one commit, and removes them in one.
+    static func snapshotsMissing(_ id: SessionID) -> DamagedStoredSession {
+        DamagedStoredSession(session: id, part: .snapshots, problem: "are missing")
+    }
+
     /// What a request for the session is told: not to try again, as trying cannot help.
     var refusal: JamError { JamError(.internal, "the session's stored data is damaged: \(description)") }
 }
@@ -194,7 +200,8 @@ extension StoreWrite {
 public protocol SessionStore: Sendable {
     /// Every session the store knows.
     func loadIndex() async throws -> [StoredSessionEntry]
-    /// One session's snapshots and log, or nil when the store does not have it.
+    /// One session's snapshots and log, or nil when the store does not have it. One its index
+    /// holds without a snapshot is damage (`DamagedStoredSession.snapshotsMissing`), not unknown.
     func loadSession(_ id: SessionID) async throws -> StoredSession?
     /// Writes one batch in one transaction; the future succeeds once it is durable.
     func commit(_ writes: [StoreWrite], on loop: any EventLoop) -> EventLoopFuture<Void>
