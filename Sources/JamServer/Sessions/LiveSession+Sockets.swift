@@ -239,9 +239,7 @@ extension LiveSession {
             let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
             RealtimeConnection.deliver([.init(connection: connection, frames: [WebSocketText.frame(pong)], close: nil)])
         case .toHost(let frame):
-            let hosts = connections.values.filter { $0.user == state.hostId && $0.id != connectionID }
-            let framed = WebSocketText.frame(frame)
-            RealtimeConnection.deliver(hosts.map { .init(connection: $0, frames: [framed], close: nil) })
+            execute(outbox.relay(WebSocketText.frame(frame), to: state.hostId, except: connectionID))
         case .reply(let frame):
             reply(to: connectionID, frame)
         case .refuse(let error, let replyId):

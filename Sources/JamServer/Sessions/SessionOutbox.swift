@@ -166,6 +166,18 @@ struct SessionOutbox {
         return release(now: now)
     }
 
+    /// A frame relayed as it came, unstored (a PirateRadio listener's drift report for its DJ),
+    /// to `user`'s connections other than `sender`. It goes only to sockets that drain and never
+    /// counts toward a backlog: a report is advice the next one replaces, so a listener sending
+    /// faster than the DJ reads loses reports, and cannot get the DJ evicted as a slow reader.
+    func relay(_ frame: ByteBuffer, to user: UserID, except sender: ConnectionID) -> Actions {
+        var actions = Actions()
+        for (connection, peer) in peers where peer.user == user && connection != sender && peer.writable {
+            actions.write(frame, to: connection)
+        }
+        return actions
+    }
+
     /// Resumes `connection` after `lastSeq` from the ring: the missed frames, or nil when the
     /// ring no longer (or never) had them and the connection needs the whole state instead.
     mutating func replay(to connection: ConnectionID, after lastSeq: Int64, now: Millis) -> Actions? {
