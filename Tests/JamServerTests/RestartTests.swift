@@ -71,6 +71,16 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         try await TestServer.with(dataDirectory: directory) { server in try await Self.expectResume(server, before) }
     }
 
+    @Test func aResumeAfterTwoGracefulRestartsAFewEventsApartReplaysExactlyTheMissedSeqs() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let before = try await TestServer.with(dataDirectory: directory) { server in try await Self.missSomeEvents(server) }
+        try await TestServer.with(dataDirectory: directory) { server in
+            // A few events between the restarts: the guest's own add, by REST.
+            _ = try await server.api.add(before.guestToken, before.id, testTrack(7))
+        }
+        try await TestServer.with(dataDirectory: directory) { server in try await Self.expectResume(server, before) }
+    }
+
     @Test func aResumeAfterAKilledServerReplaysExactlyTheMissedSeqs() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)
@@ -285,18 +295,18 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
     @Test func aSnapshotWrittenAfterAnIgnoredLastRecordNeverBecomesTheBase() async throws {
         let store = InMemorySessionStore()
         let directory = TestServer.makeDataDirectory()
-        let (id, token) = try await Self.hostAdding(tracks: 5, store: store, directory: directory)
-        // The stop wrote a snapshot after the add of track 5; the record itself no longer reads.
+        // A snapshot after every record: one is written with the add of track 5, which then no
+        // longer reads (a file damaged later).
+        let (id, token) = try await Self.hostAdding(tracks: 5, store: store, directory: directory, snapshotEvery: 1)
         let stored = try #require(try await store.loadSession(id))
         let last = try #require(stored.records.last)
         #expect(try Self.addedTrack(last) == "track-5")
-        #expect(stored.snapshots.last?.lsn == last.lsn, "the stop's snapshot includes the last record")
+        #expect(stored.snapshots.last?.lsn == last.lsn, "the newest snapshot includes the last record")
         store.damageRecord(id, lsn: last.lsn, keepingBytes: last.inputs.count / 2, keepingSnapshots: true)
 
         try await TestServer.with(dataDirectory: directory, store: store) { server in
             let view = try await server.api.view(token, id)
             #expect(view.queue.map(\.track.id) == ["track-2", "track-3", "track-4"])
-            // Two records, so the next stop's snapshot does not simply replace the old one.
             for n in [9, 10] { _ = try await server.api.add(token, id, testTrack(n)) }
         }
         try await TestServer.with(dataDirectory: directory, store: store) { server in
@@ -308,8 +318,8 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
     /// A session whose host added tracks 1…`tracks` (an hour long each), on a server that has
     /// stopped again: its id and the host's token. Track 1 plays before track 2 is added, so
     /// the adds after the first are the log's last records, one each.
-    static func hostAdding(tracks: Int, store: InMemorySessionStore, directory: URL) async throws -> (SessionID, String) {
-        try await TestServer.with(dataDirectory: directory, store: store) { server in
+    static func hostAdding(tracks: Int, store: InMemorySessionStore, directory: URL, snapshotEvery: Int? = nil) async throws -> (SessionID, String) {
+        try await TestServer.with(dataDirectory: directory, store: store, configure: { if let snapshotEvery { $0.snapshotEvery = snapshotEvery } }) { server in
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
             _ = try await server.api.add(host.token, id, testTrack(1, durationMs: 3_600_000))

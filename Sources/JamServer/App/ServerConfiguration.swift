@@ -37,7 +37,7 @@ public struct ServerConfiguration: Sendable {
     /// Which protocol the server speaks (OpenJam's own unless a foreign profile is chosen).
     package var profile: any WireProfile = OpenJamProfile()
     /// A session's snapshot is written after `replayLogLimit` events, or after this many log
-    /// records when its records carry few events (and at shutdown). Snapshots that far apart
+    /// records when its records carry few events. Snapshots that far apart
     /// let a recovery regenerate the whole replay ring; each costs a write of the whole state
     /// and the pruning of the records before the one before it.
     public var snapshotEvery = 4_096

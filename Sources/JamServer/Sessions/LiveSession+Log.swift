@@ -46,14 +46,4 @@ extension LiveSession {
             lsn: lsn, seq: state.seq, wakeAt: storedWakeAt, state: LogCoding.encode(state), answers: answers.stored)
         return .snapshot(id, snapshot)
     }
-
-    /// Writes a snapshot of the session as it stands (at shutdown), so a restart replays nothing.
-    func writeFinalSnapshot() {
-        // Only the owner's state is the log's: a replica's may be half way through a record,
-        // and one let go may hold a turn the store refused. A snapshot is written without an
-        // owner check, so theirs would replace the owner's at that record and, once older
-        // records are pruned, lose what the owner acknowledged.
-        guard role == .owner, !releasedFlag.load(ordering: .acquiring), recordsSinceSnapshot > 0 else { return }
-        environment.pipeline.submit([snapshotWrite(lsn: nextLsn - 1)], receipt: nil)
-    }
 }

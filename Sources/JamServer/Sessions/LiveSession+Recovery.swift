@@ -167,8 +167,11 @@ extension LiveSession {
 }
 
 extension LiveSession {
-    /// The server is stopping: sockets close normally, timers stop, and a snapshot goes to the
-    /// store so the next start replays nothing.
+    /// The server is stopping: sockets close normally and timers stop.
+    ///
+    /// No snapshot is written here: a recovery replays from the older of the two snapshots
+    /// kept, so one more at each stop would only move that base up to the stop before, and two
+    /// restarts a few events apart would leave a client a ring too short to resume from.
     func shutdown() {
         stopTimers()
         var deliveries: [RealtimeConnection.Delivery] = []
@@ -178,6 +181,5 @@ extension LiveSession {
         }
         connections.removeAll()
         RealtimeConnection.deliver(deliveries)
-        writeFinalSnapshot()
     }
 }

@@ -2,7 +2,7 @@ import JamProtocol
 import ServiceLifecycle
 
 // The registry as a service: the store's index read at start, stored sessions brought back
-// at their deadlines while the server runs, every live session stored at shutdown.
+// at their deadlines while the server runs, every live session's sockets closed at shutdown.
 extension SessionRegistry {
     /// Reads the store's index: every stored session becomes findable; none is loaded yet.
     func loadIndex() async throws {
@@ -42,7 +42,7 @@ extension SessionRegistry {
         logger.info("session index read", metadata: ["sessions.stored": "\(live)", "sessions.ended": "\(stored.count - live)"])
     }
 
-    /// Brings stored sessions back at their deadlines; at shutdown, snapshots every live one.
+    /// Brings stored sessions back at their deadlines; at shutdown, closes every live one's sockets.
     public func run() async throws {
         await withGracefulShutdownHandler {
             await wakeStoredSessions()
@@ -129,6 +129,6 @@ extension SessionRegistry {
             }
         }
         for session in live { await session.shutdown() }
-        logger.info("sessions stored for the restart", metadata: ["sessions.live": "\(live.count)"])
+        logger.info("sessions closed for the restart", metadata: ["sessions.live": "\(live.count)"])
     }
 }

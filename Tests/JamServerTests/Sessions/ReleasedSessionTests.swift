@@ -84,10 +84,11 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aSessionLetGoWritesNoSnapshotWhenTheServerStops() async throws {
-        // Its state may hold a turn the log refused (another node wrote first); a snapshot of
+    @Test(.timeLimit(.minutes(1))) func noSessionWritesASnapshotWhenTheServerStopsLetGoOrNot() async throws {
+        // One let go may hold a turn the log refused (another node wrote first): a snapshot of
         // it would replace the real one at that record and, once the log is pruned, lose what
-        // the other node acknowledged.
+        // the other node acknowledged. One still its own has nothing to add to its log, and a
+        // snapshot would only shorten what clients can resume from after the restart.
         let store = RecordingStore()
         let logger = Logger(label: "test")
         let pipeline = CommitPipeline(store: store, logger: logger, timing: .init())
@@ -111,9 +112,8 @@ import Testing
         await letGo.shutdown()
         await kept.shutdown()
         await pipeline.flush()
-        // The session still its own is written as it stands; the one let go is not.
-        let snapshotIds = store.writes.withLock { $0.compactMap { if case .snapshot(let id, _) = $0 { id } else { nil } } }
-        #expect(snapshotIds == [kept.id])
+        #expect(store.snapshots == 0)
+        #expect(store.writes.withLock { $0.isEmpty == false }, "the adds were stored")
     }
 
     /// The code `task` failed with, nil when it succeeded.
