@@ -43,6 +43,18 @@ package struct ClientAddresses: Sendable {
         canonical(text) != nil
     }
 
+    /// The client a per-address limit counts for `address` (as `resolve` returns it): an IPv4
+    /// address itself, an IPv6 address by its /64 prefix (`2001:db8:0:1::/64`). One IPv6 host
+    /// commonly holds a whole /64 and may send from any address in it, so counting each address
+    /// apart would give it billions of budgets; a /64 is one home or one phone, as one IPv4
+    /// address behind a router is.
+    package static func limitKey(_ address: String) -> String {
+        guard case .v6(let v6)? = try? SocketAddress(ipAddress: address, port: 0) else { return address }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+
     /// `text` as one spelling per address: IPv6 as the system writes it (`::1`, lower case),
     /// and an IPv4 client of a dual-stack socket (`::ffff:10.0.0.5`) as IPv4; nil when `text`
     /// is not an IP address.

@@ -7,7 +7,7 @@ package struct RateLimitedError: Error {
 
 /// Fixed-window counters per key ("join:127.0.0.1", "create:<user>").
 package actor RateLimiter {
-    private var windows: [String: (start: Millis, count: Int)] = [:]
+    private var windows: [String: (start: Millis, count: Int, windowMs: Millis)] = [:]
     private let clock: any ServerClock
     private var lastSweep: Millis = 0
 
@@ -25,12 +25,13 @@ package actor RateLimiter {
     package func check(_ keys: [(key: String, limit: (count: Int, window: Int))]) throws(RateLimitedError) {
         let now = clock.now()
         sweep(now: now)
-        var counted: [(key: String, entry: (start: Millis, count: Int))] = []
+        var counted: [(key: String, entry: (start: Millis, count: Int, windowMs: Millis))] = []
         var retryAfter = 0
         for (key, limit) in keys {
             let windowMs = Millis(limit.window) * 1000
-            var entry = windows[key] ?? (now, 0)
-            if now - entry.start >= windowMs { entry = (now, 0) }
+            var entry = windows[key] ?? (now, 0, windowMs)
+            // A window over, or one that starts after now (the wall clock was set back), starts again.
+            if now - entry.start >= windowMs || entry.start > now { entry = (now, 0, windowMs) }
             if entry.count < limit.count {
                 entry.count += 1
                 counted.append((key, entry))
@@ -42,10 +43,17 @@ package actor RateLimiter {
         for (key, entry) in counted { windows[key] = entry }
     }
 
-    /// Drops stale windows now and then so the table stays small.
+    /// Drops windows that are over, now and then, so the table holds only the keys counting
+    /// now: a client sending from ever new addresses adds keys for a window each, not an hour.
     private func sweep(now: Millis) {
-        guard now - lastSweep > 60_000 else { return }
+        guard now - lastSweep >= Self.sweepEveryMs || now < lastSweep else { return }
         lastSweep = now
-        windows = windows.filter { now - $0.value.start < 3_600_000 }
+        windows = windows.filter { now - $0.value.start < $0.value.windowMs && $0.value.start <= now }
     }
+
+    /// How often the table is swept.
+    static let sweepEveryMs: Millis = 10_000
+
+    /// Keys held (for tests: windows that are over must go).
+    var keyCount: Int { windows.count }
 }

@@ -116,7 +116,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// the socket, and stays until it closes; a graceful shutdown closes it normally.
     private func runRealtime(_ handler: NIOLoopBound<RealtimeHandler>, head: HTTPRequestHead, channel: any Channel, logger: Logger) async {
         let loop = channel.eventLoop
-        let address = addresses.resolve(peer: channel.remoteAddress?.ipAddress, head: head)
+        let address = ClientAddresses.limitKey(addresses.resolve(peer: channel.remoteAddress?.ipAddress, head: head))
         var counted = false
         defer { if counted { socketCaps?.release(address) } }
         do {

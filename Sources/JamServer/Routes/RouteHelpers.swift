@@ -63,14 +63,15 @@ package enum RouteHelpers {
     private static let idempotencyKeyField = HTTPField.Name(IdempotencyKey.header)!
     private static let idempotentReplayedField = HTTPField.Name(IdempotencyKey.replayedHeader)!
 
-    /// The client's address, for per-address limits, as `ClientAddressMiddleware` resolved it.
-    /// Every route runs behind that middleware; a route that did not would share one bucket
-    /// with every other such request, so debug builds (the tests) stop on it.
+    /// The client as per-address limits count it (`ClientAddresses.limitKey`), from the
+    /// address `ClientAddressMiddleware` resolved. Every route runs behind that middleware; a
+    /// route that did not would share one bucket with every other such request, so debug builds
+    /// (the tests) stop on it.
     package static func clientAddress(_ context: JamRequestContext) -> String {
         guard let address = context.clientAddress else {
             assertionFailure("a per-address limit was checked before ClientAddressMiddleware ran")
             return "unknown"
         }
-        return address
+        return ClientAddresses.limitKey(address)
     }
 }

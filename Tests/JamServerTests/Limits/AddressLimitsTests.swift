@@ -93,12 +93,47 @@ import Testing
         #expect(!ClientAddresses.isAddress("proxy.local") && !ClientAddresses.isAddress("127.0.0.1:80"))
     }
 
+    @Test func limitsCountAnIPv6ClientByItsSlash64AndAnIPv4ClientByItsAddress() {
+        #expect(ClientAddresses.limitKey("2001:db8::1") == "2001:db8:0:0::/64")
+        #expect(ClientAddresses.limitKey("2001:db8::1") == ClientAddresses.limitKey("2001:db8:0:0:ffff:ffff:ffff:ffff"))
+        #expect(ClientAddresses.limitKey("2001:db8::1") != ClientAddresses.limitKey("2001:db8:0:1::1"))
+        #expect(ClientAddresses.limitKey("fe80:1:2:3:4:5:6:7") == "fe80:1:2:3::/64")
+        #expect(ClientAddresses.limitKey("192.0.2.1") == "192.0.2.1")
+        #expect(ClientAddresses.limitKey("unknown") == "unknown")
+    }
+
+    @Test func windowsThatAreOverLeaveTheTableAtTheNextSweep() async throws {
+        let clock = ShiftedClock()
+        let limiter = RateLimiter(clock: clock)
+        for n in 0..<100 { try await limiter.check("join:192.0.2.\(n)", limit: (5, 60)) }
+        try await limiter.check("guest:192.0.2.1", limit: (5, 3_600))
+        #expect(await limiter.keyCount == 101)
+        clock.advance(byMs: 61_000)
+        try await limiter.check("join:192.0.2.200", limit: (5, 60))
+        #expect(await limiter.keyCount == 2, "the minute's windows are over; the hour's is not, and the new one counts")
+    }
+
+    @Test func aWallClockSetBackStartsAUsedUpWindowAgainRatherThanRefusingForTheJump() async throws {
+        let clock = ShiftedClock()
+        let limiter = RateLimiter(clock: clock)
+        for _ in 0..<2 { try await limiter.check("join:192.0.2.1", limit: (2, 60)) }
+        await #expect(throws: RateLimitedError.self) { try await limiter.check("join:192.0.2.1", limit: (2, 60)) }
+        clock.advance(byMs: -3_600_000)
+        try await limiter.check("join:192.0.2.1", limit: (2, 60))
+    }
+
     @Test func behindATrustedProxyEachForwardedClientHasItsOwnBudgetsAndAForgedHeaderElsewhereGetsNone() async throws {
         let limits = RateLimits(anonymous: (2, 60))
         try await TestServer.with(configure: { $0.rateLimits = limits; $0.trustedProxies = ["127.0.0.1"]; $0.maxSocketsPerAddress = 1 }) { server in
             for _ in 0..<2 { #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.1"]).status == 200) }
             #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.1"]).status == 429)
             #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "192.0.2.2"]).status == 200, "another client")
+            // IPv6 clients count by their /64: another address of the same host shares its budget.
+            for address in ["2001:db8::1", "2001:db8::2:1"] {
+                #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": address]).status == 200)
+            }
+            #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "2001:db8::ffff"]).status == 429, "the same /64")
+            #expect(try await server.api.request("GET", "/api/v1/time", headers: ["X-Forwarded-For": "2001:db8:0:1::1"]).status == 200, "another /64")
 
             let host = try await server.api.guest("Host")
             let id = try await server.api.create(host.token).session.id
