@@ -17,6 +17,12 @@ package enum BearerToken {
     /// The token, nil when the request carries none; throws when the header breaks `rule` or
     /// the token is in the URL.
     package static func read(authorization: String?, rule: HeaderRule = .bearer, subprotocols: [String] = [], query: Substring? = nil) throws(JamError) -> String? {
+        // First, whatever else the request carries: the URL is in the logs already.
+        if query != nil {
+            throw JamError(
+                .unauthorized,
+                "a token does not go in the URL (it would end up in access logs): send 'Authorization: Bearer <token>', or from a browser the WebSocket subprotocol 'bearer.<token>'")
+        }
         if let authorization {
             switch rule {
             case .bearer:
@@ -29,15 +35,7 @@ package enum BearerToken {
                 return authorization.replacingOccurrences(of: "Bearer ", with: "")
             }
         }
-        if let token = SocketAuth.token(offered: SocketAuth.offered(subprotocols)) {
-            return token
-        }
-        if query != nil {
-            throw JamError(
-                .unauthorized,
-                "a token does not go in the URL (it would end up in access logs): send 'Authorization: Bearer <token>', or from a browser the WebSocket subprotocol 'bearer.<token>'")
-        }
-        return nil
+        return SocketAuth.token(offered: SocketAuth.offered(subprotocols))
     }
 
 }

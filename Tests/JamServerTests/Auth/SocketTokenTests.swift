@@ -82,6 +82,9 @@ import Testing
             #expect(answer.status == 401)
             #expect(answer.errorCode == .unauthorized)
             #expect(answer.text.contains("Authorization: Bearer"), "\(answer.text)")
+            // Also beside a header: the URL is in the logs either way.
+            let both = try await server.api.request("GET", "/api/v1/sessions/\(view.session.id)?token=\(host.token)", token: host.token)
+            #expect(both.status == 401, "\(both.text)")
         }
     }
 }
