@@ -1,5 +1,6 @@
 import Foundation
 import JamTestSupport
+import Synchronization
 import Testing
 
 @testable import JamServer
@@ -21,6 +22,22 @@ import Testing
         #expect(made.count == 64)
         #expect(try Self.mode(folder.appendingPathComponent("secret")) == 0o600)
         #expect(try SecretStore.loadOrCreate(in: folder) == made)
+    }
+
+    @Test func processesStartingTogetherAllUseTheOneSecretThatWasMade() throws {
+        for _ in 0..<20 {
+            let folder = try Self.folder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let results = Mutex<[Result<String, any Error>]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let result = Result { try SecretStore.loadOrCreate(in: folder) }
+                results.withLock { $0.append(result) }
+            }
+            let secrets = try results.withLock { try $0.map { try $0.get() } }
+            #expect(Set(secrets).count == 1 && secrets.count == 8)
+            #expect(try String(contentsOf: folder.appendingPathComponent("secret"), encoding: .utf8) == secrets.first)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["secret"], "no drafts left behind")
+        }
     }
 
     @Test func aSecretReadableByOthersIsTightened() throws {

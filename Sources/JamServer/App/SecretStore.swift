@@ -20,20 +20,30 @@ enum SecretStore {
     /// Reads `directory/secret`, or creates it readable by this user only (0600, from the
     /// first byte: the file never exists with wider permissions). An existing file is never
     /// replaced: every token signed with it would stop working.
+    ///
+    /// The secret is written whole to a file of this process's own, then linked in under its
+    /// name: another process starting at the same moment finds either no secret or the whole
+    /// one, never an empty file, and a crash while writing leaves no secret behind.
     static func loadOrCreate(in directory: URL) throws -> String {
         let file = directory.appendingPathComponent("secret")
         if FileManager.default.fileExists(atPath: file.path) { return try read(file) }
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
         let secret = bytes.map { String(format: "%02x", $0) }.joined()
-        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let draft = directory.appendingPathComponent(".secret-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
+        let descriptor = open(draft.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
-            // Another process created it first: use theirs.
-            if errno == EEXIST { return try read(file) }
             throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
         }
+        defer { unlink(draft.path) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         try handle.write(contentsOf: Data(secret.utf8))
         try handle.synchronize()
+        try handle.close()
+        guard link(draft.path, file.path) == 0 else {
+            // Another process put its secret in place first: use theirs.
+            if errno == EEXIST { return try read(file) }
+            throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
+        }
         return secret
     }
 
