@@ -10,8 +10,16 @@ import JamProtocol
 /// `audioTimePitchAlgorithm`), and `position(atLocal:)` to the item time
 /// extrapolated to that host time.
 public protocol Player: Sendable {
-    /// Loads `track`, stopping whatever played; returns when it can start without delay.
+    /// Loads `track`; returns when it can start without delay. Whatever plays now plays on
+    /// until the next `play(from:atLocal:)` takes effect, or a `pause`: the next song is
+    /// loaded while the current one ends, and starts the instant it does (two `AVPlayer`s,
+    /// or an `AVQueuePlayer`).
     func load(_ track: Track) async throws
+
+    /// Starts loading `track` beside what plays, so that a later `load` of it returns at once:
+    /// the next song, announced while the current one plays. A failure shows when `load`
+    /// uses it.
+    func preload(_ track: Track) async
 
     /// From local instant `atLocal` on, plays so that the position is
     /// `positionMs + (t − atLocal)`. If `atLocal` is in the future, whatever the player
@@ -47,6 +55,9 @@ public protocol Player: Sendable {
 }
 
 extension Player {
+    /// A player that cannot hold a second track loads the next one when it is due.
+    public func preload(_ track: Track) async {}
+
     /// A player that knows no latency of its output path reports none.
     public var outputLatencyMs: Double { get async { 0 } }
 }

@@ -7,7 +7,9 @@ import JamProtocol
 /// add segments: `play(from:atLocal:)` replaces everything from its (possibly
 /// future) start instant on, `seek` lands `seekLatencyMs` after the call, `setRate`
 /// and `pause` act at once. The audio clock can run fast or slow
-/// (`clockRateErrorPpm`), so a sync engine has real drift to correct.
+/// (`clockRateErrorPpm`), so a sync engine has real drift to correct. A `load` leaves what
+/// plays audible until the new track's first start (`audible(atLocal:)`), as the `Player`
+/// contract asks for a gapless hand-over.
 public actor SimulatedPlayer: ProbePlayer {
     /// How the simulated device behaves.
     public struct Configuration: Sendable {
@@ -47,6 +49,7 @@ public actor SimulatedPlayer: ProbePlayer {
     /// One call the player received, with the local instant of the call.
     public enum Call: Hashable, Sendable {
         case load(trackId: String, at: Double)
+        case preload(trackId: String, at: Double)
         case loaded(trackId: String, at: Double)
         case play(fromMs: Double, atLocal: Double, at: Double)
         case pause(at: Double)
@@ -74,6 +77,10 @@ public actor SimulatedPlayer: ProbePlayer {
 
     private var track: Track?
     private var segments: [Segment] = []
+    /// What played before the last load: heard until the loaded track first starts, or a pause.
+    private var outgoing: (track: Track, segments: [Segment])?
+    /// Tracks preloaded, with the local instant each is ready: loading one takes what is left.
+    private var preloaded: [String: Double] = [:]
     private var rate: Double = 1
     private var startsToDrop = 0
     private var loadGeneration = 0
@@ -97,19 +104,32 @@ public actor SimulatedPlayer: ProbePlayer {
 
     // MARK: - Player
 
-    /// Loads `track` after the simulated load delay; nothing plays yet.
+    /// Loads `track` after the simulated load delay; what plays now plays on until the new
+    /// track starts.
     public func load(_ track: Track) async throws {
-        calls.append(.load(trackId: track.id, at: clock.now()))
+        let now = clock.now()
+        calls.append(.load(trackId: track.id, at: now))
         loadGeneration += 1
         let generation = loadGeneration
+        if let current = self.track, segment(at: now)?.playing == true { outgoing = (current, segments) }
         self.track = nil
         segments = []
-        try await sleeper.sleep(ms: configuration.loadDelayMs)
+        let ready = preloaded.removeValue(forKey: track.id) ?? now + configuration.loadDelayMs
+        try await sleeper.sleep(ms: max(0, ready - now))
         if configuration.failingTrackIds.contains(track.id) { throw LoadFailed(trackId: track.id) }
         guard generation == loadGeneration else { throw CancellationError() }
         self.track = track
         segments = [Segment(start: clock.now(), position: 0, playing: false, rate: rate)]
         calls.append(.loaded(trackId: track.id, at: clock.now()))
+    }
+
+    /// Starts loading `track` beside what plays: a `load` of it once the load delay has passed
+    /// returns at once.
+    public func preload(_ track: Track) async {
+        let now = clock.now()
+        guard preloaded[track.id] == nil, self.track?.id != track.id else { return }
+        calls.append(.preload(trackId: track.id, at: now))
+        preloaded[track.id] = now + configuration.loadDelayMs
     }
 
     /// Starts `positionMs` of the track at local time `atLocal`, as a real output would after its latency.
@@ -127,10 +147,11 @@ public actor SimulatedPlayer: ProbePlayer {
         segments.append(Segment(start: start, position: position, playing: true, rate: rate))
     }
 
-    /// Stops where the track is now.
+    /// Stops where the track is now (and whatever still played before it).
     public func pause() async {
         let now = clock.now()
         calls.append(.pause(at: now))
+        outgoing = nil
         guard track != nil else { return }
         let position = truePosition(atLocal: now) ?? 0
         segments.removeAll { $0.start > now }
@@ -198,11 +219,30 @@ public actor SimulatedPlayer: ProbePlayer {
 
     // MARK: - Inspection and fault injection
 
-    /// The exact audible position at local instant `t` given the commands so far; nil
-    /// when nothing is loaded.
+    /// The exact position of the loaded track at local instant `t` given the commands so far;
+    /// nil when nothing is loaded.
     public func truePosition(atLocal t: Double) -> Double? {
         guard let track else { return nil }
-        guard let s = segment(at: t) else { return segments.first?.position ?? 0 }
+        return position(of: track, on: segments, at: t)
+    }
+
+    /// The track leaving the player at local instant `t`, and its position: the loaded one, or
+    /// the one before it until the loaded one first starts. Nil when nothing plays or is loaded.
+    public func audible(atLocal t: Double) -> (trackId: String, positionMs: Double)? {
+        if let outgoing, segments.first(where: \.playing).map({ t < $0.start }) ?? true {
+            return (outgoing.track.id, position(of: outgoing.track, on: outgoing.segments, at: t))
+        }
+        guard let track else { return nil }
+        return (track.id, position(of: track, on: segments, at: t))
+    }
+
+    /// What people hear at local instant `t`: `audible(atLocal:)` delayed by the true output latency.
+    public func heard(atLocal t: Double) -> (trackId: String, positionMs: Double)? {
+        audible(atLocal: t - configuration.outputLatencyMs)
+    }
+
+    private func position(of track: Track, on segments: [Segment], at t: Double) -> Double {
+        guard let s = segments.last(where: { $0.start <= t }) else { return segments.first?.position ?? 0 }
         var position = s.position
         if s.playing { position += (t - s.start) * s.rate * (1 + configuration.clockRateErrorPpm / 1_000_000) }
         if let duration = track.durationMs { position = min(position, Double(duration)) }

@@ -122,6 +122,8 @@ public actor SyncEngine {
             status.epoch = timeline?.epoch
             status.itemId = timeline?.itemId
         }
+        // The next song loads while this one plays, so the hand-over at its end waits for nothing.
+        if let next = upNext { await player.preload(next.track) }
         await drive()
     }
 

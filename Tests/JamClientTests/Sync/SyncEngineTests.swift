@@ -371,6 +371,13 @@ struct SyncEngineTests {
         await rig.handle(.playCommit(PlayCommit(itemId: next.id, epoch: 6, startAt: newStart, positionMs: 0)))
         #expect(await rig.player.loadedTrackId == "b")
         #expect(await rig.playCalls.last?.atLocal == rig.local(newStart))
+        // The end of the current song is heard to the last moment, and the next one right after.
+        let endOfA = try! #require(await rig.player.audible(atLocal: rig.local(newStart) - 1))
+        #expect(endOfA.trackId == "a" && abs(endOfA.positionMs - Double(song.track.durationMs! - 1)) < 1, "\(endOfA)")
+        // "b" loaded while "a" played (this player takes 300 ms to load), so it starts on time.
+        #expect(await rig.player.calls.contains { if case .preload("b", _) = $0 { true } else { false } })
+        let startOfB = try! #require(await rig.player.audible(atLocal: rig.local(newStart) + 1))
+        #expect(startOfB.trackId == "b" && abs(startOfB.positionMs - 1) < 1, "\(startOfB)")
         rig.clock.set(rig.local(newStart) + 1_000)
         #expect(await rig.player.truePosition(atLocal: rig.now) == 1_000)
     }
