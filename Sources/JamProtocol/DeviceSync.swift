@@ -64,9 +64,10 @@ public enum SyncGrade: String, Codable, Hashable, Sendable, CaseIterable {
     case poor
 
     /// Worst of the clock error bound and the playback error; a report older than
-    /// `staleMs` is at best fair, older than `lostMs` poor.
-    public static func of(clockErrorMs: Double, playbackErrorMs: Double, ageMs: Double) -> SyncGrade {
-        let error = max(abs(clockErrorMs), abs(playbackErrorMs))
+    /// `staleMs` is at best fair, older than `lostMs` poor. A device not playing has no
+    /// playback error to speak of: what it reports is from its last song, so only its clock counts.
+    public static func of(clockErrorMs: Double, playbackErrorMs: Double, playing: Bool, ageMs: Double) -> SyncGrade {
+        let error = max(abs(clockErrorMs), playing ? abs(playbackErrorMs) : 0)
         var grade: SyncGrade = error <= goodWithinMs ? .good : error <= fairWithinMs ? .fair : .poor
         if ageMs > lostMs { grade = .poor } else if ageMs > staleMs, grade == .good { grade = .fair }
         return grade

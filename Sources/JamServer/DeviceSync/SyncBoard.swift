@@ -88,7 +88,7 @@ struct SyncBoard: Sendable {
                 userId: entry.user, deviceId: report.deviceId, clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs,
                 clockDriftPpm: report.clockDriftPpm, outputLatencyMs: report.outputLatencyMs, delayMs: report.delayMs,
                 playing: report.playing ?? false, ageMs: age,
-                grade: SyncGrade.of(clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs, ageMs: age))
+                grade: SyncGrade.of(clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs, playing: report.playing ?? false, ageMs: age))
         }
         return SyncStatusUpdate(devices: devices)
     }

@@ -37,6 +37,16 @@ struct SyncBoardTests {
         #expect(rows.map(\.ageMs) == [500, 500, 500])
     }
 
+    @Test func aDeviceThatStoppedPlayingIsGradedByItsClockNotByItsLastSongsError() {
+        var board = SyncBoard()
+        _ = board.record(report("phone", clock: 1, playback: 150, playing: false), from: alice, at: 0)
+        _ = board.record(report("laptop", clock: 1, playback: 150, playing: true), from: alice, at: 0)
+        let rows = board.status(at: 500).devices
+        #expect(rows.map(\.deviceId) == ["laptop", "phone"])
+        #expect(rows.map(\.grade) == [.poor, .good])
+        #expect(rows[1].playbackErrorMs == 150 && !rows[1].playing, "shown as reported, with 'not playing' beside it")
+    }
+
     @Test func aSilentDeviceTurnsFairThenPoorAndIsForgottenAfterTwoMinutes() {
         var board = SyncBoard()
         _ = board.record(report("phone"), from: alice, at: 0)
