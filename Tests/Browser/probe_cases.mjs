@@ -119,6 +119,12 @@ export async function runProbeCases(base, toleranceMs = 1) {
       results.push({ sampleRate, name: c.name, found });
     }
   }
+  // A device heard at the window's edge, its repeats a little later still: the median the
+  // listener reports stays within the window the server takes (±400 ms).
+  const { medianArrival } = await import(`${base}calibration.js`);
+  const edge = synthesise(synthesizeProbe(48_000), { sampleRate: 48_000, seconds: 3, firstMs: 500, slotMs: 200, offsetsMs: [395, 407, 409] });
+  const atEdge = medianArrival(edge.samples, 48_000, edge.slots[0].expectedSample, { windowMs: 400, repeats: 3, repeatMs: 200 });
+  if (atEdge === null || atEdge > 400 || atEdge < 399) failures.push(`a device at the window's edge reported at ${atEdge} ms, not 400`);
   const wav = encodeWav(new Float32Array([0, 0.5, -0.5, 1]), 48_000);
   const text = (offset, length) => String.fromCharCode(...wav.slice(offset, offset + length));
   const view = new DataView(wav.buffer);

@@ -207,7 +207,10 @@ export function medianArrival(samples, rate, expectedSample, plan) {
   }
   offsets.sort((a, b) => a - b);
   const middle = offsets.length >> 1;
-  return offsets.length % 2 ? offsets[middle] : (offsets[middle - 1] + offsets[middle]) / 2;
+  const median = offsets.length % 2 ? offsets[middle] : (offsets[middle - 1] + offsets[middle]) / 2;
+  // Repeats may be found up to REPEAT_WINDOW_MS past where the first says, which can carry the
+  // median past the window the server takes (±windowMs): such a device is reported at its edge.
+  return Math.max(-plan.windowMs, Math.min(plan.windowMs, median));
 }
 
 /**
