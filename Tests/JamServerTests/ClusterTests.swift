@@ -653,3 +653,32 @@ struct DatabaseRestartTests {
         }
     }
 }
+
+/// Nodes on one database started without a configured secret.
+@Suite(.enabled(if: TestCluster.enabled, "needs PostgreSQL (scripts/test.sh installs it)"))
+struct SharedSecretTests {
+    @Test func nodesWithoutAConfiguredSecretShareOneSoATokenFromAnyNodeWorksOnAll() async throws {
+        let url = try await TestPostgres.freshDatabase().url
+        let start = { (folder: URL) in
+            try await ServerProcess(dataDirectory: folder, extraArguments: ["--database", url], secret: nil)
+        }
+        var nodes = [try await start(TestServer.makeDataDirectory()), try await start(TestServer.makeDataDirectory())]
+        do {
+            let guest = try await nodes[0].server.api.guest("Gil")
+            let id = try await nodes[0].server.api.create(guest.token).session.id
+            let path = "/api/v1/sessions/\(id.rawValue)"
+            #expect(try await nodes[1].server.api.request("GET", path, token: guest.token).status == 200, "a token the first node signed")
+            // Restarted, a node keeps the secret it shares, though its own folder holds another.
+            let folder = nodes[1].dataDirectory
+            try await nodes[1].terminate()
+            nodes[1] = try await start(folder)
+            #expect(try await nodes[1].server.api.request("GET", path, token: guest.token).status == 200, "after a restart")
+            let other = try await nodes[1].server.api.guest("Ana")
+            #expect(try await nodes[0].server.api.request("GET", path, token: other.token).status == 403, "signed by the second node: known, not a member")
+        } catch {
+            for node in nodes { _ = try? await node.kill() }
+            throw error
+        }
+        for node in nodes { try await node.terminate() }
+    }
+}

@@ -40,10 +40,10 @@ public func buildApplication(
         // Anybody who guesses it signs in as anybody; the command line names its source first.
         throw SecretStore.Failure(description: "the token secret holds \(given.count) characters, fewer than \(SecretStore.minimumLength)")
     }
-    let secret = try configuration.secret ?? SecretStore.loadOrCreate(in: configuration.dataDirectory)
-    let signer = TokenSigner(secret: secret, lifetimeMs: configuration.tokenLifetimeMs)
     let store: any SessionStore
     if let givenStore { store = givenStore } else { store = try await openStore(configuration, logger: logger) }
+    let secret = try await tokenSecret(configuration, store: store, logger: logger)
+    let signer = TokenSigner(secret: secret, lifetimeMs: configuration.tokenLifetimeMs)
     let pipeline = CommitPipeline(store: store, logger: logger, timing: configuration.commitTiming)
     let library = profile.usesLibrary ? try loadLibrary(configuration, logger: logger) : nil
     let loops = MultiThreadedEventLoopGroup.singleton
@@ -99,6 +99,20 @@ public func buildApplication(
 }
 
 /// The configured store: PostgreSQL when a database is given, else the SQLite file in the data folder.
+/// The secret tokens are signed with: the configured one (`--secret`, `JAM_SECRET`); else, on
+/// PostgreSQL, the one every node on the database shares (the first node's own, stored there),
+/// so that a token from any node works on all; else the data folder's.
+func tokenSecret(_ configuration: ServerConfiguration, store: any SessionStore, logger: Logger) async throws -> String {
+    if let given = configuration.secret { return given }
+    let own = try SecretStore.loadOrCreate(in: configuration.dataDirectory)
+    guard let database = store as? PostgresSessionStore else { return own }
+    let shared = try await database.sharedSecret(proposing: own)
+    if shared != own {
+        logger.notice("signing tokens with the secret the database's nodes share, not the data folder's: tokens this node signed before stop working")
+    }
+    return shared
+}
+
 func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SessionStore {
     if let database = configuration.database {
         logger.info("sessions are kept in PostgreSQL", metadata: ["database": "\(database.redacted)"])

@@ -54,6 +54,15 @@ enum PostgresMigrations {
                 """,
                 "CREATE INDEX session_inbox_session ON session_inbox (session_id, id)",
             ]),
+        Migration(
+            name: "2026-11-29 shared token secret",
+            sql: [
+                // One row: the secret every node signs tokens with, when none is configured.
+                """
+                CREATE TABLE token_secret (
+                    id smallint PRIMARY KEY CHECK (id = 1), secret text NOT NULL, created_at bigint NOT NULL)
+                """,
+            ]),
     ]
 
     /// Applies every migration the database has not had yet; returns their names.

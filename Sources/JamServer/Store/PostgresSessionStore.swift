@@ -60,6 +60,20 @@ public final class PostgresSessionStore: SessionStore, Sendable {
 
     public var services: [any Service] { [] }
 
+    /// The token secret every node on this database signs with: the first `proposed` stored,
+    /// kept from then on. Nodes with their own secret files would each accept only the tokens
+    /// they signed themselves, and members behind a balancer would be signed out at random.
+    public func sharedSecret(proposing proposed: String) async throws -> String {
+        try await closingOnCancel { connection in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try await connection.send(
+                "INSERT INTO token_secret (id, secret, created_at) VALUES (1, \(proposed), \(now)) ON CONFLICT (id) DO NOTHING", logger: self.logger)
+            let rows = try await connection.send("SELECT secret FROM token_secret WHERE id = 1", logger: self.logger)
+            for try await secret in rows.decode(String.self) { return secret }
+            throw JamError(.internal, "the database holds no token secret after one was stored")
+        }
+    }
+
     // MARK: Reads
 
     public func loadIndex() async throws -> [StoredSessionEntry] {

@@ -23,12 +23,16 @@ final class ServerProcess: Sendable {
     /// Starts `jam serve` on a free port and waits until it prints that it is listening;
     /// `environment` is added to the test's own, and the variables named in `removing` are
     /// taken out of it.
-    init(dataDirectory: URL, extraArguments: [String] = [], environment: [String: String] = [:], removing: Set<String> = []) async throws {
+    init(
+        dataDirectory: URL, extraArguments: [String] = [], environment: [String: String] = [:], removing: Set<String> = [],
+        secret: String? = "kill-test-secret-0123456789abcdef01234"
+    ) async throws {
         self.dataDirectory = dataDirectory
         let output = dataDirectory.appendingPathComponent("serve-\(UUID().uuidString).log")
         logFile = output
-        let arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--secret", "kill-test-secret-0123456789abcdef01234",
-                         "--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
+        let arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path] + (secret.map { ["--secret", $0] } ?? [])
+            + ["--log-level", "warning", "--music", try DemoFolder.shared().path] + extraArguments
+        let removing = secret == nil ? removing.union(["JAM_SECRET"]) : removing
         let merged = environment.isEmpty && removing.isEmpty
             ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !removing.contains($0.key) }
         child = try await ChildProcess.start(try Self.executable, arguments: arguments, environment: merged, logFile: output)
