@@ -120,12 +120,14 @@ struct CommandBudget {
         }
         spends += 1
         if spends % 1_024 == 0 { prune(at: now) }
-        if wait > 0 { return .refused(short, retryAfterMs: max(1, wait)) }
+        // Refilled up to now either way: a wall clock set back would otherwise leave an empty
+        // bucket refilling from an instant still to come, refused for the whole jump.
+        let allowed = wait == 0
         for (key, var bucket) in refilled {
-            bucket.tokens -= needed[key.kind] ?? 0
+            if allowed { bucket.tokens -= needed[key.kind] ?? 0 }
             buckets[key] = bucket
         }
-        return .allowed
+        return allowed ? .allowed : .refused(short, retryAfterMs: max(1, wait))
     }
 
     /// Forgets the buckets that are full again by `now`, so the table holds only members

@@ -26,6 +26,15 @@ struct CommandBudgetTests {
         #expect(budget.spend([.add], by: alice, at: 1_000) == .allowed)
     }
 
+    @Test func anEmptyBucketRefillsFromAWallClockSetBackAsFromAnyOther() {
+        var budget = CommandBudget(limits: limits)
+        for _ in 0..<2 { _ = budget.spend([.add], by: alice, at: 3_600_000) }
+        #expect(budget.spend([.add], by: alice, at: 3_600_000) == .refused(.add, retryAfterMs: 1_000))
+        // The clock jumps an hour back: refused now, as it was, and one token later allowed.
+        #expect(budget.spend([.add], by: alice, at: 0) == .refused(.add, retryAfterMs: 1_000))
+        #expect(budget.spend([.add], by: alice, at: 1_000) == .allowed)
+    }
+
     @Test func eachMemberAndEachKindHasItsOwnBucket() {
         var budget = CommandBudget(limits: limits)
         _ = budget.spend([.add], by: alice, at: 0)
