@@ -49,7 +49,7 @@ struct FrameViolation: Error, Equatable {
     private init(reason: String) { self.reason = reason }
 
     /// A close frame whose payload breaks the rules for close frames (RFC 6455 §5.5.1, §7.4),
-    /// or nil. Its reason must be UTF-8 too, which `closeText` checks with the right code.
+    /// or nil. Its reason must be UTF-8 too; `RealtimeHandler` checks that, as it answers 1007.
     static func close(code: UInt16?, payloadBytes: Int) -> FrameViolation? {
         if payloadBytes == 1 { return FrameViolation(reason: "a close frame's code takes two bytes") }
         if let code, !CloseCode(rawValue: code).mayAppearInCloseFrame {

@@ -41,8 +41,17 @@ enum WebSocketText {
                 if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
                 index += 8
             }
-            while index < bytes.count, bytes[index] < 0x80 { index += 1 }
-            return index == bytes.count || String(validating: bytes[index...], as: UTF8.self) != nil
+            // The rest through the standard library's decoder, which refuses overlong forms,
+            // surrogates and code points past U+10FFFF, and allocates nothing.
+            var rest = bytes[index...].makeIterator()
+            var decoder = UTF8()
+            while true {
+                switch decoder.decode(&rest) {
+                case .scalarValue: continue
+                case .emptyInput: return true
+                case .error: return false
+                }
+            }
         }
     }
 
