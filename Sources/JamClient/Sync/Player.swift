@@ -13,12 +13,13 @@ public protocol Player: Sendable {
     /// Loads `track`; returns when it can start without delay. Whatever plays now plays on
     /// until the next `play(from:atLocal:)` takes effect, or a `pause`: the next song is
     /// loaded while the current one ends, and starts the instant it does (two `AVPlayer`s,
-    /// or an `AVQueuePlayer`).
+    /// or an `AVQueuePlayer`). When the load throws, what played goes on until the engine
+    /// pauses it (it does at once).
     func load(_ track: Track) async throws
 
     /// Starts loading `track` beside what plays, so that a later `load` of it returns at once:
-    /// the next song, announced while the current one plays. A failure shows when `load`
-    /// uses it.
+    /// the next song, announced while the current one plays. Called once per announced item;
+    /// a failure shows when `load` uses it.
     func preload(_ track: Track) async
 
     /// From local instant `atLocal` on, plays so that the position is

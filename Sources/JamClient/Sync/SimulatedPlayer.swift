@@ -127,8 +127,8 @@ public actor SimulatedPlayer: ProbePlayer {
     /// returns at once.
     public func preload(_ track: Track) async {
         let now = clock.now()
-        guard preloaded[track.id] == nil, self.track?.id != track.id else { return }
         calls.append(.preload(trackId: track.id, at: now))
+        guard preloaded[track.id] == nil, self.track?.id != track.id else { return }
         preloaded[track.id] = now + configuration.loadDelayMs
     }
 
@@ -227,18 +227,14 @@ public actor SimulatedPlayer: ProbePlayer {
     }
 
     /// The track leaving the player at local instant `t`, and its position: the loaded one, or
-    /// the one before it until the loaded one first starts. Nil when nothing plays or is loaded.
+    /// the one before it until the loaded one first starts (or a pause). Nil when neither is
+    /// there; a track at its end reports its duration.
     public func audible(atLocal t: Double) -> (trackId: String, positionMs: Double)? {
         if let outgoing, segments.first(where: \.playing).map({ t < $0.start }) ?? true {
             return (outgoing.track.id, position(of: outgoing.track, on: outgoing.segments, at: t))
         }
         guard let track else { return nil }
         return (track.id, position(of: track, on: segments, at: t))
-    }
-
-    /// What people hear at local instant `t`: `audible(atLocal:)` delayed by the true output latency.
-    public func heard(atLocal t: Double) -> (trackId: String, positionMs: Double)? {
-        audible(atLocal: t - configuration.outputLatencyMs)
     }
 
     private func position(of track: Track, on segments: [Segment], at t: Double) -> Double {

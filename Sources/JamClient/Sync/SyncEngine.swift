@@ -57,6 +57,8 @@ public actor SyncEngine {
     var correctionDeadline: Double?
     var seekLatencyEstimate: Double
     var seekLatencyObserved = false
+    /// The up-next item handed to `Player.preload` last, so each is preloaded once.
+    var preloadedItemId: ItemID?
     /// The calibration whose probes are scheduled, so a plan sent again plays nothing twice.
     var lastCalibrationId: String?
 
@@ -123,7 +125,10 @@ public actor SyncEngine {
             status.itemId = timeline?.itemId
         }
         // The next song loads while this one plays, so the hand-over at its end waits for nothing.
-        if let next = upNext { await player.preload(next.track) }
+        if let next = upNext, preloadedItemId != next.itemId {
+            preloadedItemId = next.itemId
+            await player.preload(next.track)
+        }
         await drive()
     }
 
@@ -243,9 +248,14 @@ public actor SyncEngine {
             followed = nil
             resetCorrection()
             status.phase = .loading
+            // A load leaves the current song playing until the next start; a paused timeline
+            // wants silence now.
+            if wanted.state == .paused { await player.pause() }
             do {
                 try await player.load(wanted.track)
             } catch {
+                // What played before would otherwise play on while everybody else hears this item.
+                await player.pause()
                 if generation == target {
                     failedLoadEpoch = wanted.epoch
                     status.loadFailures += 1
