@@ -66,7 +66,7 @@ public enum SyncGrade: String, Codable, Hashable, Sendable, CaseIterable {
     /// Worst of the clock error bound and the playback error; a report older than
     /// `staleMs` is at best fair, older than `lostMs` poor. A device not playing has no
     /// playback error to speak of: what it reports is from its last song, so only its clock counts.
-    public static func of(clockErrorMs: Double, playbackErrorMs: Double, playing: Bool, ageMs: Double) -> SyncGrade {
+    public static func of(clockErrorMs: Double, playbackErrorMs: Double, playing: Bool = true, ageMs: Double) -> SyncGrade {
         let error = max(abs(clockErrorMs), playing ? abs(playbackErrorMs) : 0)
         var grade: SyncGrade = error <= goodWithinMs ? .good : error <= fairWithinMs ? .fair : .poor
         if ageMs > lostMs { grade = .poor } else if ageMs > staleMs, grade == .good { grade = .fair }

@@ -681,4 +681,20 @@ struct SharedSecretTests {
         }
         for node in nodes { try await node.terminate() }
     }
+
+    @Test func aNodeWithoutASecretSignsWithTheOneAConfiguredNodeStoredFirst() async throws {
+        let url = try await TestPostgres.freshDatabase().url
+        let configured = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url])
+        let bare = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url], secret: nil)
+        do {
+            let guest = try await configured.server.api.guest("Gil")
+            let id = try await configured.server.api.create(guest.token).session.id
+            #expect(try await bare.server.api.request("GET", "/api/v1/sessions/\(id.rawValue)", token: guest.token).status == 200)
+            #expect(!FileManager.default.fileExists(atPath: bare.dataDirectory.appendingPathComponent("secret").path), "no secret of its own")
+        } catch {
+            for node in [configured, bare] { _ = try? await node.kill() }
+            throw error
+        }
+        for node in [configured, bare] { try await node.terminate() }
+    }
 }

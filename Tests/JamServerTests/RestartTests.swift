@@ -81,6 +81,22 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         try await TestServer.with(dataDirectory: directory) { server in try await Self.expectResume(server, before) }
     }
 
+    @Test func aRestartWritesNoSnapshotUntilEnoughHappenedSinceTheNewestOne() async throws {
+        // A snapshot every 10 records: twelve adds leave the creation snapshot and one after
+        // record 10, with a few records after it.
+        let store = InMemorySessionStore()
+        let directory = TestServer.makeDataDirectory()
+        let (id, token) = try await Self.hostAdding(tracks: 12, store: store, directory: directory, snapshotEvery: 10)
+        let before = try #require(try await store.loadSession(id))
+        #expect(before.snapshots.count == 2)
+        try await TestServer.with(dataDirectory: directory, store: store, configure: { $0.snapshotEvery = 10 }) { server in
+            _ = try await server.api.add(token, id, testTrack(13))
+        }
+        let after = try #require(try await store.loadSession(id))
+        #expect(after.snapshots.map(\.lsn) == before.snapshots.map(\.lsn), "the base resumes start from stays where it was")
+        #expect(after.records.count > before.records.count)
+    }
+
     @Test func aResumeAfterAKilledServerReplaysExactlyTheMissedSeqs() async throws {
         let directory = TestServer.makeDataDirectory()
         let first = try await ServerProcess(dataDirectory: directory)

@@ -102,15 +102,23 @@ public func buildApplication(
 /// The secret tokens are signed with: the configured one (`--secret`, `JAM_SECRET`); else, on
 /// PostgreSQL, the one every node on the database shares (the first node's own, stored there),
 /// so that a token from any node works on all; else the data folder's.
+///
+/// A configured secret is offered to the database too, so that nodes started without one
+/// later sign with it; one that differs from what the database holds is used, with a warning.
 func tokenSecret(_ configuration: ServerConfiguration, store: any SessionStore, logger: Logger) async throws -> String {
-    if let given = configuration.secret { return given }
-    let own = try SecretStore.loadOrCreate(in: configuration.dataDirectory)
-    guard let database = store as? PostgresSessionStore else { return own }
-    let shared = try await database.sharedSecret(proposing: own)
-    if shared != own {
-        logger.notice("signing tokens with the secret the database's nodes share, not the data folder's: tokens this node signed before stop working")
+    let database = store as? PostgresSessionStore
+    if let given = configuration.secret {
+        if let database, try await database.sharedSecret(proposing: given) != given {
+            logger.warning("the configured token secret differs from the one this database's nodes without JAM_SECRET sign with: their tokens are refused here, and this node's there")
+        }
+        return given
     }
-    return shared
+    guard let database else { return try SecretStore.loadOrCreate(in: configuration.dataDirectory) }
+    // The data folder's own secret is offered only if there is one: a new node makes none.
+    let folderSecret = configuration.dataDirectory.appendingPathComponent("secret")
+    let own = FileManager.default.fileExists(atPath: folderSecret.path)
+        ? try SecretStore.loadOrCreate(in: configuration.dataDirectory) : SecretStore.generate()
+    return try await database.sharedSecret(proposing: own)
 }
 
 func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any SessionStore {

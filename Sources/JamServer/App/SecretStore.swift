@@ -21,14 +21,15 @@ enum SecretStore {
     /// first byte: the file never exists with wider permissions). An existing file is never
     /// replaced: every token signed with it would stop working.
     ///
-    /// The secret is written whole to a file of this process's own, then linked in under its
+    /// The secret is written whole to a draft of this process's own, then linked in under its
     /// name: another process starting at the same moment finds either no secret or the whole
-    /// one, never an empty file, and a crash while writing leaves no secret behind.
+    /// one, never an empty file. A crash before the link leaves at most a draft (`.secret-*`),
+    /// never an empty secret that would stop every later start. A file system without hard
+    /// links gets the secret written in place, as before.
     static func loadOrCreate(in directory: URL) throws -> String {
         let file = directory.appendingPathComponent("secret")
         if FileManager.default.fileExists(atPath: file.path) { return try read(file) }
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        let secret = bytes.map { String(format: "%02x", $0) }.joined()
+        let secret = generate()
         let draft = directory.appendingPathComponent(".secret-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
         let descriptor = open(draft.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
@@ -40,11 +41,35 @@ enum SecretStore {
         try handle.synchronize()
         try handle.close()
         guard link(draft.path, file.path) == 0 else {
-            // Another process put its secret in place first: use theirs.
+            switch errno {
+            case EEXIST:
+                // Another process put its secret in place first: use theirs.
+                return try read(file)
+            case EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS:
+                return try writeInPlace(secret, to: file)
+            default:
+                throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
+            }
+        }
+        return secret
+    }
+
+    /// Creates `file` holding `secret` where hard links are not to be had.
+    private static func writeInPlace(_ secret: String, to file: URL) throws -> String {
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else {
             if errno == EEXIST { return try read(file) }
             throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data(secret.utf8))
+        try handle.synchronize()
         return secret
+    }
+
+    /// A new secret: 256 random bits as 64 hex digits.
+    static func generate() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { bytes in bytes.map { String(format: "%02x", $0) }.joined() }
     }
 
     private static func read(_ file: URL) throws -> String {

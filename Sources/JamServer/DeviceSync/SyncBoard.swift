@@ -88,7 +88,8 @@ struct SyncBoard: Sendable {
                 userId: entry.user, deviceId: report.deviceId, clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs,
                 clockDriftPpm: report.clockDriftPpm, outputLatencyMs: report.outputLatencyMs, delayMs: report.delayMs,
                 playing: report.playing ?? false, ageMs: age,
-                grade: SyncGrade.of(clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs, playing: report.playing ?? false, ageMs: age))
+                // A client that does not say whether it plays is graded as before, by both errors.
+                grade: SyncGrade.of(clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs, playing: report.playing ?? true, ageMs: age))
         }
         return SyncStatusUpdate(devices: devices)
     }

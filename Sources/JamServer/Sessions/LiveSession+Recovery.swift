@@ -102,15 +102,18 @@ extension LiveSession {
         session.assumeIsolated { session in
             session.answers = answers
             session.indexed = entry
-            // What was replayed counts towards the next snapshot: a server killed before each
-            // one would otherwise never write one, and every start would replay more.
-            session.recordsSinceSnapshot = replayed
-            session.eventsSinceSnapshot = Int(state.seq - start.seq)
+            // What was replayed after the newest snapshot counts towards the next one: a server
+            // killed before each would otherwise never write one, and every start would replay
+            // more. Counted from the older one instead, every restart of a session with two
+            // would write a snapshot at its first turn and move the base resumes need up.
+            let newest = stored.snapshots.last { $0.lsn <= lastLsn } ?? start
+            session.recordsSinceSnapshot = stored.records.count { $0.lsn > newest.lsn && $0.lsn <= lastLsn }
+            session.eventsSinceSnapshot = Int(state.seq - newest.seq)
             session.outbox.restoreRing(ring)
             session.role = role
             if role == .owner {
                 // Ahead of the records that take its number: a snapshot written after the
-                // ignored record (at a graceful stop) holds its change and would otherwise
+                // ignored record (with it, in its batch) holds its change and would otherwise
                 // become the base of a later recovery.
                 if let ignored { environment.pipeline.submit([.dropTail(id, from: ignored)], receipt: nil) }
                 session.resume()

@@ -12,7 +12,7 @@ import Testing
 /// replays) stays short.
 @Suite struct KilledRestartSnapshotTests {
     /// An in-memory store that stops keeping anything once "killed": what the process would
-    /// have written after SIGKILL (its shutdown snapshots) never arrives.
+    /// have written after SIGKILL (the disconnects a stop logs) never arrives.
     final class KillableStore: SessionStore {
         let stored: InMemorySessionStore
         let killed = Mutex(false)
