@@ -19,8 +19,6 @@ public struct Participant: Sendable {
     public let preparer: QueuePreparer?
     private let clock: any MonotonicClock
     private let sleeper: any Sleeper
-    private let firstBurst: Int
-    private let firstStartWaitMs: Double
 
     /// Puts the pieces together for a member with a token in `api`; with a `player` the
     /// device plays in sync. `deviceId` names this device (stable across launches): its
@@ -33,8 +31,6 @@ public struct Participant: Sendable {
     ) {
         self.clock = clock
         self.sleeper = sleeper
-        self.firstBurst = clockConfiguration.firstBurstSize
-        self.firstStartWaitMs = clockConfiguration.firstStartWaitMs
         let client = SessionClient(api: api, sessionId: sessionId, me: me, transport: transport, backoff: backoff, clock: clock, sleeper: sleeper)
         let clockSync = ClockSync(clock: clock, configuration: clockConfiguration)
         self.client = client
@@ -79,22 +75,12 @@ public struct Participant: Sendable {
                 }
             }
             if let engine, let envelopes {
-                let clock = self.clock, firstBurst = self.firstBurst, firstStartWaitMs = self.firstStartWaitMs
                 group.addTask { try await engine.run(sleeper: sleeper) }
                 group.addTask {
-                    var waitedForClock = false
+                    // The engine holds a first start until the clock's first burst is in
+                    // (`SyncEngine.clockSettled`); the events themselves go to it at once.
                     for await update in envelopes {
                         guard case .envelope(let envelope) = update else { continue }
-                        if !waitedForClock {
-                            // The first timeline waits for the first burst of pings (bounded): a
-                            // device joining mid-song otherwise starts on its first, roughest
-                            // sample and lands ~20 ms off (docs/PERFORMANCE.md).
-                            let deadline = clock.now() + firstStartWaitMs
-                            while await clockSync.acceptedSamples < firstBurst, clock.now() < deadline {
-                                try await sleeper.sleep(ms: 10)
-                            }
-                            waitedForClock = true
-                        }
                         await engine.handle(envelope)
                     }
                 }

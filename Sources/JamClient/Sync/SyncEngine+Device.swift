@@ -9,6 +9,9 @@ extension SyncEngine {
         guard let device, request.userId == device.userId, request.deviceId.map({ $0 == device.deviceId }) ?? true else { return false }
         status.resyncs += 1
         await clockSync.reset()
+        // Started again on a full first burst, as a first start is, not on the roughest sample.
+        clockWaitSince = nil
+        clockWaitOver = false
         followed = nil
         resetCorrection()
         return true

@@ -59,6 +59,10 @@ public actor SyncEngine {
     var seekLatencyObserved = false
     /// The up-next item handed to `Player.preload` last, so each is preloaded once.
     var preloadedItemId: ItemID?
+    /// When the engine began waiting for its clock's first burst (nil: not yet asked).
+    var clockWaitSince: Double?
+    /// The first burst came, or the wait for it ran out: starts use whatever estimate there is.
+    var clockWaitOver = false
     /// The calibration whose probes are scheduled, so a plan sent again plays nothing twice.
     var lastCalibrationId: String?
 
@@ -272,7 +276,7 @@ public actor SyncEngine {
             await send(.ready(Ready(epoch: wanted.epoch)))
         }
         guard generation == target else { return true }
-        guard let estimate = await clockSync.estimate else {
+        guard let estimate = await clockSync.estimate, await clockSettled(now: clock.now()) else {
             status.phase = .waitingForClock
             return false
         }
@@ -302,6 +306,21 @@ public actor SyncEngine {
             }
             status.phase = .paused
         }
+        return true
+    }
+
+    /// True once the clock may time a start. The first start (and the first after a host's
+    /// re-sync) waits for a full burst of pings, at most `firstStartWaitMs`: a device joining
+    /// mid-song otherwise starts on its first, roughest sample and lands ~20 ms off
+    /// (docs/PERFORMANCE.md). Later starts use whatever estimate there is. The web engine's
+    /// `clockSettled` is the same rule.
+    func clockSettled(now: Double) async -> Bool {
+        if clockWaitOver { return true }
+        let since = clockWaitSince ?? now
+        clockWaitSince = since
+        let configuration = clockSync.configuration
+        if await clockSync.acceptedSamples < configuration.firstBurstSize, now - since < configuration.firstStartWaitMs { return false }
+        clockWaitOver = true
         return true
     }
 

@@ -20,7 +20,7 @@ struct EngineRig {
     ) async {
         clock = ManualClock(1_000_000)
         player = SimulatedPlayer(clock: clock, sleeper: AdvancingSleeper(clock: clock), configuration: configuration)
-        sync = ClockSync(clock: clock)
+        sync = ClockSync(clock: clock, configuration: Self.eightPingBursts)
         let sent = SentLog(clock: clock)
         self.sent = sent
         engine = SyncEngine(
@@ -30,6 +30,13 @@ struct EngineRig {
     }
 
     /// A burst over a 10 ms + 10 ms path without jitter: the estimate is exact.
+    /// The rig's clock settles on a burst of eight pings (`synchronise()`), not the default 48.
+    static var eightPingBursts: ClockSync.Configuration {
+        var configuration = ClockSync.Configuration()
+        configuration.firstBurstSize = 8
+        return configuration
+    }
+
     func synchronise() async {
         for _ in 0..<8 {
             let ping = await sync.makePing()
@@ -130,7 +137,7 @@ struct SyncEngineTests {
         var errors: [Double] = []
         for seed in UInt64(0)..<200 {
             let clock = ManualClock(1_000_000)
-            let sync = ClockSync(clock: clock)
+            let sync = ClockSync(clock: clock, configuration: EngineRig.eightPingBursts)
             let path = PathModel()
             let network = VirtualNetwork(clock: clock, sync: sync, path: path, seed: seed)
             await network.burst()
