@@ -31,22 +31,18 @@ enum SecretStore {
         if FileManager.default.fileExists(atPath: file.path) { return try read(file) }
         let secret = generate()
         let draft = directory.appendingPathComponent(".secret-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
-        let descriptor = open(draft.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else {
-            throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
+        guard try create(draft, holding: secret, naming: file) else {
+            throw Failure(description: "cannot create the secret file \(file.path): a draft \(draft.lastPathComponent) is there already")
         }
         defer { unlink(draft.path) }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        try handle.write(contentsOf: Data(secret.utf8))
-        try handle.synchronize()
-        try handle.close()
         guard link(draft.path, file.path) == 0 else {
             switch errno {
             case EEXIST:
                 // Another process put its secret in place first: use theirs.
                 return try read(file)
             case EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS:
-                return try writeInPlace(secret, to: file)
+                // No hard links here: written in place, as another process may be doing too.
+                return try create(file, holding: secret, naming: file) ? secret : read(file)
             default:
                 throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
             }
@@ -54,17 +50,19 @@ enum SecretStore {
         return secret
     }
 
-    /// Creates `file` holding `secret` where hard links are not to be had.
-    private static func writeInPlace(_ secret: String, to file: URL) throws -> String {
-        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+    /// Creates `path` (0600) holding `secret`, written and synced; false when it exists already.
+    /// `file` names the secret in errors.
+    private static func create(_ path: URL, holding secret: String, naming file: URL) throws -> Bool {
+        let descriptor = open(path.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
-            if errno == EEXIST { return try read(file) }
+            if errno == EEXIST { return false }
             throw Failure(description: "cannot create the secret file \(file.path): \(String(cString: strerror(errno)))")
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         try handle.write(contentsOf: Data(secret.utf8))
         try handle.synchronize()
-        return secret
+        try handle.close()
+        return true
     }
 
     /// A new secret: 256 random bits as 64 hex digits.
