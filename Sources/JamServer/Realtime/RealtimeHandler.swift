@@ -89,6 +89,12 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state = .attached(session: session, connection: connection)
+        // The session may have filled the socket (its state, replays) before this hop: a
+        // writability change then found no session to tell, and the outbox must still learn
+        // the socket is not draining, or a reader that stopped there is never evicted.
+        if let context, !context.channel.isWritable {
+            session.dispatch { $0.writabilityChanged(connection.id, writable: false) }
+        }
         // A member arriving is activity too, as it is for the original servers' idle rules.
         if idleTimeout != nil { session.lastMessageNanos.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed) }
         for (message, receivedAt) in held { forward(message, receivedAt: receivedAt) }
