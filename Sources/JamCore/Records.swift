@@ -100,6 +100,24 @@ public struct DeviceLead: Codable, Hashable, Sendable {
     }
 }
 
+/// One device's latest round trip to the server, for the start lead: a member is led for
+/// by their slowest device that reported lately, not by whichever reported last.
+public struct DeviceRoundTrip: Codable, Hashable, Sendable {
+    public var userId: UserID
+    /// Empty for a device that does not name itself.
+    public var deviceId: String
+    public var roundTripMs: Double
+    /// The report's time: a device that stops reporting (it left) stops counting.
+    public var reportedAt: Millis
+    /// Creates the record.
+    public init(userId: UserID, deviceId: String, roundTripMs: Double, reportedAt: Millis) {
+        self.userId = userId
+        self.deviceId = deviceId
+        self.roundTripMs = roundTripMs
+        self.reportedAt = reportedAt
+    }
+}
+
 /// Timing rules of the two-phase start and auto-advance.
 public struct Timing: Codable, Hashable, Sendable {
     /// Shortest lead between `playPrepare` and the start for skip/play.

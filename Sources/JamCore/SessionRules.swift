@@ -90,13 +90,19 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// Whether a member's add cooldown keeps running while they leave and join again. Off for
     /// sessions stored before the rule existed, so their stored adds replay as they were applied.
     public var cooldownOutlivesLeaving: Bool
+    /// Whether the start lead counts each of a member's devices (the slowest that reported in
+    /// the last `SessionState.roundTripFreshMs`) rather than the member's latest report, so a
+    /// phone on mobile data is not led for by the same member's laptop. Off for sessions stored
+    /// before the rule existed, so their stored reports replay as they were applied.
+    public var roundTripsPerDevice: Bool
 
     /// Creates rules.
     public init(
         startMode: StartMode, maxQueueLength: Int? = nil, emptyGraceMs: Int64? = nil, tracksNeedIdAndName: Bool = true,
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
-        addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true
+        addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true,
+        roundTripsPerDevice: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -109,11 +115,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.addsReplaceAnnouncedFallback = addsReplaceAnnouncedFallback
         self.hostSuccession = hostSuccession
         self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
+        self.roundTripsPerDevice = roundTripsPerDevice
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
         case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
+        case roundTripsPerDevice
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -130,6 +138,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         addsReplaceAnnouncedFallback = try c.decodeIfPresent(Bool.self, forKey: .addsReplaceAnnouncedFallback) ?? false
         hostSuccession = try c.decodeIfPresent(HostSuccession.self, forKey: .hostSuccession) ?? .anyMember
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
+        roundTripsPerDevice = try c.decodeIfPresent(Bool.self, forKey: .roundTripsPerDevice) ?? false
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

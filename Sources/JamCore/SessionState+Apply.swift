@@ -70,7 +70,7 @@ extension SessionState {
         case .ready(let epoch):
             ready(user, epoch: epoch, at: now, into: &outcome)
         case .syncReport(let report):
-            roundTrips[user] = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
+            recordRoundTrip(of: report, from: user, at: now)
             recordLead(of: report, from: user)
         case .updateSettings(let patch):
             try requireHostControls(role, "change settings")

@@ -39,7 +39,7 @@ extension SessionState {
         emit(.deviceDelay(DeviceDelay(userId: delay.userId, deviceId: delay.deviceId, delayMs: rounded)), at: now, into: &outcome)
     }
 
-    /// A member who leaves takes their devices' delays and leads along.
+    /// A member who leaves takes their devices' delays, leads and round trips along.
     mutating func forgetDeviceDelays(of user: UserID) {
         if let delays = deviceDelays {
             let kept = delays.filter { $0.userId != user }
@@ -49,6 +49,37 @@ extension SessionState {
             let kept = leads.filter { $0.userId != user }
             deviceLeads = kept.isEmpty ? nil : kept
         }
+        if let trips = deviceRoundTrips {
+            let kept = trips.filter { $0.userId != user }
+            deviceRoundTrips = kept.isEmpty ? nil : kept
+        }
+    }
+
+    /// How long a device's round trip counts without a new one: devices report every 5 s, so
+    /// one that left (or stopped listening) stops setting its member's lead within 30 s.
+    public static let roundTripFreshMs: Millis = 30_000
+
+    /// Notes the reporting device's round trip (twice its clock error, within the longest
+    /// lead); the member's is then that of their slowest device that reported lately.
+    mutating func recordRoundTrip(of report: SyncReport, from user: UserID, at now: Millis) {
+        let roundTrip = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
+        guard rules.roundTripsPerDevice else {
+            roundTrips[user] = roundTrip
+            return
+        }
+        let deviceId = report.deviceId ?? ""
+        // The member's own entries that went stale go, and this device's old one.
+        var trips = (deviceRoundTrips ?? []).filter { trip in
+            trip.userId != user || (trip.deviceId != deviceId && now - trip.reportedAt < Self.roundTripFreshMs)
+        }
+        if trips.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember, let oldest = trips.firstIndex(where: { $0.userId == user }) {
+            trips.remove(at: oldest)
+        }
+        trips.append(DeviceRoundTrip(userId: user, deviceId: deviceId, roundTripMs: roundTrip, reportedAt: now))
+        deviceRoundTrips = trips
+        var slowest = roundTrip
+        for trip in trips where trip.userId == user { slowest = max(slowest, trip.roundTripMs) }
+        roundTrips[user] = slowest
     }
 
     /// Notes how far ahead the reporting device plays. Rounded up to 5 ms, so a latency

@@ -40,7 +40,8 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var turnCounter: Int64
     public var addCounter: Int64
     public var joinCounter: Int64
-    /// Latest round trip each member reported, for the start lead.
+    /// Each member's round trip for the start lead: that of their slowest device that
+    /// reported lately (`SessionRules.roundTripsPerDevice`), else their latest report.
     public var roundTrips: [UserID: Double]
     /// Set once the session is over.
     public var endedAt: Millis?
@@ -57,6 +58,9 @@ public struct SessionState: Codable, Hashable, Sendable {
     public var deviceDelays: [DeviceDelay]?
     /// Devices that play ahead of the timeline, as they last reported (absent when none does).
     public var deviceLeads: [DeviceLead]?
+    /// Each device's latest round trip, oldest report first (absent when none, and in sessions
+    /// whose rules keep one per member).
+    public var deviceRoundTrips: [DeviceRoundTrip]?
     /// When members who left while an add cooldown was set last added, for as long as their
     /// cooldown runs: leaving and joining again must not start it afresh (absent when none).
     public var departedLastAdds: [UserID: Millis]?
