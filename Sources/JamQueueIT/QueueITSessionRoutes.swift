@@ -29,8 +29,16 @@ struct QueueITSessionRoutes {
 
         sessions.post("create") { request, context in
             let identity = try edge.identity(context)
-            if let limits = edge.limits { try await edge.limiter.check("create:\(identity.userId)", limit: limits.createSession) }
+            // Read first, as its backend validates before its limiter: a 422 spends nothing.
             let code = try await Self.joinCode(of: request, context: context)
+            if let limits = edge.limits {
+                // OpenJam's two create limits: guest tokens are free, so per user alone would
+                // let one address open sessions as fast as it signs in.
+                try await edge.limiter.check([
+                    ("create:\(identity.userId)", limits.createSession),
+                    ("create-address:\(RouteHelpers.clientAddress(context))", limits.createSessionPerAddress),
+                ])
+            }
             let previous = try await edge.currentSession(of: identity.userId)
             let session: LiveSession
             do throws(JamError) {

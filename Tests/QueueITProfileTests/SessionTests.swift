@@ -160,6 +160,24 @@ struct SessionTests {
         }
     }
 
+    @Test("creating has OpenJam's limits per user and per address, and a refused code spends neither")
+    func creatingIsLimitedPerUserAndPerAddress() async throws {
+        let limits = RateLimits(guestAuth: (100, 60), createSession: (1, 3600), createSessionPerAddress: (2, 3600))
+        try await QueueITServer.with(rateLimits: limits) { api, _ in
+            let ann = try await api.signIn("Ann")
+            for _ in 0..<2 { #expect(try await api.create(ann, code: "--").status == 422) }
+            _ = try await api.hosting(ann, code: "PARTY1")
+            #expect(try await api.create(ann, code: "PARTY9").status == 429, "Ann's own limit")
+            let bob = try await api.signIn("Bob")
+            _ = try await api.hosting(bob, code: "PARTY2")
+            // A fresh guest token is a fresh user, not a fresh budget for the address.
+            let cat = try await api.signIn("Cat")
+            let refused = try await api.create(cat, code: "PARTY3")
+            #expect(refused.status == 429, "\(refused)")
+            #expect(try await api.current(cat).status == 404, "nothing was created")
+        }
+    }
+
     @Test("a join code without a letter or a digit is a 422 on join_code, in the shape its app reads")
     func aCodeWithoutLettersOrDigitsIsA422() async throws {
         try await QueueITServer.with { api, _ in
