@@ -89,9 +89,20 @@ struct ServerEnvelopeRoundTripTests {
         #expect(object["timestamp"] as? Int == 123)
     }
 
-    @Test func equalEnvelopesEncodeToEqualBytes() {
-        let a = ServerEnvelope(event: .stateSync(Sample.view), epoch: 1, seq: 2, timestamp: 3)
-        let b = ServerEnvelope(event: .stateSync(Sample.view), epoch: 1, seq: 2, timestamp: 3)
+    @Test func equalEnvelopesEncodeToEqualBytesWhateverTheirDictionariesOrder() {
+        // Equal votes in dictionaries of different capacities, which lay their keys out apart.
+        let keys = (0..<40).map { "item-\($0)" }
+        var small: [String: Int] = [:]
+        var large = [String: Int](minimumCapacity: 4_096)
+        for (n, key) in keys.enumerated() { small[key] = n % 2 == 0 ? 1 : -1 }
+        for (n, key) in keys.enumerated().reversed() { large[key] = n % 2 == 0 ? 1 : -1 }
+        #expect(small == large)
+        #expect(Array(small.keys) != Array(large.keys), "the two iterate in different orders")
+        var (first, second) = (Sample.view, Sample.view)
+        first.myVotes = small
+        second.myVotes = large
+        let a = ServerEnvelope(event: .stateSync(first), epoch: 1, seq: 2, timestamp: 3)
+        let b = ServerEnvelope(event: .stateSync(second), epoch: 1, seq: 2, timestamp: 3)
         #expect(a.jsonString() == b.jsonString())
     }
 

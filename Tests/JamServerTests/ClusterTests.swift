@@ -363,7 +363,9 @@ struct ClusterTests {
             for guest in guests { await guest.socket.close() }
             let takeover = try #require(progress.firstAckAfterKill, "no command was acknowledged after the owner died")
             print("cluster: owner killed; first command sent after it was acknowledged \(takeover) later; \(progress.count) adds acknowledged")
-            #expect(takeover < .seconds(2), "a new owner within 2 s")
+            // A new owner as soon as the database sees the dead node's connection go, not after
+            // a lease timeout (10 s); the bound leaves room for a machine busy with every suite.
+            #expect(takeover < .seconds(5), "a new owner within 5 s")
 
             let view = try await cluster.node(1).api.view(host.token, id)
             var copies: [String: Int] = [:]

@@ -55,6 +55,9 @@ import Testing
             #expect(answers.map(\.status) == [200, 200], "\(answers.map(\.text))")
 
             let code = try await server.api.view(host.token, id).session.joinCode
+            let answered = try answers.map { try $0.decode(SessionView.self).session.joinCode }
+            #expect(code != old, "the session has a new code")
+            #expect(Set(answered).count == 2 && answered.contains(code), "two new codes, and the session shows one of them: \(answered), \(code)")
             let guest = try await server.api.guest("Guest")
             #expect(try await server.api.join(guest.token, code: code).session.id == id, "the code the session shows joins it")
             for replaced in Set([old] + (try answers.map { try $0.decode(SessionView.self).session.joinCode })) where replaced != code {

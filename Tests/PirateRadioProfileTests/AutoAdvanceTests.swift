@@ -81,7 +81,8 @@ struct AutoAdvanceTests {
                 }
                 let elapsed = milliseconds(from: resumed, to: sync.receivedAt)
                 #expect(elapsed >= 300, "\(person.id): advanced \(elapsed) ms after the resume; 600 ms were left")
-                #expect(elapsed <= 2000, "\(person.id): advanced \(elapsed) ms after the resume; only 600 ms were left, not the full 3000")
+                // Just under the failure it guards (the whole 3000 ms track again), with room for a busy machine.
+                #expect(elapsed < 2_700, "\(person.id): advanced \(elapsed) ms after the resume; only 600 ms were left, not the full 3000")
                 #expect(sync.data.bool("isPlaying") == true)
                 #expect(sync.data.int("positionMs") == 0)
             }

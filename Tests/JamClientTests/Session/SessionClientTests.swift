@@ -201,6 +201,7 @@ import Testing
                 let after = try await guest.until("back, caught up and refused") {
                     $0.phase == .connected && $0.lastRejection != nil && $0.nowPlaying?.item.id == next
                 }
+                #expect(after.lastRejection?.action == "vote")
                 #expect(after.lastRejection?.code == .conflict)
                 #expect(!after.queue.contains { $0.voteInFlight })
             }

@@ -271,11 +271,15 @@ struct SyncEngineTests {
         await rig.startPlaying(song)
         var worst = 0.0
         var final = 0.0
+        var observed = 0
         var uncorrected = 0.0
         await rig.correct(forMs: 180_000) { _, error in
             worst = max(worst, abs(error))
             final = error
+            observed += 1
         }
+        // Every step saw the player on the timeline: none left the figures at their start.
+        #expect(observed == 180_000 / 250)
         uncorrected = 180_000 * 300e-6
         let status = await rig.engine.status
         let rates = await rig.rates
@@ -437,9 +441,10 @@ struct SyncEngineTests {
         shifted.positionMs += 20
         await rig.handle(.stateSync(Fixture.view(nowPlaying: shifted)))
         #expect(await rig.playCalls.count == 1)
-        var final = 0.0
+        var final: Double?
         await rig.correct(forMs: 4_000) { _, error in final = error }
-        #expect(abs(final) <= 1)
+        let settled = try! #require(final, "the player left the timeline")
+        #expect(abs(settled) <= 1)
         #expect(await rig.seekCalls == 0)
     }
 
