@@ -146,15 +146,18 @@ struct ForwardedCommandTests {
                     try await socket.next(.stateSync)
                     try await sql.query(PostgresQuery(unsafeSQL: "REVOKE SELECT ON session_log FROM \(role)"), logger: logger)
                     #expect(try await owner.api.add(host.token, created.session.id, testTrack(1)).status == 201)
+                    /// The track an envelope announces, if it announces one.
+                    @Sendable func announced(_ envelope: ServerEnvelope) -> String? {
+                        if case .queueItemAdded(let added) = envelope.event { return added.item.track.id }
+                        if case .playPrepare(let prepare) = envelope.event { return prepare.item.track.id }
+                        return nil
+                    }
                     // The notification comes, the read is refused; then reads are allowed again.
                     try await Task.sleep(for: .seconds(1))
+                    #expect(await socket.received.allSatisfy { announced($0) == nil }, "the add reached the replica, whose log read was refused")
                     try await sql.query(PostgresQuery(unsafeSQL: "GRANT SELECT ON session_log TO \(role)"), logger: logger)
-                    let added = try await socket.next("the add, read again", timeout: .seconds(10)) { envelope in
-                        if case .queueItemAdded = envelope.event { return true }
-                        if case .playPrepare = envelope.event { return true }
-                        return false
-                    }
-                    #expect(added.seq > 0)
+                    let added = try await socket.next("the add, read again", timeout: .seconds(10)) { announced($0) != nil }
+                    #expect(announced(added) == testTrack(1).id)
                     await socket.close()
                 }
             }
@@ -293,11 +296,12 @@ struct ForwardedCommandTests {
                 }
                 // The node's lease connection breaks (it is idle between its heartbeats); the
                 // waiting statement and the two test connections stay.
-                _ = try await Self.count(
+                let terminated = try await Self.count(
                     """
                     SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
                     WHERE datname = current_database() AND state = 'idle' AND pid <> pg_backend_pid() AND pid <> \(try await Self.pid(blocker))
                     """, other)
+                #expect(terminated >= 1, "the node's idle lease connection was broken")
                 try await Task.sleep(for: .seconds(1))
                 try await blocker.query("COMMIT", logger: logger)
                 let answer = try await created
