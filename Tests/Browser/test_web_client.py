@@ -440,10 +440,39 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     wait_for(guest, lambda d: float(el(d, "np-progress").get_attribute("value")) >= target - 1500,
              message="the guest's progress did not jump to the host's seek")
 
+    # A drag let go where it started fires no change: the slider goes on following the song.
+    slider = "return Number(document.getElementById('np-seek').value)"
+    held = host.execute_script("""
+        const seek = document.getElementById('np-seek');
+        seek.dispatchEvent(new Event('input'));
+        seek.dispatchEvent(new Event('pointerup'));
+        return Number(seek.value);""")
+    wait_for(host, lambda d: d.execute_script(slider) >= held + 2000,
+             message="the slider stopped following the song after a drag let go where it started")
+
+    # A drag under way when the song changes does not move the next song to the old one's place.
+    late_target = int(int(el(host, "np-seek").get_attribute("max")) * 0.9)
+    host.execute_script("""
+        const seek = document.getElementById('np-seek');
+        seek.value = String(arguments[0]);
+        seek.dispatchEvent(new Event('input'));""", late_target)
+
     # Both ask to skip (2 of 2): the history says the room skipped it.
     click(guest, el(guest, "skip-request"))
     click(host, el(host, "skip-request"))
     wait_for(guest, lambda d: now_playing_title(d) == second, message="the skip requests did not skip")
+    wait_for(host, lambda d: now_playing_title(d) == second)
+    host.execute_script("""
+        const seek = document.getElementById('np-seek');
+        seek.value = String(arguments[0]);
+        seek.dispatchEvent(new Event('change'));""", late_target)
+    # A pause sent after it: once the guest shows it, a seek sent before would have come too.
+    click(host, el(host, "host-pause"))
+    wait_for(guest, lambda d: el(d, "np-state").text == "Paused", message="the host's pause did not reach the guest")
+    assert float(el(guest, "np-progress").get_attribute("value")) < late_target - 5000, "the old song's drag moved the new song"
+    wait_for(host, lambda d: el(d, "host-pause").text == "Resume" and el(d, "host-pause").is_enabled())
+    click(host, el(host, "host-pause"))
+    wait_for(guest, lambda d: el(d, "np-state").text == "Playing", message="the host's resume did not reach the guest")
     wait_for(guest, lambda d: history(d) and history(d)[0][0] == first and "skipped by vote" in history(d)[0][1],
              message="the guest's history does not show the vote")
 

@@ -31,14 +31,24 @@ export class NowPlayingView {
     // Hosts get a slider in the bar's place: dragging it moves the song for everybody.
     this.seek = h('input', { type: 'range', class: 'np-seek', id: 'np-seek', min: 0, max: 1, step: 1000, value: 0, hidden: true, 'aria-label': 'Seek' });
     this.seek.addEventListener('input', () => {
+      if (!this.dragging) this.dragEpoch = this.currentEpoch();
       this.dragging = true;
       setText(this.elapsed, formatTime(Number(this.seek.value)));
     });
     this.seek.addEventListener('change', () => {
+      const meant = this.dragEpoch;
       this.dragging = false;
+      // A drag that outlived its song does not move the next one to the old one's place.
+      if (meant !== this.currentEpoch()) return;
       actions.onSeek(Math.round(Number(this.seek.value)));
     });
+    // Let go where it started, a slider fires no change: the drag ends all the same, or the
+    // bar would stop following the song. (A change that does come still seeks.)
+    for (const type of ['pointerup', 'pointercancel', 'blur']) {
+      this.seek.addEventListener(type, () => { this.dragging = false; });
+    }
     this.dragging = false;
+    this.dragEpoch = null;
     this.elapsed = h('span', { id: 'np-elapsed' }, '0:00');
     this.total = h('span', { id: 'np-total' }, '–:––');
     this.unplayable = h('p', { class: 'np-note', id: 'np-unplayable', hidden: true },
@@ -73,6 +83,12 @@ export class NowPlayingView {
     this.deviceOn = false;
   }
 
+  /** The epoch of the song shown, null when none. */
+  currentEpoch() {
+    const now = this.snapshot && this.snapshot.nowPlaying;
+    return now ? now.epoch : null;
+  }
+
   togglePause() {
     const now = this.snapshot && this.snapshot.nowPlaying;
     if (!now) return;
@@ -94,6 +110,8 @@ export class NowPlayingView {
   render(snapshot) {
     this.snapshot = snapshot;
     const now = snapshot.nowPlaying;
+    // The song changed under a drag: the slider follows the new one.
+    if (this.dragging && this.currentEpoch() !== this.dragEpoch) this.dragging = false;
     const host = hasHostControls(snapshot.role);
     // A host's skip on its way hides the song at once; the next one comes with the answer.
     const skipping = !now && !!snapshot.skipping;
