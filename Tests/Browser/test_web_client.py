@@ -10,6 +10,7 @@ import statistics
 import time
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from jam_page import (
     add_track, click, click_at, create_session, debug, el, join_by_code, join_by_link, now_playing_title,
@@ -109,6 +110,18 @@ def test_bad_join_code_is_explained_in_words(base_url, browsers):
     assert el(carol, "join-code").get_attribute("value") == "QQQQQQ"
     # The refused joins are 404 answers, which Chromium logs; nothing else may be.
     assert_clean_console(carol, allow=("/api/v1/sessions/join - Failed to load resource",))
+
+
+def test_enter_in_the_name_joins_from_an_invite_link(base_url, browsers):
+    host = browsers.open("host")
+    code = create_session(host, base_url, "Hana")
+    guest = browsers.open("guest")
+    guest.get(f"{base_url}/j/{code}")
+    wait_for(guest, lambda d: visible(d, "display-name"), message="the invite page did not show")
+    el(guest, "display-name").send_keys("Gus" + Keys.ENTER)
+    wait_for(guest, lambda d: visible(d, "now-playing"), message="Enter in the name did not join")
+    wait_connected(guest)
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text, message="the host never saw Gus join")
 
 
 def test_host_controls(base_url, browsers):
@@ -487,9 +500,21 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     click(host, el(host, "invite-toggle"))
     wait_for(host, lambda d: visible(d, "invite-new-code") and el(d, "invite-code").text.strip())
     old_code = el(host, "invite-code").text.strip()
-    click(host, el(host, "invite-new-code"))
+    # A double click makes one new code: the button waits for the first one's answer.
+    host.execute_script("""
+        window.patches = 0;
+        const fetchNow = window.fetch;
+        window.fetch = (url, init) => {
+          if (init && init.method === 'PATCH') window.patches += 1;
+          return fetchNow(url, init);
+        };
+        const button = document.getElementById('invite-new-code');
+        button.click();
+        button.click();""")
     new_code = wait_for(host, lambda d: el(d, "invite-code").text.strip() != old_code and el(d, "invite-code").text.strip(),
                         message="the invite did not show a new code")
+    wait_for(host, lambda d: el(d, "invite-new-code").is_enabled(), message="Make a new code stayed busy")
+    assert host.execute_script("return window.patches") == 1, "a double click asked for two new codes"
     late = browsers.open("late")
     message = refused_join(late, base_url, old_code, "Lou")
     assert "Check the code" in message, message

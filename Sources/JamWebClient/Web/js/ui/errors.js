@@ -93,7 +93,8 @@ export function describeError(error, action, subject) {
   } else if (PLAIN[code]) {
     detail = PLAIN[code];
   } else if (code === ErrorCode.forbidden) {
-    detail = `Only the host can do that (${String(error.message || '').replace(/\.$/, '')}).`;
+    // The server names who may ("only the host may …", "only a host or co-host may …").
+    detail = sentence(error.message) || 'You are not allowed to do that.';
   } else {
     detail = sentence(error && error.message) || 'Unknown error.';
   }

@@ -2,14 +2,14 @@
 // the Clipboard API, which plain-http LAN servers do not get) and its QR code, drawn
 // by the server so nothing is fetched from elsewhere.
 import { Role, joinPath } from '../protocol.js';
-import { h, setText } from './dom.js';
+import { h, setText, untilAnswered } from './dom.js';
 
 export function inviteLink(code) {
   return `${location.origin}${joinPath(code)}`;
 }
 
 export class InviteView {
-  /** @param {HTMLElement} root @param {{onNewCode: () => void}} actions */
+  /** @param {HTMLElement} root @param {{onNewCode: () => Promise<void>}} actions */
   constructor(root, actions) {
     this.root = root;
     this.code = h('p', { class: 'invite-code', id: 'invite-code' });
@@ -17,8 +17,10 @@ export class InviteView {
     this.copy = h('button', { type: 'button', id: 'invite-copy', onclick: () => this.copyLink() }, 'Copy link');
     this.copied = h('span', { class: 'hint', role: 'status' });
     this.qr = h('img', { class: 'qr', id: 'invite-qr', width: 232, height: 232, alt: '' });
-    this.newCode = h('button', { type: 'button', class: 'quiet', id: 'invite-new-code', onclick: actions.onNewCode, hidden: true },
-      'Make a new code');
+    // Busy until answered: a second press would make a second code, and the first one shown dead.
+    this.newCode = h('button', {
+      type: 'button', class: 'quiet', id: 'invite-new-code', onclick: () => untilAnswered(this.newCode, actions.onNewCode()), hidden: true,
+    }, 'Make a new code');
     root.replaceChildren(
       h('h2', { id: 'invite-heading' }, 'Invite friends'),
       h('div', { class: 'invite-body' },

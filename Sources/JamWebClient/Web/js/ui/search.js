@@ -114,6 +114,8 @@ export class SearchView {
       if (snapshot.nowPlaying) taken.add(trackKey(snapshot.nowPlaying.item.track));
       if (snapshot.upNext) taken.add(trackKey(snapshot.upNext.item.track));
     }
+    // An add on its way: a second tap would queue the song twice (or spend a cooldown).
+    const adding = new Set(snapshot.queue.filter((entry) => entry.pending).map((entry) => trackKey(entry.item.track)));
     const locked = lockedOut(snapshot);
     syncList(this.results, this.tracks, trackKey, (track) => this.create(track), (li, track) => {
       li.track = track;
@@ -121,8 +123,9 @@ export class SearchView {
       setText(li.parts.title, track.name);
       setText(li.parts.meta, [track.artist, track.album, track.durationMs ? formatTime(track.durationMs) : null].filter(Boolean).join(' · '));
       const queued = taken.has(trackKey(track));
-      li.parts.add.disabled = queued || locked || !!this.waiting;
-      setText(li.parts.add, queued ? 'Queued' : 'Add');
+      const inFlight = adding.has(trackKey(track));
+      li.parts.add.disabled = queued || inFlight || locked || !!this.waiting;
+      setText(li.parts.add, queued ? 'Queued' : inFlight ? 'Adding…' : 'Add');
       setAttr(li.parts.add, 'aria-label', queued ? `${track.name} is already queued` : `Add ${track.name} to the queue`);
     });
   }

@@ -23,6 +23,14 @@ export class WelcomeView {
       // is 2 to 11 of them); name() checks characters as the server counts them.
       id: 'display-name', name: 'displayName', type: 'text', autocomplete: 'nickname',
       required: true, placeholder: 'e.g. Alice',
+      // The name sits outside both forms: Enter joins when a code is there (an invite link's),
+      // else it goes on to the code.
+      onkeydown: (event) => {
+        if (event.key !== 'Enter' || event.isComposing) return;
+        event.preventDefault();
+        if (this.codeInput.value.trim()) this.joinForm.requestSubmit();
+        else this.codeInput.focus();
+      },
     });
     this.error = h('p', { class: 'form-error', id: 'welcome-error', role: 'alert' });
     this.codeInput = h('input', {
