@@ -144,6 +144,14 @@ extension SessionState {
         reannounceUpNext(at: now, into: &outcome)
     }
 
+    /// Refuses a host control meant for an item that is no longer current, by the epoch its
+    /// sender saw: a skip or seek sent again after a reconnect must not land on the next song.
+    public func requireCurrent(epoch: Int64, to action: String) throws(JamError) {
+        guard let current, current.epoch == epoch else {
+            throw JamError(.conflict, "the song you meant to \(action) is no longer playing; nothing changed")
+        }
+    }
+
     mutating func seek(to position: Int64, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         try Validate.position(position)
         guard var current else { throw JamError(.conflict, "nothing is playing") }

@@ -41,11 +41,26 @@ public struct Vote: Codable, Hashable, Sendable {
     }
 }
 
-/// `seek {positionMs}`.
+/// `seek {positionMs, epoch?}`.
 public struct Seek: Codable, Hashable, Sendable {
     public var positionMs: Int64
+    /// The item the host meant, by its epoch: with it, the seek is refused (`conflict`) once
+    /// another item is current, so one sent again after a reconnect does not move the next song.
+    public var epoch: Int64?
     /// Creates the payload.
-    public init(positionMs: Int64) { self.positionMs = positionMs }
+    public init(positionMs: Int64, epoch: Int64? = nil) {
+        self.positionMs = positionMs
+        self.epoch = epoch
+    }
+}
+
+/// `skip {epoch?}`.
+public struct Skip: Codable, Hashable, Sendable {
+    /// The item the host meant, by its epoch: with it, the skip is refused (`conflict`) once
+    /// another item is current, so one sent again after a reconnect does not skip the next song.
+    public var epoch: Int64?
+    /// Creates the payload.
+    public init(epoch: Int64? = nil) { self.epoch = epoch }
 }
 
 /// `ready {epoch}`: the device has loaded the prepared item.
@@ -132,7 +147,7 @@ public enum ClientCommand: Hashable, Sendable {
     case addToQueue(AddToQueue)
     case removeFromQueue(ItemRef)
     case vote(Vote)
-    case skip
+    case skip(Skip)
     case requestSkip
     case play
     case pause

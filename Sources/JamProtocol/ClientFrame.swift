@@ -68,7 +68,7 @@ extension ClientFrame: Codable {
         case .addToQueue: command = .addToQueue(try data(AddToQueue.self))
         case .removeFromQueue: command = .removeFromQueue(try data(ItemRef.self))
         case .vote: command = .vote(try data(Vote.self))
-        case .skip: command = .skip
+        case .skip: command = .skip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .requestSkip: command = .requestSkip
         case .play: command = .play
         case .pause: command = .pause
@@ -98,6 +98,7 @@ extension ClientFrame: Codable {
         case .removeFromQueue(let v): try c.encode(v, forKey: .data)
         case .vote(let v): try c.encode(v, forKey: .data)
         case .seek(let v): try c.encode(v, forKey: .data)
+        case .skip(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
         case .ready(let v): try c.encode(v, forKey: .data)
         case .syncReport(let v): try c.encode(v, forKey: .data)
         case .updateSettings(let v): try c.encode(v, forKey: .data)
@@ -107,7 +108,7 @@ extension ClientFrame: Codable {
         case .calibrate(let v): try c.encode(v, forKey: .data)
         case .calibrationReport(let v): try c.encode(v, forKey: .data)
         case .resync(let v): try c.encode(v, forKey: .data)
-        case .skip, .requestSkip, .play, .pause, .resume, .leave: break
+        case .requestSkip, .play, .pause, .resume, .leave: break
         }
     }
 }

@@ -215,6 +215,29 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     assert_clean_console(alice, bob)
 
 
+def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    second = add_track(alice, 1)
+    add_track(alice, 2)
+    click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make co-host']"))
+    wait_for(bob, lambda d: visible(d, "host-skip") and now_playing_title(d) == first, message="Bob did not become co-host")
+
+    # Bob's skip waits on the way (a slow link); Alice skips the song meanwhile.
+    held.hold(UP)
+    click(bob, el(bob, "host-skip"))
+    held.wait_held(UP)
+    click(alice, el(alice, "host-skip"))
+    wait_for(alice, lambda d: now_playing_title(d) == second, message="Alice's skip did not skip")
+
+    held.release()
+    notice = notice_with(bob, "Couldn't skip")
+    assert "no longer playing" in notice, notice
+    wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the song that plays")
+    assert now_playing_title(alice) == second, "Bob's late skip skipped the next song too"
+    assert_clean_console(alice, bob)
+
+
 def test_pause_waits_for_its_answer_so_a_double_click_sends_it_once(base_url, held, browsers):
     alice, bob = two_people(base_url, held, browsers)
     first = add_track(alice, 0)

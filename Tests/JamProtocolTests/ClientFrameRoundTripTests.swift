@@ -12,12 +12,12 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
          .addToQueue(AddToQueue(track: Sample.bareTrack, nonce: String(repeating: "z", count: Validate.maxNonce)))]
     case .removeFromQueue: [.removeFromQueue(ItemRef(itemId: Sample.itemA))]
     case .vote: [.vote(Vote(itemId: Sample.itemA, value: 1)), .vote(Vote(itemId: Sample.itemB, value: -1)), .vote(Vote(itemId: "plain", value: 0))]
-    case .skip: [.skip]
+    case .skip: [.skip(Skip()), .skip(Skip(epoch: 3))]
     case .requestSkip: [.requestSkip]
     case .play: [.play]
     case .pause: [.pause]
     case .resume: [.resume]
-    case .seek: [.seek(Seek(positionMs: 0)), .seek(Seek(positionMs: 90_500))]
+    case .seek: [.seek(Seek(positionMs: 0)), .seek(Seek(positionMs: 90_500)), .seek(Seek(positionMs: 1_000, epoch: 4))]
     case .ready: [.ready(Ready(epoch: 3))]
     case .syncReport:
         [.syncReport(SyncReport(epoch: 3, offsetMs: -12.5, errorMs: 3.25, driftMs: 0.01)),
@@ -79,7 +79,7 @@ struct ClientFrameRoundTripTests {
     }
 
     @Test func payloadlessCommandsHaveNoData() throws {
-        for command in [ClientCommand.skip, .requestSkip, .play, .pause, .resume, .leave] {
+        for command in [ClientCommand.skip(Skip()), .requestSkip, .play, .pause, .resume, .leave] {
             #expect(ClientFrame(command).jsonString() == #"{"type":"\#(command.type.rawValue)"}"#)
         }
     }
@@ -100,7 +100,7 @@ struct ClientFrameRoundTripTests {
         #expect(try ClientFrame.decode(Data(#"{"type":"hello"}"#.utf8)).command == .hello(Hello(lastSeq: nil)))
         #expect(try ClientFrame.decode(Data(#"{"type":"hello","data":null}"#.utf8)).command == .hello(Hello(lastSeq: nil)))
         #expect(try ClientFrame.decode(Data(#"{"type":"hello","data":{"lastSeq":12}}"#.utf8)).command == .hello(Hello(lastSeq: 12)))
-        #expect(try ClientFrame.decode(Data(#"{"type":"skip","data":{"ignored":true}}"#.utf8)).command == .skip)
+        #expect(try ClientFrame.decode(Data(#"{"type":"skip","data":{"ignored":true}}"#.utf8)).command == .skip(Skip()))
         #expect(try ClientFrame.decode(Data(#"{"type":"updateSettings","data":{"ordering":"fair"}}"#.utf8)).command
             == .updateSettings(SettingsPatch(ordering: .fair)))
         #expect(try ClientFrame.decode(Data(#"{"type":"promote","data":{"userId":"u","role":"cohost"}}"#.utf8)).command

@@ -68,7 +68,7 @@ struct ClusterTests {
             let voted = try #require(queued.last)
             let vote = try await cluster.node(2).api.send("PUT", "/api/v1/sessions/\(id)/queue/\(voted.id)/vote", token: guests[2].token, json: VoteBody(value: 1))
             #expect(vote.status == 200, "\(vote.text)")
-            hostSocket.send(.skip, id: "skip-1")
+            hostSocket.send(.skip(Skip()), id: "skip-1")
             try await hostSocket.next("ack skip-1", timeout: .seconds(10)) { $0.ack?.id == "skip-1" }
 
             let last = await hostSocket.received.map(\.seq).max() ?? 0

@@ -449,8 +449,8 @@ import Testing
             _ = try await server.api.add(party.host.token, party.id, testTrack(3))
             let socket = party.host.socket
             // The same skip twice, as a client would resend it after a reconnect.
-            socket.send(.skip, id: "skip-1")
-            socket.send(.skip, id: "skip-1")
+            socket.send(.skip(Skip()), id: "skip-1")
+            socket.send(.skip(Skip()), id: "skip-1")
             try await socket.next("first answer") { $0.ack?.id == "skip-1" }
             try await socket.next("second answer") { $0.ack?.id == "skip-1" }
             let view = try await server.api.view(party.host.token, party.id)

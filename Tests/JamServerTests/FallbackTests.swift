@@ -37,7 +37,7 @@ import Testing
             // Skipping through: no track comes back while it is among the last six played.
             var played = [first.item.track.id, second.item.track.id]
             for n in 0..<10 {
-                socket.send(.skip, id: "skip-\(n)")
+                socket.send(.skip(Skip()), id: "skip-\(n)")
                 let next = try #require(Self.prepared(try await socket.next(.playPrepare)))
                 played.append(next.item.track.id)
             }

@@ -114,8 +114,10 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
             let id = try await first.server.api.create(host.token).session.id
             for n in 1...4 { _ = try await first.server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
             let socket = TestSocket(server: first.server, session: id, token: host.token)
-            try await socket.next(.stateSync)
-            socket.send(.skip, id: "skip-once")
+            // The skip names its song: once applied, the retry finds another song playing, and
+            // must still get the stored answer rather than a refusal.
+            let epoch = try #require(try await socket.next(.stateSync).stateSync?.nowPlaying?.epoch)
+            socket.send(.skip(Skip(epoch: epoch)), id: "skip-once")
             if attempt == 0 {
                 // Once with the ack in hand: the answer must come from the store.
                 let ack = try await socket.next("the ack") { $0.ack?.id == "skip-once" }
@@ -129,7 +131,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
             try await ServerProcess.with(dataDirectory: directory) { second in
                 let again = TestSocket(server: second.server, session: id, token: host.token)
                 try await again.next(.stateSync)
-                again.send(.skip, id: "skip-once")
+                again.send(.skip(Skip(epoch: epoch)), id: "skip-once")
                 let answer = try await again.next("the retried skip's answer") { $0.ack?.id == "skip-once" || $0.error?.id == "skip-once" }
                 #expect(answer.ack?.id == "skip-once", "attempt \(attempt): \(answer.event)")
                 let view = try await second.server.api.view(host.token, id)
@@ -151,7 +153,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
             for n in 1...4 { _ = try await server.api.add(host.token, id, testTrack(n, durationMs: 3_600_000)) }
             let socket = TestSocket(server: server, session: id, token: host.token)
             try await socket.next(.stateSync)
-            socket.send(.skip, id: "skip-once")
+            socket.send(.skip(Skip()), id: "skip-once")
             _ = try await socket.next("the ack") { $0.ack?.id == "skip-once" }
             await socket.close()
             try await eventually("the host's disconnect is applied", timeout: .seconds(10)) {
@@ -162,7 +164,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
         try await TestServer.with(dataDirectory: directory, configure: { $0.snapshotEvery = 1 }) { server in
             let again = TestSocket(server: server, session: id, token: host.token)
             try await again.next(.stateSync)
-            again.send(.skip, id: "skip-once")
+            again.send(.skip(Skip()), id: "skip-once")
             let answer = try await again.next("the retried skip's answer") { $0.ack?.id == "skip-once" || $0.error?.id == "skip-once" }
             #expect(answer.ack?.id == "skip-once", "\(answer.event)")
             let view = try await server.api.view(host.token, id)

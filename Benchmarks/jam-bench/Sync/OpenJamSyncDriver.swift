@@ -48,7 +48,7 @@ struct OpenJamSyncDriver: SyncDriver {
 
     /// Host skip; waits for `next` to be committed.
     func skip(to next: Track) async throws -> PlaybackTimeline {
-        try await host.send(.skip)
+        try await host.send(.skip(Skip()))
         return try await playing { $0.item.track.id == next.id }
     }
 

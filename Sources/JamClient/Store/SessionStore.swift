@@ -155,16 +155,18 @@ public actor SessionStore {
     }
 
     /// Host skip: the current item disappears at once. A second tap before the first is
-    /// answered does nothing: the command names no item, so it would skip the next one too.
+    /// answered does nothing. The skip names the item's epoch, so one sent again after a
+    /// reconnect is refused rather than skipping whatever plays by then.
     public func skip() async {
         guard !skipInFlight else { return }
         skipInFlight = true
         defer { skipInFlight = false }
         lastRejection = nil
-        hiddenByskip = mirror.view?.nowPlaying?.item.id
+        let playing = mirror.view?.nowPlaying
+        hiddenByskip = playing?.item.id
         publish()
         do {
-            try await client.send(.skip)
+            try await client.send(.skip(Skip(epoch: playing?.epoch)))
             hiddenByskip = nil
             publish()
         } catch {

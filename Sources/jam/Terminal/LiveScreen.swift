@@ -312,7 +312,8 @@ struct LiveScreen {
             let step: Int64 = key == .character(".") ? 10_000 : -10_000
             var target = max(0, position + step)
             if let duration = now.item.track.durationMs { target = min(target, max(0, duration - 1000)) }
-            let command = ClientCommand.seek(Seek(positionMs: target))
+            // For this song only: sent again after a reconnect, it must not move the next one.
+            let command = ClientCommand.seek(Seek(positionMs: target, epoch: now.epoch))
             group.addTask { await store.perform(command, as: "seek") }
         case .character("o") where model.hasHostControls:
             model.mode = .settings(choice: 0)

@@ -46,7 +46,7 @@ import Testing
         let running = Task { try await client.run() }
         await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
         try await eventually("connected") { await client.phase == .connected }
-        let sending = Task { try await client.send(.skip) }
+        let sending = Task { try await client.send(.skip(Skip())) }
         try await eventually("the skip on the socket") {
             try await socket.commands().contains { if case .skip = $0 { true } else { false } }
         }
@@ -103,7 +103,7 @@ import Testing
             for await _ in updates {}
             ended.store(true, ordering: .relaxed)
         }
-        let sending = Task { try await client.send(.skip) }
+        let sending = Task { try await client.send(.skip(Skip())) }
         await #expect(throws: refusal) { try await client.run() }
         #expect(await client.phase == .failed(refusal))
         let outcome = await sending.result
@@ -149,7 +149,7 @@ import Testing
         defer { running.cancel() }
         await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
         try await eventually("connected") { await client.phase == .connected }
-        let sending = Task { try await client.send(.skip) }
+        let sending = Task { try await client.send(.skip(Skip())) }
         try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
         let id = try #require(try await Self.skipId(socket))
         // A newer server's error code: the envelope does not decode.
@@ -172,7 +172,7 @@ import Testing
         let socket = ScriptedSocket()
         let client = try Self.client(ScriptedTransport(socket: socket))
         // Not connected: the skip waits for a connection that is not coming yet.
-        let sending = Task { try await client.send(.skip) }
+        let sending = Task { try await client.send(.skip(Skip())) }
         try await Task.sleep(for: .milliseconds(50))
         sending.cancel()
         let outcome = await sending.result
@@ -202,6 +202,26 @@ import Testing
         await first.value
         let skips = try await socket.commands().filter { if case .skip = $0 { true } else { false } }
         #expect(skips.count == 1)
+    }
+
+    @Test("a host skip names the song it is for, so a late one cannot skip the next")
+    func aHostSkipNamesTheEpochOfTheSongItIsFor() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let store = SessionStore(client: client)
+        let following = Task { await store.run() }
+        defer { following.cancel() }
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        let playing = NowPlaying(item: Fixture.item("a", durationMs: 240_000), epoch: 7, state: .playing, positionMs: 0, anchorMs: 1_000)
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: playing)), seq: 5))
+        try await eventually("the song shows") { await store.current.nowPlaying?.epoch == 7 }
+        let skipping = Task { await store.skip() }
+        try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
+        let skips = try await socket.commands().compactMap { if case .skip(let skip) = $0 { skip } else { nil } }
+        #expect(skips == [Skip(epoch: 7)])
+        await socket.push(Self.envelope(.ack(Ack(id: try #require(try await Self.skipId(socket)))), seq: 5))
+        await skipping.value
     }
 
     @Test("a resume the server refuses is asked for again at the next gap")

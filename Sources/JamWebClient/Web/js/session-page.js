@@ -73,7 +73,8 @@ export class SessionPage {
         onPause: () => this.store.perform(Command.pause, undefined, 'pause'),
         onResume: () => this.store.perform(Command.resume, undefined, 'resume'),
         onPlay: () => this.store.perform(Command.play, undefined, 'play'),
-        onSeek: (positionMs) => this.store.perform(Command.seek, { positionMs }, 'seek'),
+        // For the song shown: sent again after a reconnect, it must not move the next one.
+        onSeek: (positionMs, epoch) => this.store.perform(Command.seek, { positionMs, epoch }, 'seek'),
         onDeviceToggle: (on) => this.setDevicePlayback(on),
         onVolume: (v) => this.player.setVolume(v),
       }, env),

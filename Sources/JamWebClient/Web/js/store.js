@@ -237,18 +237,19 @@ export class SessionStore {
 
   /**
    * Host skip: the current item disappears at once. A second one before the first is
-   * answered does nothing (SessionStore.skip): the command names no item, so it would skip
-   * the next one too.
+   * answered does nothing (SessionStore.skip). The skip names the item's epoch, so one sent
+   * again after a reconnect is refused rather than skipping whatever plays by then.
    */
   async skip() {
     if (this.skipInFlight) return;
     this.skipInFlight = true;
     this.lastRejection = null;
     const view = this.mirror.view;
-    this.hiddenBySkip = view && view.nowPlaying ? view.nowPlaying.item.id : null;
+    const playing = view && view.nowPlaying;
+    this.hiddenBySkip = playing ? playing.item.id : null;
     this.publish();
     try {
-      await this.connection.send(Command.skip);
+      await this.connection.send(Command.skip, playing ? { epoch: playing.epoch } : undefined);
       this.hiddenBySkip = null;
       this.publish();
     } catch (error) {

@@ -15,7 +15,7 @@ const EMPTY_TEXT = 'Nothing is playing. Add a song: the first one starts at once
 export class NowPlayingView {
   /**
    * @param {HTMLElement} root
-   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onSeek(ms), onDeviceToggle(on), onVolume(v)
+   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onSeek(ms, epoch), onDeviceToggle(on), onVolume(v)
    * @param {object} env serverNow(), syncInfo()
    */
   constructor(root, actions, env) {
@@ -40,7 +40,7 @@ export class NowPlayingView {
       this.dragging = false;
       // A drag that outlived its song does not move the next one to the old one's place.
       if (meant !== this.currentEpoch()) return;
-      actions.onSeek(Math.round(Number(this.seek.value)));
+      actions.onSeek(Math.round(Number(this.seek.value)), meant);
     });
     // Let go where it started, a slider fires no change: the drag ends all the same, or the
     // bar would stop following the song. (A change that does come still seeks.)

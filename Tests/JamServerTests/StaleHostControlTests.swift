@@ -1,0 +1,42 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// A host's skip or seek names the song it was meant for: sent late (after a reconnect, say),
+/// it does nothing to the song that plays by then.
+@Suite struct StaleHostControlTests {
+    @Test func aSkipOrSeekForASongThatHasEndedIsRefusedAndChangesNothing() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let host = party.host.socket
+            for n in 1...3 { #expect(try await server.api.add(party.host.token, party.id, testTrack(n, durationMs: 3_600_000)).status == 201) }
+            let first = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            host.send(.skip(Skip(epoch: first.epoch)), id: "skip-first")
+            _ = try await host.next("the first skip's ack") { $0.ack?.id == "skip-first" }
+            let second = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            #expect(second.item.track.id == "track-2")
+
+            // The same skip again under a new id, and a seek, both for the first song.
+            host.send(.skip(Skip(epoch: first.epoch)), id: "skip-late")
+            let refused = try #require(try await host.next("the late skip's answer") { $0.ack?.id == "skip-late" || $0.error?.id == "skip-late" }.error)
+            #expect(refused.code == .conflict)
+            #expect(refused.message == "the song you meant to skip is no longer playing; nothing changed")
+            host.send(.seek(Seek(positionMs: 60_000, epoch: first.epoch)), id: "seek-late")
+            let seekRefused = try #require(try await host.next("the late seek's answer") { $0.ack?.id == "seek-late" || $0.error?.id == "seek-late" }.error)
+            #expect(seekRefused.code == .conflict)
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying?.item.track.id == "track-2", "the second song plays on")
+            #expect(view.nowPlaying?.epoch == second.epoch)
+            #expect(view.history.filter { $0.outcome == .skipped }.count == 1)
+
+            // For the song that plays, both apply; without an epoch, as before, too.
+            host.send(.seek(Seek(positionMs: 60_000, epoch: second.epoch)), id: "seek-now")
+            _ = try await host.next("the seek's ack") { $0.ack?.id == "seek-now" }
+            host.send(.skip(Skip()), id: "skip-any")
+            _ = try await host.next("the plain skip's ack") { $0.ack?.id == "skip-any" }
+            #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.item.track.id == "track-3")
+            await party.close()
+        }
+    }
+}
