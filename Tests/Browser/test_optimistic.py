@@ -170,7 +170,8 @@ def test_refused_vote_is_undone_and_the_reason_shown(base_url, held, browsers):
     assert_clean_console(alice, bob)
 
 
-def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base_url, held, browsers):
+def three_songs_and_bob_as_co_host(base_url, held, browsers):
+    """Alice queues three songs and makes Bob co-host; returns them and the first two songs."""
     alice, bob = two_people(base_url, held, browsers)
     first = add_track(alice, 0)
     second = add_track(alice, 1)
@@ -178,6 +179,11 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make co-host']"))
     wait_for(bob, lambda d: visible(d, "host-skip") and now_playing_title(d) == first,
              message="Bob did not become co-host")
+    return alice, bob, first, second
+
+
+def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base_url, held, browsers):
+    alice, bob, first, second = three_songs_and_bob_as_co_host(base_url, held, browsers)
 
     # An accepted skip: the song goes at once, and the next one comes with the answer.
     held.hold(DOWN)
@@ -216,12 +222,7 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
 
 
 def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, browsers):
-    alice, bob = two_people(base_url, held, browsers)
-    first = add_track(alice, 0)
-    second = add_track(alice, 1)
-    add_track(alice, 2)
-    click(alice, member_row(alice, "Bob").find_element(By.XPATH, ".//button[text()='Make co-host']"))
-    wait_for(bob, lambda d: visible(d, "host-skip") and now_playing_title(d) == first, message="Bob did not become co-host")
+    alice, bob, _, second = three_songs_and_bob_as_co_host(base_url, held, browsers)
 
     # Bob's skip waits on the way (a slow link); Alice skips the song meanwhile.
     held.hold(UP)
