@@ -113,6 +113,12 @@ extension Command: JSONWritable {
             case .all(let commands):
                 json.key("all")
                 json.object { $0.field("_0", array: commands) }
+            case .whileCurrent(let epoch, let command):
+                json.key("whileCurrent")
+                json.object {
+                    $0.field("command", command)
+                    $0.field("epoch", epoch)
+                }
             }
         }
     }

@@ -20,6 +20,11 @@ extension SessionState {
             self = copy
             return outcome
         }
+        if case .whileCurrent(let epoch, let inner) = command {
+            // Who may comes first: a member's late seek is refused as forbidden, as a fresh one is.
+            if let role = role(of: user), role.hasHostControls { try requireCurrent(epoch: epoch) }
+            return try apply(inner, by: user, at: now)
+        }
         if case .join(let name) = command {
             try join(user, displayName: name, at: now, into: &outcome)
             noteActivity(of: user, at: now)
@@ -30,7 +35,7 @@ extension SessionState {
             throw JamError(.notMember, "you are not a member of this session")
         }
         switch command {
-        case .join, .all:
+        case .join, .all, .whileCurrent:
             preconditionFailure("handled above")
         case .leave:
             leave(user, at: now, into: &outcome)
@@ -115,6 +120,7 @@ extension SessionState {
         case .ready, .syncReport, .connect, .disconnect, .join, .requestSkip, .setRole: true
         // All or nothing, in order: events from the first step are events of the whole.
         case .all(let commands): commands.first.map { mayEndWithoutEvents($0, by: user) } ?? true
+        case .whileCurrent(_, let command): mayEndWithoutEvents(command, by: user)
         case .leave, .remove, .skip, .finish, .play, .pause, .resume, .seek, .updateSettings, .kick, .setDeviceDelay,
             .setJoinCode, .end, .djPrepare, .djTimeline:
             false

@@ -146,9 +146,9 @@ extension SessionState {
 
     /// Refuses a host control meant for an item that is no longer current, by the epoch its
     /// sender saw: a skip or seek sent again after a reconnect must not land on the next song.
-    public func requireCurrent(epoch: Int64, to action: String) throws(JamError) {
+    func requireCurrent(epoch: Int64) throws(JamError) {
         guard let current, current.epoch == epoch else {
-            throw JamError(.conflict, "the song you meant to \(action) is no longer playing; nothing changed")
+            throw JamError(.conflict, "the song this was meant for is no longer playing; nothing changed")
         }
     }
 

@@ -77,6 +77,7 @@ struct QueueITWire: SessionWire {
         switch command {
         case .skip, .finish, .add, .play, .djPrepare: true
         case .all(let commands): commands.contains(where: isHostDecision)
+        case .whileCurrent(_, let command): isHostDecision(command)
         case .join, .leave, .connect, .disconnect, .remove, .vote, .requestSkip, .pause, .resume, .seek, .ready, .syncReport,
             .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djTimeline:
             false

@@ -28,6 +28,7 @@ struct SessionInputJSONTests {
         .djTimeline(.commit(positionMs: 0, at: 10)), .djTimeline(.pause(positionMs: 1, at: 11)),
         .djTimeline(.resume(positionMs: 2, at: 12)), .djTimeline(.seek(positionMs: 3, at: 13)),
         .all([.skip, .setJoinCode("ABC"), .updateSettings(SettingsPatch(locked: false))]), .all([]),
+        .whileCurrent(epoch: 4, command: .skip), .whileCurrent(epoch: 5, command: .seek(positionMs: 60_000)),
     ]
 
     static func expectSameBytes(_ inputs: [TimedInput], sourceLocation: SourceLocation = #_sourceLocation) throws {

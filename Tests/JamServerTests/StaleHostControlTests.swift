@@ -21,7 +21,7 @@ import Testing
             host.send(.skip(Skip(epoch: first.epoch)), id: "skip-late")
             let refused = try #require(try await host.next("the late skip's answer") { $0.ack?.id == "skip-late" || $0.error?.id == "skip-late" }.error)
             #expect(refused.code == .conflict)
-            #expect(refused.message == "the song you meant to skip is no longer playing; nothing changed")
+            #expect(refused.message == "the song this was meant for is no longer playing; nothing changed")
             host.send(.seek(Seek(positionMs: 60_000, epoch: first.epoch)), id: "seek-late")
             let seekRefused = try #require(try await host.next("the late seek's answer") { $0.ack?.id == "seek-late" || $0.error?.id == "seek-late" }.error)
             #expect(seekRefused.code == .conflict)

@@ -59,6 +59,7 @@ struct CommandBudget {
             case .vote: [.vote]
             case .requestSkip: [.skipRequest]
             case .all(let commands): commands.flatMap(of)
+            case .whileCurrent(_, let command): of(command)
             case .join, .leave, .connect, .disconnect, .remove, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
                 .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .djPrepare, .djTimeline, .end, .finish:
                 [.other]

@@ -58,6 +58,7 @@ extension Command {
         case .end: "end"
         case .djPrepare: "djPrepare"
         case .djTimeline: "djTimeline"
+        case .whileCurrent(_, let command): command.logName
         case .all: "all"
         }
     }
@@ -79,7 +80,7 @@ extension SessionRequest {
     /// The message's kind as a log names it.
     var logName: String {
         switch self {
-        case .command(let command, _, _, _): command.logName
+        case .command(let command, _, _): command.logName
         case .deviceSync(let request, _): request.logName
         case .hello: "hello"
         case .ping: "ping"

@@ -216,15 +216,15 @@ extension LiveSession {
         }
         // A retry after a reconnect gets its first answer, before any budget: the command was
         // paid for when it was applied.
-        if case .command(_, let replyId?, _, _) = request, answerRetry(replyId, by: user, on: connectionID) { return }
+        if case .command(_, let replyId?, _) = request, answerRetry(replyId, by: user, on: connectionID) { return }
         if let refusal = overBudget(request, from: user, on: connectionID, now: now) {
             noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
             return
         }
         switch request {
-        case .command(let command, let replyId, let relay, let ifEpoch):
-            applyCommand(command, ifEpoch: ifEpoch, from: connectionID, user: user, replyId: replyId, relay: relay)
+        case .command(let command, let replyId, let relay):
+            applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
         case .deviceSync(let request, let replyId):
             receiveDeviceSync(request, from: connectionID, user: user, replyId: replyId)
         case .hello(let lastSeq, let replyId):
@@ -256,7 +256,7 @@ extension LiveSession {
         let kinds: [CommandBudget.Kind]
         let replyId: String?
         switch request {
-        case .command(let command, let id, _, _):
+        case .command(let command, let id, _):
             (kinds, replyId) = (CommandBudget.Kind.of(command), id)
         case .deviceSync(_, let id), .hello(_, let id):
             (kinds, replyId) = ([.other], id)
@@ -286,7 +286,7 @@ extension LiveSession {
     /// repeated `replyId` gets its first answer instead.
     func receiveCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
         if let replyId, answerRetry(replyId, by: user, on: connectionID) { return }
-        applyCommand(command, ifEpoch: nil, from: connectionID, user: user, replyId: replyId, relay: relay)
+        applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
     }
 
     /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
@@ -297,15 +297,12 @@ extension LiveSession {
     }
 
     /// Applies a command whose id is not answered yet (or forwards it to the owner).
-    private func applyCommand(_ command: Command, ifEpoch: Int64?, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
+    private func applyCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
+        if role == .replica {
+            forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
+            return
+        }
         do {
-            // A replica checks against the log it has followed so far: the owner may have moved
-            // on since, which it would have refused, as a command from before a reconnect is.
-            if let ifEpoch { try state.requireCurrent(epoch: ifEpoch, to: command.logName) }
-            if role == .replica {
-                forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
-                return
-            }
             try take(
                 .command(command, by: user), cause: .command(command, by: user, connection: connectionID, relay: relay),
                 reply: replyId.map { TurnReply(connection: connectionID, user: user, id: $0, toRestCall: false) })

@@ -18,19 +18,18 @@ struct OpenJamWire: SessionWire {
             return .refuse(JamError(.internal, "the server could not read the message"), replyId: nil)
         }
         let command: Command
-        var ifEpoch: Int64?
         switch frame.command {
         case .hello(let hello): return .hello(lastSeq: hello.lastSeq, replyId: frame.id)
         case .ping(let ping): return .ping(clientSendTime: ping.clientSendTime)
         case .addToQueue(let add): command = .add(track: add.track, nonce: add.nonce, itemId: ids.next())
         case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
         case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
-        case .skip(let skip): (command, ifEpoch) = (.skip, skip.epoch)
+        case .skip(let skip): command = Self.whileCurrent(skip.epoch, .skip)
         case .requestSkip: command = .requestSkip
         case .play: command = .play
         case .pause: command = .pause
         case .resume: command = .resume
-        case .seek(let seek): (command, ifEpoch) = (.seek(positionMs: seek.positionMs), seek.epoch)
+        case .seek(let seek): command = Self.whileCurrent(seek.epoch, .seek(positionMs: seek.positionMs))
         case .ready(let ready): command = .ready(epoch: ready.epoch)
         case .syncReport(let report): return .deviceSync(.report(report), replyId: frame.id)
         case .updateSettings(let patch): command = .updateSettings(patch)
@@ -43,7 +42,12 @@ struct OpenJamWire: SessionWire {
         case .calibrationReport(let report): return .deviceSync(.calibrationReport(report), replyId: frame.id)
         case .resync(let resync): return .deviceSync(.resync(resync), replyId: frame.id)
         }
-        return .command(command, replyId: frame.id, relay: nil, ifEpoch: ifEpoch)
+        return .command(command, replyId: frame.id, relay: nil)
+    }
+
+    /// `command`, checked against the current item when its sender named one.
+    private static func whileCurrent(_ epoch: Int64?, _ command: Command) -> Command {
+        epoch.map { .whileCurrent(epoch: $0, command: command) } ?? command
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {

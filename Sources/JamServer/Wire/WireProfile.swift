@@ -71,9 +71,8 @@ package struct RealtimeTicket: Sendable {
 /// What a client message asks of its session.
 package enum SessionRequest: Sendable {
     /// Apply `command`; `replyId` gets an ack or an error where the protocol has ids, and
-    /// `relay` is the message data a profile forwards to others as sent. With `ifEpoch`, only
-    /// while the item of that epoch is current (`SessionState.requireCurrent(epoch:to:)`).
-    case command(Command, replyId: String?, relay: String?, ifEpoch: Int64? = nil)
+    /// `relay` is the message data a profile forwards to others as sent.
+    case command(Command, replyId: String?, relay: String?)
     /// Resume after `lastSeq` (or send the whole state), then acknowledge `replyId`.
     case hello(lastSeq: Int64?, replyId: String?)
     /// A clock-sync ping.

@@ -1,0 +1,40 @@
+import Testing
+import JamCore
+import JamProtocol
+
+/// A host control that names its song acts on that song only, and is checked after who may.
+struct WhileCurrentTests {
+    @Test func aSkipForTheSongThatPlaysSkipsIt() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        try jam.add(2, by: host)
+        let epoch = try jam.requireCurrent().epoch
+        try jam.apply(.whileCurrent(epoch: epoch, command: .skip), by: host)
+        #expect(jam.state.current?.item.id == itemID(2))
+        #expect(jam.state.history.last?.outcome == .skipped)
+    }
+
+    @Test func aSkipOrSeekForASongThatEndedIsRefusedAndChangesNothing() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        try jam.add(2, by: host)
+        try jam.add(3, by: host)
+        let first = try jam.requireCurrent().epoch
+        try jam.apply(.skip, by: host)
+        jam.reject(.whileCurrent(epoch: first, command: .skip), by: host, .conflict)
+        jam.reject(.whileCurrent(epoch: first, command: .seek(positionMs: 30_000)), by: host, .conflict)
+        #expect(jam.state.current?.item.id == itemID(2), "the second song plays on")
+    }
+
+    @Test func nothingPlayingRefusesItToo() throws {
+        var jam = try Jam()
+        jam.reject(.whileCurrent(epoch: 1, command: .skip), by: host, .conflict)
+    }
+
+    @Test func aMemberIsToldTheyMayNotBeforeBeingToldTheSongEnded() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        jam.reject(.whileCurrent(epoch: 99, command: .skip), by: alice, .forbidden)
+        jam.reject(.whileCurrent(epoch: 99, command: .skip), by: carol, .notMember)
+    }
+}
