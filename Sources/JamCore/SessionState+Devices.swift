@@ -60,7 +60,8 @@ extension SessionState {
     public static let roundTripFreshMs: Millis = 30_000
 
     /// Notes the reporting device's round trip (twice its clock error, within the longest
-    /// lead); the member's is then that of their slowest device that reported lately.
+    /// lead); the member's is then that of their slowest device that plays and reported lately.
+    /// A device that says it does not play (a page that only shows the queue) needs no lead.
     mutating func recordRoundTrip(of report: SyncReport, from user: UserID, at now: Millis) {
         let roundTrip = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
         guard rules.roundTripsPerDevice else {
@@ -72,13 +73,15 @@ extension SessionState {
         var trips = (deviceRoundTrips ?? []).filter { trip in
             trip.userId != user || (trip.deviceId != deviceId && now - trip.reportedAt < Self.roundTripFreshMs)
         }
-        if trips.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember, let oldest = trips.firstIndex(where: { $0.userId == user }) {
-            trips.remove(at: oldest)
+        if report.playing != false {
+            if trips.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember, let oldest = trips.firstIndex(where: { $0.userId == user }) {
+                trips.remove(at: oldest)
+            }
+            trips.append(DeviceRoundTrip(userId: user, deviceId: deviceId, roundTripMs: roundTrip, reportedAt: now))
         }
-        trips.append(DeviceRoundTrip(userId: user, deviceId: deviceId, roundTripMs: roundTrip, reportedAt: now))
-        deviceRoundTrips = trips
-        var slowest = roundTrip
-        for trip in trips where trip.userId == user { slowest = max(slowest, trip.roundTripMs) }
+        deviceRoundTrips = trips.isEmpty ? nil : trips
+        var slowest: Double?
+        for trip in trips where trip.userId == user { slowest = max(slowest ?? 0, trip.roundTripMs) }
         roundTrips[user] = slowest
     }
 

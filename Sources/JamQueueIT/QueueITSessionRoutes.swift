@@ -21,6 +21,15 @@ struct QueueITSessionRoutes {
         return try body.validated(code)
     }
 
+    /// A code OpenJam cannot match as people type it ("----": no letter or digit), said on the
+    /// field as its validator's 422 would, which its app shows.
+    static func unmatchable(_ code: String, _ reason: String) -> QueueITError {
+        let input = String(decoding: JSONWriter.encode(JSONValue.string(code)), as: UTF8.self)
+        return .validation([
+            ValidationIssue(type: "value_error", loc: [.key("body"), .key("join_code")], msg: "Value error, \(reason)", input: input),
+        ])
+    }
+
     /// Its backend's per-user limit on joining (requests per minute).
     static let joinLimit = (count: 20, window: 60)
 
@@ -31,6 +40,7 @@ struct QueueITSessionRoutes {
             let identity = try edge.identity(context)
             // Read first, as its backend validates before its limiter: a 422 spends nothing.
             let code = try await Self.joinCode(of: request, context: context)
+            if JoinCodes.normalise(code).isEmpty { throw Self.unmatchable(code, "the join code must have a letter or a digit") }
             if let limits = edge.limits {
                 // OpenJam's two create limits: guest tokens are free, so per user alone would
                 // let one address open sessions as fast as it signs in.
@@ -46,13 +56,7 @@ struct QueueITSessionRoutes {
             } catch {
                 switch error.code {
                 case .conflict: throw QueueITError.codeInUse
-                // A code OpenJam cannot match as people type it ("----": no letter or digit),
-                // said on the field as its validator's 422 would, which its app shows.
-                case .invalidField:
-                    let input = String(decoding: JSONWriter.encode(JSONValue.string(code)), as: UTF8.self)
-                    throw QueueITError.validation([
-                        ValidationIssue(type: "value_error", loc: [.key("body"), .key("join_code")], msg: "Value error, \(error.message)", input: input),
-                    ])
+                case .invalidField: throw Self.unmatchable(code, error.message)
                 default: throw error
                 }
             }

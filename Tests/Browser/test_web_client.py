@@ -123,6 +123,22 @@ def test_enter_in_the_name_joins_from_an_invite_link(base_url, browsers):
     wait_connected(guest)
     wait_for(host, lambda d: "Gus" in el(d, "members-list").text, message="the host never saw Gus join")
 
+    # A held Enter repeats: one join, one member.
+    lou = browsers.open("lou")
+    lou.get(f"{base_url}/j/{code}")
+    wait_for(lou, lambda d: visible(d, "display-name"), message="the invite page did not show")
+    el(lou, "display-name").send_keys("Lou")
+    lou.execute_script("""
+        const name = document.getElementById('display-name');
+        name.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+        name.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true, repeat: true}));
+        name.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));""")
+    wait_for(lou, lambda d: visible(d, "now-playing"), message="Enter in the name did not join")
+    wait_connected(lou)
+    wait_for(host, lambda d: "Lou" in el(d, "members-list").text, message="the host never saw Lou join")
+    time.sleep(1)
+    assert el(host, "members-list").text.count("Lou") == 1, el(host, "members-list").text
+
 
 def test_host_controls(base_url, browsers):
     host = browsers.open("host")
@@ -444,7 +460,8 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     wait_for(guest, lambda d: el(d, "np-state").text == "Playing", message="the song never started")
     assert visible(host, "np-seek") and not visible(guest, "np-seek")
     assert visible(guest, "np-progress")
-    target = int(int(el(host, "np-seek").get_attribute("max")) * 0.6)
+    # Early in the song: what follows must be done before it ends on its own.
+    target = int(int(el(host, "np-seek").get_attribute("max")) * 0.3)
     host.execute_script("""
         const seek = document.getElementById('np-seek');
         seek.value = String(arguments[0]);
@@ -475,9 +492,11 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     click(host, el(host, "skip-request"))
     wait_for(guest, lambda d: now_playing_title(d) == second, message="the skip requests did not skip")
     wait_for(host, lambda d: now_playing_title(d) == second)
+    # The pointer moves on after the song changed, then lets go.
     host.execute_script("""
         const seek = document.getElementById('np-seek');
         seek.value = String(arguments[0]);
+        seek.dispatchEvent(new Event('input'));
         seek.dispatchEvent(new Event('change'));""", late_target)
     # A pause sent after it: once the guest shows it, a seek sent before would have come too.
     click(host, el(host, "host-pause"))

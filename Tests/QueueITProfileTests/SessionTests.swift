@@ -165,7 +165,8 @@ struct SessionTests {
         let limits = RateLimits(guestAuth: (100, 60), createSession: (1, 3600), createSessionPerAddress: (2, 3600))
         try await QueueITServer.with(rateLimits: limits) { api, _ in
             let ann = try await api.signIn("Ann")
-            for _ in 0..<2 { #expect(try await api.create(ann, code: "--").status == 422) }
+            // Too short, and long enough but with no letter or digit to match.
+            for code in ["--", "----", "-- --"] { #expect(try await api.create(ann, code: code).status == 422, "\(code)") }
             _ = try await api.hosting(ann, code: "PARTY1")
             #expect(try await api.create(ann, code: "PARTY9").status == 429, "Ann's own limit")
             let bob = try await api.signIn("Bob")

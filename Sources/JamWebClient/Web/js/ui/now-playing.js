@@ -31,23 +31,31 @@ export class NowPlayingView {
     // Hosts get a slider in the bar's place: dragging it moves the song for everybody.
     this.seek = h('input', { type: 'range', class: 'np-seek', id: 'np-seek', min: 0, max: 1, step: 1000, value: 0, hidden: true, 'aria-label': 'Seek' });
     this.seek.addEventListener('input', () => {
+      // A drag that outlived its song stays the old song's until it is let go.
+      if (this.staleDrag) return;
       if (!this.dragging) this.dragEpoch = this.currentEpoch();
       this.dragging = true;
       setText(this.elapsed, formatTime(Number(this.seek.value)));
     });
     this.seek.addEventListener('change', () => {
       const meant = this.dragEpoch;
+      const stale = this.staleDrag;
       this.dragging = false;
+      this.staleDrag = false;
       // A drag that outlived its song does not move the next one to the old one's place.
-      if (meant !== this.currentEpoch()) return;
+      if (stale || meant !== this.currentEpoch()) return;
       actions.onSeek(Math.round(Number(this.seek.value)), meant);
     });
     // Let go where it started, a slider fires no change: the drag ends all the same, or the
-    // bar would stop following the song. (A change that does come still seeks.)
+    // bar would stop following the song. (A change that does come still seeks, or not, by its epoch.)
     for (const type of ['pointerup', 'pointercancel', 'blur']) {
-      this.seek.addEventListener(type, () => { this.dragging = false; });
+      this.seek.addEventListener(type, () => {
+        this.dragging = false;
+        this.staleDrag = false;
+      });
     }
     this.dragging = false;
+    this.staleDrag = false;
     this.dragEpoch = null;
     this.elapsed = h('span', { id: 'np-elapsed' }, '0:00');
     this.total = h('span', { id: 'np-total' }, '–:––');
@@ -110,8 +118,11 @@ export class NowPlayingView {
   render(snapshot) {
     this.snapshot = snapshot;
     const now = snapshot.nowPlaying;
-    // The song changed under a drag: the slider follows the new one.
-    if (this.dragging && this.currentEpoch() !== this.dragEpoch) this.dragging = false;
+    // The song changed under a drag: the slider follows the new one until the drag is let go.
+    if (this.dragging && this.currentEpoch() !== this.dragEpoch) {
+      this.dragging = false;
+      this.staleDrag = true;
+    }
     const host = hasHostControls(snapshot.role);
     // A host's skip on its way hides the song at once; the next one comes with the answer.
     const skipping = !now && !!snapshot.skipping;

@@ -26,8 +26,11 @@ export class WelcomeView {
       // The name sits outside both forms: Enter joins when a code is there (an invite link's),
       // else it goes on to the code.
       onkeydown: (event) => {
-        if (event.key !== 'Enter' || event.isComposing) return;
+        // 229: the Enter that ends an input method's composition in some browsers.
+        if (event.key !== 'Enter' || event.isComposing || event.keyCode === 229) return;
         event.preventDefault();
+        // A held key repeats; a join or create under way is not asked for again.
+        if (event.repeat || this.joinButton.disabled) return;
         if (this.codeInput.value.trim()) this.joinForm.requestSubmit();
         else this.codeInput.focus();
       },
@@ -127,6 +130,8 @@ export class WelcomeView {
 
   submitJoin(event) {
     event.preventDefault();
+    // requestSubmit() submits past a disabled button: busy means a join or create is under way.
+    if (this.joinButton.disabled) return;
     const displayName = this.name();
     if (!displayName) return;
     const code = normaliseJoinCode(this.codeInput.value);
@@ -141,6 +146,7 @@ export class WelcomeView {
 
   submitCreate(event) {
     event.preventDefault();
+    if (this.createButton.disabled) return;
     const displayName = this.name();
     if (!displayName) return;
     const sessionName = this.sessionName();
