@@ -22,7 +22,7 @@ extension SessionState {
         }
         if case .whileCurrent(let epoch, let inner) = command {
             // Who may comes first: a member's late seek is refused as forbidden, as a fresh one is.
-            if let role = role(of: user), role.hasHostControls { try requireCurrent(epoch: epoch) }
+            if let role = role(of: user), role.hasHostControls { try requireCurrent(epoch: epoch, at: now) }
             return try apply(inner, by: user, at: now)
         }
         if case .join(let name) = command {

@@ -60,8 +60,9 @@ extension SessionState {
     public static let roundTripFreshMs: Millis = 30_000
 
     /// Notes the reporting device's round trip (twice its clock error, within the longest
-    /// lead); the member's is then that of their slowest device that plays and reported lately.
-    /// A device that says it does not play (a page that only shows the queue) needs no lead.
+    /// lead); the member's is then that of their slowest device that reported lately. Whether
+    /// it plays at the moment does not count: a paused or idle device still needs the lead of
+    /// the resume or start to come (as its output latency does, `recordLead`).
     mutating func recordRoundTrip(of report: SyncReport, from user: UserID, at now: Millis) {
         let roundTrip = min(max(0, report.errorMs * 2), Double(timing.maxLeadMs))
         guard rules.roundTripsPerDevice else {
@@ -73,15 +74,13 @@ extension SessionState {
         var trips = (deviceRoundTrips ?? []).filter { trip in
             trip.userId != user || (trip.deviceId != deviceId && now - trip.reportedAt < Self.roundTripFreshMs)
         }
-        if report.playing != false {
-            if trips.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember, let oldest = trips.firstIndex(where: { $0.userId == user }) {
-                trips.remove(at: oldest)
-            }
-            trips.append(DeviceRoundTrip(userId: user, deviceId: deviceId, roundTripMs: roundTrip, reportedAt: now))
+        if trips.count(where: { $0.userId == user }) >= Self.deviceDelaysPerMember, let oldest = trips.firstIndex(where: { $0.userId == user }) {
+            trips.remove(at: oldest)
         }
-        deviceRoundTrips = trips.isEmpty ? nil : trips
-        var slowest: Double?
-        for trip in trips where trip.userId == user { slowest = max(slowest ?? 0, trip.roundTripMs) }
+        trips.append(DeviceRoundTrip(userId: user, deviceId: deviceId, roundTripMs: roundTrip, reportedAt: now))
+        deviceRoundTrips = trips
+        var slowest = roundTrip
+        for trip in trips where trip.userId == user { slowest = max(slowest, trip.roundTripMs) }
         roundTrips[user] = slowest
     }
 

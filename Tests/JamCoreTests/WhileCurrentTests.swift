@@ -26,6 +26,21 @@ struct WhileCurrentTests {
         #expect(jam.state.current?.item.id == itemID(2), "the second song plays on")
     }
 
+    @Test func aSongPastItsEndIsOverThoughTheTurnThatMovesOnHasNotRun() throws {
+        var jam = try Jam()
+        try jam.startPlaying(1, durationMs: 60_000)
+        try jam.add(2, by: host)
+        let current = try jam.requireCurrent()
+        let end = try #require(current.endsAt)
+        // The clock moves without the timeline's turn: the state still holds the first song.
+        jam.now = end
+        jam.reject(.whileCurrent(epoch: current.epoch, command: .skip), by: host, .conflict)
+        #expect(jam.state.current?.epoch == current.epoch)
+        jam.now = end - 1
+        try jam.apply(.whileCurrent(epoch: current.epoch, command: .skip), by: host)
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
     @Test func nothingPlayingRefusesItToo() throws {
         var jam = try Jam()
         jam.reject(.whileCurrent(epoch: 1, command: .skip), by: host, .conflict)
