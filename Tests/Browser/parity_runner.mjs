@@ -228,6 +228,17 @@ export async function runJoinCodes(base, fixture) {
 }
 
 /** Each device id through protocol.js's isDeviceId: Validate.deviceId's verdict (device-ids.json). */
+/** Invite links only this computer opens (invite-links.json): the terminal's rule, in the invite panel. */
+export async function runInviteLinks(base, fixture) {
+  const { linksOnlyHere } = await import(`${base}ui/invite.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const onlyHere = linksOnlyHere(new URL(c.link).hostname);
+    if (onlyHere !== c.onlyHere) failures.push(`invite link ${c.link}: only here ${onlyHere}, expected ${c.onlyHere}`);
+  }
+  return failures;
+}
+
 export async function runDeviceIds(base, fixture) {
   const { isDeviceId, DeviceLimits } = await import(`${base}protocol.js`);
   const failures = [];

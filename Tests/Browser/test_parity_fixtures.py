@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
 ({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames,
-  runJoinCodes, runDeviceIds, runConnectionWatch, runSettings, runErrorStatuses })[name](location.origin + '/js/', fixture)
+  runJoinCodes, runDeviceIds, runInviteLinks, runConnectionWatch, runSettings, runErrorStatuses })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -51,6 +51,7 @@ def page(base_url, tmp_path_factory):
     ("display-names", "runDisplayNames"),
     ("join-codes", "runJoinCodes"),
     ("device-ids", "runDeviceIds"),
+    ("invite-links", "runInviteLinks"),
     ("connection-watch", "runConnectionWatch"),
     ("settings", "runSettings"),
     ("error-statuses", "runErrorStatuses"),

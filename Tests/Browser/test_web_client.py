@@ -518,6 +518,8 @@ def test_history_seek_and_a_new_join_code(base_url, browsers):
     # A new join code: the old one stops working, the new one joins.
     click(host, el(host, "invite-toggle"))
     wait_for(host, lambda d: visible(d, "invite-new-code") and el(d, "invite-code").text.strip())
+    # This page is on 127.0.0.1: its link reaches nobody else, and the panel says so.
+    assert visible(host, "invite-only-here"), "the invite panel did not say only this computer opens its link"
     old_code = el(host, "invite-code").text.strip()
     # A double click makes one new code: the button waits for the first one's answer.
     host.execute_script("""

@@ -31,12 +31,24 @@ import Testing
         }
     }
 
-    @Test func anInviteToThisComputerOnlySaysSo() {
-        for link in ["http://127.0.0.1:8080/j/ABC234", "http://localhost:8080/j/ABC234", "http://[::1]:8080/j/ABC234"] {
-            #expect(ScreenModel.Invite(code: "ABC234", link: link, qrLines: []).linksOnlyHere, "\(link)")
+    /// Tests/Fixtures/ClientParity/invite-links.json, which the web page's invite panel passes too.
+    struct InviteLinkFixture: Decodable {
+        struct Case: Decodable {
+            let link: String
+            let onlyHere: Bool
         }
-        #expect(!ScreenModel.Invite(code: "ABC234", link: "http://192.168.1.20:8080/j/ABC234", qrLines: []).linksOnlyHere)
-        #expect(!ScreenModel.Invite(code: "ABC234", link: "https://jam.example/j/ABC234", qrLines: []).linksOnlyHere)
+        let cases: [Case]
+    }
+
+    @Test func anInviteToThisComputerOnlySaysSoAsTheWebPageDoes() throws {
+        // #filePath, not bundle resources: the same file the browser test reads.
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/ClientParity/invite-links.json")
+        let fixture = try JSONDecoder().decode(InviteLinkFixture.self, from: Data(contentsOf: url))
+        #expect(fixture.cases.count >= 9)
+        for c in fixture.cases {
+            #expect(ScreenModel.Invite(code: "ABC234", link: c.link, qrLines: []).linksOnlyHere == c.onlyHere, "\(c.link)")
+        }
     }
 
     @Test func signInsAreKeptPerServerForTheirOwnerOnly() throws {

@@ -8,6 +8,15 @@ export function inviteLink(code) {
   return `${location.origin}${joinPath(code)}`;
 }
 
+/**
+ * Whether a page address names this computer itself (127.0.0.1, localhost, ::1), which no
+ * phone or other computer can open: the terminal's `Invite.linksOnlyHere`, for the same note.
+ */
+export function linksOnlyHere(hostname) {
+  const host = String(hostname).toLowerCase();
+  return host === 'localhost' || host.startsWith('127.') || host === '::1' || host === '[::1]';
+}
+
 export class InviteView {
   /** @param {HTMLElement} root @param {{onNewCode: () => Promise<void>}} actions */
   constructor(root, actions) {
@@ -17,6 +26,10 @@ export class InviteView {
     this.copy = h('button', { type: 'button', id: 'invite-copy', onclick: () => this.copyLink() }, 'Copy link');
     this.copied = h('span', { class: 'hint', role: 'status' });
     this.qr = h('img', { class: 'qr', id: 'invite-qr', width: 232, height: 232, alt: '' });
+    // The server prints its loopback address by default: a link on it reaches nobody else.
+    this.onlyHere = h('p', { class: 'hint', id: 'invite-only-here', hidden: !linksOnlyHere(location.hostname) },
+      'Only this computer opens this link. For phones and other computers, start the server with --host 0.0.0.0 '
+      + 'and open this page by this computer\'s network address.');
     // Busy until answered: a second press would make a second code, and the first one shown dead.
     this.newCode = h('button', {
       type: 'button', class: 'quiet', id: 'invite-new-code', onclick: () => untilAnswered(this.newCode, actions.onNewCode()), hidden: true,
@@ -28,6 +41,7 @@ export class InviteView {
           h('p', {}, 'Share the link, let them scan the code, or tell them the join code:'),
           this.code,
           h('div', { class: 'row' }, this.link, this.copy),
+          this.onlyHere,
           this.copied,
           this.newCode),
         this.qr));
