@@ -267,8 +267,11 @@ struct Serve: AsyncParsableCommand {
             // Unbuffered, so scripts waiting for this line see it at once.
             // An IPv6 address goes in brackets, so the printed address is a URL scripts can use.
             let shownHost = host.contains(":") ? "[\(host)]" : host
-            let line = "OpenJam listening on http://\(shownHost):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+            var lines = "OpenJam listening on http://\(shownHost):\(port)  (profile: \(shownProfile), data: \(dataDirectory))\n"
+            for link in Self.linksForOtherDevices(host: host, port: port, addresses: Self.interfaceAddresses()) {
+                lines += "  open it from other devices at \(link)\n"
+            }
+            FileHandle.standardOutput.write(Data(lines.utf8))
         }
         // A graceful stop waits for requests in progress, and one may wait on a store that
         // does not answer: after the stop timeout the work is cancelled, and should that hang

@@ -31,6 +31,19 @@ import Testing
         }
     }
 
+    @Test func aServerOnEveryInterfaceSaysWhereOtherDevicesOpenIt() {
+        let addresses = ["127.0.0.1", "192.168.1.20", "169.254.3.4", "10.0.0.5", "192.168.1.20", "::1", "fe80::1", "2001:db8::7"]
+        #expect(Serve.linksForOtherDevices(host: "0.0.0.0", port: 8080, addresses: addresses) == [
+            "http://192.168.1.20:8080", "http://10.0.0.5:8080",
+        ])
+        #expect(Serve.linksForOtherDevices(host: "::", port: 9000, addresses: addresses) == [
+            "http://192.168.1.20:9000", "http://10.0.0.5:9000", "http://[2001:db8::7]:9000",
+        ])
+        // Bound to one address, the listening line is the link already.
+        #expect(Serve.linksForOtherDevices(host: "127.0.0.1", port: 8080, addresses: addresses).isEmpty)
+        #expect(Serve.linksForOtherDevices(host: "192.168.1.20", port: 8080, addresses: addresses).isEmpty)
+    }
+
     /// Tests/Fixtures/ClientParity/invite-links.json, which the web page's invite panel passes too.
     struct InviteLinkFixture: Decodable {
         struct Case: Decodable {
