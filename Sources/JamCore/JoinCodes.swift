@@ -78,6 +78,14 @@ public struct JoinCodes: Sendable {
         String(input.uppercased().unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "-" })
     }
 
+    /// A code a creator chose (QueueIT's app lets its host pick one), normalised; refused when
+    /// no letter or digit is left to match it by as people type it ("----").
+    public static func chosen(_ input: String) throws(JamError) -> String {
+        let code = normalise(input)
+        guard !code.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
+        return code
+    }
+
     /// A typed code, normalised; refused when nothing is left or more than `maxLength` characters are.
     public static func read(_ input: String) throws(JamError) -> String {
         let code = normalise(input)

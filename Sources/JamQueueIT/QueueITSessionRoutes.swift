@@ -40,7 +40,7 @@ struct QueueITSessionRoutes {
             let identity = try edge.identity(context)
             // Read first, as its backend validates before its limiter: a 422 spends nothing.
             let code = try await Self.joinCode(of: request, context: context)
-            if JoinCodes.normalise(code).isEmpty { throw Self.unmatchable(code, "the join code must have a letter or a digit") }
+            do throws(JamError) { _ = try JoinCodes.chosen(code) } catch { throw Self.unmatchable(code, error.message) }
             if let limits = edge.limits {
                 // OpenJam's two create limits: guest tokens are free, so per user alone would
                 // let one address open sessions as fast as it signs in.

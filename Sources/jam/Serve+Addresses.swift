@@ -15,11 +15,10 @@ extension Serve {
         var links: [String] = []
         var seen: Set<String> = []
         // An interface's several entries (one per address family or alias) name an address once.
-        for address in addresses where seen.insert(address.lowercased()).inserted {
-            let lowered = address.lowercased()
+        for address in addresses.map({ $0.lowercased() }) where seen.insert(address).inserted {
             if address.contains(":") {
                 // IPv6: neither loopback nor link-local (fe80::/10), and only when bound to "::".
-                guard !ipv4Only, lowered != "::1", !["fe8", "fe9", "fea", "feb"].contains(where: lowered.hasPrefix) else { continue }
+                guard !ipv4Only, address != "::1", !["fe8", "fe9", "fea", "feb"].contains(where: address.hasPrefix) else { continue }
                 links.append("http://[\(address)]:\(port)")
             } else {
                 guard !address.hasPrefix("127."), !address.hasPrefix("169.254.") else { continue }

@@ -52,11 +52,11 @@ extension SessionRegistry {
             if given != nil, await cluster.isConnectedOnceTried() { throw Self.createInProgress }
             throw JamError(.unavailable, "the database is unreachable; try again")
         }
-        let chosenKey = chosen.map(JoinCodes.normalise)
         let reserved: String?
+        let chosenKey: String?
         do throws(JamError) {
+            chosenKey = try chosen.map(JoinCodes.chosen)
             if let chosenKey {
-                guard !chosenKey.isEmpty else { throw JamError(.invalidField, "the join code must have a letter or a digit") }
                 if cluster != nil, try await sharedEntry(code: chosenKey).map({ !$0.ended }) == true { throw Self.codeTaken(chosenKey) }
             }
             reserved = cluster == nil || chosenKey != nil ? nil : try await codeFreeOnEveryNode(for: id)
