@@ -22,7 +22,10 @@ extension SessionState {
         }
         if case .whileCurrent(let epoch, let inner) = command {
             // Who may comes first: a member's late seek is refused as forbidden, as a fresh one is.
-            if let role = role(of: user), role.hasHostControls { try requireCurrent(epoch: epoch, at: now) }
+            if let role = role(of: user) {
+                try requirePermission(for: inner, role: role)
+                try requireCurrent(epoch: epoch, at: now)
+            }
             return try apply(inner, by: user, at: now)
         }
         if case .join(let name) = command {
@@ -34,6 +37,7 @@ extension SessionState {
         guard let role = role(of: user) else {
             throw JamError(.notMember, "you are not a member of this session")
         }
+        try requirePermission(for: command, role: role)
         switch command {
         case .join, .all, .whileCurrent:
             preconditionFailure("handled above")
@@ -50,7 +54,6 @@ extension SessionState {
         case .vote(let itemId, let value):
             try vote(itemId, value: value, by: user, at: now, into: &outcome)
         case .skip:
-            try requireHostControls(role, "skip")
             switch rules.startMode {
             case .djDriven: try djSkip(by: user, at: now, into: &outcome)
             case .scheduled, .hostDevice: try hostSkip(by: user, at: now, into: &outcome)
@@ -58,19 +61,14 @@ extension SessionState {
         case .requestSkip:
             try requestSkip(by: user, at: now, into: &outcome)
         case .finish:
-            try requireHostControls(role, "finish a track")
             try finish(by: user, at: now, into: &outcome)
         case .play:
-            try requireHostControls(role, "start playback")
             try play(at: now, into: &outcome)
         case .pause:
-            try requireHostControls(role, "pause")
             try pause(at: now, into: &outcome)
         case .resume:
-            try requireHostControls(role, "resume")
             try resume(at: now, into: &outcome)
         case .seek(let position):
-            try requireHostControls(role, "seek")
             try seek(to: position, at: now, into: &outcome)
         case .ready(let epoch):
             ready(user, epoch: epoch, at: now, into: &outcome)
@@ -78,28 +76,21 @@ extension SessionState {
             recordRoundTrip(of: report, from: user, at: now)
             recordLead(of: report, from: user)
         case .updateSettings(let patch):
-            try requireHostControls(role, "change settings")
             try updateSettings(patch, at: now, into: &outcome)
         case .setRole(let target, let newRole):
-            try requireHost(role, "change roles")
             try setRole(of: target, to: newRole, by: user, at: now, into: &outcome)
         case .kick(let target):
-            try requireHost(role, "remove members")
             try kick(target, by: user, at: now, into: &outcome)
         case .setDeviceDelay(let delay):
             try setDeviceDelay(delay, by: user, role: role, at: now, into: &outcome)
         case .setJoinCode(let code):
-            try requireHost(role, "change the join code")
             joinCode = code
             emit(.sessionUpdated(SessionUpdated(settings: settings, name: name, joinCode: joinCode)), at: now, into: &outcome)
         case .djPrepare(let track, let itemId):
-            try requireHostControls(role, "start a track")
             try djPrepare(track, itemId: itemId, by: user, at: now, into: &outcome)
         case .djTimeline(let change):
-            try requireHostControls(role, "control playback")
             try djTimeline(change, at: now, into: &outcome)
         case .end:
-            try requireHost(role, "end the session")
             end(reason: "the host ended the session", at: now, into: &outcome)
         }
         noteActivity(of: user, at: now)
@@ -124,6 +115,32 @@ extension SessionState {
         case .leave, .remove, .skip, .finish, .play, .pause, .resume, .seek, .updateSettings, .kick, .setDeviceDelay,
             .setJoinCode, .end, .djPrepare, .djTimeline:
             false
+        }
+    }
+
+    /// Who may send `command` at all: checked before anything else about it, also for one that
+    /// names its song (`whileCurrent`), so a member's late seek is refused as forbidden, as a
+    /// fresh one is. Rules that depend on the command's data (an add to a locked queue, another
+    /// member's device delay, removing someone else's item) stay with the command.
+    func requirePermission(for command: Command, role: Role) throws(JamError) {
+        switch command {
+        case .skip: try requireHostControls(role, "skip")
+        case .finish: try requireHostControls(role, "finish a track")
+        case .play: try requireHostControls(role, "start playback")
+        case .pause: try requireHostControls(role, "pause")
+        case .resume: try requireHostControls(role, "resume")
+        case .seek: try requireHostControls(role, "seek")
+        case .updateSettings: try requireHostControls(role, "change settings")
+        case .setRole: try requireHost(role, "change roles")
+        case .kick: try requireHost(role, "remove members")
+        case .setJoinCode: try requireHost(role, "change the join code")
+        case .djPrepare: try requireHostControls(role, "start a track")
+        case .djTimeline: try requireHostControls(role, "control playback")
+        case .end: try requireHost(role, "end the session")
+        case .all(let commands): for step in commands { try requirePermission(for: step, role: role) }
+        case .whileCurrent(_, let inner): try requirePermission(for: inner, role: role)
+        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .requestSkip, .ready, .syncReport, .setDeviceDelay:
+            break
         }
     }
 

@@ -54,10 +54,11 @@ public struct Seek: Codable, Hashable, Sendable {
     }
 }
 
-/// `skip {epoch?}`.
+/// `skip {epoch?}` and `requestSkip {epoch?}`.
 public struct Skip: Codable, Hashable, Sendable {
-    /// The item the host meant, by its epoch: with it, the skip is refused (`conflict`) once
-    /// another item is current, so one sent again after a reconnect does not skip the next song.
+    /// The item meant, by its epoch: with it, the skip (or a member's request to skip) is
+    /// refused (`conflict`) once another item is current, so one sent again after a reconnect
+    /// does not skip, or count against, the next song.
     public var epoch: Int64?
     /// Creates the payload.
     public init(epoch: Int64? = nil) { self.epoch = epoch }
@@ -148,7 +149,7 @@ public enum ClientCommand: Hashable, Sendable {
     case removeFromQueue(ItemRef)
     case vote(Vote)
     case skip(Skip)
-    case requestSkip
+    case requestSkip(Skip)
     case play
     case pause
     case resume

@@ -69,7 +69,7 @@ extension ClientFrame: Codable {
         case .removeFromQueue: command = .removeFromQueue(try data(ItemRef.self))
         case .vote: command = .vote(try data(Vote.self))
         case .skip: command = .skip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
-        case .requestSkip: command = .requestSkip
+        case .requestSkip: command = .requestSkip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .play: command = .play
         case .pause: command = .pause
         case .resume: command = .resume
@@ -98,7 +98,7 @@ extension ClientFrame: Codable {
         case .removeFromQueue(let v): try c.encode(v, forKey: .data)
         case .vote(let v): try c.encode(v, forKey: .data)
         case .seek(let v): try c.encode(v, forKey: .data)
-        case .skip(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
+        case .skip(let v), .requestSkip(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
         case .ready(let v): try c.encode(v, forKey: .data)
         case .syncReport(let v): try c.encode(v, forKey: .data)
         case .updateSettings(let v): try c.encode(v, forKey: .data)
@@ -108,7 +108,7 @@ extension ClientFrame: Codable {
         case .calibrate(let v): try c.encode(v, forKey: .data)
         case .calibrationReport(let v): try c.encode(v, forKey: .data)
         case .resync(let v): try c.encode(v, forKey: .data)
-        case .requestSkip, .play, .pause, .resume, .leave: break
+        case .play, .pause, .resume, .leave: break
         }
     }
 }

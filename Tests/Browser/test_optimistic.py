@@ -239,6 +239,29 @@ def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, 
     assert_clean_console(alice, bob)
 
 
+def test_a_skip_request_that_arrives_after_its_song_ended_counts_against_nothing(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    first = add_track(alice, 0)
+    second = add_track(alice, 1)
+    add_track(alice, 2)
+    wait_for(bob, lambda d: visible(d, "skip-request") and now_playing_title(d) == first, message="Bob cannot vote to skip")
+
+    # Bob's request waits on the way (a slow link); Alice skips the song meanwhile. One
+    # request of two members is enough to skip, so a request that counted would skip the next.
+    held.hold(UP)
+    click(bob, el(bob, "skip-request"))
+    held.wait_held(UP)
+    click(alice, el(alice, "host-skip"))
+    wait_for(alice, lambda d: now_playing_title(d) == second, message="Alice's skip did not skip")
+
+    held.release()
+    notice = notice_with(bob, "Your skip request didn't count")
+    assert "no longer playing" in notice, notice
+    wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the song that plays")
+    assert now_playing_title(alice) == second, "Bob's late request skipped the next song"
+    assert_clean_console(alice, bob)
+
+
 def test_pause_waits_for_its_answer_so_a_double_click_sends_it_once(base_url, held, browsers):
     alice, bob = two_people(base_url, held, browsers)
     first = add_track(alice, 0)

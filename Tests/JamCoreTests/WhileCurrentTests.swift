@@ -41,6 +41,18 @@ struct WhileCurrentTests {
         #expect(jam.state.current?.item.id == itemID(2))
     }
 
+    @Test func aMembersSkipRequestForASongThatEndedIsRefusedAndCountsAgainstNothing() throws {
+        var jam = try Jam(settings: SessionSettings(skipThreshold: 1.0))
+        try jam.startPlaying(1)
+        try jam.add(2, by: host)
+        let first = try jam.requireCurrent().epoch
+        try jam.apply(.skip, by: host)
+        jam.reject(.whileCurrent(epoch: first, command: .requestSkip), by: alice, .conflict)
+        #expect(jam.state.skipRequestCount == 0)
+        try jam.apply(.whileCurrent(epoch: try jam.requireCurrent().epoch, command: .requestSkip), by: alice)
+        #expect(jam.state.skipRequestCount == 1)
+    }
+
     @Test func nothingPlayingRefusesItToo() throws {
         var jam = try Jam()
         jam.reject(.whileCurrent(epoch: 1, command: .skip), by: host, .conflict)

@@ -13,7 +13,7 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
     case .removeFromQueue: [.removeFromQueue(ItemRef(itemId: Sample.itemA))]
     case .vote: [.vote(Vote(itemId: Sample.itemA, value: 1)), .vote(Vote(itemId: Sample.itemB, value: -1)), .vote(Vote(itemId: "plain", value: 0))]
     case .skip: [.skip(Skip()), .skip(Skip(epoch: 3))]
-    case .requestSkip: [.requestSkip]
+    case .requestSkip: [.requestSkip(Skip()), .requestSkip(Skip(epoch: 5))]
     case .play: [.play]
     case .pause: [.pause]
     case .resume: [.resume]
@@ -79,7 +79,7 @@ struct ClientFrameRoundTripTests {
     }
 
     @Test func payloadlessCommandsHaveNoData() throws {
-        for command in [ClientCommand.skip(Skip()), .requestSkip, .play, .pause, .resume, .leave] {
+        for command in [ClientCommand.skip(Skip()), .requestSkip(Skip()), .play, .pause, .resume, .leave] {
             #expect(ClientFrame(command).jsonString() == #"{"type":"\#(command.type.rawValue)"}"#)
         }
     }

@@ -100,18 +100,18 @@ import Testing
             _ = try await server.api.add(party.host.token, party.id, testTrack(2))
             let firstEpoch = try #require(try await party.host.socket.next(.playPrepare).playPrepare?.epoch)
             // Four connected members, threshold 0.5: strictly more than two requests are needed.
-            party.guests[0].socket.send(.requestSkip, id: "s1")
+            party.guests[0].socket.send(.requestSkip(Skip()), id: "s1")
             let one = try await party.host.socket.next("one request") { $0.skipRequests?.count == 1 }
             #expect(one.skipRequests?.needed == 3)
-            party.guests[1].socket.send(.requestSkip, id: "s2")
+            party.guests[1].socket.send(.requestSkip(Skip()), id: "s2")
             try await party.host.socket.next("two requests") { $0.skipRequests?.count == 2 }
             // Asking twice counts once.
-            party.guests[1].socket.send(.requestSkip, id: "s2b")
+            party.guests[1].socket.send(.requestSkip(Skip()), id: "s2b")
             try await party.guests[1].socket.next("ack s2b") { $0.ack?.id == "s2b" }
             let view = try await server.api.view(party.host.token, party.id)
             #expect(view.skipRequests.count == 2)
             #expect(view.nowPlaying?.item.track.id == "track-1")
-            party.guests[2].socket.send(.requestSkip, id: "s3")
+            party.guests[2].socket.send(.requestSkip(Skip()), id: "s3")
             let next = try await party.host.socket.next("next track") { $0.playPrepare?.item.track.id == "track-2" }
             #expect(next.playPrepare?.epoch == firstEpoch + 1)
             #expect(next.playPrepare?.previous?.outcome == .skipped)

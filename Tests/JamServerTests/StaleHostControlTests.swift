@@ -39,4 +39,38 @@ import Testing
             await party.close()
         }
     }
+
+    @Test func aMembersSkipRequestForASongThatHasEndedIsRefusedAndCountsAgainstNothing() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Bob", "Cat"])
+            // Every member must ask, so the requests below only count.
+            party.host.socket.send(.updateSettings(SettingsPatch(skipThreshold: 1.0)), id: "threshold")
+            _ = try await party.host.socket.next("the settings' ack") { $0.ack?.id == "threshold" }
+            for n in 1...2 { #expect(try await server.api.add(party.host.token, party.id, testTrack(n, durationMs: 3_600_000)).status == 201) }
+            let first = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            party.host.socket.send(.skip(Skip()), id: "host-skip")
+            _ = try await party.host.socket.next("the host's skip ack") { $0.ack?.id == "host-skip" }
+            let second = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            #expect(second.item.track.id == "track-2")
+
+            // Bob's request for the first song arrives late (sent again after a reconnect).
+            let bob = party.guests[0].socket
+            bob.send(.requestSkip(Skip(epoch: first.epoch)), id: "late")
+            let refused = try #require(try await bob.next("the late request's answer") { $0.ack?.id == "late" || $0.error?.id == "late" }.error)
+            #expect(refused.code == .conflict)
+            #expect(refused.message == "the song this was meant for is no longer playing; nothing changed")
+            #expect(try await server.api.view(party.guests[0].token, party.id).skipRequests.count == 0)
+
+            // For the song that plays, it counts; without an epoch, as before, too.
+            bob.send(.requestSkip(Skip(epoch: second.epoch)), id: "now")
+            _ = try await bob.next("the request's ack") { $0.ack?.id == "now" }
+            let counted = try await server.api.view(party.guests[0].token, party.id).skipRequests
+            #expect(counted.count == 1)
+            #expect(counted.mine == true)
+            party.guests[1].socket.send(.requestSkip(Skip()), id: "plain")
+            _ = try await party.guests[1].socket.next("the plain request's ack") { $0.ack?.id == "plain" }
+            #expect(try await server.api.view(party.host.token, party.id).skipRequests.count == 2)
+            await party.close()
+        }
+    }
 }

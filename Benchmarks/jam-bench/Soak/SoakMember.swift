@@ -101,7 +101,7 @@ final class SoakMember: Sendable {
                     _ = try await client.send(.vote(Vote(itemId: item, value: value)))
                     await ledger.voted(member: index, item: item, value: value)
                 case 75..<85:
-                    _ = try await client.send(isHost ? .skip(Skip()) : .requestSkip)
+                    _ = try await client.send(isHost ? .skip(Skip()) : .requestSkip(Skip()))
                     await ledger.acked(isHost ? "skip" : "requestSkip")
                 case 85..<90:
                     await client.dropConnection()

@@ -175,15 +175,17 @@ public actor SessionStore {
         }
     }
 
-    /// Asks to skip the current item; counts at once.
+    /// Asks to skip the current item; counts at once. The request names the item's epoch, so
+    /// one sent again after a reconnect is refused rather than counting against the next song.
     public func requestSkip() async {
         lastRejection = nil
-        if let playing = mirror.view?.nowPlaying?.item.id {
-            skipAsked = SkipAsked(item: playing, countBefore: mirror.view?.skipRequests.count ?? 0)
+        let playing = mirror.view?.nowPlaying
+        if let playing {
+            skipAsked = SkipAsked(item: playing.item.id, countBefore: mirror.view?.skipRequests.count ?? 0)
         }
         publish()
         do {
-            try await client.send(.requestSkip)
+            try await client.send(.requestSkip(Skip(epoch: playing?.epoch)))
         } catch {
             skipAsked = nil
             reject("skip request", error)

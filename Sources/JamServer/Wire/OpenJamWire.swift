@@ -25,7 +25,7 @@ struct OpenJamWire: SessionWire {
         case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
         case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
         case .skip(let skip): command = Self.whileCurrent(skip.epoch, .skip)
-        case .requestSkip: command = .requestSkip
+        case .requestSkip(let request): command = Self.whileCurrent(request.epoch, .requestSkip)
         case .play: command = .play
         case .pause: command = .pause
         case .resume: command = .resume

@@ -224,6 +224,29 @@ import Testing
         await skipping.value
     }
 
+    @Test("a member's skip request names the song it is for, so a late one cannot count against the next")
+    func aSkipRequestNamesTheEpochOfTheSongItIsFor() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let store = SessionStore(client: client)
+        let following = Task { await store.run() }
+        defer { following.cancel() }
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        let playing = NowPlaying(item: Fixture.item("a", durationMs: 240_000), epoch: 9, state: .playing, positionMs: 0, anchorMs: 1_000)
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: playing)), seq: 5))
+        try await eventually("the song shows") { await store.current.nowPlaying?.epoch == 9 }
+        let asking = Task { await store.requestSkip() }
+        let request = { () async throws -> ClientFrame? in
+            try await socket.frames().first { if case .requestSkip = $0.command { true } else { false } }
+        }
+        try await eventually("the request on the socket") { try await request() != nil }
+        let frame = try #require(try await request())
+        #expect(frame.command == .requestSkip(Skip(epoch: 9)))
+        await socket.push(Self.envelope(.ack(Ack(id: try #require(frame.id))), seq: 5))
+        await asking.value
+    }
+
     @Test("a resume the server refuses is asked for again at the next gap")
     func aResumeTheServerRefusesIsAskedForAgainAtTheNextGap() async throws {
         let socket = ScriptedSocket()

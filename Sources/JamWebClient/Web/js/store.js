@@ -260,15 +260,20 @@ export class SessionStore {
     }
   }
 
-  /** Asks to skip the current item; counts at once. */
+  /**
+   * Asks to skip the current item; counts at once. The request names the item's epoch
+   * (SessionStore.requestSkip), so one sent again after a reconnect is refused rather than
+   * counting against the next song.
+   */
   async requestSkip() {
     this.lastRejection = null;
     const view = this.mirror.view;
-    const playing = view && view.nowPlaying ? view.nowPlaying.item.id : null;
+    const now = view && view.nowPlaying;
+    const playing = now ? now.item.id : null;
     if (playing) this.skipAsked = { item: playing, countBefore: view.skipRequests.count };
     this.publish();
     try {
-      await this.connection.send(Command.requestSkip);
+      await this.connection.send(Command.requestSkip, now ? { epoch: now.epoch } : undefined);
       if (playing) this.mirror.requestSkipAnswered(playing);
     } catch (error) {
       this.skipAsked = null;
