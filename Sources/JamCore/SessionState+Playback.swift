@@ -211,7 +211,7 @@ extension SessionState {
     public mutating func advance(to now: Millis) -> [ServerEnvelope] {
         guard !hasEnded else { return [] }
         var outcome = Outcome()
-        if let emptySince, let grace = rules.emptyGraceMs, members.isEmpty, now >= emptySince + grace {
+        if let emptySince, let grace = rules.emptyGraceMs, members.isEmpty, now - emptySince >= grace {
             end(reason: "nobody came back", at: now, into: &outcome)
             return outcome.events
         }
@@ -276,7 +276,10 @@ extension SessionState {
         if let unattended = unattendedDeadline() { deadline = min(deadline ?? .max, unattended) }
         if let away = awayDeadline() { deadline = min(deadline ?? .max, away) }
         guard let emptySince, let grace = rules.emptyGraceMs, members.isEmpty else { return deadline }
-        return min(deadline ?? .max, emptySince + grace)
+        // Saturating: a session stored with a grace near `Int64.max` (an option no longer
+        // taken) must not trap here, every time it is read back.
+        let (end, overflow) = emptySince.addingReportingOverflow(grace)
+        return min(deadline ?? .max, overflow ? .max : end)
     }
 
     func timelineDeadline() -> Millis? {

@@ -22,15 +22,60 @@ extension Serve {
         return value
     }
 
-    /// A duration option, else its environment variable; both must be positive.
+    /// A duration option, else its environment variable; both must be positive, and at most a
+    /// year: a session keeps the figure in its stored rules, where a larger one would overflow
+    /// the instant it is added to.
     func milliseconds(_ option: Int64?, _ variable: String, _ name: String) throws -> Int64? {
+        let most = Self.yearMs
         if let option {
-            guard option > 0 else { throw ValidationError("\(name) must be a positive number of milliseconds, got \(option)") }
+            guard (1...most).contains(option) else { throw ValidationError("\(name) must be 1 to \(most) milliseconds (a year), got \(option)") }
             return option
         }
         guard let text = ProcessInfo.processInfo.environment[variable] else { return nil }
-        guard let value = Int64(text), value > 0 else { throw ValidationError("\(variable) must be a positive number of milliseconds, got \"\(text)\"") }
+        guard let value = Int64(text), (1...most).contains(value) else {
+            throw ValidationError("\(variable) must be 1 to \(most) milliseconds (a year), got \"\(text)\"")
+        }
         return value
+    }
+
+    static let yearMs: Int64 = 365 * 24 * 3_600_000
+
+    /// How often to rescan the music folders, in seconds (0 never, at most a year), from
+    /// `--rescan-seconds` or `JAM_RESCAN_SECONDS`. Only music folders are rescanned, so either
+    /// one without them would be ignored without a word.
+    func rescanInterval(environment: [String: String], hasFolders: Bool) throws -> Int? {
+        let given: (source: String, text: String)? =
+            if let rescanSeconds { ("--rescan-seconds", String(rescanSeconds)) }
+            else if let text = environment["JAM_RESCAN_SECONDS"] { ("JAM_RESCAN_SECONDS", text) }
+            else { nil }
+        guard let given else { return nil }
+        let most = Int(Self.yearMs / 1000)
+        guard let value = Int(given.text), (0...most).contains(value) else {
+            throw ValidationError("\(given.source) must be 0 (never) to \(most) seconds, got \"\(given.text)\"")
+        }
+        guard hasFolders else {
+            throw ValidationError("\(given.source) has no effect without music folders (--music, JAM_MUSIC): only they are rescanned")
+        }
+        return value
+    }
+
+    /// The data folder from `--data-dir` or `JAM_DATA_DIR`, checked: empty, a file, or a
+    /// folder this user cannot write would otherwise fail later with a bare system error.
+    func dataFolder(environment: [String: String]) throws -> URL? {
+        let given: (source: String, path: String)? =
+            if let dataDir { ("--data-dir", dataDir) }
+            else if let path = environment["JAM_DATA_DIR"] { ("JAM_DATA_DIR", path) }
+            else { nil }
+        guard let given else { return nil }
+        guard !given.path.isEmpty else { throw ValidationError("the data folder (\(given.source)) is empty") }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: given.path, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw ValidationError("data folder \"\(given.path)\" (\(given.source)) is a file, not a folder") }
+            guard FileManager.default.isWritableFile(atPath: given.path) else {
+                throw ValidationError("data folder \"\(given.path)\" (\(given.source)) cannot be written by this user")
+            }
+        }
+        return URL(fileURLWithPath: given.path)
     }
 
     /// The token secret given, if any: `--secret`, else (PirateRadio) JWT_SECRET, else

@@ -144,9 +144,6 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...65535).contains(configuration.port) else { throw ValidationError("\(portSource) must be between 0 and 65535, got \(configuration.port)") }
         guard !configuration.host.isEmpty else { throw ValidationError("the address to listen on (--host, JAM_HOST) is empty") }
-        if let dir = dataDir ?? environment["JAM_DATA_DIR"] {
-            configuration.dataDirectory = URL(fileURLWithPath: dir)
-        }
         configuration.secret = try chosenSecret(environment: environment, pirate: pirate)
         if let url = database ?? environment["JAM_DATABASE_URL"], !url.isEmpty {
             do {
@@ -169,9 +166,8 @@ struct Serve: AsyncParsableCommand {
             if let problem = MusicLibrary.folderProblem(folder) { throw ValidationError("music folder \"\(folder)\" \(problem)") }
         }
         configuration.musicFolders = folders.map { URL(fileURLWithPath: $0) }
-        if let text = rescanSeconds.map(String.init) ?? environment["JAM_RESCAN_SECONDS"] {
-            guard let value = Int(text), value >= 0 else { throw ValidationError("the rescan interval must be a number of seconds (0 for never), got \"\(text)\"") }
-            configuration.libraryRescanSeconds = value
+        if readsLibrary, let seconds = try rescanInterval(environment: environment, hasFolders: !folders.isEmpty) {
+            configuration.libraryRescanSeconds = seconds
         }
         if profileName == .openjam, let root = webRoot ?? environment["JAM_WEB_ROOT"] {
             guard FileManager.default.fileExists(atPath: URL(fileURLWithPath: root).appendingPathComponent("index.html").path) else {
@@ -214,6 +210,9 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("a trusted proxy must be an IP address (as 127.0.0.1 or ::1), got \"\(proxy)\"")
             }
             configuration.trustedProxies.insert(proxy)
+        }
+        if let folder = try dataFolder(environment: environment) {
+            configuration.dataDirectory = folder
         }
         switch profileName {
         case .openjam:

@@ -141,6 +141,20 @@ import Testing
         #expect(jam.state.hasEnded)
     }
 
+    @Test func aGracePeriodTooLongToAddWaitsForeverInsteadOfTrapping() throws {
+        // Stored by an older release that took any length: read back, it must not overflow.
+        var rules = Self.rules
+        rules.emptyGraceMs = .max
+        var jam = try Jam(members: [alice], rules: rules)
+        try jam.add(1, by: alice)
+        try jam.apply(.leave, by: host)
+        try jam.apply(.leave, by: alice)
+        // Neither the deadline nor the timeline may trap, and the grace never runs out.
+        _ = jam.state.nextDeadline()
+        _ = jam.wait(3_600_000)
+        #expect(!jam.state.hasEnded)
+    }
+
     @Test func whoeverReturnsInTheGracePeriodLeadsTheSession() throws {
         var jam = try jam(members: [alice])
         try jam.add(1, by: alice)

@@ -17,7 +17,7 @@ import Testing
         (["--profile", "queueit", "--web-root", "/tmp"], [:], "--web-root has no effect with the queueit profile"),
         (["--profile", "pirate-radio", "--token-hours", "1"], ["JWT_SECRET": goodSecret], "--token-hours has no effect with the pirate-radio profile"),
         (["--profile", "pirate-radio", "--music", "/tmp"], ["JWT_SECRET": goodSecret], "--music has no effect with the pirate-radio profile: PirateRadio plays no library"),
-        (["--profile", "pirate-radio", "--idle-timeout-ms", "0"], ["JWT_SECRET": goodSecret], "--idle-timeout-ms must be a positive number of milliseconds, got 0"),
+        (["--profile", "pirate-radio", "--idle-timeout-ms", "0"], ["JWT_SECRET": goodSecret], "--idle-timeout-ms must be 1 to 31536000000 milliseconds (a year), got 0"),
         // The variable that was read is the one named.
         ([], ["JAM_TOKEN_HOURS": "0"], "JAM_TOKEN_HOURS must be 1 to 8760, got 0"),
         ([], ["JAM_END_ABANDONED_HOURS": "9000"], "JAM_END_ABANDONED_HOURS must be 0 (never) to 8760, got 9000"),
@@ -27,6 +27,18 @@ import Testing
         // A folder for another profile is not this one's to check.
         (["--profile", "pirate-radio", "--port", "70000"], ["JWT_SECRET": goodSecret, "JAM_MUSIC": "/no/such/folder"], "--port must be between 0 and 65535, got 70000"),
         (["--host", ""], [:], "the address to listen on (--host, JAM_HOST) is empty"),
+        // A session keeps its grace period in its stored rules, where a larger one overflowed.
+        (["--profile", "pirate-radio", "--grace-period-ms", "9223372036854775807"], ["JWT_SECRET": goodSecret],
+         "--grace-period-ms must be 1 to 31536000000 milliseconds (a year), got 9223372036854775807"),
+        (["--profile", "pirate-radio"], ["JWT_SECRET": goodSecret, "JAM_PR_CODE_LIFETIME_MS": "31536000001"],
+         "JAM_PR_CODE_LIFETIME_MS must be 1 to 31536000000 milliseconds (a year), got \"31536000001\""),
+        // Only music folders are rescanned.
+        (["--rescan-seconds", "60"], [:], "--rescan-seconds has no effect without music folders (--music, JAM_MUSIC)"),
+        (["--music", "/tmp", "--rescan-seconds", "99999999999"], [:], "--rescan-seconds must be 0 (never) to 31536000 seconds, got \"99999999999\""),
+        ([], ["JAM_RESCAN_SECONDS": "soon"], "JAM_RESCAN_SECONDS must be 0 (never) to 31536000 seconds, got \"soon\""),
+        // The data folder is checked before anything is written to it.
+        (["--data-dir", ""], [:], "the data folder (--data-dir) is empty"),
+        (["--data-dir", "/etc/hostname"], [:], "data folder \"/etc/hostname\" (--data-dir) is a file, not a folder"),
     ] as [([String], [String: String], String)])
     func aBadSettingStopsTheServerNamingIt(arguments: [String], environment: [String: String], message: String) async throws {
         let refusal = try await ServerProcess.refusal(arguments, environment: environment)
@@ -42,6 +54,16 @@ import Testing
         #expect(asFile.errors.contains("music folder \"\(file.path)\" is a file, not a folder"), "stderr: \(asFile.errors)")
         let missing = try await ServerProcess.refusal(["--music", folder.appendingPathComponent("gone").path])
         #expect(missing.errors.contains("does not exist"), "stderr: \(missing.errors)")
+    }
+
+    @Test func aDataFolderThatCannotBeWrittenStopsTheServer() async throws {
+        // Root writes any folder whatever its mode, so the server runs as nobody here.
+        let folder = TestServer.makeDataDirectory().appendingPathComponent("readonly")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let refusal = try await ServerProcess.refusal(["--data-dir", folder.path], asNobody: true)
+        #expect(refusal.status.map { $0 != 0 } == true, "stderr: \(refusal.errors)")
+        #expect(refusal.errors.contains("data folder \"\(folder.path)\" (--data-dir) cannot be written by this user"), "stderr: \(refusal.errors)")
     }
 
     @Test func aMusicFolderThatCannotBeListedStopsTheServer() async throws {
