@@ -28,6 +28,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case gone
     /// The caller already has the maximum number of items queued.
     case queueLimit
+    /// An `Idempotency-Key` already named a different request (of the same kind, by the same
+    /// caller, in the same session): nothing was applied.
+    case keyReused
     /// Too many requests; retry later.
     case rateLimited
     /// The server failed; the action did not take effect.
@@ -55,7 +58,7 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
         case .notFound: 404
         case .duplicate, .sessionFull, .conflict: 409
         case .gone: 410
-        case .queueLimit: 422
+        case .queueLimit, .keyReused: 422
         case .rateLimited: 429
         case .internal: 500
         case .unavailable: 503

@@ -171,6 +171,51 @@ import Testing
         }
     }
 
+    static func vote(_ api: RestClient, _ token: String, _ id: SessionID, _ item: JamID, _ value: Int?, key: String) async throws -> RestResponse {
+        let path = "/api/v1/sessions/\(id)/queue/\(item)/vote"
+        guard let value else { return try await api.request("DELETE", path, token: token, headers: ["Idempotency-Key": key]) }
+        return try await api.send("PUT", path, token: token, json: VoteRequest(value: value), headers: ["Idempotency-Key": key])
+    }
+
+    @Test func aKeySentWithAnotherRequestOfTheSameKindIsRefusedAndChangesNothing() async throws {
+        try await TestServer.with { server in
+            let (token, id) = try await Self.playing(server.api, tracks: 3)
+            let queued = try await server.api.view(token, id).queue.map(\.id)
+            let (a, b) = (queued[0], queued[1])
+            #expect(try await Self.vote(server.api, token, id, a, 1, key: "vote-k").status == 200)
+
+            // The same key on a vote for another item, and on taking the first vote back.
+            let other = try await Self.vote(server.api, token, id, b, -1, key: "vote-k")
+            #expect(other.status == 422, "\(other.text)")
+            let error = try other.decode(ErrorBody.self).error
+            #expect(error.code == .keyReused)
+            #expect(error.message == "this Idempotency-Key was already used for a different request; use a new key for a new change")
+            #expect(try await Self.vote(server.api, token, id, a, nil, key: "vote-k").status == 422)
+            let view = try await server.api.view(token, id)
+            #expect(view.myVotes == [a.rawValue: 1], "only the first vote stands")
+
+            // The first request itself is still answered from its key.
+            let again = try await Self.vote(server.api, token, id, a, 1, key: "vote-k")
+            #expect(again.status == 200, "\(again.text)")
+            #expect(again.headers["idempotent-replayed"] == "true")
+        }
+    }
+
+    @Test func aKeyKeepsTheRequestItWasFirstSentWithAcrossARestart() async throws {
+        let directory = TestServer.makeDataDirectory()
+        let first = try await ServerProcess(dataDirectory: directory)
+        let (token, id) = try await Self.playing(first.server.api, tracks: 3)
+        let queued = try await first.server.api.view(token, id).queue.map(\.id)
+        #expect(try await Self.vote(first.server.api, token, id, queued[0], 1, key: "vote-r").status == 200)
+        try await first.kill()
+        try await ServerProcess.with(dataDirectory: directory) { second in
+            let other = try await Self.vote(second.server.api, token, id, queued[1], 1, key: "vote-r")
+            #expect(other.status == 422, "\(other.text)")
+            #expect(try await second.server.api.view(token, id).myVotes == [queued[0].rawValue: 1])
+            #expect(try await Self.vote(second.server.api, token, id, queued[0], 1, key: "vote-r").headers["idempotent-replayed"] == "true")
+        }
+    }
+
     @Test(.timeLimit(.minutes(2))) func aSkipAndACreateSentAgainAfterAKilledServerAreAppliedOnce() async throws {
         // Killed with the answers in hand, and killed a few ms into a skip: stored or not,
         // the repeat after the restart must leave exactly one skip.

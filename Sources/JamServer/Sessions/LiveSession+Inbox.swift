@@ -56,13 +56,20 @@ extension LiveSession {
         let user = forwarded.user
         let key = forwarded.replyId.map { Self.answerKey(user, $0) }
         let local = forwarded.origin == node.nodeID ? forwarded.connection : nil
-        if let key, let answer = answers[key] {
-            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
-            answerForward(forwarded, key: key, frame: answer, error: nil, local: local, node: node)
-            return
+        var reused = false
+        if let key {
+            switch answers.lookup(key) {
+            case .answered(let answer):
+                environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
+                answerForward(forwarded, key: key, frame: answer, error: nil, local: local, node: node)
+                return
+            case .keyUsedForAnotherRequest: reused = true
+            case .none: break
+            }
         }
         let before = nextLsn
-        do {
+        do throws(JamError) {
+            if reused { throw Self.keyReused }
             try take(
                 .command(forwarded.command, by: user), cause: .command(forwarded.command, by: user, connection: local, relay: nil),
                 reply: forwarded.replyId.map { TurnReply(connection: local, user: user, id: $0, toRestCall: forwarded.connection == nil) },

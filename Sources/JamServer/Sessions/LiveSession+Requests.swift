@@ -101,11 +101,18 @@ extension LiveSession {
         reading body: @Sendable (SessionState, any SessionWire) -> T
     ) async throws(JamError) -> Performed<T> {
         let replyId = key.map { Self.replyId(for: $0, command) }
-        if let replyId, let answer = answers[Self.answerKey(user, replyId)] {
+        if let replyId {
             // Checked before the budget: a repeat changes nothing, so it costs nothing.
-            let read = body(state, wire)
-            try await untilStored(refusing: Self.unconfirmed)
-            return Performed(outcome: outcome(fromAck: String(buffer: WebSocketText.payload(of: answer))), read: read, replayed: true)
+            switch answers.lookup(Self.answerKey(user, replyId)) {
+            case .answered(let answer):
+                let read = body(state, wire)
+                try await untilStored(refusing: Self.unconfirmed)
+                return Performed(outcome: outcome(fromAck: String(buffer: WebSocketText.payload(of: answer))), read: read, replayed: true)
+            case .keyUsedForAnotherRequest:
+                throw Self.keyReused
+            case .none:
+                break
+            }
         }
         if budgeted, let refusal = spend(CommandBudget.Kind.of(command), by: user, on: nil, now: environment.clock.now()) {
             noteRefusal(refusal, by: user, what: command.logName)
@@ -126,10 +133,15 @@ extension LiveSession {
     }
 
     /// The command id an idempotency key stands for. Scoped by the kind of change, so a key
-    /// sent again with another kind is a change of its own rather than a replay of the first.
+    /// sent again with another kind is a change of its own rather than a replay of the first,
+    /// and ending in what was asked (`RequestFingerprint`), so the same key with another
+    /// request of that kind is told apart (`AnswerCache.lookup`) and refused.
     static func replyId(for key: IdempotencyKey, _ command: Command) -> String {
-        "\(keyPrefix)\(command.logName):\(key.value)"
+        "\(keyPrefix)\(command.logName):\(key.value) \(RequestFingerprint.of(command))"
     }
+
+    static let keyReused = JamError(
+        .keyReused, "this \(IdempotencyKey.header) was already used for a different request; use a new key for a new change")
 
     static let keyPrefix = "key:"
 

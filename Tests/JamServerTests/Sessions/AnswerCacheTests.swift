@@ -1,0 +1,65 @@
+import JamCore
+import JamProtocol
+import NIOCore
+import Testing
+
+@testable import JamServer
+
+/// The answers a session keeps tell a command sent again from an idempotency key reused for
+/// another request, and keep doing so only as long as they keep the answer.
+@Suite struct AnswerCacheTests {
+    static let user: UserID = "00000000-0000-0000-0009-00000000000a"
+    static let itemA: ItemID = "00000000-0000-0000-0009-0000000000a1"
+    static let itemB: ItemID = "00000000-0000-0000-0009-0000000000b1"
+
+    static func key(_ command: Command, _ value: String = "k-1") throws -> String {
+        LiveSession.answerKey(user, LiveSession.replyId(for: try IdempotencyKey(value), command))
+    }
+
+    static func answer(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    @Test func theSameRequestFindsItsAnswerAndAnotherUnderItsKeyIsToldApart() throws {
+        var cache = AnswerCache()
+        let first = try Self.key(.vote(itemId: Self.itemA, value: 1))
+        cache.remember(Self.answer("first"), for: first)
+        #expect(cache.lookup(first) == .answered(Self.answer("first")))
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: 1))) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemA, value: 0))) == .keyUsedForAnotherRequest)
+        // Another key, or the same key on another kind of change, is a change of its own.
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: 1), "k-2")) == .none)
+        #expect(cache.lookup(try Self.key(.skip)) == .none)
+    }
+
+    @Test func anAddSentAgainWithANewNonceOrItemIdIsTheSameRequest() throws {
+        let track = Track(id: "t-1", name: "Song", artist: "Artist", album: nil, durationMs: 1000, source: .external)
+        var cache = AnswerCache()
+        cache.remember(Self.answer("added"), for: try Self.key(.add(track: track, nonce: "n-1", itemId: Self.itemA)))
+        #expect(cache.lookup(try Self.key(.add(track: track, nonce: "n-2", itemId: Self.itemB))) == .answered(Self.answer("added")))
+        var other = track
+        other.id = "t-2"
+        #expect(cache.lookup(try Self.key(.add(track: other, nonce: "n-1", itemId: Self.itemA))) == .keyUsedForAnotherRequest)
+    }
+
+    @Test func aKeyKeptBeforeFingerprintsAnswersAnyRequestUnderIt() throws {
+        // The form an older release logged: no fingerprint after the key.
+        var cache = AnswerCache()
+        cache.remember(Self.answer("old"), for: "\(Self.user.rawValue) key:vote:k-1")
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: -1))) == .answered(Self.answer("old")))
+    }
+
+    @Test func aSocketsCommandIdIsFoundAsItWasSent() {
+        var cache = AnswerCache()
+        let id = LiveSession.answerKey(Self.user, "web-1 with space")
+        cache.remember(Self.answer("ack"), for: id)
+        #expect(cache.lookup(id) == .answered(Self.answer("ack")))
+        #expect(cache.lookup(LiveSession.answerKey(Self.user, "web-2")) == .none)
+    }
+
+    @Test func aKeyWhoseAnswerWasForgottenNamesNothing() throws {
+        var cache = AnswerCache()
+        cache.remember(Self.answer("first"), for: try Self.key(.vote(itemId: Self.itemA, value: 1)))
+        for n in 0..<AnswerCache.limit { cache.remember(Self.answer("\(n)"), for: LiveSession.answerKey(Self.user, "socket-\(n)")) }
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: 1))) == .none)
+        #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemA, value: 1))) == .none)
+    }
+}
