@@ -21,11 +21,13 @@ package struct AuthRoutes {
 
     package func register(on router: Router<JamRequestContext>) {
         router.post("auth/guest") { request, context in
+            // Read first: a request refused for its body spends none of the limit, so the
+            // caller hears what is wrong with it rather than 429 after a few tries.
+            let body = try await RouteHelpers.body(GuestAuthRequest.self, from: request, context: context)
+            let name = try Validate.displayName(body.displayName)
             if let limits {
                 try await limiter.check("guest:\(RouteHelpers.clientAddress(context))", limit: limits.guestAuth)
             }
-            let body = try await RouteHelpers.body(GuestAuthRequest.self, from: request, context: context)
-            let name = try Validate.displayName(body.displayName)
             return try RouteHelpers.json(issue(Identity(userId: ids.next(), displayName: name)), status: .created)
         }
         router.post("auth/refresh") { _, context in

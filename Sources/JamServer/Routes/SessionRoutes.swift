@@ -36,10 +36,13 @@ struct SessionRoutes {
 
         sessions.post("join") { request, context in
             let identity = try context.requireIdentity()
-            // Checked before the limit: a refused key spends none of it.
+            // Checked before the limit: a refused key, body, code or name spends none of it. A
+            // well-formed code no session holds does: that is what the limit is against.
             let key = try RouteHelpers.idempotencyKey(request)
-            if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
             let body = try await RouteHelpers.body(JoinSessionRequest.self, from: request, context: context)
+            _ = try JoinCodes.read(body.code)
+            if let name = body.displayName { _ = try Validate.displayName(name) }
+            if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
             let session = try await registry.session(code: body.code)
             let done = try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId, key: key)
             return try RouteHelpers.json(done)

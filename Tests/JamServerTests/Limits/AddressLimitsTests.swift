@@ -153,6 +153,27 @@ import Testing
         }
     }
 
+    @Test func aSignInOrJoinRefusedForWhatItSentSpendsNoneOfTheAddresssLimit() async throws {
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(guestAuth: (2, 60), join: (2, 60)) }) { server in
+            var statuses: [Int] = []
+            for _ in 0..<4 { statuses.append(try await server.api.send("POST", "/auth/guest", json: GuestAuthRequest(displayName: " ")).status) }
+            let member = try await server.api.guest("Hal")
+            _ = try await server.api.guest("Ida")
+            statuses.append(try await server.api.send("POST", "/auth/guest", json: GuestAuthRequest(displayName: "Jo")).status)
+            #expect(statuses == [400, 400, 400, 400, 429])
+
+            var joins: [Int] = []
+            for code in ["", "   ", String(repeating: "A", count: 200)] {
+                joins.append(try await server.api.send("POST", "/api/v1/sessions/join", token: member.token, json: JoinSessionRequest(code: code)).status)
+            }
+            // A well-formed code nobody holds counts: that is the guessing the limit is for.
+            for _ in 0..<3 {
+                joins.append(try await server.api.send("POST", "/api/v1/sessions/join", token: member.token, json: JoinSessionRequest(code: "ZZZ999")).status)
+            }
+            #expect(joins == [400, 400, 400, 404, 404, 429])
+        }
+    }
+
     @Test func anAddressPastItsAnonymousRequestCapGets429WhileMembersAndThePageAreServed() async throws {
         try await TestServer.with(configure: { $0.rateLimits = RateLimits(anonymous: (5, 60)) }) { server in
             let member = try await server.api.guest("Gus")  // 1 of 5: signing in has no token yet
