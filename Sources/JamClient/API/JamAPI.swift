@@ -81,6 +81,26 @@ public struct JamAPI: Sendable {
         try await send("POST", "/api/v1/sessions/\(id)/leave", body: Optional<String>.none)
     }
 
+    /// A host's change to the session, applied all or nothing: settings (`locked` among them),
+    /// play, pause or resume, a seek, and a fresh join code (`regenerateJoinCode`, the host
+    /// only; the old code stops working). Answers the session as the caller sees it after.
+    /// With `key`, the change sent again after it failed on the way is answered, not applied
+    /// twice (the same key with another change is refused, `keyReused`).
+    public func updateSession(_ id: SessionID, _ change: UpdateSessionRequest, key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
+        try await send("PATCH", "/api/v1/sessions/\(id)", body: change, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])
+    }
+
+    /// A fresh join code for the session (the host only), in the session as the host sees it;
+    /// the old code, and links and QR codes made from it, stop working.
+    public func newJoinCode(_ id: SessionID, key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
+        try await updateSession(id, UpdateSessionRequest(regenerateJoinCode: true), key: key)
+    }
+
+    /// Ends the session for everybody (the host only): members' sockets close with the reason.
+    public func endSession(_ id: SessionID, key: IdempotencyKey? = nil) async throws(JamError) {
+        try await send("DELETE", "/api/v1/sessions/\(id)", body: Optional<String>.none, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])
+    }
+
     /// Library tracks matching `query`, best first.
     public func search(_ query: String, limit: Int = 25) async throws(JamError) -> [Track] {
         var components = URLComponents()
@@ -111,8 +131,8 @@ public struct JamAPI: Sendable {
         try WireCoding.decode(Answer.self, from: try await exchange(method, path, body: body, headers: headers))
     }
 
-    private func send<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws(JamError) {
-        _ = try await exchange(method, path, body: body)
+    private func send<Body: Encodable>(_ method: String, _ path: String, body: Body?, headers: [String: String] = [:]) async throws(JamError) {
+        _ = try await exchange(method, path, body: body, headers: headers)
     }
 
     /// Sends a request; a non-2xx answer becomes the server's typed error.

@@ -35,6 +35,36 @@ import struct JamServer.RateLimits
         }
     }
 
+    @Test("a host locks the session, makes a new code and ends it; a member may do none of it")
+    func aHostManagesTheSessionAndAMemberMayNot() async throws {
+        try await TestServer.with { server in
+            let url = try #require(URL(string: server.baseURL))
+            var host = JamAPI(server: url)
+            _ = try await host.signIn(displayName: "Host")
+            let made = try await host.createSession()
+            let id = made.session.id
+            var guest = JamAPI(server: url)
+            _ = try await guest.signIn(displayName: "Guest")
+            _ = try await guest.join(code: made.session.joinCode)
+
+            let locked = try await host.updateSession(id, UpdateSessionRequest(settings: SettingsPatch(locked: true)), key: try IdempotencyKey("lock-1"))
+            #expect(locked.session.settings.locked)
+            let renewed = try await host.newJoinCode(id)
+            #expect(renewed.session.joinCode != made.session.joinCode)
+            let oldCode = await #expect(throws: JamError.self) { try await guest.join(code: made.session.joinCode) }
+            #expect(oldCode?.code == .notFound, "the old code no longer works")
+
+            let refused = await #expect(throws: JamError.self) { try await guest.newJoinCode(id) }
+            #expect(refused?.code == .forbidden)
+            let notEnded = await #expect(throws: JamError.self) { try await guest.endSession(id) }
+            #expect(notEnded?.code == .forbidden)
+
+            try await host.endSession(id, key: try IdempotencyKey("end-1"))
+            let gone = await #expect(throws: JamError.self) { try await guest.session(id) }
+            #expect(gone?.code == .gone)
+        }
+    }
+
     @Test("a proxy's page instead of the server's answer is a code for its status, with the wait it asks for")
     func aProxysPageIsACodeForItsStatusWithItsWait() async throws {
         let page = "<html><body><h1>503 Service Unavailable</h1>No server is available.</body></html>"
