@@ -53,10 +53,27 @@ public enum Command: Hashable, Sendable, Codable {
     case djTimeline(DJTimeline)
     /// Several commands that succeed or fail together.
     indirect case all([Command])
-    /// `command` (a host's skip or seek) only while the item of `epoch` is current: one sent
-    /// before a reconnect and applied after must not act on the song that plays by then. It is
-    /// logged as it came, and a node that forwards it to the session's owner forwards the check.
+    /// `command` (a host's skip or seek, a member's skip request) only while the item of
+    /// `epoch` is current: one sent before a reconnect and applied after must not act on the
+    /// song that plays by then. It is logged as it came, and a node that forwards it to the
+    /// session's owner forwards the check.
     indirect case whileCurrent(epoch: Int64, command: Command)
+}
+
+extension Command {
+    /// The command as a logged record replays it: without the checks of `whileCurrent`. A
+    /// logged command was applied, so its check held then; and a record an older owner logged
+    /// without checking (a member's skip request, in a cluster part upgraded) must replay as it
+    /// was applied, not refuse the session it belongs to.
+    public var asLogged: Command {
+        switch self {
+        case .whileCurrent(_, let command): command.asLogged
+        case .all(let commands): .all(commands.map(\.asLogged))
+        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+            .ready, .syncReport, .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+            self
+        }
+    }
 }
 
 /// What a command produced.

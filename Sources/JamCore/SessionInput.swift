@@ -32,6 +32,14 @@ public struct TimedInput: Codable, Hashable, Sendable {
         self.at = at
         self.input = input
     }
+
+    /// The input as a logged record replays it (`Command.asLogged`).
+    public var asLogged: TimedInput {
+        switch input {
+        case .command(let command, let user): TimedInput(at: at, .command(command.asLogged, by: user))
+        case .advance, .supplyFallback, .keepFallback, .restart: self
+        }
+    }
 }
 
 extension SessionState {

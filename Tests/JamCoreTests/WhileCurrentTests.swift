@@ -53,6 +53,19 @@ struct WhileCurrentTests {
         #expect(jam.state.skipRequestCount == 1)
     }
 
+    @Test func aLoggedRecordReplaysWithoutTheCheckItPassedWhenApplied() throws {
+        // An owner of an older release logged a member's late request without checking it.
+        var jam = try Jam()
+        try jam.startPlaying(1)
+        try jam.add(2, by: host)
+        let first = try jam.requireCurrent().epoch
+        try jam.apply(.skip, by: host)
+        let logged = TimedInput(at: jam.now, .command(.all([.whileCurrent(epoch: first, command: .requestSkip)]), by: alice))
+        #expect(throws: JamError.self) { _ = try jam.state.apply(logged) }
+        _ = try jam.state.apply(logged.asLogged)
+        #expect(jam.state.skipRequests.contains(alice))
+    }
+
     @Test func nothingPlayingRefusesItToo() throws {
         var jam = try Jam()
         jam.reject(.whileCurrent(epoch: 1, command: .skip), by: host, .conflict)
