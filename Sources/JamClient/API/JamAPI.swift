@@ -165,11 +165,26 @@ public struct JamAPI: Sendable {
             do {
                 body = try WireCoding.decode(ErrorBody.self, from: data)
             } catch {
-                // Not the server's answer: a proxy's page (a node down behind HAProxy is a 503).
-                throw JamError(ErrorCode.forStatus(status), "the server answered \(status) without an error body", retryAfterMs: wait)
+                // A newer server's code this build does not know still carries the server's
+                // words; a proxy's page (a node down behind HAProxy is a 503) has none.
+                let message = Self.errorMessage(in: data) ?? "the server answered \(status) without an error body"
+                throw JamError(ErrorCode.forStatus(status), message, retryAfterMs: wait)
             }
             throw JamError(body.error.code, body.error.message, retryAfterMs: wait)
         }
         return data
+    }
+
+    /// The `error.message` of an error body whatever its code, or nil for a body without one.
+    static func errorMessage(in data: Data) -> String? {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            return nil  // Not JSON: the caller says the status instead.
+        }
+        guard let error = (object as? [String: Any])?["error"] as? [String: Any], let message = error["message"] as? String, !message.isEmpty
+        else { return nil }
+        return message
     }
 }

@@ -64,12 +64,20 @@ struct AnswerCache {
     }
 
     /// An idempotency key's answer key split at its fingerprint: `user key:kind:key` and the
-    /// fingerprint; nil for any other id, and for a key kept before fingerprints were (keys
-    /// hold no spaces, so a second space can only start one).
+    /// fingerprint; nil for any other id, and for a key kept before fingerprints were. Read
+    /// from the right, as a user id may hold spaces (a compatibility profile's token names any
+    /// user) and keys hold none: the fingerprint is the 16 hex digits after the last space,
+    /// and the key's prefix starts the word before it.
     static func keyedParts(_ key: String) -> (base: Substring, fingerprint: Substring)? {
-        guard let userEnd = key.firstIndex(of: " ") else { return nil }
-        let id = key[key.index(after: userEnd)...]
-        guard id.hasPrefix(LiveSession.keyPrefix), let mark = id.lastIndex(of: " ") else { return nil }
-        return (key[..<mark], id[id.index(after: mark)...])
+        guard let mark = key.lastIndex(of: " ") else { return nil }
+        let fingerprint = key[key.index(after: mark)...]
+        guard fingerprint.utf8.count == RequestFingerprint.length, fingerprint.utf8.allSatisfy(Self.isLowercaseHex) else { return nil }
+        let base = key[..<mark]
+        guard let wordStart = base.lastIndex(of: " "), base[base.index(after: wordStart)...].hasPrefix(LiveSession.keyPrefix) else { return nil }
+        return (base, fingerprint)
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }

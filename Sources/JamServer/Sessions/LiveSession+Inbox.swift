@@ -58,7 +58,8 @@ extension LiveSession {
         let local = forwarded.origin == node.nodeID ? forwarded.connection : nil
         var reused = false
         if let key {
-            switch answers.lookup(key) {
+            // A REST call's key may find its request's other form; a socket's id only itself.
+            switch forwarded.connection == nil ? answers.lookup(key) : answers[key].map(AnswerCache.Lookup.answered) ?? .none {
             case .answered(let answer):
                 environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
                 answerForward(forwarded, key: key, frame: answer, error: nil, local: local, node: node)

@@ -11,10 +11,13 @@ enum RequestFingerprint {
     /// the server makes itself (an add's item id, a fresh join code) are left out, as a
     /// request sent again gets new ones, and so is an add's nonce: it is a key of its own, and
     /// a client building its retry afresh may make a new one (the key answers for both).
+    /// Hex digits in a fingerprint.
+    static let length = 16
+
     static func of(_ command: Command) -> String {
         // The log's own writer: the same bytes for the same command, on every node and build.
         let bytes = JSONWriter.encode(asAsked(command))
-        return SHA256.hash(data: bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return SHA256.hash(data: bytes).prefix(length / 2).map { String(format: "%02x", $0) }.joined()
     }
 
     /// `command` without what the server fills in.

@@ -75,6 +75,15 @@ import struct JamServer.RateLimits
             #expect(refusal?.code == .unavailable, "a node down behind the proxy: try again, \(String(describing: refusal))")
             #expect(refusal?.retryAfterMs == 7000)
         }
+        // A newer server's code: its status's code, with the server's own words.
+        let newer = #"{"error":{"code":"someLaterCode","message":"this key named another change"}}"#
+        let later = "HTTP/1.1 422 Unprocessable Content\r\nContent-Type: application/json\r\nContent-Length: \(newer.utf8.count)\r\n\r\n\(newer)"
+        try await RefusingServer.with(answer: later) { server in
+            let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+            let refusal = await #expect(throws: JamError.self) { try await api.search("song") }
+            #expect(refusal?.code == ErrorCode.forStatus(422))
+            #expect(refusal?.message == "this key named another change")
+        }
         // A wait no server would ask for: a day at most, and no crash.
         let huge = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 99999999999999999\r\nContent-Length: 0\r\n\r\n"
         try await RefusingServer.with(answer: huge) { server in

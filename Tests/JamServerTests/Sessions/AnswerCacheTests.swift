@@ -47,6 +47,24 @@ import Testing
         #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: -1))) == .answered(Self.answer("old")))
     }
 
+    @Test func aUserIdWithSpacesKeepsItsKeysApart() throws {
+        // A compatibility profile's token may name any user, spaces and all.
+        let user: UserID = "dj with spaces"
+        let first = LiveSession.answerKey(user, LiveSession.replyId(for: try IdempotencyKey("k-1"), .vote(itemId: Self.itemA, value: 1)))
+        let other = LiveSession.answerKey(user, LiveSession.replyId(for: try IdempotencyKey("k-1"), .vote(itemId: Self.itemB, value: 1)))
+        var cache = AnswerCache()
+        cache.remember(Self.answer("first"), for: first)
+        #expect(cache.lookup(first) == .answered(Self.answer("first")))
+        #expect(cache.lookup(other) == .keyUsedForAnotherRequest)
+    }
+
+    @Test func aSocketIdShapedLikeAKeyIsOnlyItself() {
+        var cache = AnswerCache()
+        cache.remember(Self.answer("a"), for: LiveSession.answerKey(Self.user, "key:a"))
+        // No fingerprint after the space: not a key's other form.
+        #expect(cache.lookup(LiveSession.answerKey(Self.user, "key:a b")) == .none)
+    }
+
     @Test func aSocketsCommandIdIsFoundAsItWasSent() {
         var cache = AnswerCache()
         let id = LiveSession.answerKey(Self.user, "web-1 with space")
