@@ -41,8 +41,10 @@ extension Serve {
     static let yearMs: Int64 = 365 * 24 * 3_600_000
 
     /// How often to rescan the music folders, in seconds (0 never, at most a year), from
-    /// `--rescan-seconds` or `JAM_RESCAN_SECONDS`. Only music folders are rescanned, so either
-    /// one without them would be ignored without a word.
+    /// `--rescan-seconds` or `JAM_RESCAN_SECONDS`. Only music folders are rescanned, so the
+    /// option without them, which would be ignored without a word, is refused; the variable
+    /// may be set for the machine (as `JAM_MUSIC` may be set for another profile) and is only
+    /// checked for its form.
     func rescanInterval(environment: [String: String], hasFolders: Bool) throws -> Int? {
         let given: (source: String, text: String)? =
             if let rescanSeconds { ("--rescan-seconds", String(rescanSeconds)) }
@@ -53,7 +55,7 @@ extension Serve {
         guard let value = Int(given.text), (0...most).contains(value) else {
             throw ValidationError("\(given.source) must be 0 (never) to \(most) seconds, got \"\(given.text)\"")
         }
-        guard hasFolders else {
+        guard hasFolders || rescanSeconds == nil || value == 0 else {
             throw ValidationError("\(given.source) has no effect without music folders (--music, JAM_MUSIC): only they are rescanned")
         }
         return value

@@ -56,6 +56,14 @@ import Testing
         #expect(missing.errors.contains("does not exist"), "stderr: \(missing.errors)")
     }
 
+    @Test func aRescanIntervalFromTheEnvironmentWithoutMusicFoldersIsNoReasonToStop() async throws {
+        // Set for the machine, as JAM_MUSIC may be: only its form is checked.
+        let started = try await ServerProcess.refusal([], environment: ["JAM_RESCAN_SECONDS": "60"])
+        #expect(started.status == nil, "the server started: \(started.errors)")
+        let never = try await ServerProcess.refusal(["--rescan-seconds", "0"])
+        #expect(never.status == nil, "0 (never) needs no folders: \(never.errors)")
+    }
+
     @Test func aDataFolderThatCannotBeWrittenStopsTheServer() async throws {
         // Root writes any folder whatever its mode, so the server runs as nobody here.
         let folder = TestServer.makeDataDirectory().appendingPathComponent("readonly")
