@@ -95,6 +95,10 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// phone on mobile data is not led for by the same member's laptop. Off for sessions stored
     /// before the rule existed, so their stored reports replay as they were applied.
     public var roundTripsPerDevice: Bool
+    /// Whether names and track texts are held to `Validate.maxBytesPerCharacter` bytes for
+    /// each character of their limits. Off for sessions stored before the rule existed, so
+    /// their stored joins and adds replay as they were applied.
+    public var capsTextBytes: Bool
 
     /// Creates rules.
     public init(
@@ -102,7 +106,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
         addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true,
-        roundTripsPerDevice: Bool = true
+        roundTripsPerDevice: Bool = true, capsTextBytes: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -116,12 +120,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.hostSuccession = hostSuccession
         self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
         self.roundTripsPerDevice = roundTripsPerDevice
+        self.capsTextBytes = capsTextBytes
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
         case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
-        case roundTripsPerDevice
+        case roundTripsPerDevice, capsTextBytes
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -139,6 +144,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         hostSuccession = try c.decodeIfPresent(HostSuccession.self, forKey: .hostSuccession) ?? .anyMember
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
         roundTripsPerDevice = try c.decodeIfPresent(Bool.self, forKey: .roundTripsPerDevice) ?? false
+        capsTextBytes = try c.decodeIfPresent(Bool.self, forKey: .capsTextBytes) ?? false
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

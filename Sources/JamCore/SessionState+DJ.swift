@@ -4,7 +4,7 @@ import JamProtocol
 extension SessionState {
     mutating func djPrepare(_ track: Track, itemId: ItemID, by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard rules.startMode == .djDriven else { throw JamError(.conflict, "this session schedules its own starts; use play or skip") }
-        try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
+        try track.validate(requireIdAndName: rules.tracksNeedIdAndName, capBytes: rules.capsTextBytes)
         if queue.contains(where: { $0.id == itemId }) || current?.item.id == itemId {
             throw JamError(.conflict, "item \(itemId) already exists")
         }

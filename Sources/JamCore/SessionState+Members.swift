@@ -2,7 +2,7 @@ import JamProtocol
 
 extension SessionState {
     mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        let name = try Validate.displayName(displayName)
+        let name = try Validate.displayName(displayName, capBytes: rules.capsTextBytes)
         if banned.contains(user) { throw JamError(.forbidden, "the host removed you from this session") }
         if let index = members.firstIndex(where: { $0.userId == user }) {
             // Joining again is how a member changes their name; nothing else moves.

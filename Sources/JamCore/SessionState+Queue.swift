@@ -4,7 +4,7 @@ extension SessionState {
     static func nonceKey(_ user: UserID, _ nonce: String) -> String { "\(user.rawValue)\u{1F}\(nonce)" }
 
     mutating func add(_ track: Track, nonce: String, itemId: ItemID, by user: UserID, role: Role, at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        try track.validate(requireIdAndName: rules.tracksNeedIdAndName)
+        try track.validate(requireIdAndName: rules.tracksNeedIdAndName, capBytes: rules.capsTextBytes)
         try Validate.nonce(nonce)
         let nonceKey = Self.nonceKey(user, nonce)
         if let existing = repeatedAdd(nonceKey: nonceKey) {

@@ -58,17 +58,20 @@ public struct Track: Codable, Hashable, Sendable {
     /// Checks the limits every edge enforces on a track a client sends. `requireIdAndName`
     /// false is a compatibility profile's rule: `id` and `name` may be empty (PirateRadio's
     /// server requires neither) and `asSent` may be kept; the length and character limits
-    /// hold either way.
-    public func validate(requireIdAndName: Bool = true) throws(JamError) {
-        try Validate.text(id, field: "track.id", max: Self.maxIdLength, allowEmpty: !requireIdAndName)
-        try Validate.text(name, field: "track.name", max: Self.maxTextLength, allowEmpty: !requireIdAndName)
-        try Validate.text(artist, field: "track.artist", max: Self.maxTextLength, allowEmpty: true)
-        if let album { try Validate.text(album, field: "track.album", max: Self.maxTextLength, allowEmpty: true) }
+    /// hold either way. `capBytes` false leaves out the byte limit (`Validate.maxBytesPerCharacter`)
+    /// for sessions stored before it, whose logged adds must replay as they were applied.
+    public func validate(requireIdAndName: Bool = true, capBytes: Bool = true) throws(JamError) {
+        try Validate.text(id, field: "track.id", max: Self.maxIdLength, allowEmpty: !requireIdAndName, capBytes: capBytes)
+        try Validate.text(name, field: "track.name", max: Self.maxTextLength, allowEmpty: !requireIdAndName, capBytes: capBytes)
+        try Validate.text(artist, field: "track.artist", max: Self.maxTextLength, allowEmpty: true, capBytes: capBytes)
+        if let album { try Validate.text(album, field: "track.album", max: Self.maxTextLength, allowEmpty: true, capBytes: capBytes) }
         if let durationMs, durationMs <= 0 || durationMs > Self.maxDurationMs {
             throw JamError(.invalidField, "track.durationMs must be between 1 ms and 24 hours, got \(durationMs)")
         }
-        if let artworkURL { try Validate.text(artworkURL, field: "track.artworkURL", max: Self.maxArtworkURLLength, allowEmpty: true) }
-        if let isrc { try Validate.text(isrc, field: "track.isrc", max: Self.maxISRCLength, allowEmpty: true) }
+        if let artworkURL {
+            try Validate.text(artworkURL, field: "track.artworkURL", max: Self.maxArtworkURLLength, allowEmpty: true, capBytes: capBytes)
+        }
+        if let isrc { try Validate.text(isrc, field: "track.isrc", max: Self.maxISRCLength, allowEmpty: true, capBytes: capBytes) }
         if let asSent {
             guard !requireIdAndName else { throw JamError(.invalidField, "track.asSent is not part of OpenJam's protocol") }
             guard asSent.utf8.count <= Self.maxAsSentBytes else {
@@ -86,6 +89,13 @@ public enum Validate {
     public static let maxSessionName = 100
     /// Longest nonce, in bytes.
     public static let maxNonce = 128
+    /// UTF-8 bytes a text field may hold for each character of its limit. A character can be
+    /// several code points (an accent typed apart from its letter, a flag, a joined emoji),
+    /// and nothing else bounds how many: one letter under thousands of marks counts as one
+    /// character, and would carry a whole frame into every member's queue and state. Eight
+    /// bytes per character keeps any script's usual text, `max` flags or accented letters,
+    /// and refuses that.
+    public static let maxBytesPerCharacter = 8
 
     /// Whether `value` holds a control character, which no text OpenJam shows may.
     public static func hasControlCharacters(_ value: String) -> Bool {
@@ -98,23 +108,33 @@ public enum Validate {
     }
 
     /// Text from files (tags, file names) made fit to show and to add: control characters
-    /// become spaces, spaces at either end go, and it is cut to `max` characters. Input is
-    /// refused for the same faults; a file cannot be asked again.
+    /// become spaces, spaces at either end go, and it is cut to `max` characters and to
+    /// `maxBytesPerCharacter` bytes for each. Input is refused for the same faults; a file
+    /// cannot be asked again.
     public static func displayable(_ value: String, max: Int) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             scalars.append(isControl(scalar) ? " " : scalar)
         }
-        return String(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines).prefix(max))
+        var kept = String(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines).prefix(max))
+        while kept.utf8.count > max * maxBytesPerCharacter { kept.removeLast() }
+        return kept
     }
 
-    /// Rejects empty (unless allowed) or over-long text and control characters.
-    public static func text(_ value: String, field: String, max: Int, allowEmpty: Bool = false) throws(JamError) {
+    /// Rejects empty (unless allowed) or over-long text and control characters. Over-long is
+    /// more than `max` characters, or (with `capBytes`) more than `maxBytesPerCharacter`
+    /// bytes of UTF-8 for each of them.
+    public static func text(_ value: String, field: String, max: Int, allowEmpty: Bool = false, capBytes: Bool = true) throws(JamError) {
         if !allowEmpty && value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw JamError(.invalidField, "\(field) must not be empty")
         }
         if value.count > max {
             throw JamError(.invalidField, "\(field) must be at most \(max) characters, got \(value.count)")
+        }
+        if capBytes, value.utf8.count > max * maxBytesPerCharacter {
+            throw JamError(
+                .invalidField,
+                "\(field) must be at most \(max * maxBytesPerCharacter) bytes of UTF-8 (accents typed apart and joined emoji count several), got \(value.utf8.count)")
         }
         if hasControlCharacters(value) {
             throw JamError(.invalidField, "\(field) must not contain control characters")
@@ -122,9 +142,9 @@ public enum Validate {
     }
 
     /// Returns the trimmed display name or throws when it is empty or too long.
-    public static func displayName(_ value: String, field: String = "displayName") throws(JamError) -> String {
+    public static func displayName(_ value: String, field: String = "displayName", capBytes: Bool = true) throws(JamError) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        try text(trimmed, field: field, max: maxDisplayName)
+        try text(trimmed, field: field, max: maxDisplayName, capBytes: capBytes)
         return trimmed
     }
 

@@ -201,9 +201,13 @@ export async function runDisplayNames(base, fixture) {
   if (Limits.maxDisplayName !== fixture.maxDisplayName) {
     failures.push(`Limits.maxDisplayName is ${Limits.maxDisplayName}, display-names.json says ${fixture.maxDisplayName}`);
   }
+  if (Limits.maxBytesPerCharacter !== fixture.maxBytesPerCharacter) {
+    failures.push(`Limits.maxBytesPerCharacter is ${Limits.maxBytesPerCharacter}, display-names.json says ${fixture.maxBytesPerCharacter}`);
+  }
   for (const c of fixture.cases) {
     const name = (c.before ?? '') + c.text.repeat(c.times) + (c.after ?? '');
-    const { value, characters, problem } = checkDisplayName(name);
+    const { value, characters, bytes, problem } = checkDisplayName(name);
+    if (bytes !== c.bytes) failures.push(`display name "${c.name}": ${bytes} bytes, expected ${c.bytes}`);
     if ((problem === null) !== c.accepted) failures.push(`display name "${c.name}": problem ${problem}, expected accepted ${c.accepted}`);
     if (characters !== c.characters || characterCount(value) !== c.characters) {
       failures.push(`display name "${c.name}": ${characters} characters, expected ${c.characters}`);

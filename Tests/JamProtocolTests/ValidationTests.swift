@@ -42,9 +42,9 @@ struct ValidationTests {
     struct DisplayNameFixture: Decodable {
         struct Case: Decodable {
             var name: String, before: String?, text: String, times: Int, after: String?
-            var characters: Int, utf16Units: Int, accepted: Bool
+            var characters: Int, utf16Units: Int, bytes: Int, accepted: Bool
         }
-        var maxDisplayName: Int, cases: [Case]
+        var maxDisplayName: Int, maxBytesPerCharacter: Int, cases: [Case]
     }
 
     /// Tests/Fixtures/ClientParity/display-names.json, which the web client's checkDisplayName
@@ -55,12 +55,14 @@ struct ValidationTests {
             .appendingPathComponent("Fixtures/ClientParity/display-names.json")
         let fixture = try JSONDecoder().decode(DisplayNameFixture.self, from: Data(contentsOf: url))
         #expect(fixture.maxDisplayName == Validate.maxDisplayName)
+        #expect(fixture.maxBytesPerCharacter == Validate.maxBytesPerCharacter)
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
             let name = (c.before ?? "") + String(repeating: c.text, count: c.times) + (c.after ?? "")
             let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(trimmed.count == c.characters, "\(c.name)")
             #expect(trimmed.utf16.count == c.utf16Units, "\(c.name)")
+            #expect(trimmed.utf8.count == c.bytes, "\(c.name)")
             do {
                 let kept = try Validate.displayName(name)
                 #expect(c.accepted, "\(c.name) was accepted")
@@ -69,7 +71,9 @@ struct ValidationTests {
                 #expect(!c.accepted, "\(c.name) was refused: \(error.message)")
                 let expected = c.characters == 0
                     ? "displayName must not be empty"
-                    : "displayName must be at most \(Validate.maxDisplayName) characters, got \(c.characters)"
+                    : c.characters > Validate.maxDisplayName
+                    ? "displayName must be at most \(Validate.maxDisplayName) characters, got \(c.characters)"
+                    : "displayName must be at most \(Validate.maxDisplayName * Validate.maxBytesPerCharacter) bytes of UTF-8 (accents typed apart and joined emoji count several), got \(c.bytes)"
                 #expect(error.message == expected, "\(c.name)")
             }
         }

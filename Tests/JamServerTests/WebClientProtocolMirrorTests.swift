@@ -77,6 +77,7 @@ import Testing
             "maxDisplayName": String(Validate.maxDisplayName), "maxSessionName": String(Validate.maxSessionName),
             "maxNonce": String(Validate.maxNonce), "maxCommandId": String(ClientFrame.maxIdLength),
             "maxCodeLength": String(JoinCodes.maxLength), "maxId": String(JamID.maxLength),
+            "maxBytesPerCharacter": String(Validate.maxBytesPerCharacter),
         ])
         #expect(try Self.frozenObject("DeviceLimits", in: source) == [
             "maxDeviceId": String(Validate.maxDeviceId), "maxDelayMs": String(Int(Validate.maxDeviceDelayMs)),

@@ -213,6 +213,7 @@ export const SettingsLimits = Object.freeze({ memberLimit: 1000, queueLimit: 500
 /** Input limits shared by every edge (Validate). */
 export const Limits = Object.freeze({
   maxDisplayName: 64, maxSessionName: 100, maxNonce: 128, maxCommandId: 128, maxCodeLength: 32, maxId: 128,
+  maxBytesPerCharacter: 8,
 });
 
 /** A client frame `{type, data?, id?}` as JSON text. */

@@ -33,21 +33,27 @@ export function trimWhitespace(text) {
   return String(text ?? '').replace(EDGE_WHITESPACE, '');
 }
 
+const utf8 = new TextEncoder();
+
 /**
  * Checks typed text as Validate.text does after trimming: empty (unless allowed), then longer
- * than `max` characters, then holding a control character.
- * @returns {{value: string, characters: number, problem: null|'empty'|'tooLong'|'control'}}
- *   `value` is the trimmed text, the one to send.
+ * than `max` characters, then more than Limits.maxBytesPerCharacter bytes of UTF-8 for each
+ * (accents typed apart and joined emoji count several), then holding a control character.
+ * @returns {{value: string, characters: number, bytes: number,
+ *   problem: null|'empty'|'tooLong'|'tooManyBytes'|'control'}}
+ *   `value` is the trimmed text, the one to send; `bytes` its UTF-8 length.
  */
 export function checkText(text, max, { allowEmpty = false } = {}) {
   const value = trimWhitespace(text);
   const characters = characterCount(value);
+  const bytes = utf8.encode(value).length;
   let problem = null;
   if (!allowEmpty && !value) problem = 'empty';
   // Code points can only overcount characters: without a segmenter the server judges the length.
   else if (characters > max && segmenter()) problem = 'tooLong';
+  else if (bytes > max * Limits.maxBytesPerCharacter) problem = 'tooManyBytes';
   else if (/\p{Cc}/u.test(value)) problem = 'control';
-  return { value, characters, problem };
+  return { value, characters, bytes, problem };
 }
 
 /** A display name checked as Validate.displayName checks it. */

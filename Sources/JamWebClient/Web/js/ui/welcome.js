@@ -106,11 +106,12 @@ export class WelcomeView {
   }
 
   name() {
-    const { value, characters, problem } = checkDisplayName(this.nameInput.value);
+    const { value, characters, bytes, problem } = checkDisplayName(this.nameInput.value);
     if (!problem) return value;
     this.setError({
       empty: 'Enter your name first, so others know who added what.',
       tooLong: `Your name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
+      tooManyBytes: `Your name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
       control: 'Your name cannot contain tabs or other control characters.',
     }[problem]);
     this.nameInput.focus();
@@ -119,11 +120,13 @@ export class WelcomeView {
 
   /** The trimmed session name ('' for the default), or null after saying what is wrong. */
   sessionName() {
-    const { value, characters, problem } = checkSessionName(this.sessionNameInput.value);
+    const { value, characters, bytes, problem } = checkSessionName(this.sessionNameInput.value);
     if (!problem) return value;
-    this.setError(problem === 'tooLong'
-      ? `The session name can have at most ${Limits.maxSessionName} characters; this one has ${characters}.`
-      : 'The session name cannot contain tabs or other control characters.');
+    this.setError({
+      tooLong: `The session name can have at most ${Limits.maxSessionName} characters; this one has ${characters}.`,
+      tooManyBytes: `The session name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} of at most ${Limits.maxSessionName * Limits.maxBytesPerCharacter}.`,
+      control: 'The session name cannot contain tabs or other control characters.',
+    }[problem]);
     this.sessionNameInput.focus();
     return null;
   }
