@@ -739,6 +739,29 @@ def test_a_keyboard_vote_that_moves_a_song_keeps_the_focus_on_its_button(base_ur
              message="focus left the button")
 
 
+def test_leaving_asks_once_more_when_it_hands_over_hosting_or_ends_the_session(base_url, browsers):
+    host, guest, code = hana_with_gus(base_url, browsers)
+    # A member who is not the host leaves at once.
+    click(guest, el(guest, "leave-button"))
+    wait_for(host, lambda d: "Gus" not in el(d, "members-list").text, message="Gus's leave did not reach the server")
+
+    # The host alone: leaving ends the session, so the button asks first, and forgets in time.
+    click(host, el(host, "leave-button"))
+    wait_for(host, lambda d: el(d, "leave-button").text == "Leave and end the session?", message="the host's lone leave did not ask")
+    assert visible(host, "now-playing"), "the first press left"
+    wait_for(host, lambda d: el(d, "leave-button").text == "Leave", timeout=8, message="the question did not go away")
+
+    # With Gus back, it hands hosting over, and says so; the second press does it.
+    join_by_code(guest, base_url, code, "Gus")
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text, message="Gus did not come back")
+    click(host, el(host, "leave-button"))
+    wait_for(host, lambda d: el(d, "leave-button").text == "Leave and hand over hosting?", message="the host's leave did not ask")
+    click(host, el(host, "leave-button"))
+    wait_for(host, lambda d: visible(d, "welcome-heading"), message="the second press did not leave")
+    wait_for(guest, lambda d: "you are the host" in el(d, "session-host").text, message="Gus did not become the host")
+    assert_clean_console(host, guest)
+
+
 def test_a_leave_that_cannot_reach_the_server_keeps_the_member_in_the_session(base_url, browsers):
     host, guest, code = hana_with_gus(base_url, browsers)
     # The page's first leave request fails as an offline one does.

@@ -96,9 +96,17 @@ export function untilAnswered(button, answer) {
  * blocking confirm() dialog. Give it a fuller accessible name with `setConfirmLabel`.
  */
 export function confirmButton(label, confirmLabel, action, props = {}) {
-  let armed = null;
   const button = h('button', { type: 'button', ...props, text: label });
-  button.dataset.confirm = confirmLabel;
+  askBefore(button, label, () => confirmLabel, action);
+  return button;
+}
+
+/**
+ * Makes an existing button ask `question()` (its text until pressed again, for 4 s) before
+ * `action`, as confirmButton does; when `question()` is null, a press acts at once.
+ */
+export function askBefore(button, label, question, action) {
+  let armed = null;
   const disarm = () => {
     clearTimeout(armed);
     armed = null;
@@ -107,18 +115,19 @@ export function confirmButton(label, confirmLabel, action, props = {}) {
     nameConfirmButton(button);
   };
   button.addEventListener('click', () => {
-    if (armed) {
+    const asked = armed ? null : question();
+    if (!asked) {
       disarm();
       action();
       return;
     }
-    button.textContent = confirmLabel;
+    button.dataset.confirm = asked;
+    button.textContent = asked;
     button.classList.add('armed');
     nameConfirmButton(button);
     armed = setTimeout(disarm, 4_000);
   });
   button.addEventListener('blur', () => setTimeout(() => { if (armed && document.activeElement !== button) disarm(); }, 0));
-  return button;
 }
 
 /**

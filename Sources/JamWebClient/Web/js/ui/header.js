@@ -1,7 +1,7 @@
 // The top bar: which session, whether the connection is live (and when it retries),
 // and the invite and leave buttons.
 import { Phase } from '../connection.js';
-import { byId, setText } from './dom.js';
+import { askBefore, byId, setText } from './dom.js';
 
 export class HeaderView {
   /**
@@ -19,7 +19,11 @@ export class HeaderView {
     this.inviteToggle = byId('invite-toggle');
     this.leave = byId('leave-button');
     this.inviteToggle.addEventListener('click', actions.onInviteToggle);
-    this.leave.addEventListener('click', actions.onLeave);
+    // Leaving can end what others count on: the last member's leave ends the session and its
+    // queue, and the host's hands hosting to somebody else. Those ask once more, as "End the
+    // session" does; any other member just leaves (and may join again with the code).
+    this.leaveQuestion = null;
+    askBefore(this.leave, 'Leave', () => this.leaveQuestion, actions.onLeave);
     this.retry.addEventListener('click', actions.onRetry);
     this.phase = null;
   }
@@ -41,6 +45,8 @@ export class HeaderView {
       setText(this.name, snapshot.session.name);
       const mine = snapshot.session.hostId === snapshot.me;
       setText(this.host, mine ? 'you are the host' : `host: ${snapshot.session.hostDisplayName}`);
+      const others = snapshot.members.some((member) => member.userId !== snapshot.me);
+      this.leaveQuestion = !others ? 'Leave and end the session?' : mine ? 'Leave and hand over hosting?' : null;
     }
     this.phase = snapshot.phase;
     this.tick();
