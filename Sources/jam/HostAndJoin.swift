@@ -80,7 +80,7 @@ enum LiveSession {
     static func show(api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool, signIn: TerminalSignIn) async throws {
         let participant = Participant(api: api, sessionId: view.session.id, me: me, transport: NIOWebSocketTransport())
         let screen = LiveScreen(
-            participant: participant, api: api, me: me, invite: invite, startWithInvite: startWithInvite,
+            participant: participant, api: api, sessionId: view.session.id, me: me, invite: invite, startWithInvite: startWithInvite,
             // A token the connection refreshed is the one the next run signs in with; the
             // screen has no room to say that it could not be kept (the old one still works
             // until it expires).
@@ -93,6 +93,8 @@ enum LiveSession {
             return
         case .quit:
             Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)); `jam join \(view.session.joinCode)` opens it again.") + "\n")
+        case .left:
+            Terminal().write(TerminalText.safe("You left \(view.session.name).") + "\n")
         case .failed(let reason):
             Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)): \(reason).") + "\n")
             throw ExitCode.failure

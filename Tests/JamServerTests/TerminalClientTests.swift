@@ -206,6 +206,32 @@ import Testing
         }
     }
 
+    @Test func aMemberLeavesForGoodWithLAfterSayingYesAndAnyOtherKeyStays() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let code = view.session.joinCode
+            let guest = try await Pane(
+                "leaver-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(code) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                try await guest.keys("L")
+                try await guest.waitFor("Leave the session? Code \(code) lets you join again.", "y: leave")
+                // Any other key stays.
+                try await guest.keys("n")
+                try await guest.waitFor("L leave  q quit")
+                #expect(try await api.view(host.token, view.session.id).members.contains { $0.displayName == "Gil" })
+                try await guest.keys("L")
+                try await guest.waitFor("y: leave")
+                try await guest.keys("y")
+                try await guest.waitFor("You left", "GUEST-EXITED 0")
+                #expect(try await !api.view(host.token, view.session.id).members.contains { $0.displayName == "Gil" })
+            }
+        }
+    }
+
     @Test func wideCharactersAreMeasuredInColumnsSoLinesFitTheTerminal() async throws {
         try await Self.withServerInTmux { server, suffix in
             let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")

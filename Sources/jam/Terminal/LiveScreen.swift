@@ -7,6 +7,8 @@ import JamProtocol
 struct LiveScreen {
     let participant: Participant
     let api: JamAPI
+    /// The session shown, which `L` leaves.
+    let sessionId: SessionID
     /// Who is at this terminal ("skipped by you").
     let me: UserID
     var invite: ScreenModel.Invite?
@@ -21,6 +23,8 @@ struct LiveScreen {
         case tick
         /// The connection ended; `failed` when it ended on an error (refused, removed, lost).
         case ended(String, failed: Bool)
+        /// The server took this member's leave; or why it did not.
+        case left(Result<Void, JamError>)
         case passing(Passing)
     }
 
@@ -47,7 +51,7 @@ struct LiveScreen {
 
     /// How the screen ended: a person quit, after the connection failed (and why), or the
     /// terminal went away (closed, SIGHUP, SIGTERM) and nothing more can be shown on it.
-    enum Ending: Sendable, Equatable { case quit, failed(String), hungUp }
+    enum Ending: Sendable, Equatable { case quit, left, failed(String), hungUp }
 
     /// Shows the session until the person quits or the terminal goes away.
     func run() async throws -> Ending {
@@ -113,8 +117,16 @@ struct LiveScreen {
                         model.message = "Search failed: \(error.message)"
                     }
                 case .ended(let reason, let failed):
+                    // A leave closes the socket too: its answer, not the close, says how it went.
+                    guard !model.leaving else { break }
                     model.message = "Connection closed: \(reason). Press q to quit."
                     if failed { ending = .failed(reason) }
+                case .left(.success):
+                    ending = .left
+                    break loop
+                case .left(.failure(let error)):
+                    model.leaving = false
+                    model.message = "Couldn't leave: \(error.message)"
                 case .passing(let event):
                     show(event, &model)
                 case .input(.resized):
@@ -197,6 +209,30 @@ struct LiveScreen {
     private func handle(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>, sink: AsyncStream<Event>.Continuation) -> Outcome {
         let store = participant.store
         model.message = nil
+        if model.mode == .confirmingLeave {
+            model.mode = .normal
+            switch key {
+            case .character("y"), .character("Y"):
+                guard !model.leaving else { break }
+                model.leaving = true
+                model.message = "Leaving…"
+                let (api, id) = (self.api, sessionId)
+                group.addTask {
+                    do throws(JamError) {
+                        try await api.leave(id)
+                        sink.yield(.left(.success(())))
+                    } catch {
+                        // Gone already (ended, or removed): there is nothing left to leave.
+                        sink.yield(.left(error.code == .gone || error.code == .notMember ? .success(()) : .failure(error)))
+                    }
+                }
+            case .interrupt:
+                return .quit
+            default:
+                break
+            }
+            return .keepGoing
+        }
         if model.mode == .invite {
             if key == .interrupt { return .quit }
             model.mode = .normal
@@ -298,6 +334,8 @@ struct LiveScreen {
             model.mode = .searching(query: "", results: [], choice: 0)
         case .character("s"):
             group.addTask { await store.requestSkip() }
+        case .character("L"):
+            model.mode = .confirmingLeave
         case .character("i"):
             if model.invite != nil { model.mode = .invite }
         case .character("n") where model.hasHostControls:

@@ -15,6 +15,8 @@ struct ScreenModel: Sendable {
         case invite
         /// The host's settings over everything, with the chosen row.
         case settings(choice: Int)
+        /// Asking whether to leave the session for good (`q` only closes the screen).
+        case confirmingLeave
     }
 
     /// How to invite people.
@@ -40,6 +42,8 @@ struct ScreenModel: Sendable {
     var syncText: String?
     var selection = 0
     var mode: Mode = .normal
+    /// A leave asked of the server and not answered yet.
+    var leaving = false
     var message: String?
     var invite: Invite?
     var rows = 24
@@ -70,4 +74,13 @@ struct ScreenModel: Sendable {
 
     /// True for the host and co-hosts.
     var hasHostControls: Bool { snapshot.role?.hasHostControls == true }
+
+    /// What leaving the session for good does, as the question asks it: the last member's
+    /// leave ends the session, the host's hands hosting on, anybody else may join again.
+    var leaveQuestion: String {
+        let others = snapshot.members.contains { $0.userId != me }
+        if !others { return "Leave and end the session? Its queue goes with it." }
+        if snapshot.role == .host { return "Leave and hand hosting to somebody else?" }
+        return snapshot.session.map { "Leave the session? Code \($0.joinCode) lets you join again." } ?? "Leave the session?"
+    }
 }

@@ -58,6 +58,8 @@ enum ScreenRenderer {
             }
             // "Nothing in the library matches", or why the search failed.
             if let message = model.message { lines.append(message) }
+        case .confirmingLeave:
+            lines.append("\(model.leaveQuestion)  y: leave  any other key: stay  (q only closes this screen)")
         case .normal, .invite, .settings:
             // The message is the newer news (the next key clears it): a closed connection
             // must not hide behind a refusal from before.
@@ -71,7 +73,7 @@ enum ScreenRenderer {
                 lines.append("")
             }
         }
-        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  q quit"
+        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  L leave  q quit"
         if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove  o settings" }
         if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
         lines.append(keys)
