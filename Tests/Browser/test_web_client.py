@@ -739,6 +739,30 @@ def test_a_keyboard_vote_that_moves_a_song_keeps_the_focus_on_its_button(base_ur
              message="focus left the button")
 
 
+def test_a_member_changes_their_name_and_everybody_sees_it_with_their_songs(base_url, browsers):
+    host, guest, code = hana_with_gus(base_url, browsers)
+    add_track(host, 0)  # plays at once: Gus's song waits in the queue
+    title = add_track(guest, 1)
+    wait_for(host, lambda d: title in queue_titles(d), message="Gus's song did not reach Hana")
+    click(guest, el(guest, "rename-button"))
+    field = el(guest, "rename-input")
+    assert field.get_attribute("value") == "Gus"
+    # Refused on the page as the server would refuse it, and nothing is sent.
+    field.clear()
+    field.send_keys("   ")
+    click(guest, el(guest, "rename-save"))
+    wait_for(guest, lambda d: visible(d, "rename-error") and "Enter a name" in el(d, "rename-error").text, message="an empty name was not refused")
+    field.clear()
+    field.send_keys("Gustav" + Keys.ENTER)
+    wait_for(guest, lambda d: not visible(d, "rename-form"), message="the form did not close")
+    wait_for(host, lambda d: "Gustav" in el(d, "members-list").text, message="Hana did not see the new name")
+    assert "Gustav (you)" in el(guest, "members-list").text
+    wait_for(host, lambda d: "Gustav" in queue_item(d, title).text, message="the song still names its adder by the old name")
+    others = host.find_elements(By.CSS_SELECTOR, "#members-list li.member:not(.mine) button")
+    assert not any(b.is_displayed() and b.text == "Change name" for b in others), "Hana may rename only herself"
+    assert_clean_console(host, guest)
+
+
 def test_leaving_asks_once_more_when_it_hands_over_hosting_or_ends_the_session(base_url, browsers):
     host, guest, code = hana_with_gus(base_url, browsers)
     # A member who is not the host leaves at once.

@@ -87,6 +87,7 @@ export class SessionPage {
       members: new MembersView(byId('members'), {
         onRole: (member, role) => this.store.perform(Command.promote, { userId: member.userId, role }, 'role'),
         onKick: (member) => this.store.perform(Command.kick, { userId: member.userId }, 'kick'),
+        onRename: (name) => this.rename(name),
       }),
       settings: new SettingsView(byId('host-settings'), {
         onChange: (patch) => this.changeSettings(patch),
@@ -227,6 +228,20 @@ export class SessionPage {
       await this.api.endSession(store.sessionId);
     } catch (error) {
       store.reject('end', error);
+    }
+  }
+
+  /**
+   * Changes the caller's name in the session: joining again under a new name is how the
+   * server renames a member (and the songs they added). Throws after saying why it failed.
+   */
+  async rename(name) {
+    const snapshot = this.store.snapshot();
+    try {
+      await this.api.joinSession(snapshot.session.joinCode, name);
+    } catch (error) {
+      this.notices.show(describeError(error, 'rename'));
+      throw error;
     }
   }
 

@@ -34,6 +34,7 @@ const ACTIONS = {
   kick: () => "Couldn't remove the member",
   code: () => "Couldn't make a new join code",
   leave: () => "Couldn't leave the session",
+  rename: () => "Couldn't change your name",
   end: () => "Couldn't end the session",
   resume_session: () => "Couldn't reopen your session",
   delay: () => "Couldn't set the device's delay",

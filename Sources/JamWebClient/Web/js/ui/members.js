@@ -1,6 +1,8 @@
 // Who is here: names, roles, who is connected. The host can make members co-hosts
-// (who then get the host controls), hand the session over, or remove someone.
-import { Role } from '../protocol.js';
+// (who then get the host controls), hand the session over, or remove someone; each member
+// can change their own name.
+import { Limits, Role } from '../protocol.js';
+import { checkDisplayName } from '../text-limits.js';
 import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 
 const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
@@ -8,7 +10,8 @@ const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member
 export class MembersView {
   /**
    * @param {HTMLElement} root
-   * @param {{onRole: (member: object, role: string) => void, onKick: (member: object) => void}} actions
+   * @param {{onRole: (member: object, role: string) => void, onKick: (member: object) => void,
+   *   onRename: (name: string) => Promise<void>}} actions
    */
   constructor(root, actions) {
     this.root = root;
@@ -17,6 +20,51 @@ export class MembersView {
     this.list = h('ul', { class: 'members-list', id: 'members-list' });
     root.replaceChildren(h('h2', { id: 'members-heading' }, 'People ', this.count), this.list);
     this.snapshot = null;
+    this.renameForm = this.makeRenameForm();
+  }
+
+  /** The form that changes the caller's own name, shown in place of it. */
+  makeRenameForm() {
+    const input = h('input', { type: 'text', id: 'rename-input', autocomplete: 'nickname', 'aria-label': 'Your new name' });
+    const save = h('button', { type: 'submit', id: 'rename-save', class: 'small' }, 'Save');
+    const cancel = h('button', { type: 'button', class: 'quiet small', id: 'rename-cancel' }, 'Cancel');
+    const error = h('p', { class: 'form-error', id: 'rename-error', role: 'alert', hidden: true });
+    const form = h('form', { class: 'rename', id: 'rename-form' }, input, save, cancel, error);
+    form.hidden = true;
+    const close = () => {
+      form.hidden = true;
+      const mine = this.list.querySelector('li.member.mine');
+      if (mine) mine.parts.rename.focus();
+    };
+    cancel.addEventListener('click', close);
+    form.addEventListener('keydown', (event) => { if (event.key === 'Escape') close(); });
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      if (save.disabled) return;
+      const { value, characters, bytes, problem } = checkDisplayName(input.value);
+      const words = {
+        empty: 'Enter a name, so others know who added what.',
+        tooLong: `A name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
+        tooManyBytes: `That name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
+        control: 'A name cannot contain tabs or other control characters.',
+      };
+      error.hidden = !problem;
+      if (problem) {
+        setText(error, words[problem]);
+        input.focus();
+        return;
+      }
+      save.disabled = true;
+      try {
+        await this.actions.onRename(value);
+        close();
+      } catch {
+        // The page's notices say why; the form stays for another try.
+      } finally {
+        save.disabled = false;
+      }
+    });
+    return form;
   }
 
   render(snapshot) {
@@ -36,7 +84,19 @@ export class MembersView {
       role: h('span', { class: 'badge' }),
       status: h('span', { class: 'visually-hidden' }),
       promote: h('button', { type: 'button', class: 'quiet small' }),
+      rename: h('button', { type: 'button', class: 'quiet small' }, 'Change name'),
     };
+    parts.rename.addEventListener('click', () => {
+      const form = this.renameForm;
+      const input = form.querySelector('input');
+      input.value = parts.member.displayName;
+      form.querySelector('.form-error').hidden = true;
+      // Inside the member's own row: the list keeps its rows by key and drops anything else.
+      li.append(form);
+      form.hidden = false;
+      input.focus();
+      input.select();
+    });
     parts.handOver = confirmButton('Make host', 'Hand over?', () => this.actions.onRole(parts.member, Role.host), { class: 'quiet small' });
     parts.kick = confirmButton('Remove', 'Really remove?', () => this.actions.onKick(parts.member), { class: 'quiet small danger' });
     parts.promote.addEventListener('click', () => {
@@ -44,7 +104,7 @@ export class MembersView {
     });
     const li = h('li', { class: 'member' },
       parts.dot, parts.name, parts.role, parts.status,
-      h('span', { class: 'member-actions' }, parts.promote, parts.handOver, parts.kick));
+      h('span', { class: 'member-actions' }, parts.rename, parts.promote, parts.handOver, parts.kick));
     li.parts = parts;
     return li;
   }
@@ -60,6 +120,10 @@ export class MembersView {
     setText(parts.status, member.connected ? ', connected' : ', away');
     li.classList.toggle('away', !member.connected);
     li.dataset.role = member.role;
+    li.classList.toggle('mine', isMe);
+    parts.rename.hidden = !isMe;
+    // One row is the caller's: its button alone has the id.
+    setAttr(parts.rename, 'id', isMe ? 'rename-button' : null);
     const canManage = snapshot.role === Role.host && !isMe;
     parts.promote.hidden = !canManage || member.role === Role.host;
     setText(parts.promote, member.role === Role.cohost ? 'Make member' : 'Make co-host');
