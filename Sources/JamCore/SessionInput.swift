@@ -33,7 +33,7 @@ public struct TimedInput: Codable, Hashable, Sendable {
         self.input = input
     }
 
-    /// The input as a logged record replays it (`Command.asLogged`).
+    /// The input as a logged record replays it (`Command.asLogged`; `SessionState.applyLogged`).
     public var asLogged: TimedInput {
         switch input {
         case .command(let command, let user): TimedInput(at: at, .command(command.asLogged, by: user))
@@ -68,5 +68,19 @@ extension SessionState {
             self.timing = timing
             return Outcome()
         }
+    }
+}
+
+extension SessionState {
+    /// Applies a logged input as it was applied when logged: without the checks a later
+    /// release added to commands (a song's epoch, `Command.asLogged`; the byte cap on texts,
+    /// `SessionRules.capsTextBytes`). A node of an older release in the same cluster may have
+    /// logged it without them, and a record that no longer applies would refuse the whole
+    /// session it belongs to. New commands keep every check (`apply(_:)`).
+    public mutating func applyLogged(_ input: TimedInput) throws(JamError) -> Outcome {
+        let capped = rules.capsTextBytes
+        rules.capsTextBytes = false
+        defer { rules.capsTextBytes = capped }
+        return try apply(input.asLogged)
     }
 }

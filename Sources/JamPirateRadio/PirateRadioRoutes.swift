@@ -23,7 +23,7 @@ struct PirateRadioRoutes {
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control })
         let trimmed = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
-        return String(trimmed.prefix(Validate.maxDisplayName)).trimmingCharacters(in: .whitespacesAndNewlines)
+        return Validate.cut(trimmed, max: Validate.maxDisplayName).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The session `id` a join or a read names: PirateRadio knows no "ended", and its server

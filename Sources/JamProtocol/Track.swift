@@ -116,7 +116,13 @@ public enum Validate {
         for scalar in value.unicodeScalars {
             scalars.append(isControl(scalar) ? " " : scalar)
         }
-        var kept = String(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines).prefix(max))
+        return cut(String(scalars).trimmingCharacters(in: .whitespacesAndNewlines), max: max)
+    }
+
+    /// `value` cut to what `text(_:field:max:)` takes: `max` characters, and
+    /// `maxBytesPerCharacter` bytes for each (whole characters go).
+    public static func cut(_ value: String, max: Int) -> String {
+        var kept = String(value.prefix(max))
         while kept.utf8.count > max * maxBytesPerCharacter { kept.removeLast() }
         return kept
     }

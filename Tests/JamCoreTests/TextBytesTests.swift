@@ -61,6 +61,18 @@ struct TextBytesTests {
         try jam.apply(.join(displayName: Self.stacked(300)), by: carol)
     }
 
+    @Test func aLoggedAddReplaysWithoutTheByteCapAnOlderNodeDidNotHave() throws {
+        // A node of an older release, owning a session made by a newer one, logged this add.
+        var jam = try Jam()
+        var heavy = track(1)
+        heavy.name = Self.stacked(2_000)
+        let logged = TimedInput(at: jam.now, .command(.add(track: heavy, nonce: "n-1", itemId: itemID(1)), by: alice))
+        #expect(throws: JamError.self) { _ = try jam.state.apply(logged) }
+        _ = try jam.state.applyLogged(logged)
+        #expect(jam.state.current?.item.track.name == heavy.name)
+        #expect(jam.state.rules.capsTextBytes, "new commands keep the cap")
+    }
+
     @Test func libraryTagsAreCutToTheBytesAsWellAsTheCharacters() {
         let cut = Validate.displayable(String(repeating: Self.stacked(20), count: 300), max: Track.maxTextLength)
         #expect(cut.utf8.count <= Track.maxTextLength * Validate.maxBytesPerCharacter)

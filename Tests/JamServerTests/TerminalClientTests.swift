@@ -232,6 +232,28 @@ import Testing
         }
     }
 
+    @Test func aRemovedMemberWhoThenLeavesStillEndsWithOne() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let guest = try await Pane(
+                "removed-leaver-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                let gil = try #require(try await api.view(host.token, view.session.id).members.first { $0.displayName == "Gil" })
+                #expect(try await api.request("DELETE", "/api/v1/sessions/\(view.session.id)/members/\(gil.userId)", token: host.token).status == 204)
+                try await guest.waitFor("Connection closed:")
+                try await guest.keys("L")
+                try await guest.waitFor("y: leave")
+                try await guest.keys("y")
+                // Nothing was left to leave: the removal is how the process ends.
+                try await guest.waitFor("GUEST-EXITED 1")
+            }
+        }
+    }
+
     @Test func wideCharactersAreMeasuredInColumnsSoLinesFitTheTerminal() async throws {
         try await Self.withServerInTmux { server, suffix in
             let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")

@@ -331,4 +331,19 @@ struct LeniencyTests {
             #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(name)")
         }
     }
+
+    @Test("POST /auth cuts a name of heavy characters to what a join takes, so its token can create and join")
+    func authCutsHeavyNamesToWhatAJoinTakes() async throws {
+        try await PirateServer.with { server in
+            // 64 characters of one letter under ten accents each: 1,344 bytes, over the 512 a name may hold.
+            let heavy = String(repeating: "a" + String(repeating: "\u{0301}", count: 10), count: 64)
+            let result = try await server.http.send("POST", "/auth", json: ["spotifyUserId": "heavy", "displayName": heavy])
+            let token = try #require(result.json?.string("token"), "\(result)")
+            let name = try #require(JWT.payload(token)?.string("name"))
+            #expect(name.utf8.count <= 512, "\(name.utf8.count) bytes")
+            #expect(!name.isEmpty)
+            let created = try await server.http.request("POST", "/sessions", token: token)
+            #expect(created.status == 201, "\(created)")
+        }
+    }
 }

@@ -90,7 +90,7 @@ extension LiveSession {
             var applied: [(input: SessionInput, frames: [WireFrame])] = []
             do {
                 for input in try LogCoding.decodeInputs(record.inputs) {
-                    let events = try state.apply(input.asLogged).events
+                    let events = try state.applyLogged(input).events
                     recordEvents += events
                     applied.append((input.input, wire.frames(for: events, cause: .tick, state: state, now: input.at)))
                     if case .restart = input.input { restarted = true }

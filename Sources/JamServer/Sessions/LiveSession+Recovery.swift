@@ -83,7 +83,7 @@ extension LiveSession {
             }
             do {
                 for input in inputs {
-                    let events = try state.apply(input.asLogged).events
+                    let events = try state.applyLogged(input).events
                     for frame in replayWire.frames(for: events, cause: .tick, state: state, now: input.at) where frame.logged {
                         ring.append((frame.seq, WebSocketText.frame(frame.bytes)))
                     }

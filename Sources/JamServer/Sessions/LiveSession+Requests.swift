@@ -149,8 +149,10 @@ extension LiveSession {
     /// id"): a socket's command id sent again hears the same refusal; a REST call's idempotency
     /// key is tried again, as its refusal applied nothing (and may have been an outage).
     static func remembersRefusal(answerKey: String) -> Bool {
-        guard let id = answerKey.split(separator: " ", maxSplits: 1).last else { return true }
-        return !id.hasPrefix(keyPrefix)
+        // Read from the right, as a user id may hold spaces: a key's id is its last word, or
+        // the word before its fingerprint.
+        if AnswerCache.keyedParts(answerKey) != nil { return false }
+        return !(answerKey.split(separator: " ").last ?? "").hasPrefix(keyPrefix)
     }
 
     /// Applies `command` and returns the session as `user` sees it right after, once stored.

@@ -65,6 +65,7 @@ struct LiveScreen {
         if startWithInvite, invite != nil { model.mode = .invite }
         return await withThrowingTaskGroup(of: Void.self) { group in
             var ending = Ending.quit
+            var endedWhileLeaving: (reason: String, failed: Bool)?
             group.addTask {
                 do {
                     try await participant.run()
@@ -117,16 +118,25 @@ struct LiveScreen {
                         model.message = "Search failed: \(error.message)"
                     }
                 case .ended(let reason, let failed):
-                    // A leave closes the socket too: its answer, not the close, says how it went.
-                    guard !model.leaving else { break }
+                    // A leave closes the socket too: its answer, not the close, says how it
+                    // went; the close is kept in case the leave fails.
+                    guard !model.leaving else {
+                        endedWhileLeaving = (reason, failed)
+                        break
+                    }
                     model.message = "Connection closed: \(reason). Press q to quit."
                     if failed { ending = .failed(reason) }
                 case .left(.success):
-                    ending = .left
+                    // Removed or refused before the leave: that stays how the process ends.
+                    if case .failed = ending {} else { ending = .left }
                     break loop
                 case .left(.failure(let error)):
                     model.leaving = false
                     model.message = "Couldn't leave: \(error.message)"
+                    if let (reason, failed) = endedWhileLeaving {
+                        model.message = "Couldn't leave: \(error.message). Connection closed: \(reason). Press q to quit."
+                        if failed { ending = .failed(reason) }
+                    }
                 case .passing(let event):
                     show(event, &model)
                 case .input(.resized):

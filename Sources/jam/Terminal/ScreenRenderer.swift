@@ -59,7 +59,7 @@ enum ScreenRenderer {
             // "Nothing in the library matches", or why the search failed.
             if let message = model.message { lines.append(message) }
         case .confirmingLeave:
-            lines.append("\(model.leaveQuestion)  y: leave  any other key: stay  (q only closes this screen)")
+            lines.append("\(model.leaveQuestion)  y: leave  any other key: stay  (quitting with q keeps you a member)")
         case .normal, .invite, .settings:
             // The message is the newer news (the next key clears it): a closed connection
             // must not hide behind a refusal from before.

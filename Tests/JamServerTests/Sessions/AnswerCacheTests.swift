@@ -58,6 +58,13 @@ import Testing
         #expect(cache.lookup(other) == .keyUsedForAnotherRequest)
     }
 
+    @Test func aKeysRefusalIsNotRememberedWhateverSpacesItsUserHolds() throws {
+        let key = LiveSession.replyId(for: try IdempotencyKey("k-1"), .skip)
+        #expect(!LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", key)))
+        #expect(!LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", "key:skip:k-1")), "an id of an older release")
+        #expect(LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", "web 1")), "a socket's id")
+    }
+
     @Test func aSocketIdShapedLikeAKeyIsOnlyItself() {
         var cache = AnswerCache()
         cache.remember(Self.answer("a"), for: LiveSession.answerKey(Self.user, "key:a"))

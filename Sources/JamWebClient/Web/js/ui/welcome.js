@@ -111,7 +111,7 @@ export class WelcomeView {
     this.setError({
       empty: 'Enter your name first, so others know who added what.',
       tooLong: `Your name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
-      tooManyBytes: `Your name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
+      tooManyBytes: `Your name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
       control: 'Your name cannot contain tabs or other control characters.',
     }[problem]);
     this.nameInput.focus();
@@ -124,7 +124,7 @@ export class WelcomeView {
     if (!problem) return value;
     this.setError({
       tooLong: `The session name can have at most ${Limits.maxSessionName} characters; this one has ${characters}.`,
-      tooManyBytes: `The session name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} of at most ${Limits.maxSessionName * Limits.maxBytesPerCharacter}.`,
+      tooManyBytes: `The session name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxSessionName * Limits.maxBytesPerCharacter}.`,
       control: 'The session name cannot contain tabs or other control characters.',
     }[problem]);
     this.sessionNameInput.focus();
