@@ -111,7 +111,12 @@ public struct CoverArt: Sendable, Hashable {
         switch type {
         case "jpg", "jpeg", "image/jpg", "image/jpeg": return "image/jpeg"
         case "png", "image/png": return "image/png"
-        default: return type.hasPrefix("image/") ? type : nil
+        case "gif", "image/gif": return "image/gif"
+        case "webp", "image/webp": return "image/webp"
+        case "bmp", "image/bmp": return "image/bmp"
+        // Any other declared type is not trusted: an `image/svg+xml` cover would run its
+        // scripts on the server's own origin, where the page keeps its sign-in.
+        default: return nil
         }
     }
 }

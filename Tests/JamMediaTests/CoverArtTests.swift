@@ -1,5 +1,5 @@
 import Foundation
-import JamMedia
+@testable import JamMedia
 import Testing
 
 /// Covers: embedded ones first, else a picture file beside the audio.
@@ -29,6 +29,16 @@ import Testing
         try Self.jpegLike.write(to: folder.appendingPathComponent("cover.jpg"))
         let cover = try #require(try AudioFile.coverArt(folder.appendingPathComponent("tone.flac")))
         #expect(cover.data == (try MediaFixtures.data("cover.png")))
+    }
+
+    @Test func aCoverOfADeclaredTypeNoBrowserShouldRunIsServedAsBytes() {
+        // An SVG would run its scripts on the server's own origin.
+        let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.utf8)
+        #expect(CoverArt(bytes: svg, declared: "image/svg+xml").mimeType == "application/octet-stream")
+        #expect(CoverArt(bytes: svg, declared: "text/html").mimeType == "application/octet-stream")
+        // Raster types are kept, from the bytes or as declared.
+        #expect(CoverArt(bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D], declared: "image/svg+xml").mimeType == "image/png")
+        #expect(CoverArt(bytes: [0x00, 0x01], declared: "image/webp").mimeType == "image/webp")
     }
 
     @Test func noCoverAnywhereIsNil() throws {

@@ -41,10 +41,14 @@ import Testing
             let cover = try await server.api.request("GET", artwork)
             #expect(cover.status == 200)
             #expect(cover.headers["content-type"] == "image/png")
+            // Bytes from a file: shown as an image, never run as a page of this origin.
+            #expect(cover.headers["content-security-policy"] == "default-src 'none'; sandbox")
+            #expect(cover.headers["x-content-type-options"] == "nosniff")
             let audio = try await server.api.request("GET", "/api/v1/tracks/\(flac.id)/audio", headers: ["Range": "bytes=0-3"])
             #expect(audio.status == 206)
             #expect(audio.headers["content-type"] == "audio/flac")
             #expect(audio.body == Data("fLaC".utf8))
+            #expect(audio.headers["x-content-type-options"] == "nosniff")
 
             // The file goes away: so does the track, and its audio.
             try FileManager.default.removeItem(at: folder.appendingPathComponent("new.flac"))

@@ -35,7 +35,11 @@ struct LibraryRoutes {
             guard let cover else { throw JamError(.notFound, "track \(id) has no cover") }
             return Response(
                 status: .ok,
-                headers: [.contentType: cover.mimeType, .cacheControl: "public, max-age=86400", .contentLength: String(cover.data.count)],
+                headers: [
+                    .contentType: cover.mimeType, .cacheControl: "public, max-age=86400", .contentLength: String(cover.data.count),
+                    // Bytes from files on disk: a browser shows them as the type says, or not at all.
+                    .xContentTypeOptions: "nosniff", .contentSecurityPolicy: "default-src 'none'; sandbox",
+                ],
                 body: .init(byteBuffer: .init(bytes: cover.data)))
         }
     }
