@@ -131,6 +131,10 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
                 received(.failure(DecodeFailure(error: JamError(.malformed, "binary frames are not supported; send JSON text"), id: nil)), receivedAt: receivedAt)
             }
         case .ping:
+            // A peer that pings while it reads nothing would pile pongs up in memory until it
+            // is dropped as slow. Only the latest ping needs an answer (RFC 6455, 5.5.3), and
+            // none while the socket takes no more bytes.
+            guard context.channel.isWritable else { break }
             write(WebSocketText.control(opcode: 0xA, payload: frame.unmaskedData), flush: true)
         case .pong:
             break

@@ -1,0 +1,44 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
+import Testing
+
+@testable import JamServer
+
+/// A peer that pings while it reads nothing gets no pongs piled up for it.
+@Suite struct PingFloodTests {
+    @Test(.timeLimit(.minutes(1))) func pingsWhileTheSocketTakesNoMoreBytesGetNoPongsAndLaterOnesDo() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        var timing = RealtimeHandler.Timing()
+        timing.firstFrameDelay = .zero
+        try await loop.submit {
+            let sink = RawFrameSink()
+            let handler = RealtimeHandler(profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: timing, logger: Logger(label: "test"))
+            try channel.pipeline.syncOperations.addHandlers([sink, handler])
+        }.get()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
+        await loop.advanceTime(by: .milliseconds(1))
+        while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
+
+        let ping = WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "p"))
+        try await loop.submit { channel.isWritable = false }.get()
+        for _ in 0..<100 { try await channel.writeInbound(ping) }
+        #expect(try await Self.pongs(channel) == 0, "no pong piles up while the peer reads nothing")
+
+        try await loop.submit { channel.isWritable = true }.get()
+        try await channel.writeInbound(ping)
+        #expect(try await Self.pongs(channel) == 1)
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// Pong frames written out (FIN + opcode 0xA).
+    static func pongs(_ channel: NIOAsyncTestingChannel) async throws -> Int {
+        var count = 0
+        while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
+            if bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 0x8A { count += 1 }
+        }
+        return count
+    }
+}
