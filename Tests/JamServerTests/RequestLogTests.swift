@@ -10,6 +10,8 @@ import Testing
         do {
             let api = server.server.api
             _ = try await api.request("GET", "/j/QX7KPW")
+            // The same route by another spelling.
+            #expect(try await api.request("GET", "//j/QX7KPW").status == 200)
             let guest = try await api.guest("Ann")
             var status = 0
             for _ in 0..<40 where status != 429 {

@@ -54,9 +54,10 @@ package struct RequestLogMiddleware: RouterMiddleware {
     }
 
     /// `path` as the log shows it: an invite link's join code admits whoever reads it, so
-    /// `/j/{code}` shows as `/j/:code`.
+    /// `/j/{code}` shows as `/j/:code`, however many slashes reach that route (the router
+    /// skips empty segments, so `//j/CODE` opens the same page).
     static func shown(_ path: String) -> String {
-        path.hasPrefix("/j/") ? "/j/:code" : path
+        path.split(separator: "/").first == "j" ? "/j/:code" : path
     }
 
     /// The session id in `/api/v1/sessions/{id}…`, if the path has one.
