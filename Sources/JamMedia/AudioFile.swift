@@ -40,9 +40,18 @@ public enum AudioFile {
 
     /// The picture embedded in the file at `url`, else a cover picture beside it
     /// (`cover.jpg`, `folder.png`, … in any letter case); nil when there is neither.
+    /// A cover over `CoverArt.maxBytes` counts as none (a picture beside the audio is not
+    /// even read), so the server keeps "no cover" for it rather than reading it on every request.
     public static func coverArt(_ url: URL) throws(ReadError) -> CoverArt? {
-        if let embedded = try embeddedCoverArt(url) { return embedded }
+        if let embedded = try embeddedCoverArt(url) { return embedded.data.count <= CoverArt.maxBytes ? embedded : nil }
         guard let sidecar = try sidecarCover(beside: url) else { return nil }
+        let size: Int
+        do {
+            size = try sidecar.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0
+        } catch {
+            throw ReadError("the cover \(sidecar.lastPathComponent) cannot be read")
+        }
+        guard size <= CoverArt.maxBytes else { return nil }
         let data: Data
         do {
             data = try Data(contentsOf: sidecar)

@@ -85,6 +85,10 @@ public struct CoverArt: Sendable, Hashable {
     /// `image/jpeg`, `image/png`, …: what to serve the bytes as.
     public var mimeType: String
 
+    /// The largest cover served: no screen needs more, and each request for a larger one
+    /// would read and copy it again (the server's cache keeps none that large).
+    public static let maxBytes = 16 << 20
+
     /// Creates a cover.
     public init(data: Data, mimeType: String) {
         self.data = data

@@ -41,6 +41,19 @@ import Testing
         #expect(CoverArt(bytes: [0x00, 0x01], declared: "image/webp").mimeType == "image/webp")
     }
 
+    @Test func aPictureBesideTooLargeToServeIsNoCoverAndIsNotRead() throws {
+        let folder = try MediaFixtures.folder(with: ["tone.wav"], label: "huge-sidecar")
+        let picture = folder.appendingPathComponent("cover.jpg")
+        try Self.jpegLike.write(to: picture)
+        // Grown past the limit without writing it: a read would take its whole size.
+        let handle = try FileHandle(forWritingTo: picture)
+        try handle.truncate(atOffset: UInt64(CoverArt.maxBytes + 1))
+        try handle.close()
+        #expect(try AudioFile.coverArt(folder.appendingPathComponent("tone.wav")) == nil)
+        try FileHandle(forWritingTo: picture).truncate(atOffset: UInt64(Self.jpegLike.count))
+        #expect(try AudioFile.coverArt(folder.appendingPathComponent("tone.wav"))?.mimeType == "image/jpeg")
+    }
+
     @Test func noCoverAnywhereIsNil() throws {
         let folder = try MediaFixtures.folder(with: ["tone.aac"], label: "no-cover")
         let library = MusicLibrary.scan([folder])
