@@ -18,7 +18,8 @@ package enum Audience: Sendable, Equatable {
 /// session's direct replies, waiting REST callers and closes in the same queue. Released
 /// frames the profile logs go into a bounded ring for `hello {lastSeq}`. A connection whose
 /// socket stops draining (unwritable) is evicted with `4429` once it has fallen `backlogLimit`
-/// frames or `stallTimeoutMs` behind, so one slow phone never holds up the others.
+/// frames, `backlogBytesLimit` bytes or `stallTimeoutMs` behind, so one slow phone never holds
+/// up the others, nor a reader that asks for the whole state again and again fills memory.
 /// `LiveSession` carries the actions out; `SessionOutboxTests` drive it with a test clock.
 struct SessionOutbox {
     struct Configuration: Sendable, Equatable {
@@ -29,6 +30,9 @@ struct SessionOutbox {
         var replayBytesLimit: Int = 1 << 20
         /// Frames a connection may be sent while its socket does not drain.
         var backlogLimit: Int
+        /// Bytes of those frames: a session's whole state can be MiBs, and a frame count alone
+        /// would let a reader that never drains hold hundreds of them.
+        var backlogBytesLimit: Int = 8 << 20
         /// How long a connection may stay undrained before it is evicted anyway.
         var stallTimeoutMs: Int64
     }
@@ -82,8 +86,16 @@ struct SessionOutbox {
         let user: UserID
         /// Frames up to this `seq` are covered by what the connection already has.
         var syncedSeq: Int64
-        /// Frames sent since the socket stopped draining.
+        /// Frames sent since the socket stopped draining, and their bytes.
         var backlog = 0
+        var backlogBytes = 0
+
+        /// Counts `frame` as sent to a socket that does not drain, if this one does not.
+        mutating func count(_ frame: ByteBuffer) {
+            guard !writable else { return }
+            backlog += 1
+            backlogBytes += frame.readableBytes
+        }
         /// When the socket stopped draining; nil while it drains.
         var unwritableSince: Millis?
         var writable: Bool { unwritableSince == nil }
@@ -187,7 +199,7 @@ struct SessionOutbox {
         var actions = Actions()
         for entry in ring.frames where entry.seq > lastSeq {
             actions.write(entry.bytes, to: connection)
-            if !peer.writable { peer.backlog += 1 }
+            peer.count(entry.bytes)
         }
         peer.syncedSeq = max(lastSeq, publishedSeq)
         peers[connection] = peer
@@ -200,6 +212,7 @@ struct SessionOutbox {
         guard var peer = peers[connection] else { return Actions() }
         if writable {
             peer.backlog = 0
+            peer.backlogBytes = 0
             peer.unwritableSince = nil
             unwritable.remove(connection)
         } else {
@@ -241,7 +254,7 @@ struct SessionOutbox {
                     guard peer.syncedSeq < frame.seq, Self.matches(frame.audience, connection, peer.user) else { continue }
                     actions.write(frame.bytes, to: connection)
                     if !peer.writable {
-                        peers.values[index].backlog += 1
+                        peers.values[index].count(frame.bytes)
                         if isStalled(peers.values[index], now: now) { stalled.append(connection) }
                     }
                 }
@@ -249,7 +262,7 @@ struct SessionOutbox {
             case .direct(let connection, let bytes):
                 guard var peer = peers[connection] else { continue }
                 actions.write(bytes, to: connection)
-                if !peer.writable { peer.backlog += 1 }
+                peer.count(bytes)
                 peers[connection] = peer
                 if isStalled(peer, now: now) { evict(connection, into: &actions) }
             case .waiter(let id):
@@ -268,7 +281,7 @@ struct SessionOutbox {
     }
 
     private func isStalled(_ peer: Peer, now: Millis) -> Bool {
-        if peer.backlog > configuration.backlogLimit { return true }
+        if peer.backlog > configuration.backlogLimit || peer.backlogBytes > configuration.backlogBytesLimit { return true }
         guard let since = peer.unwritableSince else { return false }
         return now - since >= configuration.stallTimeoutMs
     }

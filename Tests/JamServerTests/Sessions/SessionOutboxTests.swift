@@ -349,6 +349,25 @@ import Testing
         #expect(outbox.relay(report, to: Self.alice, except: 3).writes.map(\.connection).sorted() == [1, 4], "draining again, it gets them again")
     }
 
+    @Test func aReaderThatStopsDrainingIsEvictedOnceItsBacklogPassesItsBytesHoweverFewTheFrames() {
+        var configuration = Self.configuration
+        configuration.backlogBytesLimit = 1_000
+        var outbox = Self.attached(configuration: configuration)
+        _ = outbox.writabilityChanged(1, writable: false, now: 0)
+        // Whole states asked for again and again: two frames, far fewer than the frame limit.
+        let state = ByteBuffer(repeating: UInt8(ascii: "s"), count: 600)
+        #expect(outbox.enqueue(.direct(1, state), after: 10, now: 0).evicted.isEmpty, "600 bytes behind is within the limit")
+        let beyond = outbox.enqueue(.direct(1, state), after: 10, now: 0)
+        #expect(beyond.evicted.map(\.connection) == [1])
+        #expect(beyond.closes.contains { $0.connection == 1 && $0.code == .slowReader })
+        // Draining again starts the count over.
+        _ = outbox.writabilityChanged(3, writable: false, now: 0)
+        _ = outbox.enqueue(.direct(3, state), after: 10, now: 0)
+        _ = outbox.writabilityChanged(3, writable: true, now: 1)
+        _ = outbox.writabilityChanged(3, writable: false, now: 2)
+        #expect(outbox.enqueue(.direct(3, state), after: 10, now: 3).evicted.isEmpty)
+    }
+
     @Test func repliesToAStalledReaderCountTowardsItsBacklog() {
         var outbox = Self.attached()
         _ = outbox.writabilityChanged(1, writable: false, now: 0)
