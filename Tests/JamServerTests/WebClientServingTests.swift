@@ -31,6 +31,25 @@ import Testing
         }
     }
 
+    @Test func aWebRootServesItsOwnFilesButNoDotfileNorWhatALinkLeadsTo() async throws {
+        let root = try TestFolders.make("web-root")
+        try Data("<html>here</html>".utf8).write(to: root.appendingPathComponent("index.html"))
+        try FileManager.default.createDirectory(at: root.appendingPathComponent(".git"), withIntermediateDirectories: true)
+        try Data("[core]".utf8).write(to: root.appendingPathComponent(".git/config"))
+        try Data("SECRET=1".utf8).write(to: root.appendingPathComponent(".env"))
+        let outside = try TestFolders.make("outside")
+        try Data("private".utf8).write(to: outside.appendingPathComponent("notes.txt"))
+        try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("notes.txt"), withDestinationURL: outside.appendingPathComponent("notes.txt"))
+        try await TestServer.with(configure: { $0.webRoot = root }) { server in
+            #expect(try await server.api.request("GET", "/").text.contains("here"))
+            for path in ["/.env", "/.git/config", "/%2Eenv", "/notes.txt"] {
+                let refused = try await server.api.request("GET", path)
+                #expect(refused.status == 404, "\(path): \(refused.status)")
+                #expect(!refused.text.contains("SECRET") && !refused.text.contains("private") && !refused.text.contains("[core]"), "\(path)")
+            }
+        }
+    }
+
     @Test func rangesOfTheClientsFilesAreServedExactlyOrRefused() async throws {
         try await TestServer.with { server in
             let whole = try await server.api.request("GET", "/js/protocol.js")

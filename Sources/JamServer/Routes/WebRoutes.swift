@@ -28,6 +28,7 @@ struct WebRoutes {
         case .embedded(let files):
             router.add(middleware: FileMiddleware(fileProvider: files, searchForIndexHtml: true))
         case .folder(let root):
+            router.add(middleware: WebRootGuard(root: root))
             router.add(middleware: FileMiddleware(root.path, searchForIndexHtml: true))
         }
         router.get("j/:code") { _, context in
@@ -110,5 +111,38 @@ struct WebPageHeaders: RouterMiddleware {
         let first = spec[..<dash], last = spec[spec.index(after: dash)...]
         let digit = { (character: Character) in character.isASCII && character.isWholeNumber }
         return !first.isEmpty && first.allSatisfy(digit) && last.allSatisfy(digit)
+    }
+}
+
+/// Keeps a web root given on the command line to the web client's own files: a file or
+/// folder whose name starts with a dot (`.git`, `.env`, an editor's swap file) is not served,
+/// nor anything a link inside the folder leads to outside it. (FileMiddleware itself only
+/// refuses `..`.)
+struct WebRootGuard: RouterMiddleware {
+    let root: URL
+    private let resolvedRoot: String
+
+    init(root: URL) {
+        self.root = root
+        resolvedRoot = root.resolvingSymlinksInPath().standardizedFileURL.path
+    }
+
+    func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
+        guard Self.mayServe(request.uri.path, root: root, resolvedRoot: resolvedRoot) else {
+            throw JamError(.notFound, "no such file")
+        }
+        return try await next(request, context)
+    }
+
+    /// Whether `path` (as requested, percent-encoded) names a file the guard lets through.
+    static func mayServe(_ path: String, root: URL, resolvedRoot: String) -> Bool {
+        let decoded = path.removingPercentEncoding ?? path
+        let segments = decoded.split(separator: "/")
+        if segments.contains(where: { $0.hasPrefix(".") }) { return false }
+        let target = segments.reduce(root) { $0.appendingPathComponent(String($1)) }
+        // Only what exists can lead elsewhere; the rest is FileMiddleware's to answer 404.
+        guard FileManager.default.fileExists(atPath: target.path) else { return true }
+        let resolved = target.resolvingSymlinksInPath().standardizedFileURL.path
+        return resolved == resolvedRoot || resolved.hasPrefix(resolvedRoot + "/")
     }
 }
