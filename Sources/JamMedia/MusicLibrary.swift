@@ -9,6 +9,9 @@ public struct MusicLibrary: Sendable {
     /// The folders this library was scanned from (none when built from tracks).
     public private(set) var folders: [URL]
     private var byId: [String: LibraryTrack]
+    /// Each track's words as a search compares them (`words(_:)`), in `tracks` order: folded
+    /// once per scan, not once per track on every search.
+    private var searchWords: [(title: [String], all: [String])]
     /// What each file's last reading gave, by path, so a rescan skips unchanged files.
     var entries: [String: ScanEntry]
 
@@ -23,7 +26,15 @@ public struct MusicLibrary: Sendable {
         self.folders = folders
         self.entries = entries
         byId = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        searchWords = tracks.map { track in
+            let title = Self.words(track.title)
+            return (title, title + Self.words(track.artist) + Self.words(track.album ?? ""))
+        }
     }
+
+    /// The most words of a query a search compares: more narrow nothing a person would
+    /// notice, and each costs a pass over every track's words.
+    public static let maxQueryWords = 8
 
     /// Why `path` cannot be a music folder ("does not exist", "is a file, not a folder",
     /// "cannot be read (…)"), or nil when it can. The scan itself takes such a folder as a
@@ -64,15 +75,15 @@ public struct MusicLibrary: Sendable {
 
     /// Tracks whose title, artist or album has a word starting with every word of
     /// `query`, ignoring case and accents; title matches first.
+    /// Only its first `maxQueryWords` different words count.
     public func search(_ query: String, limit: Int = 50) -> [LibraryTrack] {
-        let wanted = Self.words(query)
+        var seen = Set<String>()
+        let wanted = Array(Self.words(query).filter { seen.insert($0).inserted }.prefix(Self.maxQueryWords))
         guard !wanted.isEmpty else { return Array(tracks.prefix(limit)) }
         var scored: [(Int, LibraryTrack)] = []
-        for track in tracks {
-            let title = Self.words(track.title)
-            let all = title + Self.words(track.artist) + Self.words(track.album ?? "")
-            guard wanted.allSatisfy({ word in all.contains { $0.hasPrefix(word) } }) else { continue }
-            let inTitle = wanted.filter { word in title.contains { $0.hasPrefix(word) } }.count
+        for (track, words) in zip(tracks, searchWords) {
+            guard wanted.allSatisfy({ word in words.all.contains { $0.hasPrefix(word) } }) else { continue }
+            let inTitle = wanted.filter { word in words.title.contains { $0.hasPrefix(word) } }.count
             scored.append((inTitle, track))
         }
         return scored.sorted { $0.0 > $1.0 }.prefix(limit).map(\.1)

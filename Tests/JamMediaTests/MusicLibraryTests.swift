@@ -47,6 +47,18 @@ import Testing
         #expect(library.search("nothing like this").isEmpty)
     }
 
+    @Test func aQueryCountsEachWordOnceAndOnlyItsFirstEight() throws {
+        let library = try Self.demo()
+        // A word said a hundred times is one word.
+        #expect(library.search(Array(repeating: "night", count: 100).joined(separator: " ")).map(\.title) == ["Night Bus"])
+        // Words past the eighth different one narrow nothing.
+        let eight = "night bus a b c d e f"
+        #expect(library.search(eight).isEmpty, "the demo has no track with all of these")
+        #expect(library.search("night bus listen together n ni b bu zzz").map(\.title) == ["Night Bus"])
+        #expect(library.search("night bus listen together n ni b zzz").isEmpty, "zzz is the eighth word here")
+        #expect(MusicLibrary.maxQueryWords == 8)
+    }
+
     @Test func unreadableFilesAreReportedNotFatal() throws {
         let folder = try Self.copyOfDemo()
         try Data("not audio at all".utf8).write(to: folder.appendingPathComponent("broken.wav"))
