@@ -43,7 +43,8 @@ public enum AudioFile {
     /// A cover over `CoverArt.maxBytes` counts as none (a picture beside the audio is not
     /// even read), so the server keeps "no cover" for it rather than reading it on every request.
     public static func coverArt(_ url: URL) throws(ReadError) -> CoverArt? {
-        if let embedded = try embeddedCoverArt(url) { return embedded.data.count <= CoverArt.maxBytes ? embedded : nil }
+        // An embedded cover too large to serve leaves the picture beside the audio to stand in.
+        if let embedded = try embeddedCoverArt(url), embedded.data.count <= CoverArt.maxBytes { return embedded }
         guard let sidecar = try sidecarCover(beside: url) else { return nil }
         let size: Int
         do {

@@ -40,9 +40,12 @@ import Testing
         let outside = try TestFolders.make("outside")
         try Data("private".utf8).write(to: outside.appendingPathComponent("notes.txt"))
         try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("notes.txt"), withDestinationURL: outside.appendingPathComponent("notes.txt"))
+        // A folder whose index.html leads out of the root.
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("sub/index.html"), withDestinationURL: outside.appendingPathComponent("notes.txt"))
         try await TestServer.with(configure: { $0.webRoot = root }) { server in
             #expect(try await server.api.request("GET", "/").text.contains("here"))
-            for path in ["/.env", "/.git/config", "/%2Eenv", "/notes.txt"] {
+            for path in ["/.env", "/.git/config", "/%2Eenv", "/notes.txt", "/sub/", "/sub"] {
                 let refused = try await server.api.request("GET", path)
                 #expect(refused.status == 404, "\(path): \(refused.status)")
                 #expect(!refused.text.contains("SECRET") && !refused.text.contains("private") && !refused.text.contains("[core]"), "\(path)")

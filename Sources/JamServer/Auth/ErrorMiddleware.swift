@@ -44,7 +44,7 @@ package struct ErrorMiddleware: RouterMiddleware {
             for field in error.headers where answer.headers[field.name] == nil { answer.headers.append(field) }
             return answer
         } catch {
-            context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(request.uri.path)"])
+            context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(RequestLogMiddleware.shown(request.uri.path))"])
             return response(JamError(.internal, "the server failed to handle the request"))
         }
     }

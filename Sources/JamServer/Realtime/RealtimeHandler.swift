@@ -52,6 +52,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var lastHeard = NIODeadline.now()
     private var lastMessage = NIODeadline.now()
     private var awaitingPong = false
+    /// The latest ping's payload, not answered while the socket took no more bytes.
+    private var pendingPong: ByteBuffer?
     private(set) var timers = SocketTimers()
 
     init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
@@ -132,9 +134,13 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .ping:
             // A peer that pings while it reads nothing would pile pongs up in memory until it
-            // is dropped as slow. Only the latest ping needs an answer (RFC 6455, 5.5.3), and
-            // none while the socket takes no more bytes.
-            guard context.channel.isWritable else { break }
+            // is dropped as slow. Only the latest ping needs an answer (RFC 6455, 5.5.3): while
+            // the socket takes no more bytes it waits here, and goes once it drains.
+            guard context.channel.isWritable else {
+                pendingPong = frame.unmaskedData
+                break
+            }
+            pendingPong = nil
             write(WebSocketText.control(opcode: 0xA, payload: frame.unmaskedData), flush: true)
         case .pong:
             break
@@ -203,6 +209,10 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let pong = pendingPong {
+            pendingPong = nil
+            write(WebSocketText.control(opcode: 0xA, payload: pong), flush: true)
+        }
         guard case .attached(let session, let connection) = state else { return }
         let writable = context.channel.isWritable
         session.dispatch { $0.writabilityChanged(connection.id, writable: writable) }

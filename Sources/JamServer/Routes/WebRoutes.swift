@@ -136,13 +136,18 @@ struct WebRootGuard: RouterMiddleware {
 
     /// Whether `path` (as requested, percent-encoded) names a file the guard lets through.
     static func mayServe(_ path: String, root: URL, resolvedRoot: String) -> Bool {
-        let decoded = path.removingPercentEncoding ?? path
+        // A path that does not decode is not checked as something else: it is refused.
+        guard let decoded = path.removingPercentEncoding else { return false }
         let segments = decoded.split(separator: "/")
         if segments.contains(where: { $0.hasPrefix(".") }) { return false }
         let target = segments.reduce(root) { $0.appendingPathComponent(String($1)) }
+        var isFolder: ObjCBool = false
         // Only what exists can lead elsewhere; the rest is FileMiddleware's to answer 404.
-        guard FileManager.default.fileExists(atPath: target.path) else { return true }
-        let resolved = target.resolvingSymlinksInPath().standardizedFileURL.path
-        return resolved == resolvedRoot || resolved.hasPrefix(resolvedRoot + "/")
+        guard FileManager.default.fileExists(atPath: target.path, isDirectory: &isFolder) else { return true }
+        // A folder is answered with its index.html, which may itself be a link.
+        let served = isFolder.boolValue ? target.appendingPathComponent("index.html") : target
+        guard FileManager.default.fileExists(atPath: served.path) else { return true }
+        let resolved = served.resolvingSymlinksInPath().standardizedFileURL.path
+        return resolved.hasPrefix(resolvedRoot + "/")
     }
 }

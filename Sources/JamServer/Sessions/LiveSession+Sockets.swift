@@ -235,7 +235,10 @@ extension LiveSession {
             }
             if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
         case .ping(let clientSendTime):
-            // Clock sync wants the answer at once, not behind frames waiting for the disk.
+            // Clock sync wants the answer at once, not behind frames waiting for the disk; none
+            // to a socket that takes no more bytes (the client asks again, and a peer pinging
+            // without reading would pile them up outside the outbox's count).
+            guard outbox.isDraining(connectionID) else { break }
             let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
             RealtimeConnection.deliver([.init(connection: connection, frames: [WebSocketText.frame(pong)], close: nil)])
         case .toHost(let frame):

@@ -8,7 +8,7 @@ import Testing
 
 /// A peer that pings while it reads nothing gets no pongs piled up for it.
 @Suite struct PingFloodTests {
-    @Test(.timeLimit(.minutes(1))) func pingsWhileTheSocketTakesNoMoreBytesGetNoPongsAndLaterOnesDo() async throws {
+    @Test(.timeLimit(.minutes(1))) func pingsWhileTheSocketTakesNoMoreBytesGetOnePongOnceItDrains() async throws {
         let channel = NIOAsyncTestingChannel()
         let loop = channel.testingEventLoop
         var timing = RealtimeHandler.Timing()
@@ -27,7 +27,12 @@ import Testing
         for _ in 0..<100 { try await channel.writeInbound(ping) }
         #expect(try await Self.pongs(channel) == 0, "no pong piles up while the peer reads nothing")
 
-        try await loop.submit { channel.isWritable = true }.get()
+        // Draining again, the latest ping is answered once, with no new ping.
+        try await loop.submit {
+            channel.isWritable = true
+            channel.pipeline.fireChannelWritabilityChanged()
+        }.get()
+        #expect(try await Self.pongs(channel) == 1)
         try await channel.writeInbound(ping)
         #expect(try await Self.pongs(channel) == 1)
         _ = try await channel.finish(acceptAlreadyClosed: true)
