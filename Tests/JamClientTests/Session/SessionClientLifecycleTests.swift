@@ -204,8 +204,9 @@ import Testing
         #expect(skips.count == 1)
     }
 
-    @Test("a host skip names the song it is for, so a late one cannot skip the next")
-    func aHostSkipNamesTheEpochOfTheSongItIsFor() async throws {
+    @Test("a host's skip and a member's skip request name the song they are for, so a late one cannot act on the next",
+          arguments: [true, false])
+    func skipsNameTheEpochOfTheSongTheyAreFor(hostSkip: Bool) async throws {
         let socket = ScriptedSocket()
         let client = try Self.client(ScriptedTransport(socket: socket))
         let store = SessionStore(client: client)
@@ -216,35 +217,19 @@ import Testing
         let playing = NowPlaying(item: Fixture.item("a", durationMs: 240_000), epoch: 7, state: .playing, positionMs: 0, anchorMs: 1_000)
         await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: playing)), seq: 5))
         try await eventually("the song shows") { await store.current.nowPlaying?.epoch == 7 }
-        let skipping = Task { await store.skip() }
-        try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
-        let skips = try await socket.commands().compactMap { if case .skip(let skip) = $0 { skip } else { nil } }
-        #expect(skips == [Skip(epoch: 7)])
-        await socket.push(Self.envelope(.ack(Ack(id: try #require(try await Self.skipId(socket)))), seq: 5))
-        await skipping.value
-    }
-
-    @Test("a member's skip request names the song it is for, so a late one cannot count against the next")
-    func aSkipRequestNamesTheEpochOfTheSongItIsFor() async throws {
-        let socket = ScriptedSocket()
-        let client = try Self.client(ScriptedTransport(socket: socket))
-        let store = SessionStore(client: client)
-        let following = Task { await store.run() }
-        defer { following.cancel() }
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        let playing = NowPlaying(item: Fixture.item("a", durationMs: 240_000), epoch: 9, state: .playing, positionMs: 0, anchorMs: 1_000)
-        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: playing)), seq: 5))
-        try await eventually("the song shows") { await store.current.nowPlaying?.epoch == 9 }
-        let asking = Task { await store.requestSkip() }
-        let request = { () async throws -> ClientFrame? in
-            try await socket.frames().first { if case .requestSkip = $0.command { true } else { false } }
+        let pressing = Task { if hostSkip { await store.skip() } else { await store.requestSkip() } }
+        let sent = { () async throws -> ClientFrame? in
+            try await socket.frames().first { frame in
+                if case .skip = frame.command { return true }
+                if case .requestSkip = frame.command { return true }
+                return false
+            }
         }
-        try await eventually("the request on the socket") { try await request() != nil }
-        let frame = try #require(try await request())
-        #expect(frame.command == .requestSkip(Skip(epoch: 9)))
+        try await eventually("the command on the socket") { try await sent() != nil }
+        let frame = try #require(try await sent())
+        #expect(frame.command == (hostSkip ? .skip(Skip(epoch: 7)) : .requestSkip(Skip(epoch: 7))))
         await socket.push(Self.envelope(.ack(Ack(id: try #require(frame.id))), seq: 5))
-        await asking.value
+        await pressing.value
     }
 
     @Test("a resume the server refuses is asked for again at the next gap")
