@@ -221,20 +221,24 @@ def test_host_skip_hides_the_song_at_once_and_a_refused_skip_brings_it_back(base
     assert_clean_console(alice, bob)
 
 
-def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, browsers):
-    alice, bob, _, second = three_songs_and_bob_as_co_host(base_url, held, browsers)
-
-    # Bob's skip waits on the way (a slow link); Alice skips the song meanwhile.
+def press_late(alice, bob, held, button, second, refusal):
+    """Bob presses `button`, whose frame waits on the way (a slow link) while Alice skips the
+    song; once it arrives, it is refused with `refusal` and the next song plays on."""
     held.hold(UP)
-    click(bob, el(bob, "host-skip"))
+    click(bob, el(bob, button))
     held.wait_held(UP)
     click(alice, el(alice, "host-skip"))
     wait_for(alice, lambda d: now_playing_title(d) == second, message="Alice's skip did not skip")
 
     held.release()
-    notice = notice_with(bob, "Couldn't skip")
+    notice = notice_with(bob, refusal)
     assert "no longer playing" in notice, notice
     wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the song that plays")
+
+
+def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, browsers):
+    alice, bob, _, second = three_songs_and_bob_as_co_host(base_url, held, browsers)
+    press_late(alice, bob, held, "host-skip", second, "Couldn't skip")
     assert now_playing_title(alice) == second, "Bob's late skip skipped the next song too"
     assert_clean_console(alice, bob)
 
@@ -245,19 +249,8 @@ def test_a_skip_request_that_arrives_after_its_song_ended_counts_against_nothing
     second = add_track(alice, 1)
     add_track(alice, 2)
     wait_for(bob, lambda d: visible(d, "skip-request") and now_playing_title(d) == first, message="Bob cannot vote to skip")
-
-    # Bob's request waits on the way (a slow link); Alice skips the song meanwhile. One
-    # request of two members is enough to skip, so a request that counted would skip the next.
-    held.hold(UP)
-    click(bob, el(bob, "skip-request"))
-    held.wait_held(UP)
-    click(alice, el(alice, "host-skip"))
-    wait_for(alice, lambda d: now_playing_title(d) == second, message="Alice's skip did not skip")
-
-    held.release()
-    notice = notice_with(bob, "Your skip request didn't count")
-    assert "no longer playing" in notice, notice
-    wait_for(bob, lambda d: now_playing_title(d) == second, message="Bob's page did not settle on the song that plays")
+    # A request that counted would stand against the next song ("1 of 2") without a word.
+    press_late(alice, bob, held, "skip-request", second, "Your skip request didn't count")
     assert now_playing_title(alice) == second, "Bob's late request skipped the next song"
     assert_clean_console(alice, bob)
 
