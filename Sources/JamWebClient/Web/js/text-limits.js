@@ -65,3 +65,20 @@ export function checkDisplayName(text) {
 export function checkSessionName(text) {
   return checkText(text, Limits.maxSessionName, { allowEmpty: true });
 }
+
+/**
+ * What is wrong with checked text, in words: `check` is checkText's answer, `subject` names the
+ * text ("Your name"), `max` is its limit in characters, and `empty` says what to do when it is
+ * empty. Null when nothing is wrong.
+ */
+export function describeTextProblem({ characters, bytes, problem }, { subject, max, empty = `${subject} must not be empty.` }) {
+  switch (problem) {
+    case null: return null;
+    case 'empty': return empty;
+    case 'tooLong': return `${subject} can have at most ${max} characters; this one has ${characters}.`;
+    case 'tooManyBytes':
+      return `${subject} is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${max * Limits.maxBytesPerCharacter}.`;
+    case 'control': return `${subject} cannot contain tabs or other control characters.`;
+    default: return `${subject} cannot be sent.`;
+  }
+}

@@ -2,7 +2,7 @@
 // (who then get the host controls), hand the session over, or remove someone; each member
 // can change their own name.
 import { Limits, Role } from '../protocol.js';
-import { checkDisplayName } from '../text-limits.js';
+import { checkDisplayName, describeTextProblem } from '../text-limits.js';
 import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 
 const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
@@ -41,19 +41,15 @@ export class MembersView {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       if (save.disabled) return;
-      const { value, characters, bytes, problem } = checkDisplayName(input.value);
-      const words = {
-        empty: 'Enter a name, so others know who added what.',
-        tooLong: `A name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
-        tooManyBytes: `That name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
-        control: 'A name cannot contain tabs or other control characters.',
-      };
-      error.hidden = !problem;
-      if (problem) {
-        setText(error, words[problem]);
+      const check = checkDisplayName(input.value);
+      const words = describeTextProblem(check, { subject: 'A name', max: Limits.maxDisplayName, empty: 'Enter a name, so others know who added what.' });
+      error.hidden = !words;
+      if (words) {
+        setText(error, words);
         input.focus();
         return;
       }
+      const { value } = check;
       save.disabled = true;
       try {
         await this.actions.onRename(value);

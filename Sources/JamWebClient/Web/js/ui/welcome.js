@@ -1,7 +1,7 @@
 // The first screen: start a session or join one by code (a /j/CODE link fills the
 // code in). Validation happens here, in words, before anything is sent.
 import { Limits, normaliseJoinCode } from '../protocol.js';
-import { checkDisplayName, checkSessionName } from '../text-limits.js';
+import { checkDisplayName, checkSessionName, describeTextProblem } from '../text-limits.js';
 import { h, setText } from './dom.js';
 
 const WELCOME_HEADING = 'Listen together';
@@ -106,27 +106,20 @@ export class WelcomeView {
   }
 
   name() {
-    const { value, characters, bytes, problem } = checkDisplayName(this.nameInput.value);
-    if (!problem) return value;
-    this.setError({
-      empty: 'Enter your name first, so others know who added what.',
-      tooLong: `Your name can have at most ${Limits.maxDisplayName} characters; this one has ${characters}.`,
-      tooManyBytes: `Your name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxDisplayName * Limits.maxBytesPerCharacter}.`,
-      control: 'Your name cannot contain tabs or other control characters.',
-    }[problem]);
+    const check = checkDisplayName(this.nameInput.value);
+    if (!check.problem) return check.value;
+    this.setError(describeTextProblem(check, {
+      subject: 'Your name', max: Limits.maxDisplayName, empty: 'Enter your name first, so others know who added what.',
+    }));
     this.nameInput.focus();
     return null;
   }
 
   /** The trimmed session name ('' for the default), or null after saying what is wrong. */
   sessionName() {
-    const { value, characters, bytes, problem } = checkSessionName(this.sessionNameInput.value);
-    if (!problem) return value;
-    this.setError({
-      tooLong: `The session name can have at most ${Limits.maxSessionName} characters; this one has ${characters}.`,
-      tooManyBytes: `The session name is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${Limits.maxSessionName * Limits.maxBytesPerCharacter}.`,
-      control: 'The session name cannot contain tabs or other control characters.',
-    }[problem]);
+    const check = checkSessionName(this.sessionNameInput.value);
+    if (!check.problem) return check.value;
+    this.setError(describeTextProblem(check, { subject: 'The session name', max: Limits.maxSessionName }));
     this.sessionNameInput.focus();
     return null;
   }
