@@ -5,7 +5,8 @@ import Testing
 
 @testable import JamServer
 
-/// Connections that never finish a request head, and kept-alive ones left idle, are closed.
+/// Connections that never finish a request head or its body, and kept-alive ones left idle,
+/// are closed.
 @Suite struct ConnectionTimeoutTests {
     static let configure: @Sendable (inout ServerConfiguration) -> Void = {
         $0.headerTimeout = .milliseconds(400)
@@ -60,6 +61,54 @@ import Testing
             // a busy machine the deadline may close the connection before they are sent.)
             try? await connection.send("\r\n\r\n\r\n")
             #expect(await connection.closedByServer(within: .seconds(5)))
+        }
+    }
+
+    @Test func aBodyDrippedPastTheBodyTimeoutIsCutOffThoughEachByteBeatsTheIdleTimeout() async throws {
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.headerTimeout = .milliseconds(1_500)
+            $0.httpIdleTimeout = .milliseconds(5_000)
+            $0.bodyTimeout = .milliseconds(1_000)
+        }
+        try await TestServer.with(configure: configure) { server in
+            let connection = try await RawConnection(port: server.port)
+            let body = #"{"displayName":"Dripping Dana"}"#
+            try await connection.send("POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            let started = ContinuousClock.now
+            var closed = false
+            // A byte every 200 ms keeps Hummingbird's idle timer (5 s) from ever firing; the
+            // body, 30 bytes, would take 6 s.
+            for byte in body.utf8 {
+                try? await connection.send(bytes: [byte])
+                if await connection.closedByServer(within: .milliseconds(200)) {
+                    closed = true
+                    break
+                }
+            }
+            #expect(closed)
+            #expect(ContinuousClock.now - started < .seconds(4))
+            let answer = String(decoding: await connection.received(within: .zero) { _ in true }, as: UTF8.self)
+            #expect(!answer.contains("201"), "the cut-off request is not served")
+        }
+    }
+
+    @Test func aBodyInBeforeTheBodyTimeoutIsServedAndItsConnectionKept() async throws {
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.headerTimeout = .milliseconds(1_500)
+            $0.httpIdleTimeout = .milliseconds(5_000)
+            $0.bodyTimeout = .milliseconds(1_000)
+        }
+        try await TestServer.with(configure: configure) { server in
+            let connection = try await RawConnection(port: server.port)
+            let body = #"{"displayName":"Prompt Pat"}"#
+            try await connection.send("POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(300))
+            try await connection.send(body)
+            let answer = String(decoding: await connection.received { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n{") }, as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 201"))
+            // Past the body timeout counted from the head: the request ended in time, so its
+            // deadline is gone and the kept-alive connection stays until it is idle too long.
+            #expect(await !connection.closedByServer(within: .milliseconds(2_000)))
         }
     }
 

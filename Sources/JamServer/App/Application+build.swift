@@ -86,6 +86,7 @@ public func buildApplication(
             RealtimeServerChannel(
                 responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes ?? profile.maxMessageBytes, timing: timing,
                 headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout,
+                bodyTimeout: .nanoseconds(Int64(configuration.bodyTimeout / .nanoseconds(1))),
                 socketCaps: socketCaps, addresses: addresses)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),

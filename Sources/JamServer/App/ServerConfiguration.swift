@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable {
     public var headerTimeout: Duration = .seconds(10)
     /// A kept-alive HTTP connection with no request under way is closed after this long.
     public var httpIdleTimeout: Duration = .seconds(75)
+    /// A request's body must be in within this long of its head, or the connection is closed
+    /// (a client holding a connection open by sending its body a byte at a time).
+    public var bodyTimeout: Duration = .seconds(30)
     /// Whether the SQLite store writes its write-ahead log out to full size when it opens, so
     /// that commits rewrite blocks rather than allocate them (tests that start many servers
     /// turn it off to spare the disk ~9 MiB a start).

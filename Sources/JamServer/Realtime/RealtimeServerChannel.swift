@@ -38,6 +38,8 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     var headerTimeout: TimeAmount = .seconds(10)
     /// A kept-alive HTTP connection with no request under way closes after this long.
     var idleTimeout: Duration = .seconds(75)
+    /// A request's body must be in within this long of its head.
+    var bodyTimeout: TimeAmount = .seconds(30)
     /// Open sockets per client address; nil for no cap.
     var socketCaps: SocketCaps?
     /// Who a socket's client is, behind a trusted proxy too.
@@ -68,6 +70,7 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(BodyDeadlineHandler(deadline: bodyTimeout))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
                         let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
