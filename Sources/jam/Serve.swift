@@ -102,6 +102,11 @@ struct Serve: AsyncParsableCommand {
     var maxSocketsPerAddress: Int?
 
     @Option(
+        name: .customLong("max-connections-per-address"),
+        help: "Most TCP connections (HTTP and realtime) one client address may hold open; more are closed at once; 0 for no cap. A trusted proxy's connections are not counted (JAM_MAX_CONNECTIONS_PER_ADDRESS, default 1024).")
+    var maxConnectionsPerAddress: Int?
+
+    @Option(
         name: .customLong("trusted-proxy"),
         help: "A proxy in front of this server (its IP address; repeat for several): behind it, per-address limits count the client its X-Forwarded-For names (JAM_TRUSTED_PROXIES, comma-separated).")
     var trustedProxy: [String] = []
@@ -202,6 +207,20 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("the socket cap per address must be 0 (no cap) to 1000000, got \"\(text)\"")
             }
             configuration.maxSocketsPerAddress = value == 0 ? nil : value
+        }
+        if let text = maxConnectionsPerAddress.map(String.init) ?? environment["JAM_MAX_CONNECTIONS_PER_ADDRESS"] {
+            guard let value = Int(text), (0...1_000_000).contains(value) else {
+                throw ValidationError("the connection cap per address must be 0 (no cap) to 1000000, got \"\(text)\"")
+            }
+            configuration.maxConnectionsPerAddress = value == 0 ? nil : value
+        }
+        // Every realtime socket is a connection: a lower connection cap would close sockets the
+        // socket cap allows, without the socket cap's answer. (With no socket cap, the
+        // connection cap still bounds an address's sockets.)
+        if let connections = configuration.maxConnectionsPerAddress, let sockets = configuration.maxSocketsPerAddress, connections < sockets {
+            throw ValidationError(
+                "the connection cap per address (\(connections)) is below the socket cap (\(sockets)), and every realtime socket is a connection: "
+                    + "raise --max-connections-per-address (JAM_MAX_CONNECTIONS_PER_ADDRESS) or set it to 0")
         }
         let proxies = trustedProxy.isEmpty ? (environment["JAM_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init) : trustedProxy
         for proxy in proxies.map({ $0.trimmingCharacters(in: .whitespaces) }) where !proxy.isEmpty {

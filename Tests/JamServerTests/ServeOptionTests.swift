@@ -36,6 +36,10 @@ import Testing
         (["--rescan-seconds", "60"], [:], "--rescan-seconds has no effect without music folders (--music, JAM_MUSIC)"),
         (["--music", "/tmp", "--rescan-seconds", "99999999999"], [:], "--rescan-seconds must be 0 (never) to 31536000 seconds, got \"99999999999\""),
         ([], ["JAM_RESCAN_SECONDS": "soon"], "JAM_RESCAN_SECONDS must be 0 (never) to 31536000 seconds, got \"soon\""),
+        // Every realtime socket is a connection, so the connection cap holds the socket cap.
+        (["--max-sockets-per-address", "2000"], [:],
+         "the connection cap per address (1024) is below the socket cap (2000), and every realtime socket is a connection"),
+        ([], ["JAM_MAX_CONNECTIONS_PER_ADDRESS": "many"], "the connection cap per address must be 0 (no cap) to 1000000, got \"many\""),
         // The data folder is checked before anything is written to it.
         (["--data-dir", ""], [:], "the data folder (--data-dir) is empty"),
         (["--data-dir", "/etc/hostname"], [:], "data folder \"/etc/hostname\" (--data-dir) is a file, not a folder"),

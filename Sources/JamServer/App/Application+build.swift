@@ -69,6 +69,7 @@ public func buildApplication(
         configuration: configuration, metrics: metrics, library: library, logger: logger)
     let router = Router(context: JamRequestContext.self)
     let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
+    let connectionCaps = configuration.maxConnectionsPerAddress.map(SocketCaps.init(limit:))
     let addresses = ClientAddresses(trustedProxies: configuration.trustedProxies)
     // First, so every profile's limits see the client as the socket upgrade does.
     router.add(middleware: ClientAddressMiddleware(addresses: addresses))
@@ -87,7 +88,7 @@ public func buildApplication(
                 responder: responder, profile: profile, context: context, maxFrameBytes: configuration.maxFrameBytes ?? profile.maxMessageBytes, timing: timing,
                 headerTimeout: .nanoseconds(Int64(configuration.headerTimeout / .nanoseconds(1))), idleTimeout: configuration.httpIdleTimeout,
                 bodyTimeout: .nanoseconds(Int64(configuration.bodyTimeout / .nanoseconds(1))),
-                socketCaps: socketCaps, addresses: addresses)
+                socketCaps: socketCaps, connectionCaps: connectionCaps, addresses: addresses)
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "OpenJam"),
         services: services,

@@ -9,6 +9,8 @@ enum Metrics {
     static let deliveries = Counter(label: "openjam_frames_delivered_total")
     static let slowConsumers = Counter(label: "openjam_slow_consumers_closed_total")
     static let connections = Meter(label: "openjam_realtime_connections")
+    /// Connections closed at once because their address held its cap of open connections.
+    static let connectionsRefused = Counter(label: "openjam_connections_refused_total")
     static let liveSessions = Gauge(label: "openjam_live_sessions")
     static let persistedBatches = Counter(label: "openjam_store_batches_total")
     static let persistedRows = Counter(label: "openjam_store_rows_total")
@@ -27,7 +29,7 @@ enum Metrics {
     /// dashboard or alert sees 0 rather than no data until the first event. Static lets are
     /// made on first use, so this must run after the metrics system is bootstrapped.
     static func createAll() {
-        _ = (commands, broadcasts, deliveries, slowConsumers, connections, liveSessions)
+        _ = (commands, broadcasts, deliveries, slowConsumers, connections, connectionsRefused, liveSessions)
         _ = (persistedBatches, persistedRows, batchWrites, commitDuration, syncReports, commandErrors)
     }
 

@@ -45,6 +45,9 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeoutMs: Int64 = 30_000
     /// Most realtime sockets one client address may hold open; nil for no cap.
     public var maxSocketsPerAddress: Int? = 256
+    /// Most TCP connections (HTTP and realtime alike) one peer address may hold open; nil for
+    /// no cap. Trusted proxies are not counted: every client behind them shares their address.
+    public var maxConnectionsPerAddress: Int? = 1_024
     /// Peers whose `X-Forwarded-For` names the client for per-address limits (a proxy in
     /// front of this server); empty: every peer is the client.
     public var trustedProxies: Set<String> = []

@@ -1,10 +1,11 @@
 import NIOConcurrencyHelpers
 
-/// Open realtime sockets per client address, so one address cannot hold the server's file
-/// descriptors (or every member slot of a session) by opening sockets it never uses.
+/// Open realtime sockets (or connections) per client address, so one address cannot hold the
+/// server's file descriptors (or every member slot of a session) by opening sockets it never
+/// uses.
 ///
 /// Shared by every event loop, so a lock rather than an actor: the check sits on the
-/// upgrade path of every socket and must not hop.
+/// upgrade path of every socket, and on the accept of every connection, and must not hop.
 package final class SocketCaps: Sendable {
     /// Most sockets one address may hold open; a party behind one router shares an address,
     /// so the default leaves room for a big one.

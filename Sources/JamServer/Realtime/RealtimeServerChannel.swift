@@ -42,11 +42,19 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
     var bodyTimeout: TimeAmount = .seconds(30)
     /// Open sockets per client address; nil for no cap.
     var socketCaps: SocketCaps?
+    /// Open connections per peer address (trusted proxies aside); nil for no cap.
+    var connectionCaps: SocketCaps?
     /// Who a socket's client is, behind a trusted proxy too.
     var addresses = ClientAddresses(trustedProxies: [])
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        if let refused = admitConnection(channel) {
+            // Closed before a byte is read, as HAProxy's connection limits do: answering would
+            // mean holding the connection until its request came, which is what the cap is for.
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(Value(upgradeResult: channel.eventLoop.makeFailedFuture(refused), channel: channel))
+        }
+        return channel.eventLoop.makeCompletedFuture {
             let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: maxFrameBytes,
@@ -91,6 +99,27 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(deadline: headerTimeout), position: .first)
             return Value(upgradeResult: result, channel: channel)
         }
+    }
+
+    /// Counts `channel` against its peer's connection cap until it closes; the refusal when
+    /// the peer holds the cap already. A trusted proxy's connections are not counted.
+    private func admitConnection(_ channel: any Channel) -> ConnectionRefused? {
+        guard let connectionCaps, let peer = channel.remoteAddress?.ipAddress.flatMap(ClientAddresses.canonical),
+            !addresses.trustedProxies.contains(peer)
+        else { return nil }
+        let key = ClientAddresses.limitKey(peer)
+        guard connectionCaps.acquire(key) else {
+            Metrics.connectionsRefused.increment()
+            return ConnectionRefused(limit: connectionCaps.limit)
+        }
+        channel.closeFuture.whenComplete { _ in connectionCaps.release(key) }
+        return nil
+    }
+
+    /// A connection closed at once: its address holds `limit` open connections already.
+    struct ConnectionRefused: Error, CustomStringConvertible {
+        let limit: Int
+        var description: String { "the address holds \(limit) open connections already" }
     }
 
     /// The upgrade answer's headers: a client that offered OpenJam's subprotocol gets it

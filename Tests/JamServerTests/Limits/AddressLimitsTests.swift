@@ -5,7 +5,7 @@ import Testing
 
 @testable import JamServer
 
-/// Per-address caps: open sockets, and API requests without a valid token.
+/// Per-address caps: open connections and sockets, and API requests without a valid token.
 @Suite struct AddressLimitsTests {
     @Test func anAddressPastItsSocketCapIsRefusedWith4429UntilOneOfItsSocketsCloses() async throws {
         try await TestServer.with(configure: { $0.maxSocketsPerAddress = 2 }) { server in
@@ -57,6 +57,51 @@ import Testing
             }
             for raw in strangers { await raw.close() }
         }
+    }
+
+    @Test func anAddressPastItsConnectionCapIsClosedAtOnceUntilOneOfItsConnectionsCloses() async throws {
+        try await TestServer.with(configure: { $0.maxConnectionsPerAddress = 3; $0.maxSocketsPerAddress = nil }) { server in
+            var open: [RawConnection] = []
+            for n in 0..<3 {
+                let connection = try await RawConnection(port: server.port)
+                #expect(await Self.isServed(connection), "connection \(n + 1) of 3")
+                open.append(connection)
+            }
+            let fourth = try await RawConnection(port: server.port)
+            #expect(await fourth.closedByServer(within: .seconds(5)), "the address holds its 3 connections")
+            #expect(await Self.isServed(open[0]), "the three it holds are still served")
+
+            await open[1].close()
+            // The closed connection's slot comes free once the server has seen the close.
+            var admitted = false
+            for _ in 0..<50 where !admitted {
+                let retry = try await RawConnection(port: server.port)
+                admitted = await Self.isServed(retry)
+                if admitted { open[1] = retry } else { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(admitted, "a connection was closed after the address dropped below its cap")
+            for connection in open { await connection.close() }
+        }
+    }
+
+    @Test func aTrustedProxysConnectionsAreNotCounted() async throws {
+        try await TestServer.with(configure: { $0.maxConnectionsPerAddress = 1; $0.maxSocketsPerAddress = nil; $0.trustedProxies = ["127.0.0.1"] }) { server in
+            var open: [RawConnection] = []
+            for n in 0..<3 {
+                let connection = try await RawConnection(port: server.port)
+                #expect(await Self.isServed(connection), "connection \(n + 1) through the proxy")
+                open.append(connection)
+            }
+            for connection in open { await connection.close() }
+        }
+    }
+
+    /// Whether `connection` gets an answer to a health check (on a connection kept alive).
+    static func isServed(_ connection: RawConnection) async -> Bool {
+        let before = await connection.received(within: .zero) { _ in true }.count
+        guard (try? await connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) != nil else { return false }
+        let bytes = await connection.received { $0.count > before && String(decoding: $0[before...], as: UTF8.self).contains("\r\n\r\n") }
+        return String(decoding: bytes[before...], as: UTF8.self).hasPrefix("HTTP/1.1 200")
     }
 
     @Test func socketCapsCountEachAddressApartAndForgetAnAddressWithItsLastSocket() {
