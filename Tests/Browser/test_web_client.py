@@ -809,3 +809,49 @@ def test_a_leave_that_cannot_reach_the_server_keeps_the_member_in_the_session(ba
     click(guest, el(guest, "leave-button"))
     wait_for(host, lambda d: "Gus" not in el(d, "members-list").text, message="the second leave did not reach the server")
     wait_for(guest, lambda d: visible(d, "welcome-heading") and d.current_url.rstrip("/") == base_url)
+
+
+# Records the page's Media Session handlers, so a test can press the lock screen's buttons.
+RECORD_MEDIA_ACTIONS = """
+  window.mediaActions = {};
+  if (navigator.mediaSession) {
+    const set = navigator.mediaSession.setActionHandler.bind(navigator.mediaSession);
+    navigator.mediaSession.setActionHandler = (action, fn) => { window.mediaActions[action] = fn; set(action, fn); };
+  }
+"""
+
+
+def test_a_pause_the_device_makes_stops_playing_here_and_the_lock_screen_plays_along_again(base_url, browsers):
+    pat = browsers.open("pat")
+    pat.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_MEDIA_ACTIONS})
+    create_session(pat, base_url, "Pat")
+    title = add_track(pat, 2)
+    click(pat, el(pat, "device-toggle"))
+    wait_for(pat, lambda d: debug(d)["playing"], 10, "the device did not start playing")
+    assert pat.execute_script("return navigator.mediaSession.metadata && navigator.mediaSession.metadata.title") == title
+    assert pat.execute_script("return navigator.mediaSession.playbackState") == "playing"
+
+    # Headphones unplugged, a call, or the lock screen without a handler: the browser pauses
+    # the element itself.
+    pat.execute_script("for (const a of document.querySelectorAll('audio.device-audio')) if (!a.paused) a.pause();")
+    wait_for(pat, lambda d: el(d, "device-toggle").get_attribute("aria-pressed") == "false",
+             message="the page still says it plays here")
+    assert "paused the sound" in el(pat, "notices").text
+    # The correction loop restarts a silent device within 1.5 s: it must not here.
+    time.sleep(3)
+    assert pat.execute_script("return [...document.querySelectorAll('audio.device-audio')].every(a => a.paused)"), \
+        "the song started again by itself"
+    assert not debug(pat)["enabled"]
+    assert pat.execute_script("return navigator.mediaSession.playbackState") == "paused"
+
+    # The lock screen's play button plays along again, where the song has got to.
+    pat.execute_script("window.mediaActions.play()")
+    wait_for(pat, lambda d: debug(d)["playing"], 10, "the lock screen's play did not play along")
+    assert el(pat, "device-toggle").get_attribute("aria-pressed") == "true"
+    state = debug(pat)
+    assert abs(state["positionMs"] - state["expectedPositionMs"]) < 500, state
+    # Its pause button stops playing here, as the page's own button does.
+    pat.execute_script("window.mediaActions.pause()")
+    wait_for(pat, lambda d: not debug(d)["enabled"], message="the lock screen's pause did not stop playing here")
+    assert el(pat, "device-toggle").text == "Play on this device"
+    assert_clean_console(pat)

@@ -31,6 +31,8 @@ import Testing
                     break
                 }
             }
+            // A timer late under load closes it after the last line: the head never ended.
+            if !closed { closed = await connection.closedByServer(within: .seconds(3)) }
             #expect(closed)
         }
     }
@@ -85,8 +87,10 @@ import Testing
                     break
                 }
             }
+            // A timer late under load still closes it, well before the body could be complete.
+            if !closed { closed = await connection.closedByServer(within: .seconds(3)) }
             #expect(closed)
-            #expect(ContinuousClock.now - started < .seconds(4))
+            #expect(ContinuousClock.now - started < .seconds(5))
             let answer = String(decoding: await connection.received(within: .zero) { _ in true }, as: UTF8.self)
             #expect(!answer.contains("201"), "the cut-off request is not served")
         }
@@ -95,8 +99,8 @@ import Testing
     @Test func aBodyInBeforeTheBodyTimeoutIsServedAndItsConnectionKept() async throws {
         let configure: @Sendable (inout ServerConfiguration) -> Void = {
             $0.headerTimeout = .milliseconds(1_500)
-            $0.httpIdleTimeout = .milliseconds(5_000)
-            $0.bodyTimeout = .milliseconds(1_000)
+            $0.httpIdleTimeout = .milliseconds(8_000)
+            $0.bodyTimeout = .milliseconds(2_500)
         }
         try await TestServer.with(configure: configure) { server in
             let connection = try await RawConnection(port: server.port)
@@ -108,7 +112,7 @@ import Testing
             #expect(answer.hasPrefix("HTTP/1.1 201"))
             // Past the body timeout counted from the head: the request ended in time, so its
             // deadline is gone and the kept-alive connection stays until it is idle too long.
-            #expect(await !connection.closedByServer(within: .milliseconds(2_000)))
+            #expect(await !connection.closedByServer(within: .milliseconds(3_500)))
         }
     }
 

@@ -3,7 +3,7 @@
 // player plays); the other is the spare, which preloads. When the active one is
 // replaced while it still sounds, it is kept "retiring" until the next start.
 import { audioURL } from './protocol.js';
-import { waitForReady } from './media-element.js';
+import { waitForReady, watchPause } from './media-element.js';
 
 /**
  * @typedef {{element: HTMLAudioElement, trackId: string|null, ready: Promise<void>|null,
@@ -17,6 +17,13 @@ export class AudioPool {
     this.slots = [makeElement(host), makeElement(host)].map((element) => ({ element, trackId: null, ready: null, loaded: false }));
     this.active = 0;
     this.retiring = null;
+    /** Called when the active element pauses before its end, by anybody's doing. */
+    this.onActivePause = null;
+    for (const slot of this.slots) {
+      watchPause(slot.element, () => {
+        if (slot === this.slot && this.onActivePause) this.onActivePause();
+      });
+    }
   }
 
   /** The active slot: the one that plays. */

@@ -48,3 +48,13 @@ export function seekTo(el, positionMs) {
     el.currentTime = target;
   });
 }
+
+/**
+ * Calls `fn` whenever `el` pauses before its end (a song played to its end fires a pause
+ * too, and is no pause of anybody's).
+ */
+export function watchPause(el, fn) {
+  el.addEventListener('pause', () => {
+    if (!el.ended) fn();
+  });
+}

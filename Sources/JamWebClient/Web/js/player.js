@@ -26,6 +26,13 @@ export class AudioPlayer {
     this.startLatencyMs = rememberedLatency();
     this.cueMarginMs = 150;
     this.onError = null;
+    /** Called when the device pauses the sound itself: the lock screen, headphones out, a call. */
+    this.onOutsidePause = null;
+    // Every pause of the player's own clears `started` first (pause(), a cued start), so a
+    // pause of the active element while it is still started came from outside the page.
+    this.pool.onActivePause = () => {
+      if (this.started && this.onOutsidePause) this.onOutsidePause();
+    };
     this.context = null;
     this.latency = new OutputLatency(now);
   }

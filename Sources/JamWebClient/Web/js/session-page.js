@@ -11,6 +11,7 @@ import { Command, joinPath } from './protocol.js';
 import { SessionStore } from './store.js';
 import { SyncEngine } from './sync-engine.js';
 import { initialSyncStatus } from './sync-status.js';
+import { MediaSessionControls } from './media-session.js';
 import { byId } from './ui/dom.js';
 import { describeError, describeSessionFailure } from './ui/errors.js';
 import { InviteView } from './ui/invite.js';
@@ -41,6 +42,9 @@ export class SessionPage {
     this.onOver = onOver;
     this.player = new AudioPlayer(byId('audio-host'));
     this.player.onError = (error) => this.playbackBlocked(error);
+    this.player.onOutsidePause = () => this.pausedByDevice();
+    this.mediaSession = new MediaSessionControls({ onPlay: () => this.playHere(true), onStop: () => this.playHere(false) });
+    this.playingTrack = null;
     this.store = null;
     this.clock = null;
     this.engine = null;
@@ -121,6 +125,7 @@ export class SessionPage {
     byId('invite').hidden = true;
     this.header.setInviteOpen(false);
     views.nowPlaying.setDevice(false);
+    this.mediaSession.attach();
     saveLastSession(view.session);
     this.onShow();
     const store = this.store;
@@ -151,6 +156,8 @@ export class SessionPage {
     this.header.render(snapshot);
     views.invite.render(snapshot);
     views.nowPlaying.render(snapshot);
+    this.playingTrack = snapshot.nowPlaying ? snapshot.nowPlaying.item.track : null;
+    this.showOnLockScreen();
     views.queue.render(snapshot);
     views.history.render(snapshot);
     views.search.render(snapshot);
@@ -184,6 +191,8 @@ export class SessionPage {
     this.ticker = null;
     if (this.engine) this.engine.stop();
     if (this.store) this.store.stop();
+    this.mediaSession.detach();
+    this.playingTrack = null;
     if (this.deviceSync) this.deviceSync.detach();
     this.player.unload();
     this.engine = null;
@@ -260,12 +269,40 @@ export class SessionPage {
     // Called from the click: the browser lets audio start from here on.
     if (on) this.player.unlock();
     this.engine.setEnabled(on);
+    this.showOnLockScreen();
+  }
+
+  /** "Play on this device" or "Stop playing here" from the lock screen, a notification or headphones. */
+  playHere(on) {
+    if (!this.engine || this.engine.enabled === on) return;
+    this.views.nowPlaying.setDevice(on);
+    this.setDevicePlayback(on);
+  }
+
+  /** The song, and whether this device plays it, as the lock screen shows them. */
+  showOnLockScreen() {
+    this.mediaSession.show(this.playingTrack, !!this.engine && this.engine.enabled);
+  }
+
+  /**
+   * The device paused the sound itself (its lock screen or notification, headphones
+   * unplugged, a call): this device stops following, as "Stop playing here" does. Left
+   * on, the correction loop would start the song again a moment later, out of the speaker
+   * when the headphones came out.
+   */
+  pausedByDevice() {
+    if (!this.engine || !this.engine.enabled) return;
+    this.engine.setEnabled(false);
+    this.views.nowPlaying.setDevice(false);
+    this.showOnLockScreen();
+    this.notices.show('This device paused the sound, so it stopped playing here. Press “Play on this device” to listen again.', 'info');
   }
 
   playbackBlocked(error) {
     if (!this.engine) return;
     this.engine.setEnabled(false);
     this.views.nowPlaying.setDevice(false);
+    this.showOnLockScreen();
     const message = error && error.name === 'NotAllowedError'
       ? 'The browser blocked the sound. Press “Play on this device” to allow it.'
       : `The audio stopped: ${error && error.message ? error.message : 'unknown error'}.`;
