@@ -34,8 +34,17 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
         rawValue = 4000 + UInt16(min(error.httpStatus, 999))
     }
 
-    /// The failure a close code means for good, or nil when reconnecting may help.
-    public static func permanentFailure(_ code: UInt16?, reason: String?) -> JamError? {
+    /// The failure a close code means for good, or nil when reconnecting may help. The
+    /// server's refusal frame before the close (`refusal`, an error without an id) names it
+    /// more closely when it is the refusal the code stands for: 4403 is a host's removal
+    /// (`forbidden`) or no membership (`notMember`), and only the latter may join again.
+    public static func permanentFailure(_ code: UInt16?, reason: String?, refusal: JamError? = nil) -> JamError? {
+        let failure = closeFailure(code, reason: reason)
+        if failure != nil, let refusal, code == CloseCode(refusing: refusal.code).rawValue { return refusal }
+        return failure
+    }
+
+    private static func closeFailure(_ code: UInt16?, reason: String?) -> JamError? {
         let reason = reason ?? ""
         switch code.map(CloseCode.init(rawValue:)) {
         case .badRequest?: return JamError(.invalidField, reason.isEmpty ? "the server refused the connection" : reason)

@@ -29,7 +29,8 @@ let failed = false;
 for (const [name, run] of [['timeline', runner.runTimeline], ['correction', runner.runCorrection], ['mirror', runner.runMirror],
   ['clock', runner.runClock], ['defaults', runner.runDefaults], ['credits', runner.runCredits], ['probe', runner.runProbe],
   ['display-names', runner.runDisplayNames], ['join-codes', runner.runJoinCodes], ['device-ids', runner.runDeviceIds],
-  ['settings', runner.runSettings], ['error-statuses', runner.runErrorStatuses]]) {
+  ['settings', runner.runSettings], ['error-statuses', runner.runErrorStatuses],
+  ['close-failures', runner.runCloseFailures]]) {
   const failures = await run(base, load(name));
   console.log(`${name}: ${failures.length ? failures.join('\n') : 'ok'}`);
   failed ||= failures.length > 0;

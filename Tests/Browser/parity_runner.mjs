@@ -293,6 +293,19 @@ export async function runErrorStatuses(base, fixture) {
   return failures;
 }
 
+/** What a realtime close means for good (permanentCloseFailure; close-failures.json). */
+export async function runCloseFailures(base, fixture) {
+  const { JamError, permanentCloseFailure } = await import(`${base}protocol.js`);
+  const failures = [];
+  for (const c of fixture.cases) {
+    const refusal = c.refusal ? new JamError(c.refusal.code, c.refusal.message) : null;
+    const failure = permanentCloseFailure(c.code, c.reason, refusal);
+    const got = failure ? { code: failure.code, message: failure.message } : null;
+    if (JSON.stringify(got) !== JSON.stringify(c.failure)) failures.push(`${c.name}: ${JSON.stringify(got)}, expected ${JSON.stringify(c.failure)}`);
+  }
+  return failures;
+}
+
 /** ConnectionWatch's limits and isDead (connection-watch.js) against the shared cases. */
 export async function runConnectionWatch(base, fixture) {
   const { ConnectionWatch, isDead } = await import(`${base}connection-watch.js`);

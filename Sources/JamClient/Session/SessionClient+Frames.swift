@@ -47,7 +47,9 @@ extension SessionClient {
             if let id = error.id {
                 settle(id, .failure(JamError(error.code, error.message, retryAfterMs: error.retryAfterMs)))
             } else {
-                // A refusal of a frame sent without an id: a hello among them (too many, say).
+                // A refusal of a frame sent without an id: a hello among them (too many, say),
+                // or of the connection itself, just before its close.
+                lastRefusal = JamError(error.code, error.message)
                 // The resume it asked for is not coming, so the next gap asks again.
                 helloInFlight = false
                 wholeStateInFlight = false

@@ -42,6 +42,9 @@ public actor SessionClient {
     var nextSubscriber = 0
     var commandCounter = 0
     var helloInFlight = false
+    /// The server's last refusal without an id on this socket: a refused connection's frame
+    /// before its close names the failure more closely than the close code.
+    var lastRefusal: JamError?
     /// A `hello` without `lastSeq` is on its way (after an event type this client does not know).
     var wholeStateInFlight = false
     let clock: any MonotonicClock
@@ -166,7 +169,7 @@ public actor SessionClient {
                         group.cancelAll()
                     }
                 }
-                if let failure = Self.permanentFailure(close) {
+                if let failure = CloseCode.permanentFailure(close.code, reason: close.reason, refusal: lastRefusal) {
                     fail(failure)
                     throw failure
                 }
@@ -198,14 +201,10 @@ public actor SessionClient {
         }
     }
 
-    /// Close codes that mean "do not come back": 4000 + the HTTP status of the refusal.
-    static func permanentFailure(_ close: RealtimeClose) -> JamError? {
-        CloseCode.permanentFailure(close.code, reason: close.reason)
-    }
-
     func attached(_ socket: any RealtimeSocket) async {
         self.socket = socket
         helloInFlight = false
+        lastRefusal = nil
         wholeStateInFlight = false
         socketGeneration += 1
         openedAt = clock.now()

@@ -116,6 +116,25 @@ struct ClientParityFixtureTests {
         for code in ErrorCode.allCases { #expect(ErrorCode.forStatus(code.httpStatus).httpStatus == code.httpStatus) }
     }
 
+    // MARK: Close failures
+
+    struct CloseFailureFixture: Decodable {
+        struct Failure: Decodable, Equatable { var code: ErrorCode, message: String }
+        struct Case: Decodable { var name: String, code: UInt16?, reason: String, refusal: Failure?, failure: Failure? }
+        var cases: [Case]
+    }
+
+    @Test("a realtime close means the same failure as in the web client, named by its refusal frame")
+    func aRealtimeCloseMeansTheSameFailure() throws {
+        let fixture = try ParityFixtures.load(CloseFailureFixture.self, "close-failures")
+        #expect(fixture.cases.count >= 10)
+        for c in fixture.cases {
+            let refusal = c.refusal.map { JamError($0.code, $0.message) }
+            let failure = CloseCode.permanentFailure(c.code, reason: c.reason, refusal: refusal)
+            #expect(failure.map { CloseFailureFixture.Failure(code: $0.code, message: $0.message) } == c.failure, "\(c.name)")
+        }
+    }
+
     // MARK: Connection watch
 
     struct ConnectionWatchFixture: Decodable {

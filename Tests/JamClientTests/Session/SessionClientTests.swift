@@ -275,6 +275,31 @@ import Testing
         }
     }
 
+    @Test("a member who left from another device is told they are no member, not that they were removed", arguments: SocketKind.testable)
+    func aMemberWhoLeftElsewhereFailsAsNoMember(_ socket: SocketKind) async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await host.client.run() }
+                group.addTask { await guest.store.run() }
+                let guestRun = Task { try await guest.client.run() }
+                try await guest.until("connected") { $0.phase == .connected && $0.session != nil }
+                // Gil's other device leaves: this one's socket closes, and its reconnect is
+                // refused with a notMember frame before the 4403 close a host's removal shares.
+                try await guest.api.leave(created.session.id)
+                do {
+                    try await guestRun.value
+                    Issue.record("the run should stop with a typed error")
+                } catch let error as JamError {
+                    #expect(error.code == .notMember, "\(error)")
+                    #expect(await guest.client.phase == .failed(error))
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test("an ended session stops the client for good", arguments: SocketKind.testable)
     func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in

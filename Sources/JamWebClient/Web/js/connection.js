@@ -178,7 +178,7 @@ export class Connection {
 
   closed(code, reason) {
     if (this.stopped) return;
-    const failure = permanentCloseFailure(code, reason || (this.lastRefusal && this.lastRefusal.message));
+    const failure = permanentCloseFailure(code, reason || (this.lastRefusal && this.lastRefusal.message), this.lastRefusal);
     if (failure) {
       this.stopped = true;
       clearInterval(this.watchdog);

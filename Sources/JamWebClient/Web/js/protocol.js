@@ -194,8 +194,21 @@ export const CloseCode = Object.freeze({
   slowReader: 4429,
 });
 
-/** @returns {JamError|null} the failure a close code means for good, or null when a retry may help. */
-export function permanentCloseFailure(code, reason) {
+/**
+ * The server's refusal frame before the close (an error without an id) names the failure
+ * more closely when it is the refusal the code stands for: 4403 is a host's removal
+ * (forbidden) or no membership (notMember), and only the latter may join again
+ * (CloseCode.permanentFailure; close-failures.json holds the shared cases).
+ * @param {JamError|null} [refusal]
+ * @returns {JamError|null} the failure a close code means for good, or null when a retry may help.
+ */
+export function permanentCloseFailure(code, reason, refusal = null) {
+  const failure = closeFailure(code, reason);
+  if (failure && refusal && code === 4000 + Math.min(ERROR_STATUS[refusal.code] ?? 500, 999)) return refusal;
+  return failure;
+}
+
+function closeFailure(code, reason) {
   const text = reason || '';
   switch (code) {
     case CloseCode.badRequest: return new JamError(ErrorCode.invalidField, text || 'the server refused the connection');
