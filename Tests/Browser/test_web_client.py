@@ -225,6 +225,7 @@ def test_host_controls(base_url, browsers):
     click(host, kick)
     wait_for(guest, lambda d: visible(d, "ended"), message="the removed guest was not told")
     assert "no longer in this session" in el(guest, "ended").text
+    assert not visible(guest, "rejoin-button"), "a removed member cannot join again"
     assert guest.switch_to.active_element.get_attribute("id") == "ended-heading", "focus stayed on the hidden session screen"
     wait_for(host, lambda d: "Gus" not in el(d, "members-list").text)
     # Back to the start: no trace of the session left, and trying again says why not.
@@ -855,3 +856,79 @@ def test_a_pause_the_device_makes_stops_playing_here_and_the_lock_screen_plays_a
     wait_for(pat, lambda d: not debug(d)["enabled"], message="the lock screen's pause did not stop playing here")
     assert el(pat, "device-toggle").text == "Play on this device"
     assert_clean_console(pat)
+
+
+def rest(base, method, path, token=None, body=None):
+    """A JSON call; returns (status, parsed answer)."""
+    import json
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=15) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+def test_a_member_no_longer_in_the_session_joins_it_again_with_one_press(base_url, browsers):
+    host, guest, code = hana_with_gus(base_url, browsers)
+    identity = guest.execute_script("return JSON.parse(localStorage.getItem('openjam.identity'));")
+    session_id = guest.execute_script("return JSON.parse(localStorage.getItem('openjam.session')).id;")
+    # Gus leaves from another of his devices (as being away for too long does): this page is
+    # no member any more, but the code lets him in again, unlike a removal by the host.
+    status, _ = rest(base_url, "POST", f"/api/v1/sessions/{session_id}/leave", token=identity["token"], body={})
+    assert status == 204, status
+    wait_for(guest, lambda d: visible(d, "ended"), message="the page did not say Gus is no member any more")
+    assert "no longer in this session" in el(guest, "ended").text, el(guest, "ended").text
+    click(guest, el(guest, "rejoin-button"))
+    wait_for(guest, lambda d: visible(d, "now-playing") and "Gus (you)" in el(d, "members-list").text,
+             message="Join again did not bring Gus back")
+    wait_connected(guest)
+    assert guest.current_url.endswith("/j/" + code)
+    wait_for(host, lambda d: "Gus" in el(d, "members-list").text, message="Hana did not see Gus come back")
+    assert_clean_console(host, guest)
+
+
+def test_the_join_field_takes_a_pasted_invite_link_and_a_refused_code_is_no_invitation(base_url, browsers):
+    host = browsers.open("host")
+    code = create_session(host, base_url, "Hana")
+    ivy = browsers.open("ivy")
+    ivy.get(base_url + "/")
+    wait_for(ivy, lambda d: visible(d, "display-name"))
+    el(ivy, "display-name").send_keys("Ivy")
+    # A typed code nobody holds: the page says so and stays the plain welcome page.
+    el(ivy, "join-code").send_keys("ZZZZZZ")
+    click(ivy, el(ivy, "join-button"))
+    wait_for(ivy, lambda d: visible(d, "welcome-error") and "ZZZZZZ" in el(d, "welcome-error").text)
+    assert el(ivy, "welcome-heading").text == "Listen together"
+    assert ivy.switch_to.active_element.get_attribute("id") == "join-code"
+    # The whole invite link pasted into the field joins its session.
+    field = el(ivy, "join-code")
+    field.clear()
+    field.send_keys(f"{base_url}/j/{code}")
+    click(ivy, el(ivy, "join-button"))
+    wait_for(ivy, lambda d: visible(d, "now-playing"), message="the pasted link did not join")
+    wait_for(host, lambda d: "Ivy" in el(d, "members-list").text)
+    assert_clean_console(ivy, allow=("/api/v1/sessions/join - Failed to load resource",))
+
+
+def test_a_new_name_is_the_one_this_device_joins_with_next_time(base_url, browsers):
+    host, guest, code = hana_with_gus(base_url, browsers)
+    click(guest, el(guest, "rename-button"))
+    field = el(guest, "rename-input")
+    field.clear()
+    field.send_keys("  Gustav  " + Keys.ENTER)
+    wait_for(host, lambda d: "Gustav" in el(d, "members-list").text, message="Hana did not see the new name")
+    # Another session's invite link joins at once under the name this device remembers.
+    other = browsers.open("other")
+    other_code = create_session(other, base_url, "Olga")
+    guest.get(f"{base_url}/j/{other_code}")
+    wait_for(other, lambda d: "Gustav" in el(d, "members-list").text, message="the next join used the old name")
+    assert "Gus\n" not in el(other, "members-list").text + "\n"
+    wait_for(guest, lambda d: visible(d, "now-playing"))
+    assert "Gustav (you)" in el(guest, "members-list").text
+    assert_clean_console(host, guest, other)

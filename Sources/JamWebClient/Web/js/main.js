@@ -56,7 +56,8 @@ class App {
       header: this.header,
       notices: this.notices,
       onShow: () => this.showScreen('session'),
-      onOver: (message) => this.sessionOver(message),
+      onOver: (message, rejoinCode) => this.sessionOver(message, rejoinCode),
+      onRenamed: (name) => this.signIn.rememberName(name),
     });
     installDebugHook(this.session);
   }
@@ -137,18 +138,32 @@ class App {
     }
   }
 
+  /** Joins the session again under the name this device remembers (or asks for one). */
+  rejoin(code) {
+    byId('rejoin-button').disabled = true;
+    const displayName = rememberedName();
+    if (displayName) this.join({ displayName, code });
+    else this.showWelcome({ code });
+  }
+
   enterSession(view) {
     this.session.enter(view, this.signIn.identity);
   }
 
-  /** The session is gone for this member: say so and offer the way back. */
-  sessionOver(message) {
+  /**
+   * The session is gone for this member: say so and offer the way back, into the same
+   * session when `rejoinCode` lets them in again.
+   */
+  sessionOver(message, rejoinCode = null) {
     forgetSession();
     const ended = byId('ended');
+    const another = h('button', { type: 'button', class: rejoinCode ? '' : 'primary', onclick: () => this.showWelcome({ fresh: true }) },
+      'Start or join another session');
     ended.replaceChildren(
       h('h1', { id: 'ended-heading', tabindex: '-1' }, 'Session over'),
       h('p', { role: 'alert' }, message),
-      h('button', { type: 'button', class: 'primary', onclick: () => this.showWelcome({ fresh: true }) }, 'Start or join another session'));
+      ...(rejoinCode ? [h('button', { type: 'button', class: 'primary', id: 'rejoin-button', onclick: () => this.rejoin(rejoinCode) }, 'Join again')] : []),
+      another);
     this.showScreen('ended');
     // Focus was on a control of the session screen, now hidden: start from what happened.
     byId('ended-heading').focus();

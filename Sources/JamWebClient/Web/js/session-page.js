@@ -7,7 +7,7 @@ import { Phase } from './connection.js';
 import { DeviceSyncPanel } from './device-sync-page.js';
 import { saveLastSession } from './identity.js';
 import { AudioPlayer } from './player.js';
-import { Command, joinPath } from './protocol.js';
+import { Command, ErrorCode, joinPath } from './protocol.js';
 import { SessionStore } from './store.js';
 import { SyncEngine } from './sync-engine.js';
 import { initialSyncStatus } from './sync-status.js';
@@ -32,14 +32,17 @@ export class SessionPage {
    * @param {import('./ui/header.js').HeaderView} options.header
    * @param {import('./ui/notices.js').Notices} options.notices
    * @param {() => void} options.onShow shows the session screen
-   * @param {(message: string) => void} options.onOver the session is over for this member
+   * @param {(message: string, rejoinCode: string|null) => void} options.onOver the session is over for
+   *   this member; `rejoinCode` when joining again would let them back in
+   * @param {(name: string) => void} options.onRenamed the member changed their name: this device remembers it
    */
-  constructor({ api, header, notices, onShow, onOver }) {
+  constructor({ api, header, notices, onShow, onOver, onRenamed }) {
     this.api = api;
     this.header = header;
     this.notices = notices;
     this.onShow = onShow;
     this.onOver = onOver;
+    this.onRenamed = onRenamed;
     this.player = new AudioPlayer(byId('audio-host'));
     this.player.onError = (error) => this.playbackBlocked(error);
     this.player.onOutsidePause = () => this.pausedByDevice();
@@ -172,15 +175,19 @@ export class SessionPage {
     if (snapshot.ended) {
       this.over(`The session has ended${snapshot.ended.reason ? ` (${snapshot.ended.reason})` : ''}.`);
     } else if (snapshot.phase.phase === Phase.failed) {
-      this.over(describeSessionFailure(snapshot.phase.error));
+      const error = snapshot.phase.error;
+      // No longer a member (away too long, or left from another device) or signed out: the
+      // code lets this member in again. Removed by the host (forbidden) or gone, it does not.
+      const rejoinable = [ErrorCode.notMember, ErrorCode.unauthorized].includes(error.code) && snapshot.session;
+      this.over(describeSessionFailure(error), rejoinable ? snapshot.session.joinCode : null);
     }
   }
 
-  /** The session is gone for this member: stop, and let the page say so. */
-  over(message) {
+  /** The session is gone for this member: stop, and let the page say so (and offer `rejoinCode`'s way back). */
+  over(message, rejoinCode = null) {
     if (!this.store) return;
     this.close();
-    this.onOver(message);
+    this.onOver(message, rejoinCode);
   }
 
   /** Stops everything belonging to the current session. */
@@ -247,7 +254,10 @@ export class SessionPage {
   async rename(name) {
     const snapshot = this.store.snapshot();
     try {
-      await this.api.joinSession(snapshot.session.joinCode, name);
+      const view = await this.api.joinSession(snapshot.session.joinCode, name);
+      // The name as the server keeps it (trimmed): the next join from this device uses it.
+      const me = (view.members || []).find((member) => member.userId === this.store.me);
+      this.onRenamed(me ? me.displayName : name);
     } catch (error) {
       this.notices.show(describeError(error, 'rename'));
       throw error;

@@ -76,21 +76,17 @@ export class WelcomeView {
    */
   show({ code = '', name = '', error = '', busy = false, fresh = false } = {}) {
     if (name && !this.nameInput.value) this.nameInput.value = name;
-    if (fresh) {
-      this.codeInput.value = '';
-      setText(this.heading, WELCOME_HEADING);
-      setText(this.lead, WELCOME_LEAD);
-      this.joinForm.classList.remove('invited');
-    }
-    if (code) {
-      this.codeInput.value = code;
-      setText(this.heading, `You're invited to session ${code}`);
-      setText(this.lead, 'Enter your name and join: you can add songs, vote, and play along on this device.');
-      this.joinForm.classList.add('invited');
-    }
+    if (fresh) this.codeInput.value = '';
+    if (code) this.codeInput.value = code;
+    // An invite link's code not refused (yet) greets the person invited; a code just refused,
+    // typed or a link's, is no invitation: the page says what went wrong and offers the field.
+    const invited = !!code && !error;
+    setText(this.heading, invited ? `You're invited to session ${code}` : WELCOME_HEADING);
+    setText(this.lead, invited ? 'Enter your name and join: you can add songs, vote, and play along on this device.' : WELCOME_LEAD);
+    this.joinForm.classList.toggle('invited', invited);
     this.setError(error);
     this.setBusy(busy);
-    const focus = !this.nameInput.value ? this.nameInput : code ? this.joinButton : this.codeInput;
+    const focus = !this.nameInput.value ? this.nameInput : invited ? this.joinButton : this.codeInput;
     focus.focus({ preventScroll: true });
   }
 
@@ -130,7 +126,7 @@ export class WelcomeView {
     if (this.joinButton.disabled) return;
     const displayName = this.name();
     if (!displayName) return;
-    const code = normaliseJoinCode(this.codeInput.value);
+    const code = normaliseJoinCode(codeIn(this.codeInput.value));
     if (!code) {
       this.setError('Enter the join code the host gave you.');
       this.codeInput.focus();
@@ -149,5 +145,19 @@ export class WelcomeView {
     if (sessionName === null) return;
     this.setError('');
     this.actions.onCreate({ displayName, sessionName });
+  }
+}
+
+/**
+ * The code in what was typed or pasted: a whole invite link (`http://host/j/K7MPQ2`, or its
+ * path) gives the code after `/j/`; anything else is the code as typed.
+ */
+export function codeIn(text) {
+  const link = /(?:^|\/)j\/([^/?#\s]+)\/?(?:[?#].*)?$/u.exec(String(text || '').trim());
+  if (!link) return text;
+  try {
+    return decodeURIComponent(link[1]);
+  } catch {
+    return link[1];
   }
 }
