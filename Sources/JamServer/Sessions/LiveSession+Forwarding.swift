@@ -102,6 +102,9 @@ extension LiveSession {
     /// `replyId` names a call its caller may send again (an idempotency key); the owner then
     /// answers a repeat from its answers.
     func forwardAndWait(_ command: Command, by user: UserID, replyId named: String?) async throws(JamError) -> Outcome {
+        // A replica let go answers no more records: the caller would wait out the limit for a
+        // change that is applied all the same. Refused before anything is forwarded.
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
         guard let cluster = environment.cluster else { throw JamError(.internal, "a replica without a cluster") }
         let replyId = named ?? "rest-\(environment.ids.next().rawValue)"
         let key = Self.answerKey(user, replyId)

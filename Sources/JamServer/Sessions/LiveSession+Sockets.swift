@@ -8,6 +8,9 @@ extension LiveSession {
     /// frames after `lastSeq` or the whole state. Socket-membership profiles: the user joins
     /// (when not a member yet), an older socket of theirs is replaced, and the state follows.
     func attach(_ connection: RealtimeConnection, lastSeq: Int64?) throws(JamError) {
+        // A session this node let go (a replica nobody used, a lost lease) serves no socket:
+        // refused, the client reconnects to the session as it is now.
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
         let user = connection.user
         let now = environment.clock.now()
         if role == .replica {
@@ -59,6 +62,8 @@ extension LiveSession {
     func admitOnReplica(_ user: UserID) async throws(JamError) {
         guard role == .replica, !wire.socketsAreMembership else { return }
         _ = await readLog()
+        // Let go while the log was read (its idle release ran in that await).
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
         guard role == .replica, state.member(user) == nil else { return }
         throw Self.notMember
     }
