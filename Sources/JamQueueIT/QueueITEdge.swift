@@ -11,6 +11,10 @@ struct QueueITEdge: Sendable {
     let currentSessions: CurrentSessions
     let limiter: RateLimiter
     let limits: RateLimits?
+    /// A user's moves between sessions (create, join, leave), one at a time: each reads the
+    /// current session, waits on the store, then leaves it, and two at once (a double tap, an
+    /// app's retry) would both leave the old session and both stay in their new ones.
+    let moves = KeyedTurns<UserID>()
 
     /// The caller, from OpenJam's bearer token (it stands in for the app's Supabase token);
     /// 401 in its backend's words otherwise.
@@ -66,6 +70,13 @@ struct QueueITEdge: Sendable {
             }
         }
         currentSessions.set(user, session.id)
+    }
+
+    /// Leaves the caller's current session, if any, in the caller's turn of moves.
+    func leaveCurrentSession(_ user: UserID) async throws {
+        try await moves.inTurn(user) {
+            if let session = try await currentSession(of: user) { try await leave(user, session) }
+        }
     }
 
     /// Leaves `session`; having already left, or its having ended, is fine.

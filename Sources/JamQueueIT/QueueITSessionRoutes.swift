@@ -49,18 +49,21 @@ struct QueueITSessionRoutes {
                     ("create-address:\(RouteHelpers.clientAddress(context))", limits.createSessionPerAddress),
                 ])
             }
-            let previous = try await edge.currentSession(of: identity.userId)
-            let session: LiveSession
-            do throws(JamError) {
-                (session, _) = try await edge.registry.create(by: identity, CreateSessionRequest(), code: code)
-            } catch {
-                switch error.code {
-                case .conflict: throw QueueITError.codeInUse
-                case .invalidField: throw Self.unmatchable(code, error.message)
-                default: throw error
+            let session = try await edge.moves.inTurn(identity.userId) {
+                let previous = try await edge.currentSession(of: identity.userId)
+                let session: LiveSession
+                do throws(JamError) {
+                    (session, _) = try await edge.registry.create(by: identity, CreateSessionRequest(), code: code)
+                } catch {
+                    switch error.code {
+                    case .conflict: throw QueueITError.codeInUse
+                    case .invalidField: throw Self.unmatchable(code, error.message)
+                    default: throw error
+                    }
                 }
+                try await edge.moveIn(identity.userId, to: session, from: previous)
+                return session
             }
-            try await edge.moveIn(identity.userId, to: session, from: previous)
             // Created: the answer waits for the store rather than refuse while it is down.
             return try QueueITEdge.json(try await session.readAfterOwnChange(QueueITEdge.current(for: identity.userId)))
         }
@@ -85,10 +88,15 @@ struct QueueITSessionRoutes {
                 default: throw error
                 }
             }
-            let previous = try await edge.currentSession(of: identity.userId)
-            // The answer shows the session as the join left it: nothing after it that may not be stored yet.
-            let current = try await session.perform(.join(displayName: identity.displayName), by: identity.userId, budgeted: false, reading: QueueITEdge.current(for: identity.userId)).read
-            try await edge.moveIn(identity.userId, to: session, from: previous)
+            let current = try await edge.moves.inTurn(identity.userId) {
+                let previous = try await edge.currentSession(of: identity.userId)
+                // The answer shows the session as the join left it: nothing after it that may not be stored yet.
+                let current = try await session.perform(
+                    .join(displayName: identity.displayName), by: identity.userId, budgeted: false, reading: QueueITEdge.current(for: identity.userId)
+                ).read
+                try await edge.moveIn(identity.userId, to: session, from: previous)
+                return current
+            }
             return try QueueITEdge.json(current)
         }
 
@@ -100,9 +108,7 @@ struct QueueITSessionRoutes {
 
         sessions.post("leave") { _, context in
             let identity = try edge.identity(context)
-            if let session = try await edge.currentSession(of: identity.userId) {
-                try await edge.leave(identity.userId, session)
-            }
+            try await edge.leaveCurrentSession(identity.userId)
             return try QueueITEdge.json(QueueIT.OK())
         }
 

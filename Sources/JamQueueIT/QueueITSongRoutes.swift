@@ -101,9 +101,7 @@ struct QueueITSongRoutes {
         // has no account beyond its token: what it holds is its place in a session.
         router.delete("api/v1/users/me") { _, context in
             let identity = try edge.identity(context)
-            if let session = try await edge.currentSession(of: identity.userId) {
-                try await edge.leave(identity.userId, session)
-            }
+            try await edge.leaveCurrentSession(identity.userId)
             return Response(status: .noContent)
         }
 

@@ -142,6 +142,30 @@ struct SessionTests {
         }
     }
 
+    @Test("a join and a create of one user at once leave the user in one session, not two")
+    func aJoinAndACreateAtOnceLeaveTheUserInOneSession() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
+            _ = try await api.hosting(ann, code: "JOINME")
+            for round in 1...4 {
+                _ = try await api.hosting(bob, code: "START\(round)")
+                // A double tap, or an app's retry beside a new choice: both moves read the same
+                // session as the one to leave.
+                async let joined = api.join(bob, code: "JOINME")
+                async let created = api.create(bob, code: "OWN\(round)")
+                let (join, create) = try await (joined, created)
+                #expect(join.status == 200 && create.status == 200, "round \(round): \(join), \(create)")
+                let current = try api.ok(try await api.current(bob), "current").object("session")?.string("id")
+                let annSession = try api.ok(try await api.current(ann), "current")
+                let bobInAnns = annSession.int("participant_count") == 2
+                // Bob is a member of his current session only: Ann's has him exactly when it is his current one.
+                #expect(bobInAnns == (current == annSession.object("session")?.string("id")), "round \(round): Bob in Ann's session and in his own")
+                if bobInAnns { _ = try api.ok(try await api.leave(bob), "leave") }
+            }
+        }
+    }
+
     @Test("joining is limited per user, as in its backend: a party on one network all get in")
     func joiningIsLimitedPerUser() async throws {
         // Sign-ins would be the limit otherwise: many guests of one address sign in here.

@@ -5,20 +5,11 @@
 /// (a lease poll and a session being read, say) would take it twice; in turns, the second
 /// finds it held and does not ask again. The statements run one after another on the lease
 /// connection anyway, so waiting here costs nothing.
-actor LeaseTurns {
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+struct LeaseTurns: Sendable {
+    private let turns = KeyedTurns<Bool>()
 
     /// Runs `body` once every turn taken before it has ended.
     func inTurn<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
-        if busy {
-            await withCheckedContinuation { waiting.append($0) }
-        } else {
-            busy = true
-        }
-        defer {
-            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
-        }
-        return try await body()
+        try await turns.inTurn(true, body)
     }
 }
