@@ -183,6 +183,7 @@ def test_host_controls(base_url, browsers):
     # Lock: the guest can no longer add.
     click(host, el(host, "setting-locked"))
     wait_for(guest, lambda d: visible(d, "search-locked"), message="the lock did not reach the guest")
+    assert "locked the queue" in el(guest, "search-announce").get_attribute("textContent"), "the lock was not announced"
     wait_for(guest, lambda d: all(not r.find_element(By.CSS_SELECTOR, "button.add").is_enabled() for r in search_results(d)))
 
     # Remove (asks for a second press), seen by the guest.
@@ -604,6 +605,10 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     note = wait_for(guest, lambda d: visible(d, "search-cooldown") and el(d, "search-cooldown").text,
                     message="the guest was not told when they may add next")
     assert re.match(r"Next add in (1:00|0:[345]\d) \(one add every 1:00\)\.", note), note
+    # Read out once, not every second: the countdown is no live region, the announcement is.
+    assert el(guest, "search-cooldown").get_attribute("role") is None
+    assert re.match(r"You can add your next song in (1:00|0:[345]\d)\.", el(guest, "search-announce").get_attribute("textContent"))
+    assert el(guest, "search-announce").get_attribute("role") == "status"
     assert all(not r.find_element(By.CSS_SELECTOR, "button.add").is_enabled() for r in search_results(guest))
     assert not visible(host, "search-cooldown"), "hosts add without waiting"
     add_track(host, 6)
@@ -612,6 +617,7 @@ def test_host_settings_fair_order_and_the_add_cooldown(base_url, browsers):
     # told he has as many as the session allows.
     choose(host, "setting-cooldown", "0")
     wait_for(guest, lambda d: not visible(d, "search-cooldown"), message="turning the cooldown off did not reach the guest")
+    assert el(guest, "search-announce").get_attribute("textContent") == "You can add a song again."
     set_number(host, "setting-max-queued", 1)
     wait_for(host, lambda d: el(d, "setting-max-queued").get_attribute("value") == "1")
     add_track(guest, 7)

@@ -41,12 +41,15 @@ export class SearchView {
     });
     this.status = h('p', { class: 'hint', id: 'search-status', role: 'status' });
     this.locked = h('p', { class: 'note', id: 'search-locked', hidden: true }, 'The host has locked the queue: only the host and co-hosts can add songs.');
-    this.cooldown = h('p', { class: 'note', id: 'search-cooldown', role: 'status', hidden: true });
+    // The countdown changes every second, so it is no live region: screen readers hear
+    // `announce` instead, once when the wait starts and once when it ends (as the lock).
+    this.cooldown = h('p', { class: 'note', id: 'search-cooldown', hidden: true });
+    this.announce = h('p', { class: 'visually-hidden', id: 'search-announce', role: 'status' });
     this.results = h('ul', { class: 'results', id: 'search-results' });
     const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); this.run(true); } },
       h('label', { for: 'search-input', class: 'visually-hidden' }, 'Search the library'),
       h('div', { class: 'row' }, this.input, h('button', { type: 'submit' }, 'Search')));
-    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.cooldown, this.status, this.results);
+    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.cooldown, this.announce, this.status, this.results);
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(false), 200);
@@ -59,7 +62,12 @@ export class SearchView {
 
   render(snapshot) {
     this.snapshot = snapshot;
-    this.locked.hidden = !lockedOut(snapshot);
+    const locked = lockedOut(snapshot);
+    this.locked.hidden = !locked;
+    if (this.wasLocked !== undefined && locked !== this.wasLocked) {
+      setText(this.announce, locked ? 'The host locked the queue: only hosts can add songs now.' : 'The queue is open again: you can add songs.');
+    }
+    this.wasLocked = locked;
     this.tick();
     if (!this.started && snapshot.session) {
       this.started = true;
@@ -80,6 +88,8 @@ export class SearchView {
       setText(this.cooldown, `Next add in ${formatTime(left + 999)} (one add every ${every}).`);
     }
     if (waiting !== this.waiting) {
+      if (waiting) setText(this.announce, `You can add your next song in ${formatTime(left + 999)}.`);
+      else if (this.waiting) setText(this.announce, 'You can add a song again.');
       this.waiting = waiting;
       this.renderResults();
     }
