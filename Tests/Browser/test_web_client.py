@@ -938,3 +938,32 @@ def test_a_new_name_is_the_one_this_device_joins_with_next_time(base_url, browse
     wait_for(guest, lambda d: visible(d, "now-playing"))
     assert "Gustav (you)" in el(guest, "members-list").text
     assert_clean_console(host, guest, other)
+
+
+def test_notices_leave_room_below_the_page_and_are_read_once(base_url, browsers):
+    phone = browsers.open("phone", width=390, height=844, phone=True)
+    create_session(phone, base_url, "Pat")
+    notices = el(phone, "notices")
+    assert notices.get_attribute("aria-live") is None, "each notice is a live region of its own"
+    # Three long error notices, as notices.js makes them.
+    phone.execute_script("""
+      const n = document.getElementById('notices');
+      for (let i = 0; i < 3; i++) {
+        const d = document.createElement('div'); d.className = 'notice notice-error'; d.setAttribute('role', 'alert');
+        d.innerHTML = '<p>A long error notice that takes some room at the bottom of a phone screen ' + i + '</p>';
+        n.prepend(d);
+      }""")
+    height = wait_for(phone, lambda d: d.execute_script(
+        "const h = document.getElementById('notices').getBoundingClientRect().height;"
+        "const pad = parseFloat(getComputedStyle(document.body).paddingBottom);"
+        "return h > 50 && Math.abs(pad - Math.ceil(h)) <= 1 ? h : null"), message="the page made no room for the notices")
+    # Scrolled to the end, the last of the page is above the notices, not under them.
+    bottom = phone.execute_script(
+        "window.scrollTo(0, document.documentElement.scrollHeight);"
+        "const last = [...document.querySelectorAll('main *')].filter(e => e.offsetParent !== null).pop();"
+        "return [last.getBoundingClientRect().bottom, document.getElementById('notices').getBoundingClientRect().top];")
+    assert bottom[0] <= bottom[1] + 1, (bottom, height)
+    phone.execute_script("document.getElementById('notices').replaceChildren()")
+    wait_for(phone, lambda d: d.execute_script("return parseFloat(getComputedStyle(document.body).paddingBottom)") == 0,
+             message="the room stayed after the notices went")
+    assert_clean_console(phone)
