@@ -967,3 +967,19 @@ def test_notices_leave_room_below_the_page_and_are_read_once(base_url, browsers)
     wait_for(phone, lambda d: d.execute_script("return parseFloat(getComputedStyle(document.body).paddingBottom)") == 0,
              message="the room stayed after the notices went")
     assert_clean_console(phone)
+
+
+def test_the_volume_slider_shows_only_where_the_page_can_set_the_volume(base_url, browsers):
+    pat = browsers.open("pat")
+    create_session(pat, base_url, "Pat")
+    click(pat, el(pat, "device-toggle"))
+    wait_for(pat, lambda d: visible(d, "device-volume"), message="no volume slider where the volume can be set")
+    # As on an iPhone: the element's volume reads back as 1 whatever the page sets.
+    ios = browsers.open("ios")
+    ios.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+      Object.defineProperty(HTMLMediaElement.prototype, 'volume', { get() { return 1; }, set(v) {}, configurable: true });"""})
+    create_session(ios, base_url, "Ivo")
+    click(ios, el(ios, "device-toggle"))
+    wait_for(ios, lambda d: el(d, "device-toggle").get_attribute("aria-pressed") == "true")
+    assert not visible(ios, "device-volume"), "a slider that changes nothing is shown"
+    assert_clean_console(pat, ios)

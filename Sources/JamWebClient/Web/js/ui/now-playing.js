@@ -9,6 +9,14 @@ import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
 import { SyncIndicator } from './sync-indicator.js';
 
+/** Whether this browser lets a page set an audio element's volume (iOS reads it back as 1). */
+const VOLUME_SETTABLE = (() => {
+  if (typeof document === 'undefined') return true;
+  const probe = document.createElement('audio');
+  probe.volume = 0.5;
+  return probe.volume === 0.5;
+})();
+
 /** What the panel says when nothing plays. */
 const EMPTY_TEXT = 'Nothing is playing. Add a song: the first one starts at once.';
 
@@ -112,7 +120,9 @@ export class NowPlayingView {
     this.deviceOn = on;
     setAttr(this.device, 'aria-pressed', on ? 'true' : 'false');
     setText(this.device, on ? 'Stop playing here' : 'Play on this device');
-    this.volume.hidden = !on;
+    // Where the page cannot set an element's volume (iPhones and iPads take it from the
+    // hardware buttons only), a slider would move and change nothing.
+    this.volume.hidden = !on || !VOLUME_SETTABLE;
   }
 
   render(snapshot) {
