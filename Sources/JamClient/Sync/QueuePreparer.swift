@@ -49,6 +49,8 @@ public actor QueuePreparer {
     private var completedGeneration = 0
     private var attempts: [String: Int] = [:]
     private var inFlight: Set<String> = []
+    /// Callers waiting for a track's prepare under way to end before they look at it again.
+    private var waitingOnFlight: [String: [CheckedContinuation<Void, Never>]] = [:]
 
     /// IDs of the tracks prepared so far, in the order they became ready.
     public private(set) var prepared: [String] = []
@@ -126,10 +128,19 @@ public actor QueuePreparer {
 
     private func prepareOne(_ track: Track) async {
         let id = track.id
+        // Under way already (the background tail's, when the song changed to it): a second
+        // prepare at once would write the same files beside it. Wait, then look again: that
+        // one may have been cancelled with the old tail.
+        while inFlight.contains(id) {
+            await withCheckedContinuation { waitingOnFlight[id, default: []].append($0) }
+        }
         guard !preparedSet.contains(id), attempts[id, default: 0] < configuration.maxAttempts else { return }
         attempts[id, default: 0] += 1
         inFlight.insert(id)
-        defer { inFlight.remove(id) }
+        defer {
+            inFlight.remove(id)
+            for waiter in waitingOnFlight.removeValue(forKey: id) ?? [] { waiter.resume() }
+        }
         do {
             try await preparer.prepare(track)
             if preparedSet.insert(id).inserted { prepared.append(id) }

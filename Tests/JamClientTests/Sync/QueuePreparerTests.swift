@@ -14,10 +14,15 @@ actor FakePreparer: TrackPreparer {
 
     private var blocked: Set<String>
     private let failing: Set<String>
-    private var gates: [String: AsyncStream<Void>.Continuation] = [:]
+    /// The gates of the prepares blocked now, by track (two prepares of one track each have theirs).
+    private var gates: [String: [Int: AsyncStream<Void>.Continuation]] = [:]
+    private var nextGate = 0
     private let continuation: AsyncStream<Event>.Continuation
     nonisolated let events: AsyncStream<Event>
     private(set) var log: [Event] = []
+    /// Prepares of each track under way now, and the most there were at once.
+    private var running: [String: Int] = [:]
+    private(set) var mostAtOnce: [String: Int] = [:]
 
     init(blocked: Set<String> = [], failing: Set<String> = []) {
         self.blocked = blocked
@@ -32,6 +37,9 @@ actor FakePreparer: TrackPreparer {
 
     func prepare(_ track: Track) async throws {
         let id = track.id
+        running[id, default: 0] += 1
+        mostAtOnce[id] = max(mostAtOnce[id, default: 0], running[id, default: 0])
+        defer { running[id, default: 1] -= 1 }
         emit(.started(id))
         if failing.contains(id) {
             emit(.failed(id))
@@ -39,9 +47,11 @@ actor FakePreparer: TrackPreparer {
         }
         if blocked.contains(id) {
             let (gate, opener) = AsyncStream.makeStream(of: Void.self)
-            gates[id] = opener
+            nextGate += 1
+            let mine = nextGate
+            gates[id, default: [:]][mine] = opener
             for await _ in gate {} // ends when released, or at once when the task is cancelled
-            gates[id] = nil
+            gates[id]?[mine] = nil
             if Task.isCancelled {
                 emit(.cancelled(id))
                 throw CancellationError()
@@ -52,7 +62,7 @@ actor FakePreparer: TrackPreparer {
 
     func release(_ id: String) {
         blocked.remove(id)
-        gates[id]?.finish()
+        for opener in (gates.removeValue(forKey: id) ?? [:]).values { opener.finish() }
     }
 
     func starts(of id: String) -> Int { log.filter { $0 == .started(id) }.count }
@@ -118,6 +128,27 @@ struct QueuePreparerTests {
         #expect(log.firstIndex(of: .started("c"))! > log.firstIndex(of: .finished("b"))!)
         #expect(log.firstIndex(of: .started("z"))! > log.firstIndex(of: .finished("y"))!)
         #expect(await preparer.prepared == ["a", "b", "x", "y", "z"])
+        #expect(await preparer.failures.isEmpty)
+    }
+
+    @Test("a track the background work is preparing is not prepared a second time at once when it becomes current", .timeLimit(.minutes(1)))
+    func aTrackUnderWayIsNotPreparedTwiceAtOnce() async throws {
+        let fake = FakePreparer(blocked: ["c"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            await preparer.update(current: a, queue: [b, c, d])
+            await waitFor(.started("c"), in: &events)
+            // The song changes to "c" while its download is still under way in the background.
+            group.addTask { await preparer.update(current: c, queue: [d]) }
+            await waitFor(.cancelled("c"), in: &events)
+            while await fake.starts(of: "c") < 2 { await Task.yield() }
+            await fake.release("c")
+            while await !preparer.isPrepared("c") { await Task.yield() }
+            group.cancelAll()
+        }
+        #expect(await fake.mostAtOnce["c"] == 1, "two prepares of one track at once")
         #expect(await preparer.failures.isEmpty)
     }
 
