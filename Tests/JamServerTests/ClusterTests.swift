@@ -605,7 +605,8 @@ struct DatabaseRestartTests {
             waited = ContinuousClock.now - started
             #expect(created.status == 503, "\(created.text)")
             #expect(created.text.contains("unreachable"), "\(created.text)")
-            #expect(waited < .seconds(9), "answered once the lease connection's 8 s limit passed: \(waited)")
+            // 4 s over the limit for a busy CI machine (2 cores, ~1,150 tests at once).
+            #expect(waited < .seconds(12), "answered once the lease connection's 8 s limit passed: \(waited)")
             let health = try await server.api.request("GET", "/healthz")
             #expect(health.status == 503)
             #expect(try health.decode(Health.self).reason == "the database is unreachable")

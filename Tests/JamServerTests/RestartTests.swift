@@ -5,9 +5,9 @@ import Testing
 
 @testable import JamServer
 
-/// Polls `condition` every 20 ms for up to 5 s.
+/// Polls `condition` every 20 ms for up to 15 s (a busy CI machine runs ~1,150 tests on 2 cores).
 func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .seconds(15)
     while ContinuousClock.now < deadline {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(20))

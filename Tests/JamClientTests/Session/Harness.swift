@@ -25,8 +25,9 @@ struct AppMember: Sendable {
     }
 
     /// Waits until the store's snapshot satisfies `predicate`.
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
     @discardableResult
-    func until(_ description: String, timeout: Duration = .seconds(5), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
+    func until(_ description: String, timeout: Duration = .seconds(15), _ predicate: @Sendable (StoreSnapshot) -> Bool) async throws -> StoreSnapshot {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let snapshot = await store.current

@@ -118,8 +118,9 @@ final class TestSocket: Sendable {
     }
 
     /// The next envelope after the last one taken that matches, waiting up to `timeout`.
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
     @discardableResult
-    func next(_ description: String = "event", timeout: Duration = .seconds(5), where predicate: @escaping @Sendable (ServerEnvelope) -> Bool) async throws -> ServerEnvelope {
+    func next(_ description: String = "event", timeout: Duration = .seconds(15), where predicate: @escaping @Sendable (ServerEnvelope) -> Bool) async throws -> ServerEnvelope {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = await inbox.take(where: predicate) { return found }
@@ -134,7 +135,7 @@ final class TestSocket: Sendable {
 
     /// The next envelope of `type`.
     @discardableResult
-    func next(_ type: ServerEventType, timeout: Duration = .seconds(5)) async throws -> ServerEnvelope {
+    func next(_ type: ServerEventType, timeout: Duration = .seconds(15)) async throws -> ServerEnvelope {
         try await next(type.rawValue, timeout: timeout) { $0.event.type == type }
     }
 
@@ -162,7 +163,8 @@ final class TestSocket: Sendable {
     }
 
     /// Waits for the server to close the socket; returns its close frame.
-    func closedByServer(timeout: Duration = .seconds(5)) async throws -> WebSocketCloseFrame? {
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
+    func closedByServer(timeout: Duration = .seconds(15)) async throws -> WebSocketCloseFrame? {
         readGate.yield()
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {

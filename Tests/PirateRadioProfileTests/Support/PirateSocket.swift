@@ -151,8 +151,9 @@ final class PirateSocket: Sendable {
 
     /// The next frame (after the last one taken) of `type` that matches, waiting up to `timeout`.
     /// Frames skipped over are not returned again by `next`, but stay in `frames`.
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
     @discardableResult
-    func next(_ type: String, timeout: Duration = .seconds(5), _ what: String = "", where predicate: @escaping @Sendable (Frame) -> Bool = { _ in true }) async throws -> Frame {
+    func next(_ type: String, timeout: Duration = .seconds(15), _ what: String = "", where predicate: @escaping @Sendable (Frame) -> Bool = { _ in true }) async throws -> Frame {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let found = await inbox.take(where: { $0.type == type && predicate($0) }) { return found }
@@ -221,7 +222,8 @@ final class PirateSocket: Sendable {
     }
 
     /// Waits until the server closes the socket and returns its close code (nil if there was no close frame).
-    func closeCode(timeout: Duration = .seconds(5)) async throws -> Int? {
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
+    func closeCode(timeout: Duration = .seconds(15)) async throws -> Int? {
         let deadline = ContinuousClock.now + timeout
         while !(await inbox.finished) {
             if ContinuousClock.now >= deadline {

@@ -65,7 +65,8 @@ final class QueueITSocket: Sendable {
     }
 
     /// The next event called `name`, waiting up to `seconds`.
-    func next(_ name: String, within seconds: Double = 5) async throws -> JSONObject {
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
+    func next(_ name: String, within seconds: Double = 15) async throws -> JSONObject {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
             if let text = await inbox.take(name) {
@@ -82,7 +83,8 @@ final class QueueITSocket: Sendable {
     func skipAll() async { await inbox.skipAll() }
 
     /// How the socket ended (nil while open), waiting up to `seconds`.
-    func closed(within seconds: Double = 5) async throws -> String {
+    /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
+    func closed(within seconds: Double = 15) async throws -> String {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
             if let closed = await inbox.closed { return closed }
