@@ -27,7 +27,7 @@ extension LiveSession {
     /// adds check against it, and reserved tracks that left it go (they would fail to load on
     /// every device).
     func useLibrary(_ newer: LibraryTracks) {
-        guard newer.all != library.all else { return }
+        guard newer !== library, newer.all != library.all else { return }
         library = newer
         fallbackShuffle = nil
         guard role == .owner else { return }

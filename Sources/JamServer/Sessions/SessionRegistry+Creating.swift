@@ -87,7 +87,12 @@ extension SessionRegistry {
             let state = SessionState(
                 id: id, joinCode: code, name: name, creator: identity.userId, creatorName: displayName, settings: settings,
                 timing: environment.timing, rules: defaults.rules, now: now)
-            let session = LiveSession.create(state: state, wire: defaults.makeWire(state.epoch), environment: environment, eventLoop: loops.next())
+            // The library as of now, under the lock a rescan swaps it under: the copy taken
+            // before the waits above may be a scan behind, and the rescan would not reach a
+            // session it did not find here.
+            var current = environment
+            current.library = index.library
+            let session = LiveSession.create(state: state, wire: defaults.makeWire(state.epoch), environment: current, eventLoop: loops.next())
             index.entries[id] = .live(session)
             index.codes[code] = id
             index.codeIssuedAt[code] = now

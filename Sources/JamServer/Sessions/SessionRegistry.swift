@@ -141,7 +141,13 @@ public final class SessionRegistry: Service, Sendable {
         case .load(let entry, let promise):
             do {
                 let session = try await bringBack(entry, on: promise.futureResult.eventLoop)
-                index.withLock { $0.entries[id] = .live(session) }
+                let library = index.withLock { index in
+                    index.entries[id] = .live(session)
+                    return index.library
+                }
+                // A rescan while the session was read did not find it to update: it takes the
+                // library of that scan now (nothing to do when it has it).
+                await session.useLibrary(library)
                 // The lease connection broke while the session was read: `leasesLost` lets go
                 // only the sessions published before it, so this one would serve with no lease.
                 // Checked after publishing, so one of the two sees it.
