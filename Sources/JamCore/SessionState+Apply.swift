@@ -35,7 +35,9 @@ extension SessionState {
             return outcome
         }
         guard let role = role(of: user) else {
-            throw JamError(.notMember, "you are not a member of this session")
+            // Leaving is done already, removed or not: clients take notMember for that.
+            if case .leave = command { throw JamError(.notMember, "you are not a member of this session") }
+            throw refusal(ofNonMember: user)
         }
         try requirePermission(for: command, role: role)
         switch command {

@@ -1,9 +1,18 @@
 import JamProtocol
 
 extension SessionState {
+    /// Why `user`, no member, may not act here: the host removed them (`forbidden`: they may
+    /// not come back), or they are simply no member (`notMember`: joining lets them in). A
+    /// client offers to join again on the second only.
+    public func refusal(ofNonMember user: UserID) -> JamError {
+        banned.contains(user) ? Self.removedByHost : JamError(.notMember, "you are not a member of this session")
+    }
+
+    static let removedByHost = JamError(.forbidden, "the host removed you from this session")
+
     mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         let name = try Validate.displayName(displayName, capBytes: rules.capsTextBytes)
-        if banned.contains(user) { throw JamError(.forbidden, "the host removed you from this session") }
+        if banned.contains(user) { throw Self.removedByHost }
         if let index = members.firstIndex(where: { $0.userId == user }) {
             // Joining again is how a member changes their name; nothing else moves.
             guard members[index].displayName != name else { return }

@@ -91,8 +91,10 @@ package struct QueueITProfile: WireProfile {
         } catch {
             throw JamError(.notFound, "Session not found")
         }
-        guard await session.snapshot.member(identity.userId) != nil else {
-            throw JamError(.notMember, "join the session before opening its realtime socket")
+        let state = await session.snapshot
+        guard state.member(identity.userId) != nil else {
+            let refusal = state.refusal(ofNonMember: identity.userId)
+            throw refusal.code == .notMember ? JamError(.notMember, "join the session before opening its realtime socket") : refusal
         }
         return RealtimeTicket(session: session, user: identity.userId, displayName: identity.displayName, lastSeq: nil)
     }

@@ -103,7 +103,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-connections-per-address"),
-        help: "Most TCP connections (HTTP and realtime) one client address may hold open; more are closed at once; 0 for no cap. A trusted proxy's connections are not counted (JAM_MAX_CONNECTIONS_PER_ADDRESS, default 1024).")
+        help: "Most TCP connections (HTTP and realtime) one client address may hold open; more are closed at once; 0 for no cap. A trusted proxy's connections are not counted (JAM_MAX_CONNECTIONS_PER_ADDRESS; default 8 × the socket cap, 2048, and no cap when sockets have none).")
     var maxConnectionsPerAddress: Int?
 
     @Option(
@@ -217,7 +217,9 @@ struct Serve: AsyncParsableCommand {
         // Every realtime socket is a connection: a lower connection cap would close sockets the
         // socket cap allows, without the socket cap's answer. (With no socket cap, the
         // connection cap still bounds an address's sockets.)
-        if let connections = configuration.maxConnectionsPerAddress, let sockets = configuration.maxSocketsPerAddress, connections < sockets {
+        if configuration.connectionCapIsChosen, let connections = configuration.maxConnectionsPerAddress,
+            let sockets = configuration.maxSocketsPerAddress, connections < sockets
+        {
             throw ValidationError(
                 "the connection cap per address (\(connections)) is below the socket cap (\(sockets)), and every realtime socket is a connection: "
                     + "raise --max-connections-per-address (JAM_MAX_CONNECTIONS_PER_ADDRESS) or set it to 0")

@@ -163,7 +163,14 @@ struct MembershipTests {
         #expect(jam.state.banned == [bob])
         jam.reject(.join(displayName: "Bob"), by: bob, .forbidden)
         jam.reject(.join(displayName: "Robert"), by: bob, .forbidden)
-        jam.reject(.vote(itemId: itemID(1), value: 1), by: bob, .notMember)
+        // Anything else says the same, not "no member": a client offers to join again on that,
+        // and a phone that was asleep at the kick reconnects with a connect.
+        jam.reject(.vote(itemId: itemID(1), value: 1), by: bob, .forbidden)
+        jam.reject(.connect, by: bob, .forbidden)
+        // Leaving is done already: clients read notMember as that.
+        jam.reject(.leave, by: bob, .notMember)
+        #expect(jam.state.refusal(ofNonMember: bob).message == "the host removed you from this session")
+        #expect(jam.state.refusal(ofNonMember: carol).code == .notMember)
         // Others still join.
         try jam.apply(.join(displayName: "Carol"), by: carol)
     }

@@ -37,7 +37,7 @@ import Testing
         (["--music", "/tmp", "--rescan-seconds", "99999999999"], [:], "--rescan-seconds must be 0 (never) to 31536000 seconds, got \"99999999999\""),
         ([], ["JAM_RESCAN_SECONDS": "soon"], "JAM_RESCAN_SECONDS must be 0 (never) to 31536000 seconds, got \"soon\""),
         // Every realtime socket is a connection, so the connection cap holds the socket cap.
-        (["--max-sockets-per-address", "2000"], [:],
+        (["--max-sockets-per-address", "2000", "--max-connections-per-address", "1024"], [:],
          "the connection cap per address (1024) is below the socket cap (2000), and every realtime socket is a connection"),
         ([], ["JAM_MAX_CONNECTIONS_PER_ADDRESS": "many"], "the connection cap per address must be 0 (no cap) to 1000000, got \"many\""),
         // The data folder is checked before anything is written to it.
@@ -48,6 +48,12 @@ import Testing
         let refusal = try await ServerProcess.refusal(arguments, environment: environment)
         #expect(refusal.status.map { $0 != 0 } == true, "stderr: \(refusal.errors)")
         #expect(refusal.errors.contains(message), "stderr: \(refusal.errors)")
+    }
+
+    @Test func aRaisedSocketCapAloneRaisesTheConnectionCapWithIt() async throws {
+        // Set before the connection cap existed: a server started with it keeps starting.
+        let started = try await ServerProcess.refusal([], environment: ["JAM_MAX_SOCKETS_PER_ADDRESS": "5000"])
+        #expect(started.status == nil, "the server started: \(started.errors)")
     }
 
     @Test func aMusicFolderThatIsAFileOrMissingStopsTheServer() async throws {

@@ -45,9 +45,21 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeoutMs: Int64 = 30_000
     /// Most realtime sockets one client address may hold open; nil for no cap.
     public var maxSocketsPerAddress: Int? = 256
-    /// Most TCP connections (HTTP and realtime alike) one peer address may hold open; nil for
-    /// no cap. Trusted proxies are not counted: every client behind them shares their address.
-    public var maxConnectionsPerAddress: Int? = 1_024
+    /// Most TCP connections (HTTP and realtime alike) one client address (an IPv6 client's
+    /// /64) may hold open; nil for no cap. Trusted proxies are not counted: every client behind
+    /// them shares their address. Unless set, `connectionsPerSocket` times the socket cap (no
+    /// cap when sockets have none): each member's browser holds its socket and up to six
+    /// kept-alive HTTP connections, and a party behind one router shares an address.
+    public var maxConnectionsPerAddress: Int? {
+        get { chosenConnectionCap ?? maxSocketsPerAddress.map { $0.multipliedReportingOverflow(by: Self.connectionsPerSocket).partialValue } }
+        set { chosenConnectionCap = .some(newValue) }
+    }
+    /// The connection cap as set, when it was; nil: it follows the socket cap.
+    private var chosenConnectionCap: Int??
+    /// Connections per socket of the socket cap, for the connection cap that follows it.
+    public static let connectionsPerSocket = 8
+    /// Whether the connection cap was set rather than following the socket cap.
+    public var connectionCapIsChosen: Bool { chosenConnectionCap != nil }
     /// Peers whose `X-Forwarded-For` names the client for per-address limits (a proxy in
     /// front of this server); empty: every peer is the client.
     public var trustedProxies: Set<String> = []

@@ -34,7 +34,7 @@ extension LiveSession {
     }
 
     private func requireHostControls(_ user: UserID, _ action: String) throws(JamError) {
-        guard let role = state.role(of: user) else { throw Self.notMember }
+        guard let role = state.role(of: user) else { throw state.refusal(ofNonMember: user) }
         guard role.hasHostControls else { throw JamError(.forbidden, "only a host or co-host may \(action)") }
     }
 

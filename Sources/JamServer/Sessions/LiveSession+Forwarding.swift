@@ -104,7 +104,7 @@ extension LiveSession {
     func forwardAndWait(_ command: Command, by user: UserID, replyId named: String?) async throws(JamError) -> Outcome {
         // A replica let go answers no more records: the caller would wait out the limit for a
         // change that is applied all the same. Refused before anything is forwarded.
-        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGoUntouched }
         guard let cluster = environment.cluster else { throw JamError(.internal, "a replica without a cluster") }
         let replyId = named ?? "rest-\(environment.ids.next().rawValue)"
         let key = Self.answerKey(user, replyId)

@@ -8,7 +8,7 @@ extension LiveSession {
 
     /// The session as `user` sees it, answered once all of it is stored (`readStored`).
     package func view(for user: UserID) async throws(JamError) -> SessionView {
-        guard state.member(user) != nil else { throw Self.notMember }
+        guard state.member(user) != nil else { throw state.refusal(ofNonMember: user) }
         let view = state.view(for: user)
         try await untilStored()
         return view
@@ -39,6 +39,9 @@ extension LiveSession {
 
     static let letGo = JamError(
         .unavailable, "the session moved to another server before this was confirmed; read the session again before repeating a change")
+
+    /// What a socket or a call hears from a session this node let go before it did anything.
+    static let letGoUntouched = JamError(.unavailable, "the session moved to another server; nothing was changed, try again")
 
     static let unconfirmed = JamError(
         .unavailable,
@@ -168,6 +171,8 @@ extension LiveSession {
         guard let view = performed.read else { throw Self.notMember }
         return Performed(outcome: performed.outcome, read: view, replayed: performed.replayed)
     }
+
+    static let notMember = JamError(.notMember, "you are not a member of this session")
 
     /// Returns once everything applied so far is stored and sent, or the node let the session
     /// go first, or (unless `throughOutage`) the store refused or hung on it meanwhile.

@@ -10,7 +10,7 @@ extension LiveSession {
     func attach(_ connection: RealtimeConnection, lastSeq: Int64?) throws(JamError) {
         // A session this node let go (a replica nobody used, a lost lease) serves no socket:
         // refused, the client reconnects to the session as it is now.
-        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGoUntouched }
         let user = connection.user
         let now = environment.clock.now()
         if role == .replica {
@@ -63,12 +63,10 @@ extension LiveSession {
         guard role == .replica, !wire.socketsAreMembership else { return }
         _ = await readLog()
         // Let go while the log was read (its idle release ran in that await).
-        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGo }
+        guard !releasedFlag.load(ordering: .relaxed) else { throw Self.letGoUntouched }
         guard role == .replica, state.member(user) == nil else { return }
-        throw Self.notMember
+        throw state.refusal(ofNonMember: user)
     }
-
-    static let notMember = JamError(.notMember, "you are not a member of this session")
 
     /// Queues the greeting of a socket that just opened (the whole state), and what the
     /// session's other sockets hear of it, behind everything applied so far.

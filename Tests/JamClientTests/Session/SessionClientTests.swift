@@ -300,6 +300,30 @@ import Testing
         }
     }
 
+    @Test("a member removed while their phone was away is told so on coming back, not that they may join again", arguments: SocketKind.testable)
+    func aMemberRemovedWhileAwayFailsAsRemoved(_ socket: SocketKind) async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await host.client.run() }
+                group.addTask { await host.store.run() }
+                try await host.until("connected") { $0.phase == .connected && $0.session != nil }
+                // Gil's client is not running (his phone asleep) when Hana removes him.
+                await host.store.perform(.kick(UserRef(userId: guest.me)), as: "remove")
+                #expect(await host.store.current.lastRejection == nil)
+                do {
+                    try await guest.client.run()
+                    Issue.record("the run should stop with a typed error")
+                } catch let error as JamError {
+                    #expect(error.code == .forbidden, "\(error)")
+                    #expect(error.message == "the host removed you from this session")
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test("an ended session stops the client for good", arguments: SocketKind.testable)
     func anEndedSessionStopsTheClientForGood(_ socket: SocketKind) async throws {
         try await TestServer.with { server in

@@ -84,6 +84,20 @@ import Testing
         }
     }
 
+    @Test func theConnectionCapFollowsTheSocketCapUnlessSet() {
+        var configuration = ServerConfiguration()
+        #expect(configuration.maxConnectionsPerAddress == 2_048, "8 × the 256 sockets")
+        configuration.maxSocketsPerAddress = 5_000
+        #expect(configuration.maxConnectionsPerAddress == 40_000, "a raised socket cap takes the connections with it")
+        configuration.maxSocketsPerAddress = nil
+        #expect(configuration.maxConnectionsPerAddress == nil, "no socket cap, no connection cap")
+        configuration.maxConnectionsPerAddress = 3
+        configuration.maxSocketsPerAddress = 256
+        #expect(configuration.maxConnectionsPerAddress == 3 && configuration.connectionCapIsChosen)
+        configuration.maxConnectionsPerAddress = nil
+        #expect(configuration.maxConnectionsPerAddress == nil, "set to none, it stays none")
+    }
+
     @Test func aTrustedProxysConnectionsAreNotCounted() async throws {
         try await TestServer.with(configure: { $0.maxConnectionsPerAddress = 1; $0.maxSocketsPerAddress = nil; $0.trustedProxies = ["127.0.0.1"] }) { server in
             var open: [RawConnection] = []

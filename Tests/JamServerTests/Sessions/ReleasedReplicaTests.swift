@@ -30,7 +30,7 @@ import Testing
 
     @Test func aSocketOfAMemberIsRefusedOnceTheReplicaIsLetGo() async throws {
         let session = await Self.releasedReplica()
-        await #expect(throws: LiveSession.letGo) { try await session.admitOnReplica(Self.host) }
+        await #expect(throws: LiveSession.letGoUntouched) { try await session.admitOnReplica(Self.host) }
 
         let channel = NIOAsyncTestingChannel()
         let loop = channel.testingEventLoop
@@ -40,7 +40,7 @@ import Testing
             try channel.pipeline.syncOperations.addHandlers([sink, handler])
             return RealtimeConnection(user: Self.host, displayName: "Host", handler: handler, eventLoop: loop)
         }.get()
-        await #expect(throws: LiveSession.letGo) { try await session.attach(connection, lastSeq: nil) }
+        await #expect(throws: LiveSession.letGoUntouched) { try await session.attach(connection, lastSeq: nil) }
         #expect(await session.connections.isEmpty, "nothing attached")
         _ = try await channel.finish(acceptAlreadyClosed: true)
     }
@@ -48,7 +48,7 @@ import Testing
     @Test func aRESTCallIsRefusedAtOnceRatherThanWaitingForAnAnswerThatCannotCome() async throws {
         let session = await Self.releasedReplica()
         let track = Track(id: "t1", name: "Track 1", artist: "Artist")
-        await #expect(throws: LiveSession.letGo) {
+        await #expect(throws: LiveSession.letGoUntouched) {
             try await session.forwardAndWait(.add(track: track, nonce: "n1", itemId: ItemID("00000000-0000-0000-0008-000000000101")), by: Self.host, replyId: nil)
         }
     }

@@ -187,7 +187,7 @@ export function errorCodeForStatus(status) {
 
 /**
  * Realtime close codes: a refusal is 4000 + the HTTP status; those never get better
- * by reconnecting (SessionClient.permanentFailure).
+ * by reconnecting (CloseCode.permanentFailure).
  */
 export const CloseCode = Object.freeze({
   normal: 1000, protocolError: 1002, invalidText: 1007, tooBig: 1009, badRequest: 4400, unauthorized: 4401, forbidden: 4403, notFound: 4404, gone: 4410,
