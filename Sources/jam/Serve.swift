@@ -103,7 +103,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-connections-per-address"),
-        help: "Most TCP connections (HTTP and realtime) one client address may hold open; more are closed at once; 0 for no cap. A trusted proxy's connections are not counted (JAM_MAX_CONNECTIONS_PER_ADDRESS; default 8 × the socket cap, 2048, and no cap when sockets have none).")
+        help: "Most TCP connections (HTTP and realtime) one client address may hold open; more are closed at once; 0 for no cap. A trusted proxy's connections are not counted (JAM_MAX_CONNECTIONS_PER_ADDRESS; default 8 × the socket cap and at least 2048, no cap when sockets have none).")
     var maxConnectionsPerAddress: Int?
 
     @Option(

@@ -4,7 +4,10 @@ Every wait is on a condition with a timeout; nothing sleeps for a fixed time to
 let something happen.
 """
 
+import json
 import time
+import urllib.error
+import urllib.request
 
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -170,3 +173,16 @@ def click_at(driver, element):
     """Clicks from inside the page; returns the wall-clock instant of the click (ms)."""
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
     return driver.execute_script(CLICK, element)
+
+
+def rest(base, method, path, token=None, body=None):
+    """A JSON call to the server, as another of the person's devices would make it: (status, parsed answer)."""
+    request = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=15) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")

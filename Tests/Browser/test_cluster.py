@@ -12,7 +12,6 @@ Which node holds a page's realtime socket is read from the nodes' /metrics
 on different nodes, and which node to kill.
 """
 
-import json
 import os
 import secrets
 import shutil
@@ -20,9 +19,7 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -32,7 +29,7 @@ from conftest import REPO, _wait_healthy
 from jam_server import JamServer, jam_binary, stop_process
 from jam_page import (
     add_track, click, create_session, debug, el, join_by_code, now_playing_title, queue_item, queue_score,
-    queue_titles, severe_logs, visible, wait_connected, wait_for,
+    queue_titles, rest, severe_logs, visible, wait_connected, wait_for,
 )
 
 NODES = 3
@@ -146,20 +143,6 @@ def cluster(tmp_path):
         except subprocess.CalledProcessError as error:
             print(f"warning: could not drop the test database {name}: {error.stderr.strip()}")
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def rest(base, method, path, token=None, body=None):
-    """A JSON call; returns (status, parsed answer)."""
-    request = urllib.request.Request(base + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode())
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=15) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
 
 
 def error_notices(driver):

@@ -14,7 +14,7 @@ from selenium.webdriver.common.keys import Keys
 
 from jam_page import (
     add_track, click, click_at, create_session, debug, el, join_by_code, join_by_link, now_playing_title,
-    queue_item, queue_titles, search_results, severe_logs, visible, wait_connected, wait_for, watch, watched_instant,
+    queue_item, queue_titles, rest, search_results, severe_logs, visible, wait_connected, wait_for, watch, watched_instant,
 )
 
 
@@ -864,22 +864,6 @@ def test_a_pause_the_device_makes_stops_playing_here_and_the_lock_screen_plays_a
     wait_for(pat, lambda d: not debug(d)["enabled"], message="the lock screen's pause did not stop playing here")
     assert el(pat, "device-toggle").text == "Play on this device"
     assert_clean_console(pat)
-
-
-def rest(base, method, path, token=None, body=None):
-    """A JSON call; returns (status, parsed answer)."""
-    import json
-    import urllib.error
-    import urllib.request
-    request = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=15) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
 
 
 def test_a_member_no_longer_in_the_session_joins_it_again_with_one_press(base_url, browsers):

@@ -66,16 +66,21 @@ import Testing
         }
     }
 
+    /// Timeouts for the body tests: a head in time, a body timeout of `bodyMs`, idle after `idleMs`.
+    static func bodyTimeouts(bodyMs: Int64, idleMs: Int64) -> @Sendable (inout ServerConfiguration) -> Void {
+        { $0.headerTimeout = .milliseconds(1_500); $0.httpIdleTimeout = .milliseconds(idleMs); $0.bodyTimeout = .milliseconds(bodyMs) }
+    }
+
+    /// Sends the head of a guest sign-in whose body is `body`.
+    static func sendSignInHead(_ connection: RawConnection, for body: String) async throws {
+        try await connection.send("POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+    }
+
     @Test func aBodyDrippedPastTheBodyTimeoutIsCutOffThoughEachByteBeatsTheIdleTimeout() async throws {
-        let configure: @Sendable (inout ServerConfiguration) -> Void = {
-            $0.headerTimeout = .milliseconds(1_500)
-            $0.httpIdleTimeout = .milliseconds(5_000)
-            $0.bodyTimeout = .milliseconds(1_000)
-        }
-        try await TestServer.with(configure: configure) { server in
+        try await TestServer.with(configure: Self.bodyTimeouts(bodyMs: 1_000, idleMs: 5_000)) { server in
             let connection = try await RawConnection(port: server.port)
             let body = #"{"displayName":"Dripping Dana"}"#
-            try await connection.send("POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            try await Self.sendSignInHead(connection, for: body)
             let started = ContinuousClock.now
             var closed = false
             // A byte every 200 ms keeps Hummingbird's idle timer (5 s) from ever firing; the
@@ -97,15 +102,10 @@ import Testing
     }
 
     @Test func aBodyInBeforeTheBodyTimeoutIsServedAndItsConnectionKept() async throws {
-        let configure: @Sendable (inout ServerConfiguration) -> Void = {
-            $0.headerTimeout = .milliseconds(1_500)
-            $0.httpIdleTimeout = .milliseconds(8_000)
-            $0.bodyTimeout = .milliseconds(2_500)
-        }
-        try await TestServer.with(configure: configure) { server in
+        try await TestServer.with(configure: Self.bodyTimeouts(bodyMs: 2_500, idleMs: 8_000)) { server in
             let connection = try await RawConnection(port: server.port)
             let body = #"{"displayName":"Prompt Pat"}"#
-            try await connection.send("POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            try await Self.sendSignInHead(connection, for: body)
             try await Task.sleep(for: .milliseconds(300))
             try await connection.send(body)
             let answer = String(decoding: await connection.received { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n{") }, as: UTF8.self)

@@ -47,13 +47,19 @@ public struct ServerConfiguration: Sendable {
     public var maxSocketsPerAddress: Int? = 256
     /// Most TCP connections (HTTP and realtime alike) one client address (an IPv6 client's
     /// /64) may hold open; nil for no cap. Trusted proxies are not counted: every client behind
-    /// them shares their address. Unless set, `connectionsPerSocket` times the socket cap (no
-    /// cap when sockets have none): each member's browser holds its socket and up to six
-    /// kept-alive HTTP connections, and a party behind one router shares an address.
+    /// them shares their address. Unless set, `connectionsPerSocket` times the socket cap, and
+    /// at least `minimumConnectionCap` (no cap when sockets have none): each member's browser
+    /// holds its socket and up to six kept-alive HTTP connections, a party behind one router
+    /// shares an address, and a small socket cap must not starve the page's own requests.
     public var maxConnectionsPerAddress: Int? {
-        get { chosenConnectionCap ?? maxSocketsPerAddress.map { $0.multipliedReportingOverflow(by: Self.connectionsPerSocket).partialValue } }
+        get {
+            chosenConnectionCap
+                ?? maxSocketsPerAddress.map { max(Self.minimumConnectionCap, $0.multipliedReportingOverflow(by: Self.connectionsPerSocket).partialValue) }
+        }
         set { chosenConnectionCap = .some(newValue) }
     }
+    /// The least connection cap that follows the socket cap (8 × the default 256 sockets).
+    public static let minimumConnectionCap = 2_048
     /// The connection cap as set, when it was; nil: it follows the socket cap.
     private var chosenConnectionCap: Int??
     /// Connections per socket of the socket cap, for the connection cap that follows it.

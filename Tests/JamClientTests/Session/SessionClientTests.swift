@@ -288,13 +288,9 @@ import Testing
                 // Gil's other device leaves: this one's socket closes, and its reconnect is
                 // refused with a notMember frame before the 4403 close a host's removal shares.
                 try await guest.api.leave(created.session.id)
-                do {
-                    try await guestRun.value
-                    Issue.record("the run should stop with a typed error")
-                } catch let error as JamError {
-                    #expect(error.code == .notMember, "\(error)")
-                    #expect(await guest.client.phase == .failed(error))
-                }
+                let error = await Self.failure { try await guestRun.value }
+                #expect(error?.code == .notMember, "\(String(describing: error))")
+                if let error { #expect(await guest.client.phase == .failed(error)) }
                 group.cancelAll()
             }
         }
@@ -312,16 +308,24 @@ import Testing
                 // Gil's client is not running (his phone asleep) when Hana removes him.
                 await host.store.perform(.kick(UserRef(userId: guest.me)), as: "remove")
                 #expect(await host.store.current.lastRejection == nil)
-                do {
-                    try await guest.client.run()
-                    Issue.record("the run should stop with a typed error")
-                } catch let error as JamError {
-                    #expect(error.code == .forbidden, "\(error)")
-                    #expect(error.message == "the host removed you from this session")
-                }
+                let error = await Self.failure { try await guest.client.run() }
+                #expect(error == JamError(.forbidden, "the host removed you from this session"), "\(String(describing: error))")
                 group.cancelAll()
             }
         }
+    }
+
+    /// The typed error `run` stops with; nil (recorded as an issue) when it ends otherwise.
+    static func failure(of run: () async throws -> Void) async -> JamError? {
+        do {
+            try await run()
+            Issue.record("the run should stop with a typed error")
+        } catch let error as JamError {
+            return error
+        } catch {
+            Issue.record("the run stopped with \(error), not a JamError")
+        }
+        return nil
     }
 
     @Test("an ended session stops the client for good", arguments: SocketKind.testable)

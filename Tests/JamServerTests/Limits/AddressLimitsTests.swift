@@ -89,6 +89,8 @@ import Testing
         #expect(configuration.maxConnectionsPerAddress == 2_048, "8 × the 256 sockets")
         configuration.maxSocketsPerAddress = 5_000
         #expect(configuration.maxConnectionsPerAddress == 40_000, "a raised socket cap takes the connections with it")
+        configuration.maxSocketsPerAddress = 1
+        #expect(configuration.maxConnectionsPerAddress == 2_048, "a small socket cap leaves the page its HTTP connections")
         configuration.maxSocketsPerAddress = nil
         #expect(configuration.maxConnectionsPerAddress == nil, "no socket cap, no connection cap")
         configuration.maxConnectionsPerAddress = 3
