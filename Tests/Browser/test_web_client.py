@@ -969,3 +969,18 @@ def test_the_volume_slider_shows_only_where_the_page_can_set_the_volume(base_url
     wait_for(ios, lambda d: el(d, "device-toggle").get_attribute("aria-pressed") == "true")
     assert not visible(ios, "device-volume"), "a slider that changes nothing is shown"
     assert_clean_console(pat, ios)
+
+
+def test_a_keyboard_skip_leaves_the_focus_on_the_now_playing_heading(base_url, browsers):
+    host = browsers.open("host")
+    create_session(host, base_url, "Hana")
+    first = add_track(host, 1)
+    add_track(host, 2)
+    wait_for(host, lambda d: now_playing_title(d) == first and len(queue_titles(d)) == 1)
+    # Keyboard only: focus Skip, press Enter. The controls hide while the skip is on its way.
+    host.execute_script("document.getElementById('host-skip').focus()")
+    host.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_for(host, lambda d: now_playing_title(d) not in (None, first), message="the skip did not happen")
+    assert host.switch_to.active_element.get_attribute("id") == "now-playing-heading", \
+        f"focus fell to {host.switch_to.active_element.tag_name}#{host.switch_to.active_element.get_attribute('id')}"
+    assert_clean_console(host)

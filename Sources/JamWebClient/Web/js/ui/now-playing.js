@@ -86,8 +86,10 @@ export class NowPlayingView {
       this.cover,
       h('div', { class: 'np-text' }, this.title, this.artist, this.addedBy, this.state));
     this.empty = h('p', { class: 'empty', id: 'np-empty', hidden: true }, EMPTY_TEXT);
+    // Focusable by script only: where focus goes when the control that had it goes away.
+    this.heading = h('h2', { id: 'now-playing-heading', tabindex: '-1' }, 'Now playing');
     root.replaceChildren(
-      h('h2', { id: 'now-playing-heading' }, 'Now playing'),
+      this.heading,
       this.empty,
       this.body,
       h('div', { class: 'np-progress-row' }, this.elapsed, this.progress, this.seek, this.total),
@@ -127,6 +129,17 @@ export class NowPlayingView {
 
   render(snapshot) {
     this.snapshot = snapshot;
+    const focused = this.root.contains(document.activeElement) ? document.activeElement : null;
+    this.update(snapshot);
+    // A host's Skip hides the controls it sits in, Vote to skip disables itself, Play hides
+    // once a song plays: focus on the control would fall to the page's start, so it goes to
+    // the panel's heading instead (a screen reader then reads what is playing).
+    if (focused && focused !== this.heading && (focused.disabled || focused.offsetParent === null || !this.root.contains(focused))) {
+      this.heading.focus({ preventScroll: true });
+    }
+  }
+
+  update(snapshot) {
     const now = snapshot.nowPlaying;
     // The song changed under a drag: the slider follows the new one until the drag is let go.
     if (this.dragging && this.currentEpoch() !== this.dragEpoch) {
