@@ -36,7 +36,7 @@ extension SessionState {
         }
         guard let role = role(of: user) else {
             // Leaving is done already, removed or not: clients take notMember for that.
-            if case .leave = command { throw JamError(.notMember, "you are not a member of this session") }
+            if case .leave = command { throw Self.notAMember }
             throw refusal(ofNonMember: user)
         }
         try requirePermission(for: command, role: role)

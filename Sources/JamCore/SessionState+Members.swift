@@ -5,10 +5,12 @@ extension SessionState {
     /// not come back), or they are simply no member (`notMember`: joining lets them in). A
     /// client offers to join again on the second only.
     public func refusal(ofNonMember user: UserID) -> JamError {
-        banned.contains(user) ? Self.removedByHost : JamError(.notMember, "you are not a member of this session")
+        banned.contains(user) ? Self.removedByHost : Self.notAMember
     }
 
     static let removedByHost = JamError(.forbidden, "the host removed you from this session")
+    /// What somebody who is no member hears (and a leave of theirs: there is nothing to leave).
+    public static let notAMember = JamError(.notMember, "you are not a member of this session")
 
     mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         let name = try Validate.displayName(displayName, capBytes: rules.capsTextBytes)

@@ -172,7 +172,7 @@ extension LiveSession {
         return Performed(outcome: performed.outcome, read: view, replayed: performed.replayed)
     }
 
-    static let notMember = JamError(.notMember, "you are not a member of this session")
+    static let notMember = SessionState.notAMember
 
     /// Returns once everything applied so far is stored and sent, or the node let the session
     /// go first, or (unless `throughOutage`) the store refused or hung on it meanwhile.

@@ -302,9 +302,7 @@ export class SessionPage {
    */
   pausedByDevice() {
     if (!this.engine || !this.engine.enabled) return;
-    this.engine.setEnabled(false);
-    this.views.nowPlaying.setDevice(false);
-    this.showOnLockScreen();
+    this.playHere(false);
     this.notices.show('This device paused the sound, so it stopped playing here. Press “Play on this device” to listen again.', 'info');
   }
 
