@@ -19,6 +19,14 @@ extension LiveSession {
         guard let cluster = environment.cluster else { return }
         if let replyId, let connection {
             let key = Self.answerKey(user, replyId)
+            // A REST call waiting under the same key keeps its place: the owner answers a key
+            // once, and that call's continuation is the only way its caller hears. Taken over,
+            // the call would wait for good. (A socket's command sent again takes its own
+            // earlier place: the answer goes to the socket that asks last.)
+            if case .rest? = forwards[key] {
+                reply(to: connection, wire.error(Self.idInProgress, id: replyId, state: state, now: environment.clock.now()))
+                return
+            }
             forwards[key] = .socket(connection)
             // Answered by the owner's record or reply. A reply can be lost (its notification
             // failed, or the owner died after storing the command), and a healthy socket has
@@ -125,6 +133,9 @@ extension LiveSession {
         }
         return try result.get()
     }
+
+    static let idInProgress = JamError(
+        .conflict, "a request with this id is still waiting for its answer; send the command again once that one is answered")
 
     static let keyInProgress = JamError(
         .conflict, "a request with this \(IdempotencyKey.header) is still waiting for its answer; send it again once that one is answered")
