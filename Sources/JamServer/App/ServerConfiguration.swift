@@ -156,18 +156,24 @@ public struct RateLimits: Sendable {
     /// Join attempts per client address (guessing codes).
     public var join: (count: Int, window: Int)
     /// API requests per client address without a valid token (the web client's own files
-    /// do not count).
+    /// and the media below do not count).
     public var anonymous: (count: Int, window: Int)
+    /// Cover and audio requests per client address. They carry no token (an `<img>` or
+    /// `<audio>` element cannot send one), and a party behind one router fetches every cover
+    /// of its queue at once on each phone that joins: counted with the other anonymous
+    /// requests, the party's covers and songs would use up that budget and fail.
+    public var media: (count: Int, window: Int)
 
     /// Creates limits; the defaults suit a party, not a brute-force attempt.
     public init(
         guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), createSessionPerAddress: (Int, Int) = (60, 3600),
-        join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60)
+        join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60), media: (Int, Int) = (6_000, 60)
     ) {
         self.guestAuth = guestAuth
         self.createSession = createSession
         self.createSessionPerAddress = createSessionPerAddress
         self.join = join
         self.anonymous = anonymous
+        self.media = media
     }
 }

@@ -235,6 +235,31 @@ import Testing
         }
     }
 
+    @Test func coversAndSongsHaveABudgetOfTheirOwnSoAPartysMediaLeavesItsSignInsAlone() async throws {
+        let (id, _) = try AudioStreamingTests.demoTrack()
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(anonymous: (3, 60), media: (8, 60)) }) { server in
+            _ = try await server.api.guest("Gus")  // 1 of 3
+            // Four phones behind one router fetch the song and its cover: more than the
+            // anonymous budget, well inside the media one (a doubled slash counts the same).
+            var media: [Int] = []
+            for path in ["/api/v1/tracks/\(id)/audio", "/api/v1/tracks/\(id)/artwork", "//api/v1/tracks/\(id)/audio", "/api/v1/tracks/\(id)/artwork"] {
+                media.append(try await server.api.request("GET", path).status)
+                media.append(try await server.api.request("HEAD", path.hasSuffix("audio") ? path : "/api/v1/tracks/\(id)/audio").status)
+            }
+            #expect(media.allSatisfy { $0 == 200 || $0 == 404 }, "\(media)")
+            #expect(media.contains(200))
+
+            // The party's sign-ins kept their budget ...
+            _ = try await server.api.guest("Ida")  // 2 of 3
+            #expect(try await server.api.request("GET", "/api/v1/time").status == 200)  // 3 of 3
+            #expect(try await server.api.request("GET", "/api/v1/time").status == 429)
+            // ... and media past its own budget is refused with a wait, anonymous requests aside.
+            let past = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio")
+            #expect(past.status == 429)
+            #expect(Int(past.headers["retry-after"] ?? "") ?? 0 >= 1)
+        }
+    }
+
     @Test func anAddressPastItsAnonymousRequestCapGets429WhileMembersAndThePageAreServed() async throws {
         try await TestServer.with(configure: { $0.rateLimits = RateLimits(anonymous: (5, 60)) }) { server in
             let member = try await server.api.guest("Gus")  // 1 of 5: signing in has no token yet
