@@ -9,6 +9,7 @@ import re
 import statistics
 import time
 
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -984,3 +985,148 @@ def test_a_keyboard_skip_leaves_the_focus_on_the_now_playing_heading(base_url, b
     assert host.switch_to.active_element.get_attribute("id") == "now-playing-heading", \
         f"focus fell to {host.switch_to.active_element.tag_name}#{host.switch_to.active_element.get_attribute('id')}"
     assert_clean_console(host)
+
+
+def press_enter_on(driver, element):
+    """Keyboard only: focuses `element` as Tab would and presses Enter on the focused element."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus()", element)
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+
+
+def confirm_by_keyboard(driver):
+    """The second Enter on a confirm button, once the first has made it ask: this one does it."""
+    wait_for(driver, lambda d: d.switch_to.active_element.text == "Really remove?", message="the button did not ask")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+
+
+def focus_said(driver):
+    """Where focus is: the element, its id and (for a control) its name."""
+    active = driver.switch_to.active_element
+    name = "" if active.tag_name == "body" else active.get_attribute("aria-label") or active.text
+    return f"{active.tag_name}#{active.get_attribute('id')} {name!r}"
+
+
+def wait_for_focus(driver, attribute, expected):
+    """Waits until the focused element's `attribute` is `expected`; else fails saying where focus is."""
+    try:
+        wait_for(driver, lambda d: d.switch_to.active_element.get_attribute(attribute) == expected, timeout=5)
+    except TimeoutException:
+        raise AssertionError(f"focus is on {focus_said(driver)}, not on the element whose {attribute} is {expected!r}") from None
+
+
+def test_a_keyboard_remove_in_the_queue_moves_the_focus_to_the_song_that_took_its_place(base_url, browsers):
+    host = browsers.open("host")
+    create_session(host, base_url, "Hana")
+    add_track(host, 0)  # plays
+    first, second, third = add_track(host, 1), add_track(host, 2), add_track(host, 3)
+    wait_for(host, lambda d: queue_titles(d) == [first, second, third])
+
+    # The middle song: focus goes to the Remove of the song now in its place.
+    press_enter_on(host, queue_item(host, second).find_element(By.CSS_SELECTOR, "button.remove"))
+    confirm_by_keyboard(host)
+    wait_for(host, lambda d: queue_titles(d) == [first, third], message="the removal did not happen")
+    wait_for_focus(host, "aria-label", f"Remove {third} from the queue")
+
+    # The last song, from where focus is now: to the Remove of the one before it.
+    host.switch_to.active_element.send_keys(Keys.ENTER)
+    confirm_by_keyboard(host)
+    wait_for(host, lambda d: queue_titles(d) == [first], message="the second removal did not happen")
+    wait_for_focus(host, "aria-label", f"Remove {first} from the queue")
+
+    # The only song: the queue is empty, so to its heading.
+    host.switch_to.active_element.send_keys(Keys.ENTER)
+    confirm_by_keyboard(host)
+    wait_for(host, lambda d: queue_titles(d) == [], message="the third removal did not happen")
+    wait_for_focus(host, "id", "queue-heading")
+    assert_clean_console(host)
+
+
+def test_a_members_keyboard_remove_of_their_song_keeps_the_focus_on_the_next_song(base_url, browsers):
+    host, guest, _ = hana_with_gus(base_url, browsers)
+    add_track(host, 0)  # plays
+    mine = add_track(guest, 1)
+    wait_for(host, lambda d: queue_titles(d) == [mine])
+    hers = add_track(host, 2)
+    wait_for(guest, lambda d: queue_titles(d) == [mine, hers], message="Hana's song did not reach Gus")
+
+    # Gus may not remove Hana's song, so focus goes to the first button it has for him.
+    press_enter_on(guest, queue_item(guest, mine).find_element(By.CSS_SELECTOR, "button.remove"))
+    confirm_by_keyboard(guest)
+    wait_for(guest, lambda d: queue_titles(d) == [hers], message="the removal did not happen")
+    wait_for_focus(guest, "aria-label", f"Vote {hers} up")
+    assert_clean_console(host, guest)
+
+
+def test_a_keyboard_remove_of_a_member_moves_the_focus_to_the_member_in_their_place(base_url, browsers):
+    host = browsers.open("host")
+    code = create_session(host, base_url, "Hana")
+    # Two more members from elsewhere (no page: they show as away, by name).
+    for name in ("Ida", "Jo"):
+        status, me = rest(base_url, "POST", "/auth/guest", body={"displayName": name})
+        assert status == 201, (status, me)
+        status, joined = rest(base_url, "POST", "/api/v1/sessions/join", me["token"], {"code": code})
+        assert status == 200, (status, joined)
+    wait_for(host, lambda d: "Ida" in el(d, "members-list").text and "Jo" in el(d, "members-list").text)
+
+    def kick(name):
+        row = next(m for m in host.find_elements(By.CSS_SELECTOR, "#members-list li.member") if name in m.text)
+        return row.find_element(By.XPATH, ".//button[text()='Remove']")
+
+    # Ida: focus goes to the Remove of Jo, now in her place.
+    press_enter_on(host, kick("Ida"))
+    confirm_by_keyboard(host)
+    wait_for(host, lambda d: "Ida" not in el(d, "members-list").text, message="Ida was not removed")
+    wait_for_focus(host, "aria-label", "Remove Jo from the session")
+
+    # Jo, the last: to the row before, Hana's own, whose one button is Change name.
+    host.switch_to.active_element.send_keys(Keys.ENTER)
+    confirm_by_keyboard(host)
+    wait_for(host, lambda d: "Jo" not in el(d, "members-list").text, message="Jo was not removed")
+    wait_for_focus(host, "id", "rename-button")
+    assert_clean_console(host)
+
+
+def test_a_keyboard_add_moves_the_focus_to_the_next_song_to_add_and_only_for_ones_own_add(base_url, browsers):
+    host, guest, _ = hana_with_gus(base_url, browsers)
+    wait_for(host, lambda d: len(search_results(d)) > 6, message="the library list did not load")
+    titles = [r.find_element(By.CSS_SELECTOR, ".item-title").text for r in search_results(host)]
+
+    def add_button(driver, index):
+        return search_results(driver)[index].find_element(By.CSS_SELECTOR, "button.add")
+
+    # The added song's button says "Adding…", then "Queued": focus goes to the next song's Add,
+    # so Enter, Enter adds one song after another.
+    press_enter_on(host, add_button(host, 0))
+    wait_for(host, lambda d: add_button(d, 0).text == "Queued", message="the add did not happen")
+    wait_for_focus(host, "aria-label", f"Add {titles[1]} to the queue")
+    host.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_for(host, lambda d: add_button(d, 1).text == "Queued", message="the second add did not happen")
+    wait_for_focus(host, "aria-label", f"Add {titles[2]} to the queue")
+
+    # The last song in the list: nothing after it to add, so to the search field.
+    last = len(titles) - 1
+    press_enter_on(host, add_button(host, last))
+    wait_for(host, lambda d: add_button(d, last).text == "Queued", message="the last song's add did not happen")
+    wait_for_focus(host, "id", "search-input")
+
+    # Someone else's add of the song Gus is on disables his button but moves his focus nowhere.
+    wait_for(guest, lambda d: add_button(d, 1).text == "Queued")
+    guest.execute_script("arguments[0].focus()", add_button(guest, 3))
+    click(host, add_button(host, 3))
+    wait_for(guest, lambda d: add_button(d, 3).text == "Queued", message="Hana's add did not reach Gus")
+    moved = guest.switch_to.active_element
+    assert moved.get_attribute("id") != "search-input" and not (moved.get_attribute("aria-label") or "").startswith("Add "), \
+        f"another member's add moved Gus's focus to {focus_said(guest)}"
+
+    # With an add cooldown, every Add waits after Gus's own: focus goes to the search field.
+    session_id = host.execute_script("return JSON.parse(localStorage.getItem('openjam.session')).id")
+    token = host.execute_script("return JSON.parse(localStorage.getItem('openjam.identity')).token")
+    status, answer = rest(base_url, "PATCH", f"/api/v1/sessions/{session_id}", token, {"settings": {"addCooldownSeconds": 60}})
+    assert status == 200, (status, answer)
+    # Hana's next add reaches Gus after the new setting does (one socket, in order).
+    click(host, add_button(host, 5))
+    wait_for(guest, lambda d: add_button(d, 5).text == "Queued", message="Hana's add did not reach Gus")
+    press_enter_on(guest, add_button(guest, 4))
+    wait_for(guest, lambda d: visible(d, "search-cooldown"), message="the cooldown did not start")
+    wait_for_focus(guest, "id", "search-input")
+    assert_clean_console(host, guest)

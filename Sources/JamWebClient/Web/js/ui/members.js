@@ -18,7 +18,9 @@ export class MembersView {
     this.actions = actions;
     this.count = h('span', { class: 'count', id: 'members-count' });
     this.list = h('ul', { class: 'members-list', id: 'members-list' });
-    root.replaceChildren(h('h2', { id: 'members-heading' }, 'People ', this.count), this.list);
+    // Focusable by script only: where focus goes when a removed member's row had it.
+    this.heading = h('h2', { id: 'members-heading', tabindex: '-1' }, 'People ', this.count);
+    root.replaceChildren(this.heading, this.list);
     this.snapshot = null;
     this.renameForm = this.makeRenameForm();
   }
@@ -70,7 +72,19 @@ export class MembersView {
       (order[a.role] - order[b.role]) || (Number(b.connected) - Number(a.connected)) || a.displayName.localeCompare(b.displayName));
     const online = members.filter((m) => m.connected).length;
     setText(this.count, `(${online} of ${members.length} here)`);
+    // The host's Remove takes the member's row (and the button) away when the server's answer
+    // comes: focus would fall to the page's start, so it goes to the same button of the member
+    // who took their place (the one before, if they were the last), else to that row's first
+    // button, else to the heading. Only for the host's own press, as in the queue.
+    const pressed = this.kicked === document.activeElement ? this.kicked : null;
+    const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.list, members, (m) => m.userId, (m) => this.create(m), (li, m) => this.update(li, m));
+    if (pressed && !pressed.isConnected) {
+      const row = this.list.children[place] || this.list.children[place - 1];
+      const usable = (button) => !button.disabled && button.offsetParent !== null;
+      const next = row && [row.parts.kick, ...row.querySelectorAll('button')].find(usable);
+      (next || this.heading).focus({ preventScroll: true });
+    }
   }
 
   create() {
@@ -94,7 +108,10 @@ export class MembersView {
       input.select();
     });
     parts.handOver = confirmButton('Make host', 'Hand over?', () => this.actions.onRole(parts.member, Role.host), { class: 'quiet small' });
-    parts.kick = confirmButton('Remove', 'Really remove?', () => this.actions.onKick(parts.member), { class: 'quiet small danger' });
+    parts.kick = confirmButton('Remove', 'Really remove?', () => {
+      this.kicked = parts.kick;
+      this.actions.onKick(parts.member);
+    }, { class: 'quiet small danger' });
     parts.promote.addEventListener('click', () => {
       this.actions.onRole(parts.member, parts.member.role === Role.cohost ? Role.member : Role.cohost);
     });

@@ -16,8 +16,10 @@ export class QueueView {
     this.upNext = h('div', { class: 'up-next', id: 'up-next', hidden: true });
     this.list = h('ol', { class: 'queue-list', id: 'queue-list' });
     this.empty = h('p', { class: 'empty', id: 'queue-empty' }, 'The queue is empty. Search for a song and add it.');
+    // Focusable by script only: where focus goes when a removed song leaves none to go to.
+    this.heading = h('h2', { id: 'queue-heading', tabindex: '-1' }, 'Queue ', this.count);
     root.replaceChildren(
-      h('h2', { id: 'queue-heading' }, 'Queue ', this.count),
+      this.heading,
       this.upNext, this.list, this.empty);
     this.snapshot = null;
   }
@@ -34,7 +36,19 @@ export class QueueView {
     } else {
       this.upNext.hidden = true;
     }
+    // This person's Remove takes its song (and the button) away when the server's answer comes:
+    // focus would fall to the page's start, so it goes to the same button of the song that
+    // took its place (the one before, if it was the last), else to that song's first button,
+    // else to the heading. Only for their own press: someone else's change moves no focus.
+    const pressed = this.removed === document.activeElement ? this.removed : null;
+    const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.list, entries, (entry) => entry.item.id, (entry) => this.create(entry), (el, entry, index) => this.update(el, entry, index));
+    if (pressed && !pressed.isConnected) {
+      const row = this.list.children[place] || this.list.children[place - 1];
+      const usable = (button) => !button.disabled && button.offsetParent !== null;
+      const next = row && [row.parts.remove, ...row.querySelectorAll('button')].find(usable);
+      (next || this.heading).focus({ preventScroll: true });
+    }
   }
 
   create(entry) {
@@ -46,7 +60,10 @@ export class QueueView {
       score: h('span', { class: 'score', 'aria-live': 'off' }),
       down: h('button', { type: 'button', class: 'vote vote-down', 'aria-pressed': 'false' }, '▼'),
     };
-    parts.remove = confirmButton('Remove', 'Really remove?', () => this.actions.onRemove(parts.entry.item), { class: 'remove quiet' });
+    parts.remove = confirmButton('Remove', 'Really remove?', () => {
+      this.removed = parts.remove;
+      this.actions.onRemove(parts.entry.item);
+    }, { class: 'remove quiet' });
     parts.up.addEventListener('click', () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === 1 ? 0 : 1));
     parts.down.addEventListener('click', () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === -1 ? 0 : -1));
     const li = h('li', { class: 'queue-item' },

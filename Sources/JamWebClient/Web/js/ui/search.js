@@ -127,6 +127,8 @@ export class SearchView {
     // An add on its way: a second tap would queue the song twice (or spend a cooldown).
     const adding = new Set(snapshot.queue.filter((entry) => entry.pending).map((entry) => trackKey(entry.item.track)));
     const locked = lockedOut(snapshot);
+    const pressed = this.added === document.activeElement ? this.added : null;
+    const place = pressed ? [...this.results.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.results, this.tracks, trackKey, (track) => this.create(track), (li, track) => {
       li.track = track;
       updateCover(li.parts.cover, track);
@@ -138,6 +140,15 @@ export class SearchView {
       setText(li.parts.add, queued ? 'Queued' : inFlight ? 'Adding…' : 'Add');
       setAttr(li.parts.add, 'aria-label', queued ? `${track.name} is already queued` : `Add ${track.name} to the queue`);
     });
+    // This person's Add disables itself ("Adding…", then "Queued"): focus would fall to the
+    // page's start, so it goes to the next song that can be added, for adding several in a
+    // row; with none, or an add cooldown to wait out, to the search field. Only for their own
+    // press: another member's add of the song they are on moves no focus.
+    if (pressed && (pressed.disabled || !pressed.isConnected)) {
+      const cooldown = snapshot.session && snapshot.session.settings.addCooldownSeconds > 0 && !hasHostControls(snapshot.role);
+      const next = !cooldown && [...this.results.children].slice(place + 1).map((li) => li.parts.add).find((add) => !add.disabled);
+      (next || this.input).focus({ preventScroll: true });
+    }
   }
 
   create(track) {
@@ -150,7 +161,10 @@ export class SearchView {
     const li = h('li', { class: 'result' }, parts.cover, h('span', { class: 'item-text' }, parts.title, parts.meta), parts.add);
     li.parts = parts;
     li.track = track;
-    parts.add.addEventListener('click', () => this.actions.onAdd(li.track));
+    parts.add.addEventListener('click', () => {
+      this.added = parts.add;
+      this.actions.onAdd(li.track);
+    });
     return li;
   }
 }
