@@ -15,10 +15,10 @@ struct AudioRoutes {
     let files = FileIO(threadPool: .singleton)
 
     func register(on router: Router<JamRequestContext>) {
-        router.get("api/v1/tracks/:id/audio") { request, context in
+        router.get(RouterPath(MediaRoute.audio.path)) { request, context in
             try await audio(request, context, sendBody: true)
         }
-        router.head("api/v1/tracks/:id/audio") { request, context in
+        router.head(RouterPath(MediaRoute.audio.path)) { request, context in
             try await audio(request, context, sendBody: false)
         }
     }

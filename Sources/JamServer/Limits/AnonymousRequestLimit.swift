@@ -9,12 +9,15 @@ import Hummingbird
 package struct AnonymousRequestLimit: RouterMiddleware {
     let limiter: RateLimiter
     let limit: (count: Int, window: Int)
-    let mediaLimit: (count: Int, window: Int)
+    /// Nil where the profile serves no media: such paths count as any other.
+    let mediaLimit: (count: Int, window: Int)?
 
-    package init(limiter: RateLimiter, limits: RateLimits) {
+    /// Counts against `limits`; `servesMedia` says whether the profile registers the
+    /// `MediaRoute`s.
+    package init(limiter: RateLimiter, limits: RateLimits, servesMedia: Bool) {
         self.limiter = limiter
         limit = limits.anonymous
-        mediaLimit = limits.media
+        mediaLimit = servesMedia ? limits.media : nil
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
@@ -22,18 +25,11 @@ package struct AnonymousRequestLimit: RouterMiddleware {
             return try await next(request, context)
         }
         let segments = request.uri.path.split(separator: "/")
-        if Self.isMedia(segments) {
+        if let mediaLimit, MediaRoute.reached(by: request.method, segments) != nil {
             try await limiter.check("media:\(RouteHelpers.clientAddress(context))", limit: mediaLimit)
         } else if segments.first == "api" || segments.first == "auth" {
             try await limiter.check("anonymous:\(RouteHelpers.clientAddress(context))", limit: limit)
         }
         return try await next(request, context)
-    }
-
-    /// Whether the path (its non-empty segments, as the router reads it) names a track's
-    /// audio or cover: `api/v1/tracks/{id}/audio` or `…/artwork`.
-    static func isMedia(_ segments: [Substring]) -> Bool {
-        segments.count == 5 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "tracks"
-            && (segments[4] == "audio" || segments[4] == "artwork")
     }
 }

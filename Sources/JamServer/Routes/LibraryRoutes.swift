@@ -21,7 +21,7 @@ struct LibraryRoutes {
             return try RouteHelpers.json(SearchResults(tracks: found.map(\.wireTrack)))
         }
         // Like the audio, the cover needs no token: an <img> element cannot send one.
-        router.get("api/v1/tracks/:id/artwork") { _, context in
+        router.get(RouterPath(MediaRoute.artwork.path)) { _, context in
             let id = try context.parameters.require("id")
             guard await catalog.library.track(id) != nil else { throw JamError(.notFound, "no track \(id) in the library") }
             let cover: CoverArt?

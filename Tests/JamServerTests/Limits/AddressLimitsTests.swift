@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import JamProtocol
 import JamTestSupport
 import Testing
@@ -258,6 +259,20 @@ import Testing
             #expect(past.status == 429)
             #expect(Int(past.headers["retry-after"] ?? "") ?? 0 >= 1)
         }
+    }
+
+    @Test func onlyTheMethodsAMediaRouteAnswersCountAsMedia() {
+        func reached(_ method: HTTPRequest.Method, _ path: String) -> MediaRoute? {
+            MediaRoute.reached(by: method, path.split(separator: "/"))
+        }
+        #expect(reached(.get, "/api/v1/tracks/abc/audio") == .audio)
+        #expect(reached(.head, "/api/v1/tracks/abc/audio") == .audio)
+        #expect(reached(.get, "//api/v1/tracks/abc/artwork/") == .artwork, "as the router reads it")
+        #expect(reached(.head, "/api/v1/tracks/abc/artwork") == nil, "the cover answers GET only")
+        #expect(reached(.post, "/api/v1/tracks/abc/audio") == nil)
+        #expect(reached(.get, "/api/v1/tracks/abc") == nil)
+        #expect(reached(.get, "/api/v1/tracks/abc/audio/more") == nil)
+        #expect(reached(.get, "/api/v2/tracks/abc/audio") == nil)
     }
 
     @Test func anAddressPastItsAnonymousRequestCapGets429WhileMembersAndThePageAreServed() async throws {
