@@ -134,11 +134,15 @@ extension LiveSession {
         return try result.get()
     }
 
-    static let idInProgress = JamError(
-        .conflict, "a request with this id is still waiting for its answer; send the command again once that one is answered")
+    /// What a caller hears when a request under the same answer key, named by `what`, still
+    /// waits for the owner's answer.
+    static func inProgress(_ what: String) -> JamError {
+        JamError(.conflict, "a request with this \(what) is still waiting for its answer; send it again once that one is answered")
+    }
 
-    static let keyInProgress = JamError(
-        .conflict, "a request with this \(IdempotencyKey.header) is still waiting for its answer; send it again once that one is answered")
+    static let idInProgress = inProgress("id")
+
+    static let keyInProgress = inProgress(IdempotencyKey.header)
 
     /// How long a forwarded command's caller waits for the owner's answer.
     static let forwardAnswerLimit: TimeAmount = .seconds(10)
