@@ -49,12 +49,17 @@ export function hasHostControls(role) {
   return role === Role.host || role === Role.cohost;
 }
 
+/** Whether `settings` hold a member of `role` to a wait between their adds: hosts and co-hosts are never held. */
+export function hasAddCooldown(settings, role) {
+  return !!settings && settings.addCooldownSeconds > 0 && !hasHostControls(role);
+}
+
 /**
  * When `member` may add again (SessionSettings.nextAddAt(for:)): null when they may now (no
  * cooldown, host controls, no add yet), else the server instant the cooldown ends.
  */
 export function nextAddAt(settings, member) {
-  if (!settings || !member || !(settings.addCooldownSeconds > 0) || hasHostControls(member.role) || member.lastAddedAt == null) return null;
+  if (!member || !hasAddCooldown(settings, member.role) || member.lastAddedAt == null) return null;
   return member.lastAddedAt + settings.addCooldownSeconds * 1000;
 }
 

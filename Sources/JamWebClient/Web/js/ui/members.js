@@ -77,9 +77,11 @@ export class MembersView {
     // who took their place (the one before, if they were the last), else to that row's first
     // button, else to the heading. Only for the host's own press, as in the queue.
     const pressed = this.kicked === document.activeElement ? this.kicked : null;
+    if (!pressed) this.kicked = null;
     const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.list, members, (m) => m.userId, (m) => this.create(m), (li, m) => this.update(li, m));
     if (pressed && !pressed.isConnected) {
+      this.kicked = null;
       const row = this.list.children[place] || this.list.children[place - 1];
       const usable = (button) => !button.disabled && button.offsetParent !== null;
       const next = row && [row.parts.kick, ...row.querySelectorAll('button')].find(usable);

@@ -41,9 +41,11 @@ export class QueueView {
     // took its place (the one before, if it was the last), else to that song's first button,
     // else to the heading. Only for their own press: someone else's change moves no focus.
     const pressed = this.removed === document.activeElement ? this.removed : null;
+    if (!pressed) this.removed = null;
     const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.list, entries, (entry) => entry.item.id, (entry) => this.create(entry), (el, entry, index) => this.update(el, entry, index));
     if (pressed && !pressed.isConnected) {
+      this.removed = null;
       const row = this.list.children[place] || this.list.children[place - 1];
       const usable = (button) => !button.disabled && button.offsetParent !== null;
       const next = row && [row.parts.remove, ...row.querySelectorAll('button')].find(usable);

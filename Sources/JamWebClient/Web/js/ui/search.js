@@ -1,7 +1,7 @@
 // Search the server's library and add songs. Typing searches as you go (debounced,
 // and an older answer never overwrites a newer one); an empty search lists the
 // library. Songs already queued or playing say so instead of offering "Add".
-import { hasHostControls, nextAddAt } from '../protocol.js';
+import { hasAddCooldown, hasHostControls, nextAddAt } from '../protocol.js';
 import { h, setAttr, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
@@ -128,6 +128,7 @@ export class SearchView {
     const adding = new Set(snapshot.queue.filter((entry) => entry.pending).map((entry) => trackKey(entry.item.track)));
     const locked = lockedOut(snapshot);
     const pressed = this.added === document.activeElement ? this.added : null;
+    if (!pressed) this.added = null;
     const place = pressed ? [...this.results.children].indexOf(pressed.closest('li')) : -1;
     syncList(this.results, this.tracks, trackKey, (track) => this.create(track), (li, track) => {
       li.track = track;
@@ -143,11 +144,15 @@ export class SearchView {
     // This person's Add disables itself ("Adding…", then "Queued"): focus would fall to the
     // page's start, so it goes to the next song that can be added, for adding several in a
     // row; with none, or an add cooldown to wait out, to the search field. Only for their own
-    // press: another member's add of the song they are on moves no focus.
+    // press, and a keyboard's: another member's add of the song they are on moves no focus,
+    // and a tap that focused the field would open a phone's on-screen keyboard.
     if (pressed && (pressed.disabled || !pressed.isConnected)) {
-      const cooldown = snapshot.session && snapshot.session.settings.addCooldownSeconds > 0 && !hasHostControls(snapshot.role);
-      const next = !cooldown && [...this.results.children].slice(place + 1).map((li) => li.parts.add).find((add) => !add.disabled);
-      (next || this.input).focus({ preventScroll: true });
+      this.added = null;
+      if (this.addedByKeyboard) {
+        const cooldown = snapshot.session && hasAddCooldown(snapshot.session.settings, snapshot.role);
+        const next = !cooldown && [...this.results.children].slice(place + 1).map((li) => li.parts.add).find((add) => !add.disabled);
+        (next || this.input).focus({ preventScroll: true });
+      }
     }
   }
 
@@ -161,8 +166,10 @@ export class SearchView {
     const li = h('li', { class: 'result' }, parts.cover, h('span', { class: 'item-text' }, parts.title, parts.meta), parts.add);
     li.parts = parts;
     li.track = track;
-    parts.add.addEventListener('click', () => {
+    parts.add.addEventListener('click', (event) => {
       this.added = parts.add;
+      // A click a key made (Enter, Space) has no pointer, so no click count.
+      this.addedByKeyboard = event.detail === 0;
       this.actions.onAdd(li.track);
     });
     return li;
