@@ -972,6 +972,20 @@ def test_the_volume_slider_shows_only_where_the_page_can_set_the_volume(base_url
     assert_clean_console(pat, ios)
 
 
+def test_play_on_this_device_asks_for_a_playback_audio_session_so_an_iphone_on_silent_hears_the_probes(base_url, browsers):
+    # As Safari's Audio Session API: "auto" until the page asks, and an iPhone's silent
+    # switch mutes Web Audio (the calibration probes) unless the page asks for "playback".
+    ios = browsers.open("ios")
+    ios.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+      Object.defineProperty(Navigator.prototype, 'audioSession', { value: { type: 'auto' }, configurable: true });"""})
+    create_session(ios, base_url, "Ivo")
+    assert ios.execute_script("return navigator.audioSession.type") == "auto", "asked before anyone chose to play here"
+    click(ios, el(ios, "device-toggle"))
+    wait_for(ios, lambda d: el(d, "device-toggle").get_attribute("aria-pressed") == "true")
+    assert ios.execute_script("return navigator.audioSession.type") == "playback"
+    assert_clean_console(ios)
+
+
 def test_a_keyboard_skip_leaves_the_focus_on_the_now_playing_heading(base_url, browsers):
     host = browsers.open("host")
     create_session(host, base_url, "Hana")

@@ -56,6 +56,11 @@ export class AudioPlayer {
    * From a click, since browsers start audio contexts only from a user gesture.
    */
   openAudio() {
+    // An iPhone set to silent mutes Web Audio (the calibration probes) in its default
+    // session, while the elements play on: a "playback" session, a music app's, plays
+    // both. Asked for by the person's own "play on this device".
+    const session = globalThis.navigator && globalThis.navigator.audioSession;
+    if (session && session.type !== 'playback') session.type = 'playback';
     const Context = globalThis.AudioContext || globalThis.webkitAudioContext;
     if (!Context) return;
     if (!this.context) {
