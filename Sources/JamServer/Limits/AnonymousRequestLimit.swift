@@ -2,10 +2,10 @@ import Hummingbird
 
 /// Caps the API requests an address may make without a valid token (`RateLimits.anonymous`):
 /// a stranger guessing tokens or hammering the library routes gets 429 with `Retry-After`,
-/// while signed-in members are limited per member instead. The web client's own files are
-/// left out, as a party behind one router loads them all at once; covers and audio, which
-/// no element can ask for with a token, have a larger budget of their own
-/// (`RateLimits.media`) for the same reason.
+/// while a signed-in member's commands draw from their own budget instead (`CommandBudget`;
+/// their reads are not limited). The web client's own files are left out, as a party behind
+/// one router loads them all at once; covers and audio, which no element can ask for with a
+/// token, have a larger budget of their own (`RateLimits.media`) for the same reason.
 package struct AnonymousRequestLimit: RouterMiddleware {
     let limiter: RateLimiter
     let limit: (count: Int, window: Int)
