@@ -145,3 +145,28 @@ function nameConfirmButton(button) {
   if (!label) return;
   setAttr(button, 'aria-label', button.classList.contains('armed') ? `${button.dataset.confirm} ${label}` : label);
 }
+
+/**
+ * Where a person's own press in `list` holds focus before a render: `pressed` (the button
+ * they pressed) and the index of its row, or null when focus has left that button (another
+ * member's change must not move their focus).
+ */
+export function heldFocus(list, pressed) {
+  if (!pressed || pressed !== document.activeElement) return null;
+  return { pressed, place: [...list.children].indexOf(pressed.closest('li')) };
+}
+
+/**
+ * After the render: if the pressed button went away with its row, focus would fall to the
+ * page's start, so it goes to `sameButton(row)` of the row now in its place (the one before,
+ * for the last), else to that row's first usable button, else to `fallback`. True when the
+ * press is dealt with.
+ */
+export function refocusInPlace(list, held, sameButton, fallback) {
+  if (held.pressed.isConnected) return false;
+  const row = list.children[held.place] || list.children[held.place - 1];
+  const usable = (button) => button && !button.disabled && button.offsetParent !== null;
+  const next = row && [sameButton(row), ...row.querySelectorAll('button')].find(usable);
+  (next || fallback).focus({ preventScroll: true });
+  return true;
+}

@@ -3,7 +3,7 @@
 // can change their own name.
 import { Limits, Role } from '../protocol.js';
 import { checkDisplayName, describeTextProblem } from '../text-limits.js';
-import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
+import { confirmButton, h, heldFocus, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 
 const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
 
@@ -72,21 +72,12 @@ export class MembersView {
       (order[a.role] - order[b.role]) || (Number(b.connected) - Number(a.connected)) || a.displayName.localeCompare(b.displayName));
     const online = members.filter((m) => m.connected).length;
     setText(this.count, `(${online} of ${members.length} here)`);
-    // The host's Remove takes the member's row (and the button) away when the server's answer
-    // comes: focus would fall to the page's start, so it goes to the same button of the member
-    // who took their place (the one before, if they were the last), else to that row's first
-    // button, else to the heading. Only for the host's own press, as in the queue.
-    const pressed = this.kicked === document.activeElement ? this.kicked : null;
-    if (!pressed) this.kicked = null;
-    const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
+    // The host's Remove takes the member's row away when the server's answer comes: their
+    // place in the list is kept (refocusInPlace), for their own press only.
+    const held = heldFocus(this.list, this.kicked);
+    if (!held) this.kicked = null;
     syncList(this.list, members, (m) => m.userId, (m) => this.create(m), (li, m) => this.update(li, m));
-    if (pressed && !pressed.isConnected) {
-      this.kicked = null;
-      const row = this.list.children[place] || this.list.children[place - 1];
-      const usable = (button) => !button.disabled && button.offsetParent !== null;
-      const next = row && [row.parts.kick, ...row.querySelectorAll('button')].find(usable);
-      (next || this.heading).focus({ preventScroll: true });
-    }
+    if (held && refocusInPlace(this.list, held, (row) => row.parts.kick, this.heading)) this.kicked = null;
   }
 
   create() {

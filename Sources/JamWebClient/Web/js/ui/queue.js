@@ -3,7 +3,7 @@
 // down votes (shown at once, rolled back if refused) and, for the adder and the
 // hosts, a remove button.
 import { hasHostControls } from '../protocol.js';
-import { confirmButton, h, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
+import { confirmButton, h, heldFocus, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime, plural } from './format.js';
 
@@ -36,21 +36,12 @@ export class QueueView {
     } else {
       this.upNext.hidden = true;
     }
-    // This person's Remove takes its song (and the button) away when the server's answer comes:
-    // focus would fall to the page's start, so it goes to the same button of the song that
-    // took its place (the one before, if it was the last), else to that song's first button,
-    // else to the heading. Only for their own press: someone else's change moves no focus.
-    const pressed = this.removed === document.activeElement ? this.removed : null;
-    if (!pressed) this.removed = null;
-    const place = pressed ? [...this.list.children].indexOf(pressed.closest('li')) : -1;
+    // This person's Remove takes its song's row away when the server's answer comes: their
+    // place in the list is kept (refocusInPlace), for their own press only.
+    const held = heldFocus(this.list, this.removed);
+    if (!held) this.removed = null;
     syncList(this.list, entries, (entry) => entry.item.id, (entry) => this.create(entry), (el, entry, index) => this.update(el, entry, index));
-    if (pressed && !pressed.isConnected) {
-      this.removed = null;
-      const row = this.list.children[place] || this.list.children[place - 1];
-      const usable = (button) => !button.disabled && button.offsetParent !== null;
-      const next = row && [row.parts.remove, ...row.querySelectorAll('button')].find(usable);
-      (next || this.heading).focus({ preventScroll: true });
-    }
+    if (held && refocusInPlace(this.list, held, (row) => row.parts.remove, this.heading)) this.removed = null;
   }
 
   create(entry) {
