@@ -168,11 +168,9 @@ extension LiveSession {
     /// returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID, key: IdempotencyKey?) async throws(JamError) -> Performed<SessionView> {
         let performed = try await perform(command, by: user, key: key) { state, _ in state.member(user).map { _ in state.view(for: user) } }
-        guard let view = performed.read else { throw Self.notMember }
+        guard let view = performed.read else { throw SessionState.notAMember }
         return Performed(outcome: performed.outcome, read: view, replayed: performed.replayed)
     }
-
-    static let notMember = SessionState.notAMember
 
     /// Returns once everything applied so far is stored and sent, or the node let the session
     /// go first, or (unless `throughOutage`) the store refused or hung on it meanwhile.
