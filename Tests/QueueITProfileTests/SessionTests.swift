@@ -184,6 +184,20 @@ struct SessionTests {
         }
     }
 
+    @Test("a user's requests, reads included, have OpenJam's budget per user: another user of the address is served")
+    func aUsersRequestsHaveABudget() async throws {
+        try await QueueITServer.with(rateLimits: RateLimits(member: (3, 60))) { api, _ in
+            let ann = try await api.signIn("Ann")
+            _ = try await api.hosting(ann, code: "PARTY")  // 1 of 3
+            #expect(try await api.current(ann).status == 200)  // 2 of 3
+            #expect(try await api.current(ann).status == 200)  // 3 of 3
+            let refused = try await api.current(ann)
+            #expect(refused.status == 429, "\(refused)")
+            let bob = try await api.signIn("Bob")
+            #expect(try await api.join(bob, code: "PARTY").status == 200)
+        }
+    }
+
     @Test("creating has OpenJam's limits per user and per address, and a refused code spends neither")
     func creatingIsLimitedPerUserAndPerAddress() async throws {
         let limits = RateLimits(guestAuth: (100, 60), createSession: (1, 3600), createSessionPerAddress: (2, 3600))

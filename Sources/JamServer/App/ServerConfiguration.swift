@@ -158,6 +158,10 @@ public struct RateLimits: Sendable {
     /// API requests per client address without a valid token (the web client's own files
     /// and the media below do not count).
     public var anonymous: (count: Int, window: Int)
+    /// API requests per signed-in user, reads included (a member's commands also draw from
+    /// `CommandLimits`). A guest token takes one request to get, so without it one token could poll a session
+    /// or the library search as fast as the server answers.
+    public var member: (count: Int, window: Int)
     /// Cover and audio requests per client address. They carry no token (an `<img>` or
     /// `<audio>` element cannot send one), and a party behind one router fetches every cover
     /// of its queue at once on each phone that joins: counted with the other anonymous
@@ -167,13 +171,15 @@ public struct RateLimits: Sendable {
     /// Creates limits; the defaults suit a party, not a brute-force attempt.
     public init(
         guestAuth: (Int, Int) = (30, 60), createSession: (Int, Int) = (20, 3600), createSessionPerAddress: (Int, Int) = (60, 3600),
-        join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60), media: (Int, Int) = (6_000, 60)
+        join: (Int, Int) = (30, 60), anonymous: (Int, Int) = (600, 60), member: (Int, Int) = (1_200, 60),
+        media: (Int, Int) = (6_000, 60)
     ) {
         self.guestAuth = guestAuth
         self.createSession = createSession
         self.createSessionPerAddress = createSessionPerAddress
         self.join = join
         self.anonymous = anonymous
+        self.member = member
         self.media = media
     }
 }

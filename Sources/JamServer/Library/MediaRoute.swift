@@ -3,7 +3,7 @@ import Hummingbird
 
 /// A route that serves a library track's media without a token (an `<img>` or `<audio>`
 /// element cannot send one), named once for the routes that register it and for the limit
-/// that counts its requests apart (`AnonymousRequestLimit`).
+/// that counts its requests apart (`APIRequestLimit`).
 enum MediaRoute: CaseIterable {
     /// `GET|HEAD /api/v1/tracks/{id}/audio` (`AudioRoutes`).
     case audio
