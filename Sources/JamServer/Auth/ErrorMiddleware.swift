@@ -21,7 +21,7 @@ package struct ErrorMiddleware: RouterMiddleware {
         } catch let error as JamError {
             return response(error)
         } catch let error as RateLimitedError {
-            var limited = response(JamError(.rateLimited, "too many requests; retry in \(error.retryAfter) s"))
+            var limited = response(error.refusal)
             limited.headers[.retryAfter] = "\(error.retryAfter)"
             return limited
         } catch is NIOTooManyBytesError {

@@ -3,6 +3,9 @@ import JamProtocol
 /// Thrown when a caller exceeds a limit; becomes 429 with `Retry-After`.
 package struct RateLimitedError: Error {
     package let retryAfter: Int
+
+    /// OpenJam's answer to it (REST adds `Retry-After`).
+    package var refusal: JamError { JamError(.rateLimited, "too many requests; retry in \(retryAfter) s") }
 }
 
 /// Fixed-window counters per key ("join:127.0.0.1", "create:<user>").

@@ -31,7 +31,7 @@ package struct OpenJamProfile: WireProfile {
         router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: RequestLogMiddleware(logger: context.logger))
         if let limits = configuration.rateLimits {
-            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: true))
+            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: true, countsMembers: true))
         }
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)
@@ -54,6 +54,15 @@ package struct OpenJamProfile: WireProfile {
     package func openRealtime(_ head: HTTPRequestHead, context: ProfileContext) async throws(JamError) -> RealtimeTicket {
         let uri = URI(head.uri)
         let identity = try authenticate(head, uri: uri, context: context)
+        if let limits = context.configuration.rateLimits {
+            // An upgrade does not reach the router, and a socket opened without `lastSeq` sends
+            // the whole session: opening sockets in a loop would be polling past the budget.
+            do throws(RateLimitedError) {
+                try await context.limiter.check(APIRequestLimit.memberKey(identity.userId), limit: limits.member)
+            } catch {
+                throw error.refusal
+            }
+        }
         let path = uri.path.split(separator: "/", omittingEmptySubsequences: true)
         guard path.count == 5 else { throw JamError(.notFound, "no such realtime path") }
         guard let id = JamID.uuid(String(path[3])) else { throw JamError(.invalidField, "session id must be a UUID, got \"\(path[3].prefix(64))\"") }

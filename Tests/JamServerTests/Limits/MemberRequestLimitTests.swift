@@ -38,6 +38,37 @@ import Testing
         }
     }
 
+    @Test func socketsAMemberOpensCountAgainstTheirBudgetAsAnUpgradeSkipsTheRouter() async throws {
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(member: (3, 60)) }) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id  // 1 of 3
+            for _ in 0..<2 {  // 2 and 3 of 3: each opening sends the whole session
+                let socket = TestSocket(server: server, session: id, token: host.token)
+                try await socket.next(.stateSync)
+                await socket.close()
+            }
+            let refused = TestSocket(server: server, session: id, token: host.token)
+            let error = try #require(try await refused.next(.error).error)
+            #expect(error.code == .rateLimited, "\(error)")
+            #expect(error.message.hasPrefix("too many requests"), "\(error.message)")
+            #expect(try await refused.closedByServer()?.closeCode == .init(codeNumber: 4429))
+            #expect(try await server.api.request("GET", "/api/v1/sessions/\(id)", token: host.token).status == 429, "the same budget")
+        }
+    }
+
+    @Test func aMembersCoversAndSongsCountInTheAddressMediaBudgetWithOrWithoutAToken() async throws {
+        let (track, _) = try AudioStreamingTests.demoTrack()
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(member: (100, 60), media: (2, 60)) }) { server in
+            let alice = try await server.api.guest("Alice")
+            let bob = try await server.api.guest("Bob")
+            #expect(try await server.api.request("GET", "/api/v1/tracks/\(track)/audio", token: alice.token).status == 200)
+            #expect(try await server.api.request("GET", "/api/v1/tracks/\(track)/audio").status == 200)
+            let past = try await server.api.request("GET", "/api/v1/tracks/\(track)/audio", token: bob.token)
+            #expect(past.status == 429, "a token is no way around the address's media budget")
+            #expect(try await server.api.request("GET", "/api/v1/search?q=night", token: bob.token).status == 200, "nor does media spend the member's")
+        }
+    }
+
     @Test func aMembersBudgetIsNotSpentByAnotherTokenOfTheSameAddress() async throws {
         try await TestServer.with(configure: { $0.rateLimits = RateLimits(anonymous: (10, 60), member: (2, 60)) }) { server in
             let guests = [try await server.api.guest("A"), try await server.api.guest("B"), try await server.api.guest("C")]
