@@ -37,6 +37,35 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        "GARBAGE\r\n\r\n",
+        "GET /api/v1/time HTTP/1.1\r\nHost: x\r\nX-Foo: abc\u{7f}\r\n\r\n",
+        "POST /auth/guest HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+    ])
+    func aFirstRequestThatCannotBeParsedIsAnswered400AndClosed(_ request: String) async throws {
+        // No header timeout to fall back on: the head's blank line came, so it let go.
+        try await TestServer.with { server in
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send(request)
+            let answer = await connection.received { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
+            #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(String(decoding: answer, as: UTF8.self))")
+            #expect(await connection.closedByServer(within: .seconds(5)))
+        }
+    }
+
+    @Test func aSecondRequestThatCannotBeParsedIsAnsweredOnce() async throws {
+        try await TestServer.with { server in
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send("GET /api/v1/time HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = await connection.received { String(decoding: $0, as: UTF8.self).contains("serverTime") }
+            try await connection.send("GARBAGE\r\n\r\n")
+            #expect(await connection.closedByServer(within: .seconds(5)))
+            let text = String(decoding: await connection.received(within: .zero) { _ in true }, as: UTF8.self)
+            #expect(text.components(separatedBy: "HTTP/1.1 ").count == 3, "one answer to each request: \(text)")
+            #expect(text.contains("HTTP/1.1 400"), "\(text)")
+        }
+    }
+
     @Test func aKeptAliveConnectionOutlivesTheHeaderTimeoutUntilItIsIdleTooLong() async throws {
         // Wider than the other tests' timeouts: with every suite running at once, more than
         // 400 ms can pass between the connect and the request's first byte, and the server is

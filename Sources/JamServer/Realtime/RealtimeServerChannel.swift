@@ -97,6 +97,10 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
             let filter = UpgradeRequestFilter(takes: profile.isRealtimeRequest, passedOn: { upgradeAttempted.value = true })
             try channel.pipeline.syncOperations.addHandler(filter, position: .before(upgradeHandler))
             try channel.pipeline.syncOperations.addHandler(HeaderDeadlineHandler(deadline: headerTimeout), position: .first)
+            let firstRequestErrors = FirstRequestErrorHandler()
+            try channel.pipeline.syncOperations.addHandler(firstRequestErrors)
+            let added = NIOLoopBound(firstRequestErrors, eventLoop: channel.eventLoop)
+            result.whenComplete { _ in channel.pipeline.syncOperations.removeHandler(added.value, promise: nil) }
             return Value(upgradeResult: result, channel: channel)
         }
     }
