@@ -32,7 +32,6 @@ package struct ErrorMiddleware: RouterMiddleware {
             case 404: code = .notFound
             case 401: code = .unauthorized
             case 403: code = .forbidden
-            case 405: return response(JamError(.notFound, "\(request.method) is not supported on \(request.uri.path)"), status: .methodNotAllowed)
             case 413: code = .tooLarge
             case 429: code = .rateLimited
             case 400..<500: code = .malformed
