@@ -55,7 +55,7 @@ public struct Resync: Codable, Hashable, Sendable {
 }
 
 /// How well a device follows, as the sync column shows it.
-public enum SyncGrade: String, Codable, Hashable, Sendable, CaseIterable {
+public enum SyncGrade: String, Codable, Hashable, Sendable, CaseIterable, WireEnum {
     /// Within what people can hear as one sound.
     case good
     /// Audible as a slight echo, or not measured for a while.

@@ -52,7 +52,7 @@ public struct JoinSessionRequest: Codable, Hashable, Sendable {
 }
 
 /// A host control on the timeline, for `PATCH /api/v1/sessions/{id}`.
-public enum PlaybackControl: String, Codable, Hashable, Sendable, CaseIterable {
+public enum PlaybackControl: String, Codable, Hashable, Sendable, CaseIterable, WireEnum {
     case play, pause, resume
 }
 

@@ -1,5 +1,5 @@
 /// A member's role in a session.
-public enum Role: String, Codable, Sendable, CaseIterable {
+public enum Role: String, Codable, Sendable, CaseIterable, WireEnum {
     /// The DJ: full control.
     case host
     /// Promoted by the host: host controls except changing roles, kicking and the join code.

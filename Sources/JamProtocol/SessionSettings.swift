@@ -1,5 +1,5 @@
 /// How the queue is ordered.
-public enum QueueOrdering: String, Codable, Sendable, CaseIterable {
+public enum QueueOrdering: String, Codable, Sendable, CaseIterable, WireEnum {
     /// Highest score first; ties go to the item that held its score longest, then the earliest added.
     case votes
     /// Members take turns; within a member's items, votes decide.

@@ -1,5 +1,5 @@
 /// Where a track comes from.
-public enum TrackSource: String, Codable, Sendable, CaseIterable {
+public enum TrackSource: String, Codable, Sendable, CaseIterable, WireEnum {
     case library, spotify, appleMusic, external
 }
 

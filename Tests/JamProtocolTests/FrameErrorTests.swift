@@ -71,6 +71,24 @@ struct FrameErrorTests {
         #expect(frameError(#""skip""#) == JamError(.malformed, "field body has the wrong type (expected object)"))
     }
 
+    @Test func aValueAnEnumDoesNotTakeNamesTheFieldAndTheValuesItTakes() throws {
+        func refusal<T: Decodable>(_ type: T.Type, _ json: String) -> JamError? {
+            do throws(JamError) {
+                _ = try WireCoding.decode(T.self, from: Data(json.utf8))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(refusal(UpdateSessionRequest.self, #"{"settings":{"ordering":"random"}}"#)
+            == JamError(.invalidField, #"field settings.ordering: must be one of votes, fair; got "random""#))
+        #expect(refusal(UpdateSessionRequest.self, #"{"playback":"stop"}"#)
+            == JamError(.invalidField, #"field playback: must be one of play, pause, resume; got "stop""#))
+        #expect(refusal(AddToQueue.self, #"{"track":{"id":"t","name":"n","artist":"a","source":"tape"},"nonce":"x"}"#)?.message
+            == #"field track.source: must be one of \#(TrackSource.allCases.map(\.rawValue).joined(separator: ", ")); got "tape""#)
+        #expect(refusal(UpdateSessionRequest.self, #"{"settings":{"ordering":"fair"}}"#) == nil)
+    }
+
     @Test func missingTypeIsMalformed() {
         #expect(frameError("{}") == JamError(.malformed, "missing field type"))
         #expect(frameError(#"{"data":{"positionMs":1}}"#) == JamError(.malformed, "missing field type"))
