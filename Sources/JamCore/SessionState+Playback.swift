@@ -158,7 +158,7 @@ extension SessionState {
         try Validate.position(position)
         guard var current else { throw JamError(.conflict, "nothing is playing") }
         if let duration = current.item.track.durationMs, position >= duration {
-            throw JamError(.invalidField, "positionMs \(position) is beyond the track's end (\(duration) ms)")
+            throw JamError(.invalidField, "a seek to \(position) ms is beyond the track's end (\(duration) ms)")
         }
         let at: Millis
         switch current.state {
