@@ -6,7 +6,7 @@ import Testing
 @testable import JamServer
 
 /// Connections that never finish a request head or its body, and kept-alive ones left idle,
-/// are closed.
+/// are closed; one whose request cannot be parsed is answered 400 once and closed.
 @Suite struct ConnectionTimeoutTests {
     static let configure: @Sendable (inout ServerConfiguration) -> Void = {
         $0.headerTimeout = .milliseconds(400)
@@ -41,6 +41,7 @@ import Testing
         "GARBAGE\r\n\r\n",
         "GET /api/v1/time HTTP/1.1\r\nHost: x\r\nX-Foo: abc\u{7f}\r\n\r\n",
         "POST /auth/guest HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        "GET / HTTP/2.0\r\nHost: x\r\n\r\n",
     ])
     func aFirstRequestThatCannotBeParsedIsAnswered400AndClosed(_ request: String) async throws {
         // No header timeout to fall back on: the head's blank line came, so it let go.
@@ -50,6 +51,8 @@ import Testing
             let answer = await connection.received { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n") }
             #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(String(decoding: answer, as: UTF8.self))")
             #expect(await connection.closedByServer(within: .seconds(5)))
+            let all = String(decoding: await connection.received(within: .zero) { _ in true }, as: UTF8.self)
+            #expect(all.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer: \(all)")
         }
     }
 

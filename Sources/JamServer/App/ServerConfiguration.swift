@@ -158,9 +158,11 @@ public struct RateLimits: Sendable {
     /// API requests per client address without a valid token (the web client's own files
     /// and the media below do not count).
     public var anonymous: (count: Int, window: Int)
-    /// API requests per signed-in user, reads included (a member's commands also draw from
-    /// `CommandLimits`). A guest token takes one request to get, so without it one token could poll a session
-    /// or the library search as fast as the server answers.
+    /// API requests per signed-in user, reads included, each realtime socket they open counting
+    /// as one (a member's commands also draw from `CommandLimits`). A guest token takes one
+    /// request to get, so without it one token could poll a session or the library search as
+    /// fast as the server answers. The QueueIT profile leaves it out, as its backend limits no
+    /// reads.
     public var member: (count: Int, window: Int)
     /// Cover and audio requests per client address. They carry no token (an `<img>` or
     /// `<audio>` element cannot send one), and a party behind one router fetches every cover

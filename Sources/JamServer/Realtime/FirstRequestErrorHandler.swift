@@ -13,11 +13,16 @@ final class FirstRequestErrorHandler: ChannelInboundHandler, RemovableChannelHan
     typealias InboundIn = Never
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// NIO's decoder reports some faults twice (a version other than HTTP/1.x): one answer.
+    private var answered = false
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard error is HTTPParserError else {
             context.fireErrorCaught(error)
             return
         }
+        guard !answered else { return }
+        answered = true
         let head = HTTPResponseHead(version: .http1_1, status: .badRequest, headers: ["Connection": "close", "Content-Length": "0"])
         let channel = context.channel
         context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -186,8 +186,9 @@ export class Connection {
       this.setPhase({ phase: Phase.failed, error: failure });
       return;
     }
-    // 4429 closes both a refusal (too many sockets from one address) and a reader that fell
-    // behind: a socket refused before any answer says the refusal's words.
+    // 4429 closes both a refusal (too many sockets from one address, too many requests from
+    // the member) and a reader that fell behind: a socket refused before any answer says the
+    // refusal's words.
     let why = 'connection lost';
     if (this.lastRefusal && !this.heardFirst) why = this.lastRefusal.message;
     else if (code === CloseCode.slowReader) why = 'this device fell behind';
