@@ -97,7 +97,8 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
         return JamID(raw)
     }
 
-    /// True when the identifier is a UUID (every ID OpenJam mints is one).
+    /// True when the identifier is a UUID (every ID OpenJam mints is one, but the library
+    /// shuffle's item IDs).
     public var isUUID: Bool { Self.lowercaseUUID(rawValue) != nil }
 
     public var description: String { rawValue }

@@ -49,6 +49,28 @@ import Testing
         }
     }
 
+    @Test func aShuffledItemIsNamedByItsOwnIDOverRESTAndRefusedAsOnTheSocket() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Host")
+            let view = try await server.api.create(host.token, CreateSessionRequest(settings: SettingsPatch(fallback: true)))
+            let id = view.session.id
+            #expect(try await server.api.send("PATCH", "/api/v1/sessions/\(id)", token: host.token, json: UpdateSessionRequest(playback: .play)).status == 200)
+            let playing = try #require(try await server.api.view(host.token, id).nowPlaying?.item)
+            #expect(!playing.id.isUUID, "the shuffle's item ids are its own: \(playing.id)")
+
+            let vote = try await server.api.send("PUT", "/api/v1/sessions/\(id)/queue/\(playing.id)/vote", token: host.token, json: VoteRequest(value: 1))
+            #expect(vote.status == 409, "\(vote.text)")
+            #expect(vote.errorCode == .conflict)
+            let socket = TestSocket(server: server, session: id, token: host.token)
+            try await socket.next(.stateSync)
+            socket.send(.vote(Vote(itemId: playing.id, value: 1)), id: "vote")
+            let onSocket = try #require(try await socket.next(.error).error)
+            #expect(vote.text.contains(onSocket.message), "the same refusal both ways: \(vote.text) / \(onSocket.message)")
+            await socket.close()
+            #expect(try await server.api.view(host.token, id).nowPlaying?.item.id == playing.id, "nothing changed")
+        }
+    }
+
     @Test func withoutFallbackADryQueueStops() async throws {
         try await TestServer.with { server in
             let host = try await server.api.guest("Host")

@@ -26,6 +26,17 @@ package enum RouteHelpers {
         return id
     }
 
+    /// A queue item's ID from the path, as the socket takes it: the library shuffle's items
+    /// have IDs of their own (`fallback-1`), so an ID that is not a UUID may still name one;
+    /// one that names none is the session's to refuse (404, or 409 for an item about to play).
+    package static func itemID(in context: JamRequestContext) throws -> ItemID {
+        let raw = try context.parameters.require("itemId")
+        guard !raw.isEmpty, raw.utf8.count <= JamID.maxLength else {
+            throw JamError(.invalidField, "itemId must be 1 to \(JamID.maxLength) bytes, got \(raw.utf8.count)")
+        }
+        return JamID(raw)
+    }
+
     /// A JSON response.
     package static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try WireCoding.encode(value)

@@ -100,13 +100,13 @@ struct SessionRoutes {
 
         sessions.delete(":id/queue/:itemId") { request, context in
             let (session, identity) = try await resolve(context)
-            let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
+            let itemId = try RouteHelpers.itemID(in: context)
             return try await noContent(after: .remove(itemId: itemId), on: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
         sessions.put(":id/queue/:itemId/vote") { request, context in
             let (session, identity) = try await resolve(context)
-            let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
+            let itemId = try RouteHelpers.itemID(in: context)
             let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(VoteRequest.self, from: request, context: context)
             try Validate.vote(body.value)
@@ -115,7 +115,7 @@ struct SessionRoutes {
 
         sessions.delete(":id/queue/:itemId/vote") { request, context in
             let (session, identity) = try await resolve(context)
-            let itemId = try RouteHelpers.uuid("itemId", in: context, label: "itemId")
+            let itemId = try RouteHelpers.itemID(in: context)
             return try await vote(0, on: itemId, in: session, by: identity, key: RouteHelpers.idempotencyKey(request))
         }
 
