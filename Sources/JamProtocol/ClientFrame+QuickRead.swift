@@ -43,7 +43,7 @@ extension ClientFrame {
 
     /// An item id as `JamID`'s `Decodable` conformance takes it; nil where it would refuse it.
     private static func itemID(_ value: JSONValue?) -> ItemID? {
-        guard case .string(let raw)? = value, !raw.isEmpty, raw.utf8.count <= JamID.maxLength else { return nil }
+        guard case .string(let raw)? = value, JamID.accepts(raw) else { return nil }
         return JamID(raw)
     }
 

@@ -108,11 +108,9 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let raw = try container.decode(String.self)
-        guard !raw.isEmpty else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "an ID must not be empty")
-        }
-        guard raw.utf8.count <= JamID.maxLength else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "an ID must be at most \(JamID.maxLength) bytes")
+        guard Self.accepts(raw) else {
+            let why = raw.isEmpty ? "an ID must not be empty" : "an ID must be at most \(JamID.maxLength) bytes"
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: why)
         }
         self.init(raw)
     }
@@ -124,6 +122,12 @@ public struct JamID: Hashable, Comparable, Sendable, Codable, CustomStringConver
 
     /// Longest identifier accepted on the wire.
     public static let maxLength = 128
+
+    /// Whether `raw` may be an ID on the wire (1 to `maxLength` bytes): the one test for a
+    /// JSON field, the socket's quick reader and a REST path alike.
+    public static func accepts(_ raw: String) -> Bool {
+        !raw.isEmpty && raw.utf8.count <= maxLength
+    }
 }
 
 /// Server time: Unix milliseconds.

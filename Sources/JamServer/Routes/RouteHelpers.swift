@@ -31,7 +31,7 @@ package enum RouteHelpers {
     /// one that names none is the session's to refuse (404, or 409 for an item about to play).
     package static func itemID(in context: JamRequestContext) throws -> ItemID {
         let raw = try context.parameters.require("itemId")
-        guard !raw.isEmpty, raw.utf8.count <= JamID.maxLength else {
+        guard JamID.accepts(raw) else {
             throw JamError(.invalidField, "itemId must be 1 to \(JamID.maxLength) bytes, got \(raw.utf8.count)")
         }
         return JamID(raw)
