@@ -99,6 +99,11 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// each character of their limits. Off for sessions stored before the rule existed, so
     /// their stored joins and adds replay as they were applied.
     public var capsTextBytes: Bool
+    /// Whether a joining member's name may not hold a character that turns the direction of
+    /// text (`Validate.displayName`). Sessions stored before the rule take it too, since it
+    /// keeps one member from passing for another; a logged join replays without it
+    /// (`SessionState.applyLogged`), as it was applied.
+    public var refusesDirectionControls: Bool
 
     /// Creates rules.
     public init(
@@ -106,7 +111,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
         addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true,
-        roundTripsPerDevice: Bool = true, capsTextBytes: Bool = true
+        roundTripsPerDevice: Bool = true, capsTextBytes: Bool = true, refusesDirectionControls: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -121,12 +126,13 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
         self.roundTripsPerDevice = roundTripsPerDevice
         self.capsTextBytes = capsTextBytes
+        self.refusesDirectionControls = refusesDirectionControls
     }
 
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
         case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
-        case roundTripsPerDevice, capsTextBytes
+        case roundTripsPerDevice, capsTextBytes, refusesDirectionControls
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -145,6 +151,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
         roundTripsPerDevice = try c.decodeIfPresent(Bool.self, forKey: .roundTripsPerDevice) ?? false
         capsTextBytes = try c.decodeIfPresent(Bool.self, forKey: .capsTextBytes) ?? false
+        refusesDirectionControls = try c.decodeIfPresent(Bool.self, forKey: .refusesDirectionControls) ?? true
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

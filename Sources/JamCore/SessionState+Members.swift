@@ -13,7 +13,8 @@ extension SessionState {
     public static let notAMember = JamError(.notMember, "you are not a member of this session")
 
     mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
-        let name = try Validate.displayName(displayName, capBytes: rules.capsTextBytes)
+        let name = try Validate.displayName(
+            displayName, capBytes: rules.capsTextBytes, allowsDirectionControls: !rules.refusesDirectionControls)
         if banned.contains(user) { throw Self.removedByHost }
         if let index = members.firstIndex(where: { $0.userId == user }) {
             // Joining again is how a member changes their name; nothing else moves.

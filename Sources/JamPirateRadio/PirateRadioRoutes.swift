@@ -18,10 +18,11 @@ struct PirateRadioRoutes {
     let rateLimited: Bool
     let stations: PirateRadioStations
 
-    /// `name` without control characters, trimmed and cut to OpenJam's display-name length.
+    /// `name` without control characters or characters that turn the direction of text (which
+    /// OpenJam refuses in a name), trimmed and cut to OpenJam's display-name length.
     static func cleanDisplayName(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control })
+        scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control && !Validate.turnsDirection($0) })
         let trimmed = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
         return Validate.cut(trimmed, max: Validate.maxDisplayName).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -147,11 +147,27 @@ public enum Validate {
         }
     }
 
-    /// Returns the trimmed display name or throws when it is empty or too long.
-    public static func displayName(_ value: String, field: String = "displayName", capBytes: Bool = true) throws(JamError) -> String {
+    /// Returns the trimmed display name or throws when it is empty, too long, or holds a
+    /// character that turns the direction of text (unless `allowsDirectionControls`: a name a
+    /// logged join carries was taken when no rule refused them).
+    public static func displayName(
+        _ value: String, field: String = "displayName", capBytes: Bool = true, allowsDirectionControls: Bool = false
+    ) throws(JamError) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         try text(trimmed, field: field, max: maxDisplayName, capBytes: capBytes)
+        if !allowsDirectionControls, trimmed.unicodeScalars.contains(where: turnsDirection) {
+            throw JamError(
+                .invalidField,
+                "\(field) must not contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name read as another")
+        }
         return trimmed
+    }
+
+    /// The embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder
+    /// the text after them: "\u{202E}ecila" shows as "alice". Right-to-left letters and the
+    /// marks U+200E and U+200F stay allowed; they order nothing but themselves.
+    public static func turnsDirection(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
     /// Rejects an empty or over-long nonce.

@@ -209,6 +209,7 @@ export async function runDisplayNames(base, fixture) {
     const { value, characters, bytes, problem } = checkDisplayName(name);
     if (bytes !== c.bytes) failures.push(`display name "${c.name}": ${bytes} bytes, expected ${c.bytes}`);
     if ((problem === null) !== c.accepted) failures.push(`display name "${c.name}": problem ${problem}, expected accepted ${c.accepted}`);
+    if (c.problem && problem !== c.problem) failures.push(`display name "${c.name}": problem ${problem}, expected ${c.problem}`);
     if (characters !== c.characters || characterCount(value) !== c.characters) {
       failures.push(`display name "${c.name}": ${characters} characters, expected ${c.characters}`);
     }

@@ -43,6 +43,8 @@ struct ValidationTests {
         struct Case: Decodable {
             var name: String, before: String?, text: String, times: Int, after: String?
             var characters: Int, utf16Units: Int, bytes: Int, accepted: Bool
+            /// The fault besides the length: "direction".
+            var problem: String?
         }
         var maxDisplayName: Int, maxBytesPerCharacter: Int, cases: [Case]
     }
@@ -69,7 +71,9 @@ struct ValidationTests {
                 #expect(kept == trimmed, "\(c.name)")
             } catch {
                 #expect(!c.accepted, "\(c.name) was refused: \(error.message)")
-                let expected = c.characters == 0
+                let expected = c.problem == "direction"
+                    ? "displayName must not contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name read as another"
+                    : c.characters == 0
                     ? "displayName must not be empty"
                     : c.characters > Validate.maxDisplayName
                     ? "displayName must be at most \(Validate.maxDisplayName) characters, got \(c.characters)"

@@ -49,6 +49,8 @@ import Testing
         Case(description: "unknown join code", method: "POST", path: { _, _ in "/api/v1/sessions/join" }, body: #"{"code":"ZZZZZZ"}"#, status: 404, code: .notFound),
         Case(description: "empty display name", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":""}"#, status: 400, code: .invalidField, authenticated: false),
         Case(description: "huge display name", method: "POST", path: { _, _ in "/auth/guest" }, body: "{\"displayName\":\"\(longName)\"}", status: 400, code: .invalidField, authenticated: false),
+        Case(description: "display name that turns the direction of text", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":"\u202Eecila"}"#, status: 400, code: .invalidField, authenticated: false),
+        Case(description: "host name that turns the direction of text", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: #"{"displayName":"\u2067Bob\u2069"}"#, status: 400, code: .invalidField),
         Case(description: "display name of wrong type", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":null}"#, status: 400, code: .malformed, authenticated: false),
         Case(description: "huge session name", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: "{\"name\":\"\(String(repeating: "s", count: 101))\"}", status: 400, code: .invalidField),
         Case(description: "unknown route", method: "GET", path: { _, _ in "/api/v1/nothing-here" }, body: nil, status: 404, code: .notFound),

@@ -75,6 +75,22 @@ struct AuthTests {
         }
     }
 
+    @Test("A name with characters that turn the direction of text is taken without them, and its token creates and joins")
+    func directionControlsAreRemovedFromANameNotRefused() async throws {
+        try await PirateServer.with { server in
+            let host = try await server.http.signIn("host1", displayName: "\u{202E}ecila\u{202C}")
+            #expect(JWT.payload(host.token)?.string("name") == "ecila")
+            let session = try await server.http.createSession(host)
+            let guest = try await server.http.signIn("guest1", displayName: "\u{2067}Bob\u{2069}")
+            #expect(JWT.payload(guest.token)?.string("name") == "Bob")
+            _ = try await server.http.joinOK(guest, code: session.joinCode)
+            let socket = PirateSocket(server, token: guest.token, session: session.id, label: "guest")
+            let sync = try await socket.next("stateSync")
+            let names = (sync.data.objects("members") ?? []).compactMap { $0.string("displayName") }
+            #expect(Set(names) == ["ecila", "Bob"], "\(names)")
+        }
+    }
+
     @Test("POST /auth is 400 for a missing, empty or non-string spotifyUserId and for a body that is not JSON")
     func authRejectsBadBodies() async throws {
         try await PirateServer.with { server in

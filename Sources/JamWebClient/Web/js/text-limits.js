@@ -56,9 +56,18 @@ export function checkText(text, max, { allowEmpty = false } = {}) {
   return { value, characters, bytes, problem };
 }
 
-/** A display name checked as Validate.displayName checks it. */
+// Validate.turnsDirection: the embeddings, overrides and isolates, which reorder the text after
+// them ("\u202Eecila" shows as "alice"). Right-to-left letters and the marks U+200E, U+200F pass.
+const TURNS_DIRECTION = /[\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * A display name checked as Validate.displayName checks it: checkText's faults first, then a
+ * character that turns the direction of text (problem 'direction').
+ */
 export function checkDisplayName(text) {
-  return checkText(text, Limits.maxDisplayName);
+  const check = checkText(text, Limits.maxDisplayName);
+  if (check.problem === null && TURNS_DIRECTION.test(check.value)) check.problem = 'direction';
+  return check;
 }
 
 /** A session name checked as the server checks one it is given; empty means none (the default). */
@@ -79,6 +88,7 @@ export function describeTextProblem({ characters, bytes, problem }, { subject, m
     case 'tooManyBytes':
       return `${subject} is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${max * Limits.maxBytesPerCharacter}.`;
     case 'control': return `${subject} cannot contain tabs or other control characters.`;
+    case 'direction': return `${subject} cannot contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name look like another.`;
     default: return `${subject} cannot be sent.`;
   }
 }
