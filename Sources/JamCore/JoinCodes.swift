@@ -4,30 +4,35 @@ import JamProtocol
 public struct JoinCodes: Sendable {
     /// The characters a code is made of.
     public let alphabet: [Character]
+    /// The characters a code may start with.
+    public let leading: [Character]
     /// Characters in a code.
     public let length: Int
 
-    /// Codes of `length` characters from `alphabet` (neither may be empty).
-    public init(alphabet: [Character], length: Int) {
-        precondition(!alphabet.isEmpty && length > 0, "a join code needs characters to be made of")
+    /// Codes of `length` characters from `alphabet`, the first from `leading` (all of
+    /// `alphabet` when nil); none may be empty.
+    public init(alphabet: [Character], length: Int, leading: [Character]? = nil) {
+        precondition(!alphabet.isEmpty && length > 0 && leading?.isEmpty != true, "a join code needs characters to be made of")
         self.alphabet = alphabet
+        self.leading = leading ?? alphabet
         self.length = length
     }
 
     /// OpenJam's codes: 6 characters without look-alikes (no 0/O, 1/I/L).
     public static let openJam = JoinCodes(alphabet: Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789"), length: 6)
-    /// PirateRadio's codes: 4 digits.
-    public static let pirateRadio = JoinCodes(alphabet: Array("0123456789"), length: 4)
+    /// PirateRadio's codes: 1000 to 9999, as its server makes them. Its app tunes a dial to a
+    /// code ("0881" at 88.1 MHz), so a code starting with 0 would be a station somebody hears.
+    public static let pirateRadio = JoinCodes(alphabet: Array("0123456789"), length: 4, leading: Array("123456789"))
 
     /// A random code.
     public func make<R: RandomNumberGenerator>(using generator: inout R) -> String {
-        String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+        String((0..<length).map { ($0 == 0 ? leading : alphabet).randomElement(using: &generator)! })
     }
 
     /// How many codes there are; nil beyond `Int`.
     public var count: Int? {
-        var total = 1
-        for _ in 0..<length {
+        var total = leading.count
+        for _ in 1..<length {
             let (product, overflow) = total.multipliedReportingOverflow(by: alphabet.count)
             if overflow { return nil }
             total = product
@@ -58,8 +63,9 @@ public struct JoinCodes: Sendable {
         var rest = number
         var characters = [Character](repeating: alphabet[0], count: length)
         for position in stride(from: length - 1, through: 0, by: -1) {
-            characters[position] = alphabet[rest % alphabet.count]
-            rest /= alphabet.count
+            let characterSet = position == 0 ? leading : alphabet
+            characters[position] = characterSet[rest % characterSet.count]
+            rest /= characterSet.count
         }
         return String(characters)
     }
