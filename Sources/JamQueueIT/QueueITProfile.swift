@@ -51,7 +51,7 @@ package struct QueueITProfile: WireProfile {
         router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes, header: .bearerRemoved))
         router.add(middleware: RequestLogMiddleware(logger: context.logger))
         if let limits = configuration.rateLimits {
-            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: false, countsMembers: false))
+            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: false))
         }
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits)

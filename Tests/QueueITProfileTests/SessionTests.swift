@@ -184,13 +184,18 @@ struct SessionTests {
         }
     }
 
-    @Test("a user's reads are not limited, as in its backend: OpenJam's per-member budget is not applied")
-    func aUsersReadsAreNotLimited() async throws {
+    @Test("a user's requests count in OpenJam's budget per member, and another user is still served")
+    func aUsersRequestsCountInTheMemberBudget() async throws {
         try await QueueITServer.with(rateLimits: RateLimits(member: (3, 60))) { api, _ in
             let ann = try await api.signIn("Ann")
+            let bob = try await api.signIn("Bob")
             _ = try await api.hosting(ann, code: "PARTY")
-            // A socket client reads the session again on every event it hears.
-            for n in 1...6 { #expect(try await api.current(ann).status == 200, "read \(n)") }
+            for n in 1...2 { #expect(try await api.current(ann).status == 200, "read \(n)") }
+            let refused = try await api.current(ann)
+            #expect(refused.status == 429, "\(refused)")
+            #expect(refused.retryAfter != nil, "\(refused)")
+            #expect(refused.json?.int("status_code") == 429, "the backend's error shape: \(refused)")
+            #expect(try await api.current(bob).status == 404, "Bob's own budget: he is in no session")
         }
     }
 

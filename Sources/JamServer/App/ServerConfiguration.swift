@@ -161,8 +161,8 @@ public struct RateLimits: Sendable {
     /// API requests per signed-in user, reads included, each realtime socket they open counting
     /// as one (a member's commands also draw from `CommandLimits`). A guest token takes one
     /// request to get, so without it one token could poll a session or the library search as
-    /// fast as the server answers. The QueueIT profile leaves it out, as its backend limits no
-    /// reads.
+    /// fast as the server answers. The QueueIT profile counts it too: its backend allows each
+    /// user 100 requests a minute on the routes without limits of their own.
     public var member: (count: Int, window: Int)
     /// Cover and audio requests per client address. They carry no token (an `<img>` or
     /// `<audio>` element cannot send one), and a party behind one router fetches every cover

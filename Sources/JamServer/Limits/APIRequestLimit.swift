@@ -2,7 +2,7 @@ import Hummingbird
 import JamProtocol
 
 /// Caps the API requests (`/api/`, `/auth/`) each caller may make: a signed-in member per
-/// user (`RateLimits.member`; where the profile counts members), anyone without a valid token
+/// user (`RateLimits.member`), anyone without a valid token
 /// per address (`RateLimits.anonymous`). A stranger guessing tokens, or a member polling a
 /// session or the library search in a loop, gets 429 with `Retry-After`; a member's commands
 /// also draw from the session's own budget (`CommandBudget`), and the sockets they open from
@@ -13,18 +13,16 @@ import JamProtocol
 package struct APIRequestLimit: RouterMiddleware {
     let limiter: RateLimiter
     let anonymous: (count: Int, window: Int)
-    /// Nil where the profile leaves signed-in members to its own limits (QueueIT's backend
-    /// limits a few routes per user and reads none).
-    let member: (count: Int, window: Int)?
+    let member: (count: Int, window: Int)
     /// Nil where the profile serves no media: such paths count as any other.
     let media: (count: Int, window: Int)?
 
     /// Counts against `limits`; `servesMedia` says whether the profile registers the
-    /// `MediaRoute`s, `countsMembers` whether a signed-in member's requests count.
-    package init(limiter: RateLimiter, limits: RateLimits, servesMedia: Bool, countsMembers: Bool) {
+    /// `MediaRoute`s.
+    package init(limiter: RateLimiter, limits: RateLimits, servesMedia: Bool) {
         self.limiter = limiter
         anonymous = limits.anonymous
-        member = countsMembers ? limits.member : nil
+        member = limits.member
         media = servesMedia ? limits.media : nil
     }
 
@@ -36,7 +34,7 @@ package struct APIRequestLimit: RouterMiddleware {
             switch context.authentication {
             case .user(let identity):
                 // Per user, not per address: a party behind one router shares its address.
-                if let member { try await limiter.check(Self.memberKey(identity.userId), limit: member) }
+                try await limiter.check(Self.memberKey(identity.userId), limit: member)
             case .anonymous, .invalid:
                 try await limiter.check("anonymous:\(RouteHelpers.clientAddress(context))", limit: anonymous)
             }

@@ -31,7 +31,7 @@ package struct OpenJamProfile: WireProfile {
         router.add(middleware: AuthMiddleware(signer: context.signer, clock: context.clock, maxBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: RequestLogMiddleware(logger: context.logger))
         if let limits = configuration.rateLimits {
-            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: true, countsMembers: true))
+            router.add(middleware: APIRequestLimit(limiter: context.limiter, limits: limits, servesMedia: true))
         }
         SystemRoutes(registry: context.registry, clock: context.clock, metrics: context.metrics).register(on: router)
         AuthRoutes(signer: context.signer, clock: context.clock, ids: context.ids, limiter: context.limiter, limits: configuration.rateLimits).register(on: router)

@@ -24,6 +24,8 @@ struct Answer: Sendable, CustomStringConvertible {
     let status: Int
     let body: Data
     let requestId: String?
+    /// A 429's wait, in seconds.
+    var retryAfter: String? = nil
 
     var text: String { String(decoding: body, as: UTF8.self) }
     var json: JSONObject? { (try? JSONSerialization.jsonObject(with: body)) as? JSONObject }
@@ -57,7 +59,9 @@ struct QueueITAPI: Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestFailure("not an HTTP answer for \(method) \(path)") }
-        return Answer(status: http.statusCode, body: data, requestId: http.value(forHTTPHeaderField: "X-Request-ID"))
+        return Answer(
+            status: http.statusCode, body: data, requestId: http.value(forHTTPHeaderField: "X-Request-ID"),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
     }
 
     func send(_ method: String, _ path: String, as guest: Guest?, json: Any) async throws -> Answer {
