@@ -38,7 +38,10 @@ extension SessionState {
         joinCounter += 1
         members.append(record)
         emptySince = nil
-        if takesOver { hostId = user }
+        if takesOver {
+            hostId = user
+            absentHostName = nil
+        }
         // Back under another name: the items they left behind take it, as a rename's do.
         let renamed = nameItems(of: user, name)
         emit(.memberJoined(record.view), at: now, into: &outcome)
@@ -84,7 +87,7 @@ extension SessionState {
     mutating func removeMember(_ user: UserID, keepingSkipRequest: Bool = false, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
         let figures = skipRequestFigures, epochBefore = epoch
-        let wasHost = members[index].role == .host
+        let wasHost = members[index].role == .host, name = members[index].displayName
         keepLastAdd(of: members[index], at: now)
         members.remove(at: index)
         if !keepingSkipRequest { skipRequests.remove(user) }
@@ -96,6 +99,8 @@ extension SessionState {
             let successorIndex = members.firstIndex { $0.userId == successor }!
             members[successorIndex].role = .host
             hostId = successor
+        } else if wasHost {
+            absentHostName = name
         }
         emit(.memberLeft(MemberLeft(userId: user, hostId: hostId)), at: now, into: &outcome)
         if wasHost, let host = member(hostId) {

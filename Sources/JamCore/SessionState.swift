@@ -64,6 +64,10 @@ public struct SessionState: Codable, Hashable, Sendable {
     /// When members who left while an add cooldown was set last added, for as long as their
     /// cooldown runs: leaving and joining again must not start it afresh (absent when none).
     public var departedLastAdds: [UserID: Millis]?
+    /// The name of a host who left and is host still, as nobody took over (`HostSuccession`,
+    /// or nobody left to): views name the host while away (absent while the host is a member,
+    /// and in sessions stored before it was kept).
+    public var absentHostName: String?
 
     /// Most history entries kept.
     public static let historyLimit = SessionView.historyLimit

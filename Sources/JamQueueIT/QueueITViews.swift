@@ -76,7 +76,7 @@ enum QueueITViews {
         return QueueIT.CurrentSession(
             session: QueueIT.Session(
                 id: state.id.rawValue, joinCode: state.joinCode, createdAt: QueueIT.date(state.createdAt),
-                host: user(state.hostId, name: host?.displayName)),
+                host: user(state.hostId, name: host?.displayName ?? state.absentHostName)),
             currentSong: currentSong(state), queue: queue(state), myVotes: myVotes,
             skipRequestCount: state.skipRequestCount, participantCount: max(1, state.members.count),
             userRequestedSkip: state.skipRequests.contains(viewer), lastSkipWasCrowdsourced: lastSkipWasCrowdsourced)

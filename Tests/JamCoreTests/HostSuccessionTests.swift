@@ -176,6 +176,24 @@ struct HostSuccessionTests {
         #expect(jam.state.members.filter { $0.role == .host }.map(\.userId) == [host])
     }
 
+    @Test func aHostAwayWithNobodyTakingOverIsStillNamedAndTheNameGoesOnTheirReturn() throws {
+        var jam = try Jam(members: [], rules: SessionRules(startMode: .hostDevice, hostOfEmptySession: .kept, hostSuccession: .nobody))
+        try jam.apply(.join(displayName: "Alice"), by: alice)
+        #expect(jam.state.absentHostName == nil)
+        try jam.apply(.leave, by: host)
+        #expect(jam.state.hostId == host)
+        #expect(jam.state.absentHostName == "Host")
+        try jam.apply(.join(displayName: "Host again"), by: host)
+        #expect(jam.state.absentHostName == nil, "a member again: the member record names them")
+    }
+
+    @Test func aHostWhoseRolePassesOnLeavesNoNameBehind() throws {
+        var jam = try staggered()
+        try jam.apply(.leave, by: host)
+        #expect(jam.state.hostId != host)
+        #expect(jam.state.absentHostName == nil)
+    }
+
     @Test func nonHostLeavingKeepsTheHost() throws {
         var jam = try staggered()
         let outcome = try jam.apply(.leave, by: bob)

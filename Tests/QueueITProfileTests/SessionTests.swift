@@ -259,6 +259,17 @@ struct SessionTests {
         }
     }
 
+    @Test("a host who left is host still and still named, as the backend reads the name from its users")
+    func aHostWhoLeftIsStillNamed() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try api.ok(try await api.leave(ann), "leave")
+            let host = try #require(try api.ok(try await api.current(bob), "current").object("session")?.object("host"))
+            #expect(host.string("id") == ann.id)
+            #expect(host.string("username") == "Ann", "\(host)")
+        }
+    }
+
     @Test("without a token every route is 401 Missing Authorization header; a bad token is 401 Invalid token")
     func everyRouteNeedsAToken() async throws {
         try await QueueITServer.with { api, _ in
