@@ -174,6 +174,29 @@ struct ConnectionTests {
         }
     }
 
+    @Test("An idle session ends as its server destroys it: every socket closes with 4008, nobody else becomes DJ, and it is gone")
+    func anIdleSessionEnds() async throws {
+        try await PirateServer.with(.init(idleTimeoutMs: 1500)) { server in
+            let party = try await Party.start(server, members: ["m1", "m2"])
+            // A queued track: a session with one would otherwise wait out its grace period.
+            _ = try await party.dj.socket.addAndWait(prTrack(1))
+            var seen: [Int] = []
+            for connected in party.everyone { seen.append(await connected.socket.frames.count) }
+            for connected in party.everyone {
+                let code = try await connected.socket.closeCode(timeout: .seconds(8))
+                #expect(code == 4008, "closed with \(String(describing: code))")
+            }
+            for (connected, count) in zip(party.everyone, seen) {
+                let handedOn = await connected.socket.frames.dropFirst(count).filter { $0.type == "stateSync" || $0.type == "memberLeft" }
+                #expect(handedOn.isEmpty, "the DJ role moved as the sockets closed: \(handedOn)")
+            }
+            let read = try await party.http.request("GET", "/sessions/\(party.id)", token: party.dj.user.token)
+            #expect(read.status == 404, "the session should be gone: \(read)")
+            let again = PirateSocket(server, token: party.dj.user.token, session: party.id, label: "again")
+            #expect(try await again.closeCode(timeout: .seconds(8)) == 4004)
+        }
+    }
+
     @Test("A station playing through its queue to silent members is not idle: each track the server starts counts")
     func autoAdvanceCountsAsActivity() async throws {
         // 5 s: the party must connect within it on a loaded machine (at 3 s a full run once

@@ -340,7 +340,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Closes the socket once nobody in its session sent a message for the idle timeout
-    /// (this socket before it joined a session).
+    /// (this socket before it joined a session), and has the session end (`idledOut`).
     private func idleCheck(_ bound: NIOLoopBound<RealtimeHandler>, idle: IdleTimeout) {
         let limit = TimeAmount.milliseconds(idle.milliseconds)
         var heard = lastMessage
@@ -349,6 +349,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let silent = NIODeadline.now() - heard
         if silent >= limit {
+            if case .attached(let session, _) = state { session.dispatch { $0.idledOut(idle) } }
             close(code: idle.code, reason: idle.reason)
         } else {
             scheduleIdleCheck(bound, after: limit - silent, idle: idle)
