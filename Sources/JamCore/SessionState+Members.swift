@@ -26,7 +26,7 @@ extension SessionState {
             return
         }
         guard members.count < settings.maxMembers else {
-            throw JamError(.sessionFull, "the session is full (\(settings.maxMembers) members)")
+            throw JamError(.sessionFull, "the session is full (\(settings.maxMembers) \(settings.maxMembers == 1 ? "member" : "members"))")
         }
         // Somebody arriving in a session its host has left (a grace period) takes over, where
         // the rules say so; the host coming back is host again.

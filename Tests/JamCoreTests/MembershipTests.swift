@@ -80,6 +80,15 @@ struct MembershipTests {
         #expect(jam.state.queueView().first?.addedBy == Member(userId: bob, displayName: "Robert", role: .member, connected: false))
     }
 
+    @Test func aSessionFullWithItsHostAloneSaysOneMember() throws {
+        var jam = try Jam(members: [], settings: SessionSettings(maxMembers: 1))
+        jam.reject(.join(displayName: "Carol"), by: carol, .sessionFull)
+        #expect(TextBytesTests.refusal(jam, .join(displayName: "Carol"), by: carol)?.message == "the session is full (1 member)")
+        var three = try Jam(members: [alice, bob], settings: SessionSettings(maxMembers: 3))
+        #expect(TextBytesTests.refusal(three, .join(displayName: "Carol"), by: carol)?.message == "the session is full (3 members)")
+        three.reject(.join(displayName: "Carol"), by: carol, .sessionFull)
+    }
+
     @Test func fullSessionRefusesNewMembers() throws {
         var jam = try Jam(members: [alice, bob], settings: SessionSettings(maxMembers: 3))
         jam.reject(.join(displayName: "Carol"), by: carol, .sessionFull)
