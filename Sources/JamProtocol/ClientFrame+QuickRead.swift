@@ -20,7 +20,7 @@ extension ClientFrame {
         else { return nil }
         var id: String?
         if let value = fields["id"] {
-            guard case .string(let text) = value, !text.isEmpty, text.utf8.count <= maxIdLength else { return nil }
+            guard case .string(let text) = value, accepts(id: text) else { return nil }
             id = text
         }
         // Unknown keys are skipped, as the synthesized `Decodable` conformances skip them.

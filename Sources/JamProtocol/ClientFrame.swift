@@ -14,6 +14,15 @@ public struct ClientFrame: Hashable, Sendable {
 
     /// Longest accepted command `id`, in bytes.
     public static let maxIdLength = 128
+    /// What no command `id` may start with: the server keeps a REST call's `Idempotency-Key`
+    /// under it, in the same memory of answers, so such an id could answer for a key.
+    public static let reservedIdPrefix = "key:"
+
+    /// Whether `id` may name a command: 1 to `maxIdLength` bytes, not starting with
+    /// `reservedIdPrefix`.
+    public static func accepts(id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= maxIdLength && !id.hasPrefix(reservedIdPrefix)
+    }
     /// Largest frame a server takes by default, in bytes; a larger one closes the socket with
     /// 1009.
     public static let maxBytes = 64 * 1024
@@ -55,8 +64,10 @@ extension ClientFrame: Codable {
         let c = try decoder.container(keyedBy: Keys.self)
         let rawType = try c.decode(String.self, forKey: .type)
         id = try c.decodeIfPresent(String.self, forKey: .id)
-        if let id, id.isEmpty || id.utf8.count > ClientFrame.maxIdLength {
-            throw DecodingError.dataCorruptedError(forKey: .id, in: c, debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes")
+        if let id, !ClientFrame.accepts(id: id) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .id, in: c,
+                debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes, not starting with \"\(ClientFrame.reservedIdPrefix)\" (the server's for REST idempotency keys)")
         }
         guard let type = ClientCommandType(rawValue: rawType) else {
             throw UnknownTypeError(type: rawType)

@@ -234,9 +234,14 @@ struct FrameErrorTests {
     }
 
     @Test func badCommandIdIsInvalid() {
-        #expect(frameError(#"{"type":"skip","id":""}"#) == JamError(.invalidField, "field id: id must be 1 to 128 bytes"))
+        let rule = #"field id: id must be 1 to 128 bytes, not starting with "key:" (the server's for REST idempotency keys)"#
+        #expect(frameError(#"{"type":"skip","id":""}"#) == JamError(.invalidField, rule))
         let long = String(repeating: "i", count: ClientFrame.maxIdLength + 1)
-        #expect(frameError(#"{"type":"skip","id":"\#(long)"}"#)?.code == .invalidField)
+        #expect(frameError(#"{"type":"skip","id":"\#(long)"}"#) == JamError(.invalidField, rule))
+        // Also where the quick reader takes the frame (a vote) rather than JSONDecoder.
+        #expect(frameError(#"{"type":"vote","id":"key:vote:K1","data":{"itemId":"a","value":1}}"#) == JamError(.invalidField, rule))
+        #expect(frameError(#"{"type":"skip","id":"key:skip:K1 0123456789abcdef"}"#) == JamError(.invalidField, rule))
+        #expect(frameError(#"{"type":"skip","id":"mykey:1"}"#) == nil)
     }
 
     @Test func emptyIdInsidePayloadIsInvalid() {

@@ -45,6 +45,28 @@ import Testing
         }
     }
 
+    @Test func aSocketCommandIdCannotStandForAnIdempotencyKey() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            var items: [ItemID] = []
+            for n in 1...3 { items.append(try await server.api.add(party.host.token, party.id, testTrack(n, durationMs: 3_600_000)).decode(QueueItem.self).id) }
+            // Item 1 plays; a vote with an id shaped like the server's name for a REST key.
+            eli.socket.send(.vote(Vote(itemId: items[1], value: 1)), id: "key:vote:K1")
+            let refused = try await eli.socket.next("the refusal") { $0.error?.id == "key:vote:K1" || $0.ack?.id == "key:vote:K1" }
+            #expect(refused.error?.code == .invalidField, "\(refused)")
+            // The key is Eli's own, for a vote of its own.
+            let voted = try await server.api.request(
+                "PUT", "/api/v1/sessions/\(party.id)/queue/\(items[2])/vote", token: eli.token, body: Data(#"{"value":-1}"#.utf8),
+                headers: ["Idempotency-Key": "K1", "Content-Type": "application/json"])
+            #expect(voted.status == 200, "\(voted.text)")
+            #expect(voted.headers["idempotent-replayed"] == nil)
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.queue.first { $0.id == items[2] }?.score == -1)
+            #expect(view.queue.first { $0.id == items[1] }?.score == 0)
+        }
+    }
+
     @Test func aRefusedChangeIsTriedAgainAndAKeyOnAnotherKindOfChangeIsAChangeOfItsOwn() async throws {
         try await TestServer.with { server in
             let host = try await server.api.guest("Host")
