@@ -1,3 +1,4 @@
+import JamCore
 import NIOCore
 
 /// The answers to a session's recent command ids ("user id" keys), so a client that resends
@@ -8,12 +9,47 @@ import NIOCore
 /// which request the key was first sent with, so the key sent with another is told apart
 /// from the same request sent again.
 struct AnswerCache {
-    /// Most answers kept.
+    /// Most answers kept of commands that change the session.
     static let limit = 2048
+    /// Most answers kept of a device's reports, apart from the others.
+    static let reportLimit = 256
+
+    /// Which list an answer is kept in. A device's reports (`ready`, `syncReport`) come all
+    /// along from every device and change nothing more when applied again: kept with the
+    /// others, one member's devices could push out a host's answer within two minutes, and
+    /// the host's retried skip would skip a second song.
+    enum Lane {
+        case change, report
+
+        /// The lane of `command`'s answer.
+        init(of command: Command) {
+            switch command {
+            case .ready, .syncReport: self = .report
+            case .whileCurrent(_, let command): self = Lane(of: command)
+            case .all(let commands): self = commands.allSatisfy { Lane(of: $0) == .report } ? .report : .change
+            case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+                .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+                self = .change
+            }
+        }
+
+        /// The lane of `input`'s answer (only commands are answered).
+        init(of input: SessionInput) {
+            if case .command(let command, _) = input { self = Lane(of: command) } else { self = .change }
+        }
+    }
+
+    /// One lane's keys, oldest first from `head` on.
+    private struct Order {
+        let limit: Int
+        var keys: [String] = []
+        var head = 0
+        var kept: ArraySlice<String> { keys[head...] }
+    }
 
     private var answers: [String: ByteBuffer] = [:]
-    private var order: [String] = []
-    private var head = 0
+    private var changes = Order(limit: Self.limit)
+    private var reports = Order(limit: Self.reportLimit)
     /// The fingerprint each kept idempotency key's answer was for, by its key without it.
     private var fingerprints: [Substring: Substring] = [:]
 
@@ -23,7 +59,7 @@ struct AnswerCache {
         case answered(ByteBuffer)
         /// Its idempotency key answered another request (another fingerprint).
         case keyUsedForAnotherRequest
-        /// Nothing: a command not seen, or not within the last `limit` answers.
+        /// Nothing: a command not seen, or not within the last answers of its lane.
         case none
     }
 
@@ -40,27 +76,40 @@ struct AnswerCache {
         return fingerprints[base] == nil ? .none : .keyUsedForAnotherRequest
     }
 
-    /// Keeps `answer` for `key`, forgetting the oldest beyond the limit.
-    mutating func remember(_ answer: ByteBuffer, for key: String) {
-        if answers.updateValue(answer, forKey: key) == nil {
-            order.append(key)
-            if let (base, fingerprint) = Self.keyedParts(key) { fingerprints[base] = fingerprint }
-        }
-        while order.count - head > Self.limit {
-            let oldest = order[head]
-            answers[oldest] = nil
-            if let (base, fingerprint) = Self.keyedParts(oldest), fingerprints[base] == fingerprint { fingerprints[base] = nil }
-            head += 1
-        }
-        if head > Self.limit {
-            order.removeFirst(head)
-            head = 0
+    /// Keeps `answer` for `key` in `lane`, forgetting that lane's oldest beyond its limit.
+    /// Answers read back from the store (a snapshot's, a record's) go in `change`.
+    mutating func remember(_ answer: ByteBuffer, for key: String, lane: Lane = .change) {
+        switch lane {
+        case .change: Self.remember(answer, for: key, in: &changes, answers: &answers, fingerprints: &fingerprints)
+        case .report: Self.remember(answer, for: key, in: &reports, answers: &answers, fingerprints: &fingerprints)
         }
     }
 
-    /// The kept answers, oldest first (a snapshot stores them).
+    private static func remember(
+        _ answer: ByteBuffer, for key: String, in order: inout Order, answers: inout [String: ByteBuffer],
+        fingerprints: inout [Substring: Substring]
+    ) {
+        if answers.updateValue(answer, forKey: key) == nil {
+            order.keys.append(key)
+            if let (base, fingerprint) = keyedParts(key) { fingerprints[base] = fingerprint }
+        }
+        while order.keys.count - order.head > order.limit {
+            let oldest = order.keys[order.head]
+            answers[oldest] = nil
+            if let (base, fingerprint) = keyedParts(oldest), fingerprints[base] == fingerprint { fingerprints[base] = nil }
+            order.head += 1
+        }
+        if order.head > order.limit {
+            order.keys.removeFirst(order.head)
+            order.head = 0
+        }
+    }
+
+    /// The kept answers, oldest first in each lane (a snapshot stores them).
     var stored: [StoredAnswer] {
-        order[head...].compactMap { key in answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0))) } }
+        (changes.kept + reports.kept).compactMap { key in
+            answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0))) }
+        }
     }
 
     /// An idempotency key's answer key split at its fingerprint: `user key:kind:key` and the

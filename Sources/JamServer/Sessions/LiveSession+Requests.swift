@@ -158,22 +158,6 @@ extension LiveSession {
         return !(answerKey.split(separator: " ").last ?? "").hasPrefix(keyPrefix)
     }
 
-    /// Whether the answer to `command` is kept under its id, to be sent again when the id is:
-    /// not for a device's reports (`ready`, `syncReport`), which a device sends all along and
-    /// which change nothing more when applied again. Kept, one member's reports would push the
-    /// other members' answers out of the session's last `AnswerCache.limit`, and a host's
-    /// retried skip would skip a second song.
-    static func keepsAnswer(to command: Command) -> Bool {
-        switch command {
-        case .ready, .syncReport, .connect, .disconnect: false
-        case .whileCurrent(_, let command): keepsAnswer(to: command)
-        case .all(let commands): commands.contains(where: keepsAnswer)
-        case .join, .leave, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek, .updateSettings, .setRole,
-            .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
-            true
-        }
-    }
-
     /// Applies `command` and returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID) async throws(JamError) -> (outcome: Outcome, view: SessionView) {
         let performed = try await performViewing(command, by: user, key: nil)

@@ -332,7 +332,7 @@ extension LiveSession {
                 reply: replyId.map { TurnReply(connection: connectionID, user: user, id: $0, toRestCall: false) })
         } catch {
             let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: environment.clock.now()))
-            if let replyId, Self.keepsAnswer(to: command) { answers.remember(answer, for: Self.answerKey(user, replyId)) }
+            if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId), lane: AnswerCache.Lane(of: command)) }
             replyFramed(to: connectionID, answer)
         }
     }

@@ -173,14 +173,12 @@ public actor LiveSession: CommitReceiver {
         var answer: StoredAnswer?
         if let reply, let json = reply.answer(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), wire: wire, state: state, now: now) {
             ack = WebSocketText.frame(json)
-            if case .command(let command, _) = input, Self.keepsAnswer(to: command) {
-                answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: json))
-            }
+            answer = StoredAnswer(key: Self.answerKey(reply.user, reply.id), frame: String(buffer: json))
         }
         // Remembered before the turn is logged: a snapshot the turn writes holds its answer, as
         // the turn's record may be pruned behind a later snapshot while this one stays the base
         // a restart replays from.
-        if let answer, let ack { answers.remember(ack, for: answer.key) }
+        if let answer, let ack { answers.remember(ack, for: answer.key, lane: AnswerCache.Lane(of: input)) }
         // A turn that changed nothing (a repeated `ready`, a vote for the same value) needs no record.
         let changed = !outcome.events.isEmpty || inputs.count > 1 || before.map { $0 != state } ?? true
         let lsn: Int64

@@ -87,4 +87,27 @@ import Testing
         #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemB, value: 1))) == .none)
         #expect(cache.lookup(try Self.key(.vote(itemId: Self.itemA, value: 1))) == .none)
     }
+
+    @Test func aDevicesReportsArePushedOutOnlyByReports() {
+        var cache = AnswerCache()
+        let skip = LiveSession.answerKey(Self.user, "skip-1")
+        cache.remember(Self.answer("skipped"), for: skip, lane: AnswerCache.Lane(of: .skip))
+        let firstReady = LiveSession.answerKey(Self.user, "ready-0")
+        for n in 0...AnswerCache.limit {
+            cache.remember(Self.answer("\(n)"), for: LiveSession.answerKey(Self.user, "ready-\(n)"), lane: AnswerCache.Lane(of: .ready(epoch: 1)))
+        }
+        #expect(cache.lookup(skip) == .answered(Self.answer("skipped")))
+        #expect(cache.lookup(firstReady) == .none, "the reports keep their last \(AnswerCache.reportLimit)")
+        #expect(cache.lookup(LiveSession.answerKey(Self.user, "ready-\(AnswerCache.limit)")) != .none)
+        #expect(cache.stored.count == 1 + AnswerCache.reportLimit)
+    }
+
+    @Test func onlyADevicesReportsGoApart() {
+        #expect(AnswerCache.Lane(of: .ready(epoch: 1)) == .report)
+        #expect(AnswerCache.Lane(of: .whileCurrent(epoch: 1, command: .ready(epoch: 1))) == .report)
+        // A replica's departures are sent again under their id after an unknown outcome.
+        for command: Command in [.connect, .disconnect, .skip, .all([.ready(epoch: 1), .skip])] {
+            #expect(AnswerCache.Lane(of: command) == .change, "\(command)")
+        }
+    }
 }

@@ -5,9 +5,9 @@ import Testing
 
 @testable import JamServer
 
-/// A command's answer is kept for its id to be answered again; a device's `ready` is not, as
-/// it changes nothing more when applied again, so one member's devices cannot push the other
-/// members' answers out of the session's last `AnswerCache.limit`.
+/// A command's answer is kept for its id to be answered again; a device's `ready` answers are
+/// kept apart (`AnswerCache.Lane`), so one member's devices cannot push the other members'
+/// answers out of the session's last `AnswerCache.limit`.
 struct KeptAnswersTests {
     static let ready = ClientCommand.ready(Ready(epoch: 0))
 
