@@ -36,6 +36,9 @@ extension SessionInput: JSONWritable {
             case .restart(let timing):
                 json.key("restart")
                 json.object { $0.field("_0", timing) }
+            case .idleEnd:
+                json.key("idleEnd")
+                json.object { _ in }
             }
         }
     }

@@ -18,6 +18,10 @@ public enum SessionInput: Codable, Hashable, Sendable {
     case keepFallback(Set<String>)
     /// The server started again: no connection is open, and the profile's timing applies.
     case restart(Timing)
+    /// Nobody in the session sent anything for the profile's idle timeout (PirateRadio's 30
+    /// minutes): the session ends, as that app's server destroys it. The server decides it,
+    /// not a member: a DJ kept while away is no member who could end it.
+    case idleEnd
 }
 
 /// One input with the server instant it was applied at.
@@ -37,7 +41,7 @@ public struct TimedInput: Codable, Hashable, Sendable {
     public var asLogged: TimedInput {
         switch input {
         case .command(let command, let user): TimedInput(at: at, .command(command.asLogged, by: user))
-        case .advance, .supplyFallback, .keepFallback, .restart: self
+        case .advance, .supplyFallback, .keepFallback, .restart, .idleEnd: self
         }
     }
 }
@@ -67,6 +71,10 @@ extension SessionState {
             resetConnections(at: timed.at)
             self.timing = timing
             return Outcome()
+        case .idleEnd:
+            var outcome = Outcome()
+            if !hasEnded { end(reason: "nobody sent anything for the idle timeout", at: timed.at, into: &outcome) }
+            return outcome
         }
     }
 }

@@ -50,6 +50,7 @@ struct SessionInputJSONTests {
         try Self.expectSameBytes([
             TimedInput(at: 1, .advance), TimedInput(at: 2, .supplyFallback([track(1), track(2)])), TimedInput(at: 3, .supplyFallback([])),
             TimedInput(at: 4, .restart(Timing(minLeadMs: 1, maxLeadMs: 2, prepareAheadMs: 3, commitMarginMs: 4))),
+            TimedInput(at: 5, .idleEnd),
             TimedInput(at: 5, .keepFallback(["only"])), TimedInput(at: 6, .keepFallback([])),
         ])
     }

@@ -197,6 +197,26 @@ struct ConnectionTests {
         }
     }
 
+    @Test("An idle session whose DJ is away (kept as DJ while it stood empty) ends all the same")
+    func anIdleSessionWithItsDJAwayEnds() async throws {
+        try await PirateServer.with(.init(idleTimeoutMs: 3000)) { server in
+            let party = try await Party.start(server, members: ["m1"])
+            _ = try await party.dj.socket.addAndWait(prTrack(1))
+            // The listener leaves first, so the DJ is the one who leaves it empty.
+            await party.members[0].socket.close()
+            try await party.dj.socket.next("memberLeft", "the listener's leaving") { $0.data.string("userId") == party.members[0].id }
+            await party.dj.socket.close()
+            // Empty, with a queued track: the grace period keeps it, and its DJ stays DJ.
+            let listener = try await server.connect(party.members[0].user, to: party.id)
+            let snapshot = try await party.http.snapshot(party.dj.user, session: party.id)
+            #expect(snapshot.string("djUserId") == party.dj.id, "\(snapshot)")
+            let code = try await listener.socket.closeCode(timeout: .seconds(10))
+            #expect(code == 4008, "closed with \(String(describing: code))")
+            let read = try await party.http.request("GET", "/sessions/\(party.id)", token: party.dj.user.token)
+            #expect(read.status == 404, "the session should be gone: \(read)")
+        }
+    }
+
     @Test("A station playing through its queue to silent members is not idle: each track the server starts counts")
     func autoAdvanceCountsAsActivity() async throws {
         // 5 s: the party must connect within it on a loaded machine (at 3 s a full run once

@@ -339,8 +339,9 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         timers.idle = loop.scheduleTask(in: delay) { bound.value.idleCheck(bound, idle: idle) }
     }
 
-    /// Closes the socket once nobody in its session sent a message for the idle timeout
-    /// (this socket before it joined a session), and has the session end (`idledOut`).
+    /// Once nobody in its session sent a message for the idle timeout, has the session end
+    /// and close its sockets (`LiveSession.idledOut`); a socket in no session yet (silent
+    /// itself for that long) closes on its own.
     private func idleCheck(_ bound: NIOLoopBound<RealtimeHandler>, idle: IdleTimeout) {
         let limit = TimeAmount.milliseconds(idle.milliseconds)
         var heard = lastMessage
@@ -349,8 +350,16 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let silent = NIODeadline.now() - heard
         if silent >= limit {
-            if case .attached(let session, _) = state { session.dispatch { $0.idledOut(idle) } }
-            close(code: idle.code, reason: idle.reason)
+            guard case .attached(let session, _) = state, let loop = context?.eventLoop else {
+                close(code: idle.code, reason: idle.reason)
+                return
+            }
+            // The session closes its sockets once the end is stored, so a client that hears
+            // the close and asks again finds the session gone.
+            session.dispatch { session in
+                guard !session.idledOut(idle) else { return }
+                loop.execute { bound.value.close(code: idle.code, reason: idle.reason) }
+            }
         } else {
             scheduleIdleCheck(bound, after: limit - silent, idle: idle)
         }

@@ -26,6 +26,7 @@ extension SessionInput {
         case .supplyFallback: "supplyFallback"
         case .keepFallback: "keepFallback"
         case .restart: "restart"
+        case .idleEnd: "idleEnd"
         }
     }
 }

@@ -144,21 +144,24 @@ extension LiveSession {
     }
 
     /// Nobody in the session sent a message for the profile's idle timeout: as PirateRadio's
-    /// server destroys such a session, every socket closes with the timeout's code and the host
-    /// ends the session. Left to close one by one, the sockets would hand the DJ role to
-    /// whoever's socket closed after the DJ's, and the apps, which reconnect after this code,
-    /// would find the session still there.
-    func idledOut(_ idle: IdleTimeout) {
-        guard role == .owner, !state.hasEnded else { return }
+    /// server destroys such a session, every socket closes with the timeout's code and the
+    /// session ends (`SessionInput.idleEnd`). Left to close one by one, the sockets would hand
+    /// the DJ role to whoever's socket closed after the DJ's, and the apps, which reconnect
+    /// after this code, would find the session still there. False when this node does not
+    /// close them (it does not own the session): the socket closes on its own.
+    func idledOut(_ idle: IdleTimeout) -> Bool {
+        guard role == .owner else { return false }
+        // Ended already: the end closes every socket.
+        guard !state.hasEnded else { return true }
         let now = environment.clock.now()
         execute(outbox.enqueue(.close(.everyone, CloseCode(rawValue: idle.code), idle.reason), after: nextLsn - 1, now: now))
-        let end = Command.end
         do {
-            _ = try take(.command(end, by: state.hostId), cause: .command(end, by: state.hostId, connection: nil, relay: nil))
+            _ = try take(.idleEnd, cause: .tick)
         } catch {
             // The store refusing: the closed sockets' members leave one by one, as before.
             logger.warning("an idle session could not be ended", metadata: ["error": .loggable(error)])
         }
+        return true
     }
 
     /// What a closed socket of `user` makes them do now, if anything.

@@ -207,7 +207,7 @@ public actor LiveSession: CommitReceiver {
     private static func needsComparison(_ input: SessionInput, in state: SessionState) -> Bool {
         switch input {
         case .command(let command, let user): state.mayEndWithoutEvents(command, by: user)
-        case .advance, .restart, .keepFallback: true
+        case .advance, .restart, .keepFallback, .idleEnd: true
         case .supplyFallback: false
         }
     }
