@@ -100,9 +100,9 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// their stored joins and adds replay as they were applied.
     public var capsTextBytes: Bool
     /// Whether a joining member's name may not hold a character that turns the direction of
-    /// text (`Validate.displayName`). Sessions stored before the rule take it too, since it
-    /// keeps one member from passing for another; a logged join replays without it
-    /// (`SessionState.applyLogged`), as it was applied.
+    /// text (`Validate.displayName`). Always, for every session, as it keeps one member from
+    /// passing for another: off only while a logged join replays (`SessionState.applyLogged`),
+    /// as it was applied. Not stored.
     public var refusesDirectionControls: Bool
 
     /// Creates rules.
@@ -132,7 +132,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case startMode, maxQueueLength, emptyGraceMs, tracksNeedIdAndName, noncesRepeatOnlyWhileQueued, equalScores
         case departedSkipRequests, hostOfEmptySession, addsReplaceAnnouncedFallback, hostSuccession, cooldownOutlivesLeaving
-        case roundTripsPerDevice, capsTextBytes, refusesDirectionControls
+        case roundTripsPerDevice, capsTextBytes
     }
 
     /// Reads rules; sessions stored before the newer rules existed keep OpenJam's defaults.
@@ -151,7 +151,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
         roundTripsPerDevice = try c.decodeIfPresent(Bool.self, forKey: .roundTripsPerDevice) ?? false
         capsTextBytes = try c.decodeIfPresent(Bool.self, forKey: .capsTextBytes) ?? false
-        refusesDirectionControls = try c.decodeIfPresent(Bool.self, forKey: .refusesDirectionControls) ?? true
+        refusesDirectionControls = true
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

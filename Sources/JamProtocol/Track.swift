@@ -170,6 +170,15 @@ public enum Validate {
         (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
+    /// `value` without the characters that turn the direction of text: a name taken before
+    /// they were refused, in a token a server signed then, is used without them.
+    public static func withoutDirectionControls(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: turnsDirection) else { return value }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: value.unicodeScalars.lazy.filter { !turnsDirection($0) })
+        return String(scalars)
+    }
+
     /// Rejects an empty or over-long nonce.
     public static func nonce(_ value: String) throws(JamError) {
         if value.isEmpty { throw JamError(.invalidField, "nonce must not be empty") }

@@ -41,6 +41,9 @@ struct DirectionControlTests {
         #expect(stored.refusesDirectionControls)
         var jam = try Jam(rules: stored)
         jam.reject(.join(displayName: "\u{202E}ecila"), by: carol, .invalidField)
+        // Never stored: the rule holds for every session, whatever a snapshot says.
+        let encoded = String(decoding: try JSONEncoder().encode(SessionRules.openJam), as: UTF8.self)
+        #expect(!encoded.contains("refusesDirectionControls"), "\(encoded)")
     }
 
     @Test func aLoggedJoinWithSuchANameReplaysAsItWasTaken() throws {

@@ -32,6 +32,9 @@ public struct TestServer: Sendable {
         }
     }
 
+    /// The token secret every test server signs with.
+    public static let secret = "test-secret-0123456789abcdef0123456789"
+
     /// Runs `body` against a server, then shuts the server down gracefully. Without a
     /// `dataDirectory` the server gets a fresh one, removed afterwards (a test that restarts
     /// a server passes its own and keeps it). `JAM_TEST_LOG_LEVEL` (`debug`, say) sets the
@@ -50,7 +53,7 @@ public struct TestServer: Sendable {
             defer { try? FileManager.default.removeItem(at: fresh) }
             return try await with(dataDirectory: fresh, port: port, store: store, clock: clock, configure: configure, onRoutes: onRoutes, body)
         }
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: "test-secret-0123456789abcdef0123456789", logLevel: .warning, timing: fastTiming)
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: port, dataDirectory: dataDirectory, secret: secret, logLevel: .warning, timing: fastTiming)
         configuration.musicFolders = [try DemoFolder.shared()]
         configuration.reserveStoreLog = false
         configure(&configuration)

@@ -9,10 +9,18 @@ public struct Identity: Sendable, Hashable {
     /// The name chosen at sign-in.
     public var displayName: String
 
-    /// Creates an identity (the profiles' own token formats name users too).
+    /// Creates an identity (the profiles' own token formats name users too). A name signed
+    /// before names refused the characters that turn the direction of text is taken without
+    /// them, so its token still joins and a refreshed one no longer carries them.
     package init(userId: UserID, displayName: String) {
         self.userId = userId
-        self.displayName = displayName
+        let cleaned = Validate.withoutDirectionControls(displayName)
+        if cleaned == displayName {
+            self.displayName = displayName
+        } else {
+            let trimmed = cleaned.trimmingCharacters(in: .whitespacesAndNewlines)
+            self.displayName = trimmed.isEmpty ? "Guest" : trimmed
+        }
     }
 }
 
