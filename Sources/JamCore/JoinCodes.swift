@@ -20,8 +20,8 @@ public struct JoinCodes: Sendable {
 
     /// OpenJam's codes: 6 characters without look-alikes (no 0/O, 1/I/L).
     public static let openJam = JoinCodes(alphabet: Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789"), length: 6)
-    /// PirateRadio's codes: 1000 to 9999, as its server makes them. Its app tunes a dial to a
-    /// code ("0881" at 88.1 MHz), so a code starting with 0 would be a station somebody hears.
+    /// PirateRadio's codes: 1000 to 9999, as its server makes them (its app may take any
+    /// four digits typed; none it is given starts with 0).
     public static let pirateRadio = JoinCodes(alphabet: Array("0123456789"), length: 4, leading: Array("123456789"))
 
     /// A random code.
@@ -42,7 +42,7 @@ public struct JoinCodes: Sendable {
 
     /// A random code `isTaken` says is free, or nil when every code is taken. Random tries
     /// first; when they all miss and there are at most a million codes (PirateRadio's
-    /// 10,000), every code is looked at from a random one on, so a nearly full set still
+    /// 9,000), every code is looked at from a random one on, so a nearly full set still
     /// finds its last free codes and a full one ends instead of trying for ever.
     public func free<R: RandomNumberGenerator>(using generator: inout R, isTaken: (String) -> Bool) -> String? {
         for _ in 0..<1_000 {

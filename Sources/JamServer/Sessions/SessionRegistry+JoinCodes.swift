@@ -189,7 +189,7 @@ extension SessionRegistry {
         return nil
     }
 
-    /// A code no session here holds; nil when all are held (PirateRadio's 10,000 can be).
+    /// A code no session here holds; nil when all are held (PirateRadio's 9,000 can be).
     static func uniqueCode(_ codes: JoinCodes, in index: Index) -> String? {
         var generator = SystemRandomNumberGenerator()
         return codes.free(using: &generator) { index.codes[$0] != nil }
