@@ -37,6 +37,11 @@ struct AnswerCache {
         init(of input: SessionInput) {
             if case .command(let command, _) = input { self = Lane(of: command) } else { self = .change }
         }
+
+        /// The lane of a logged turn's answer: its first input is the command it answered.
+        init(of record: [TimedInput]) {
+            self = record.first.map { Lane(of: $0.input) } ?? .change
+        }
     }
 
     /// One lane's keys, oldest first from `head` on.
@@ -77,7 +82,6 @@ struct AnswerCache {
     }
 
     /// Keeps `answer` for `key` in `lane`, forgetting that lane's oldest beyond its limit.
-    /// Answers read back from the store (a snapshot's, a record's) go in `change`.
     mutating func remember(_ answer: ByteBuffer, for key: String, lane: Lane = .change) {
         switch lane {
         case .change: Self.remember(answer, for: key, in: &changes, answers: &answers, fingerprints: &fingerprints)
@@ -105,11 +109,26 @@ struct AnswerCache {
         }
     }
 
-    /// The kept answers, oldest first in each lane (a snapshot stores them).
+    /// The kept answers, oldest first in each lane (a snapshot stores them), each marked with
+    /// its lane.
     var stored: [StoredAnswer] {
-        (changes.kept + reports.kept).compactMap { key in
-            answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0))) }
+        let kept = { (key: String, report: Bool?) in
+            self.answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0)), report: report) }
         }
+        return changes.kept.compactMap { kept($0, nil) } + reports.kept.compactMap { kept($0, true) }
+    }
+
+    /// An empty cache.
+    init() {}
+
+    /// The answers a snapshot stored, each back in its lane.
+    init(restoring stored: [StoredAnswer]) {
+        for answer in stored { remember(answer, lane: answer.report == true ? .report : .change) }
+    }
+
+    /// Keeps an answer read back from the store in `lane`.
+    mutating func remember(_ answer: StoredAnswer, lane: Lane) {
+        remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key, lane: lane)
     }
 
     /// An idempotency key's answer key split at its fingerprint: `user key:kind:key` and the

@@ -118,7 +118,7 @@ extension LiveSession {
             }
             if let answer = record.answer {
                 let frame = WebSocketText.frame(Array(answer.frame.utf8))
-                answers.remember(frame, for: answer.key)
+                answers.remember(frame, for: answer.key, lane: applied.first.map { AnswerCache.Lane(of: $0.input) } ?? .change)
                 switch forwards.removeValue(forKey: answer.key) {
                 case .socket(let connection)?:
                     actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))

@@ -165,7 +165,9 @@ extension LiveSession {
     /// The owner answered a forwarded command that no record carries.
     func replied(_ reply: ForwardReply) {
         let frame = WebSocketText.frame(Array(reply.frame.utf8))
-        if reply.error == nil || Self.remembersRefusal(answerKey: reply.key) { answers.remember(frame, for: reply.key) }
+        // The reply names no command: kept with the changes. The owner's lists are the ones
+        // that count, and it answers a resend this node no longer holds.
+        if reply.error == nil || Self.remembersRefusal(answerKey: reply.key) { answers.remember(frame, for: reply.key, lane: .change) }
         guard let pending = forwards.removeValue(forKey: reply.key) else { return }
         switch pending {
         case .socket(let connection):

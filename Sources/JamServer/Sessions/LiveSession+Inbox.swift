@@ -93,7 +93,7 @@ extension LiveSession {
             environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
             if let key {
-                if Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key) }
+                if Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key, lane: AnswerCache.Lane(of: forwarded.command)) }
                 answerForward(forwarded, key: key, frame: frame, error: error, local: local, node: node)
             }
         }

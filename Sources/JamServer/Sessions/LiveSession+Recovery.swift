@@ -58,8 +58,7 @@ extension LiveSession {
         } catch {
             throw damaged(DamagedStoredSession(session: id, part: .snapshot(start.lsn), problem: "has a state that cannot be read (\(error))"), logger: logger)
         }
-        var answers = AnswerCache()
-        for answer in start.answers { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
+        var answers = AnswerCache(restoring: start.answers)
         var lastLsn = start.lsn
         var replayed = 0
         // Bounded while it fills, as the outbox's is: a replay of thousands of records with
@@ -96,7 +95,7 @@ extension LiveSession {
             if adoptNumbering(of: record, into: &state, logger: logger) { ring.removeAll() }
             lastLsn = record.lsn
             replayed += 1
-            if let answer = record.answer { answers.remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key) }
+            if let answer = record.answer { answers.remember(answer, lane: AnswerCache.Lane(of: inputs)) }
         }
         let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(wireEpochFloor(state)), environment: environment, eventLoop: eventLoop)
         session.assumeIsolated { session in

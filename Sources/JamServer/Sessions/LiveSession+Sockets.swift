@@ -154,7 +154,9 @@ extension LiveSession {
         // Ended already: the end closes every socket.
         guard !state.hasEnded else { return true }
         let now = environment.clock.now()
-        execute(outbox.enqueue(.close(.everyone, CloseCode(rawValue: idle.code), idle.reason), after: nextLsn - 1, now: now))
+        // Behind the end's own record (the next): the sockets close once the end is stored,
+        // before the end's own close (4410), which then finds none.
+        execute(outbox.enqueue(.close(.everyone, CloseCode(rawValue: idle.code), idle.reason), after: nextLsn, now: now))
         do {
             _ = try take(.idleEnd, cause: .tick)
         } catch {

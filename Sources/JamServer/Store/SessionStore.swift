@@ -33,11 +33,15 @@ public struct StoredAnswer: Codable, Sendable, Equatable {
     public var key: String
     /// The answer as sent (an `ack` frame).
     public var frame: String
+    /// True for an answer to a device's report, kept apart from the others
+    /// (`AnswerCache.Lane`); absent for the others, and in answers stored before the two lists.
+    public var report: Bool?
 
     /// Creates an answer.
-    public init(key: String, frame: String) {
+    public init(key: String, frame: String, report: Bool? = nil) {
         self.key = key
         self.frame = frame
+        self.report = report
     }
 
     /// The answer of a stored log record from its two columns. Both or neither are set when the

@@ -1,3 +1,4 @@
+import Foundation
 import JamCore
 import JamProtocol
 import NIOCore
@@ -109,5 +110,39 @@ import Testing
         for command: Command in [.connect, .disconnect, .skip, .all([.ready(epoch: 1), .skip])] {
             #expect(AnswerCache.Lane(of: command) == .change, "\(command)")
         }
+    }
+
+    @Test func aSnapshotsAnswersGoBackToTheirLanes() {
+        var cache = AnswerCache()
+        let oldest = LiveSession.answerKey(Self.user, "change-0")
+        for n in 0..<AnswerCache.limit {
+            cache.remember(Self.answer("c\(n)"), for: LiveSession.answerKey(Self.user, "change-\(n)"), lane: .change)
+        }
+        for n in 0..<AnswerCache.reportLimit {
+            cache.remember(Self.answer("r\(n)"), for: LiveSession.answerKey(Self.user, "ready-\(n)"), lane: .report)
+        }
+        let stored = cache.stored
+        #expect(stored.count == AnswerCache.limit + AnswerCache.reportLimit)
+        #expect(stored.filter { $0.report == true }.count == AnswerCache.reportLimit)
+        var restored = AnswerCache(restoring: stored)
+        #expect(restored.lookup(oldest) != .none, "a full list of reports does not push out the oldest change")
+        // A new report pushes out the oldest report, not a change.
+        restored.remember(Self.answer("r-new"), for: LiveSession.answerKey(Self.user, "ready-new"), lane: .report)
+        #expect(restored.lookup(oldest) != .none)
+        #expect(restored.lookup(LiveSession.answerKey(Self.user, "ready-0")) == .none)
+    }
+
+    @Test func answersStoredBeforeTheListsReadBackWithTheChanges() throws {
+        let old = try JSONDecoder().decode([StoredAnswer].self, from: Data(#"[{"key":"u k","frame":"{}"}]"#.utf8))
+        #expect(old == [StoredAnswer(key: "u k", frame: "{}")])
+        #expect(AnswerCache(restoring: old).lookup("u k") != .none)
+    }
+
+    @Test func aLoggedTurnsAnswerTakesTheLaneOfItsFirstInput() {
+        let ready = TimedInput(at: 1, .command(.ready(epoch: 2), by: Self.user))
+        let skip = TimedInput(at: 1, .command(.skip, by: Self.user))
+        #expect(AnswerCache.Lane(of: [ready, TimedInput(at: 1, .advance)]) == .report)
+        #expect(AnswerCache.Lane(of: [skip]) == .change)
+        #expect(AnswerCache.Lane(of: [TimedInput]()) == .change)
     }
 }
