@@ -27,6 +27,16 @@ struct PirateRadioRoutes {
         return Validate.cut(trimmed, max: Validate.maxDisplayName).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The name `/auth` signs for `userId`: the one given, cleaned; else the user id, cleaned;
+    /// else "Listener". A token's name goes through it again (`PirateRadioTokens`), so one
+    /// signed before names lost a character does not carry it on.
+    static func displayName(given: String?, userId: String) -> String {
+        let named = given.map(cleanDisplayName) ?? ""
+        if !named.isEmpty { return named }
+        let fromId = cleanDisplayName(userId)
+        return fromId.isEmpty ? "Listener" : fromId
+    }
+
     /// The session `id` a join or a read names: PirateRadio knows no "ended", and its server
     /// forgets a code with its session, so one that ended is not found. A store that cannot
     /// answer now is a 503 to try again, not a session that is gone.
@@ -86,9 +96,7 @@ struct PirateRadioRoutes {
             // PirateRadio's server takes any display name, falling back to the user id; one too
             // long or with control characters is cleaned to fit OpenJam's limits rather than
             // refused, the user id standing in too, so every token it signs can join.
-            let given = (body["displayName"] as? String).map(Self.cleanDisplayName) ?? ""
-            let fromId = Self.cleanDisplayName(trimmed)
-            let name = !given.isEmpty ? given : !fromId.isEmpty ? fromId : "Listener"
+            let name = Self.displayName(given: body["displayName"] as? String, userId: trimmed)
             stations.signedIn(trimmed, displayName: name)
             let token = tokens.sign(userId: trimmed, name: name)
             return try RouteHelpers.json(PirateRadio.AuthResponse(token: token))

@@ -62,7 +62,7 @@ struct PirateRadioTokens: Sendable {
         }
         if let exp = claims.exp, exp <= clock.now() / 1000 { throw JamError(.unauthorized, "the token has expired") }
         guard !claims.sub.isEmpty else { throw JamError(.unauthorized, "the token names no user") }
-        return Identity(userId: JamID(claims.sub), displayName: claims.name ?? claims.sub)
+        return Identity(userId: JamID(claims.sub), displayName: PirateRadioRoutes.displayName(given: claims.name, userId: claims.sub))
     }
 
     /// The identity behind an `Authorization: Bearer` header.

@@ -91,6 +91,24 @@ struct AuthTests {
         }
     }
 
+    @Test("A token signed before names lost those characters joins under its name without them, or its user id")
+    func anOlderTokensNameIsCleanedAsSignInCleansIt() async throws {
+        try await PirateServer.with { server in
+            let host = try await server.http.signIn("host1")
+            let session = try await server.http.createSession(host)
+            for (user, name, shown) in [("old1", "\u{202E}ecila", "ecila"), ("old2", "\u{202E}\u{202C}", "old2")] {
+                let token = try JWT.sign(JWT.claims(userId: user, name: name, expiresInSeconds: 3600), secret: PirateServer.secret)
+                let old = PirateUser(id: user, displayName: shown, token: token)
+                _ = try await server.http.joinOK(old, code: session.joinCode)
+                let socket = PirateSocket(server, token: token, session: session.id, label: user)
+                let sync = try await socket.next("stateSync")
+                let names = (sync.data.objects("members") ?? []).compactMap { $0.string("displayName") }
+                #expect(names.contains(shown), "\(names)")
+                await socket.close()
+            }
+        }
+    }
+
     @Test("POST /auth is 400 for a missing, empty or non-string spotifyUserId and for a body that is not JSON")
     func authRejectsBadBodies() async throws {
         try await PirateServer.with { server in
