@@ -20,6 +20,8 @@ public enum Command: Hashable, Sendable, Codable {
     case skip
     /// A member asks to skip the current item.
     case requestSkip
+    /// A member takes back their request to skip the current item.
+    case withdrawSkipRequest
     /// The host's device played the current item to its end (host-device sessions); the
     /// next one starts. Nothing current: nothing happens, so a repeated finish is harmless.
     case finish
@@ -53,7 +55,7 @@ public enum Command: Hashable, Sendable, Codable {
     case djTimeline(DJTimeline)
     /// Several commands that succeed or fail together.
     indirect case all([Command])
-    /// `command` (a host's skip or seek, a member's skip request) only while the item of
+    /// `command` (a host's skip or seek, a member's skip request or its withdrawal) only while the item of
     /// `epoch` is current: one sent before a reconnect and applied after must not act on the
     /// song that plays by then. It is logged as it came, and a node that forwards it to the
     /// session's owner forwards the check.
@@ -69,8 +71,8 @@ extension Command {
         switch self {
         case .whileCurrent(_, let command): command.asLogged
         case .all(let commands): .all(commands.map(\.asLogged))
-        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
-            .ready, .syncReport, .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .withdrawSkipRequest, .finish, .play, .pause,
+            .resume, .seek, .ready, .syncReport, .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
             self
         }
     }

@@ -72,6 +72,7 @@ extension Command: JSONWritable {
                 }
             case .skip: Self.empty("skip", &json)
             case .requestSkip: Self.empty("requestSkip", &json)
+            case .withdrawSkipRequest: Self.empty("withdrawSkipRequest", &json)
             case .finish: Self.empty("finish", &json)
             case .play: Self.empty("play", &json)
             case .pause: Self.empty("pause", &json)

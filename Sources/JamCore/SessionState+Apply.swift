@@ -62,6 +62,8 @@ extension SessionState {
             }
         case .requestSkip:
             try requestSkip(by: user, at: now, into: &outcome)
+        case .withdrawSkipRequest:
+            try withdrawSkipRequest(by: user, at: now, into: &outcome)
         case .finish:
             try finish(by: user, at: now, into: &outcome)
         case .play:
@@ -110,7 +112,7 @@ extension SessionState {
         switch command {
         case .add(_, let nonce, _): repeatedAdd(nonce: nonce, by: user) != nil
         case .vote(let itemId, let value): voteRepeats(on: itemId, value: value, by: user)
-        case .ready, .syncReport, .connect, .disconnect, .join, .requestSkip, .setRole: true
+        case .ready, .syncReport, .connect, .disconnect, .join, .requestSkip, .withdrawSkipRequest, .setRole: true
         // All or nothing, in order: events from the first step are events of the whole.
         case .all(let commands): commands.first.map { mayEndWithoutEvents($0, by: user) } ?? true
         case .whileCurrent(_, let command): mayEndWithoutEvents(command, by: user)
@@ -141,7 +143,8 @@ extension SessionState {
         case .end: try requireHost(role, "end the session")
         case .all(let commands): for step in commands { try requirePermission(for: step, role: role) }
         case .whileCurrent(_, let inner): try requirePermission(for: inner, role: role)
-        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .requestSkip, .ready, .syncReport, .setDeviceDelay:
+        case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .requestSkip, .withdrawSkipRequest, .ready, .syncReport,
+            .setDeviceDelay:
             break
         }
     }

@@ -81,6 +81,15 @@ extension SessionState {
         evaluateSkipRequests(at: now, into: &outcome)
     }
 
+    /// Takes back `user`'s request to skip the current item; one not made (or made for an item
+    /// no longer current) changes nothing, as a repeated request does. Fewer requests can never
+    /// reach the threshold, so nothing is re-checked.
+    mutating func withdrawSkipRequest(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
+        guard current != nil else { throw JamError(.conflict, "nothing is playing") }
+        guard skipRequests.remove(user) != nil else { return }
+        emit(.skipRequests(skipRequestFigures), at: now, into: &outcome)
+    }
+
     /// The skip request figures members see ("1 of 2").
     var skipRequestFigures: SkipRequestsUpdate {
         SkipRequestsUpdate(count: skipRequestCount, needed: skipRequestsNeeded)

@@ -94,7 +94,7 @@ struct PirateRadioWire: SessionWire {
                     epoch += 1
                     append(PirateRadio.frame(type: .stateSync, data: PirateRadio.json(snapshot(state, now: now))), .everyone)
                 }
-            case .connect, .disconnect, .vote, .requestSkip, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
+            case .connect, .disconnect, .vote, .requestSkip, .withdrawSkipRequest, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
                 .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .whileCurrent:
                 // No PirateRadio message becomes one of these (the DJ's moves arrive as djPrepare and
                 // djTimeline), and the protocol has no frame for what the server does on its own.

@@ -54,11 +54,11 @@ public struct Seek: Codable, Hashable, Sendable {
     }
 }
 
-/// `skip {epoch?}` and `requestSkip {epoch?}`.
+/// `skip {epoch?}`, `requestSkip {epoch?}` and `withdrawSkipRequest {epoch?}`.
 public struct Skip: Codable, Hashable, Sendable {
-    /// The item meant, by its epoch: with it, the skip (or a member's request to skip) is
-    /// refused (`conflict`) once another item is current, so one sent again after a reconnect
-    /// does not skip, or count against, the next song.
+    /// The item meant, by its epoch: with it, the skip (or a member's request to skip, or its
+    /// withdrawal) is refused (`conflict`) once another item is current, so one sent again
+    /// after a reconnect does not skip, or count against, the next song.
     public var epoch: Int64?
     /// Creates the payload.
     public init(epoch: Int64? = nil) { self.epoch = epoch }
@@ -150,6 +150,7 @@ public enum ClientCommand: Hashable, Sendable {
     case vote(Vote)
     case skip(Skip)
     case requestSkip(Skip)
+    case withdrawSkipRequest(Skip)
     case play
     case pause
     case resume
@@ -175,6 +176,7 @@ public enum ClientCommand: Hashable, Sendable {
         case .vote: .vote
         case .skip: .skip
         case .requestSkip: .requestSkip
+        case .withdrawSkipRequest: .withdrawSkipRequest
         case .play: .play
         case .pause: .pause
         case .resume: .resume
@@ -216,7 +218,7 @@ public enum ClientCommand: Hashable, Sendable {
         case .updateSettings(let patch):
             if patch.isEmpty { throw JamError(.invalidField, "updateSettings must change at least one setting") }
             try patch.validate()
-        case .removeFromQueue, .skip, .requestSkip, .play, .pause, .resume, .promote, .kick, .leave:
+        case .removeFromQueue, .skip, .requestSkip, .withdrawSkipRequest, .play, .pause, .resume, .promote, .kick, .leave:
             break
         }
     }
@@ -224,7 +226,7 @@ public enum ClientCommand: Hashable, Sendable {
 
 /// The `type` of a client frame.
 public enum ClientCommandType: String, Codable, Sendable, CaseIterable {
-    case hello, ping, addToQueue, removeFromQueue, vote, skip, requestSkip, play, pause, resume, seek
+    case hello, ping, addToQueue, removeFromQueue, vote, skip, requestSkip, withdrawSkipRequest, play, pause, resume, seek
     case ready, syncReport, updateSettings, promote, kick, leave
     case setDeviceDelay, calibrate, calibrationReport, resync
 }

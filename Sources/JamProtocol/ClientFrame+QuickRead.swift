@@ -35,7 +35,7 @@ extension ClientFrame {
             guard case .object(let fields)? = data["track"], let track = track(fields), case .string(let nonce)? = data["nonce"]
             else { return nil }
             return ClientFrame(.addToQueue(AddToQueue(track: track, nonce: nonce)), id: id)
-        case .hello, .ping, .skip, .requestSkip, .play, .pause, .resume, .seek, .ready, .syncReport,
+        case .hello, .ping, .skip, .requestSkip, .withdrawSkipRequest, .play, .pause, .resume, .seek, .ready, .syncReport,
             .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync, nil:
             return nil
         }

@@ -81,6 +81,7 @@ extension ClientFrame: Codable {
         case .vote: command = .vote(try data(Vote.self))
         case .skip: command = .skip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .requestSkip: command = .requestSkip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
+        case .withdrawSkipRequest: command = .withdrawSkipRequest(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .play: command = .play
         case .pause: command = .pause
         case .resume: command = .resume
@@ -109,7 +110,7 @@ extension ClientFrame: Codable {
         case .removeFromQueue(let v): try c.encode(v, forKey: .data)
         case .vote(let v): try c.encode(v, forKey: .data)
         case .seek(let v): try c.encode(v, forKey: .data)
-        case .skip(let v), .requestSkip(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
+        case .skip(let v), .requestSkip(let v), .withdrawSkipRequest(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
         case .ready(let v): try c.encode(v, forKey: .data)
         case .syncReport(let v): try c.encode(v, forKey: .data)
         case .updateSettings(let v): try c.encode(v, forKey: .data)

@@ -78,7 +78,7 @@ struct QueueITWire: SessionWire {
         case .skip, .finish, .add, .play, .djPrepare: true
         case .all(let commands): commands.contains(where: isHostDecision)
         case .whileCurrent(_, let command): isHostDecision(command)
-        case .join, .leave, .connect, .disconnect, .remove, .vote, .requestSkip, .pause, .resume, .seek, .ready, .syncReport,
+        case .join, .leave, .connect, .disconnect, .remove, .vote, .requestSkip, .withdrawSkipRequest, .pause, .resume, .seek, .ready, .syncReport,
             .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djTimeline:
             false
         }

@@ -62,8 +62,11 @@ export async function runMirror(base, fixture) {
     // A step is a server envelope, or what the member's own client does ("local").
     const results = c.envelopes.map((step) => {
       if (step.local === undefined) return mirror.apply(structuredClone(step));
-      if (step.local !== 'requestSkipAnswered') throw new Error(`mirror "${c.name}": unknown local step ${step.local}`);
-      mirror.requestSkipAnswered(step.itemId);
+      switch (step.local) {
+        case 'requestSkipAnswered': mirror.requestSkipAnswered(step.itemId); break;
+        case 'withdrawSkipAnswered': mirror.withdrawSkipAnswered(step.itemId); break;
+        default: throw new Error(`mirror "${c.name}": unknown local step ${step.local}`);
+      }
       return 'local';
     });
     if (JSON.stringify(results) !== JSON.stringify(c.results)) {

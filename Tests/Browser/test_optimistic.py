@@ -280,11 +280,17 @@ def test_pause_waits_for_its_answer_so_a_double_click_sends_it_once(base_url, he
     assert_clean_console(alice, bob)
 
 
-def test_skip_request_counts_before_the_server_answers(base_url, held, browsers):
+def two_people_hearing_a_song(base_url, held, browsers):
+    """Alice and Bob, with Alice's first song playing and nobody asking to skip it."""
     alice, bob = two_people(base_url, held, browsers)
     first = add_track(alice, 0)
     wait_for(bob, lambda d: now_playing_title(d) == first and "Vote to skip (0 of 2)" in el(d, "skip-request").text,
              message="Bob never saw the song play")
+    return alice, bob, first
+
+
+def test_skip_request_counts_before_the_server_answers(base_url, held, browsers):
+    alice, bob, first = two_people_hearing_a_song(base_url, held, browsers)
 
     held.hold(DOWN)
     click(bob, el(bob, "skip-request"))
@@ -298,7 +304,35 @@ def test_skip_request_counts_before_the_server_answers(base_url, held, browsers)
     wait_connected(bob)
     wait_for(bob, lambda d: "Skip requested (1 of 2)" in el(d, "skip-request").text,
              message=f"the request did not settle on the server's count: {el(bob, 'skip-request').text!r}")
-    assert not el(bob, "skip-request").is_enabled()
+    assert el(bob, "skip-request").get_attribute("aria-pressed") == "true"
+    assert not error_notices(bob)
+    assert_clean_console(alice, bob)
+
+
+def test_a_skip_request_taken_back_stops_counting_before_the_server_answers(base_url, held, browsers):
+    alice, bob, first = two_people_hearing_a_song(base_url, held, browsers)
+    click(bob, el(bob, "skip-request"))
+    wait_for(alice, lambda d: "(1 of 2)" in el(d, "skip-request").text, message="the request did not reach the server")
+    wait_for(bob, lambda d: el(d, "skip-request").get_attribute("aria-pressed") == "true", message="the button is not pressed")
+    assert el(bob, "skip-request").is_enabled(), "a request made can be taken back"
+
+    held.hold(DOWN)
+    click(bob, el(bob, "skip-request"))
+    wait_for(bob, lambda d: "Vote to skip (0 of 2)" in el(d, "skip-request").text, AT_ONCE,
+             f"the withdrawal did not show at once: {el(bob, 'skip-request').text!r}")
+    wait_for(alice, lambda d: "Vote to skip (0 of 2)" in el(d, "skip-request").text,
+             message="the withdrawal did not reach the server")
+    held.wait_held(DOWN)
+    assert el(bob, "skip-request").get_attribute("aria-pressed") == "false"
+
+    held.release()
+    wait_connected(bob)
+    wait_for(bob, lambda d: "Vote to skip (0 of 2)" in el(d, "skip-request").text,
+             message=f"the withdrawal did not settle on the server's count: {el(bob, 'skip-request').text!r}")
+    # Asking again counts again.
+    click(bob, el(bob, "skip-request"))
+    wait_for(alice, lambda d: "(1 of 2)" in el(d, "skip-request").text, message="the second request did not count")
+    assert now_playing_title(alice) == first
     assert not error_notices(bob)
     assert_clean_console(alice, bob)
 

@@ -156,6 +156,66 @@ struct SkipRequestTests {
         #expect(jam.state == before)
     }
 
+    @Test func aWithdrawnRequestNoLongerCounts() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.requestSkip, by: bob)
+        let withdrawn = try jam.apply(.withdrawSkipRequest, by: alice)
+        #expect(withdrawn.events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 1, needed: 3))])
+        #expect(jam.state.view(for: alice).skipRequests == SkipRequestsView(count: 1, needed: 3, mine: false))
+        #expect(jam.state.view(for: bob).skipRequests == SkipRequestsView(count: 1, needed: 3, mine: true))
+        // Carol's request would have been the third; with Alice's taken back it is the second.
+        try jam.apply(.requestSkip, by: carol)
+        #expect(jam.state.current?.item.id == itemID(1))
+        // Asking again counts again, and skips.
+        try jam.apply(.requestSkip, by: alice)
+        #expect(jam.state.current?.item.id == itemID(2))
+    }
+
+    @Test func withdrawingARequestNotMadeChangesNothing() throws {
+        var jam = try fourConnected()
+        try jam.apply(.requestSkip, by: bob)
+        let before = jam.state
+        #expect(try jam.apply(.withdrawSkipRequest, by: alice).events.isEmpty)
+        #expect(jam.state == before)
+        try jam.apply(.withdrawSkipRequest, by: bob)
+        let withdrawn = jam.state
+        #expect(try jam.apply(.withdrawSkipRequest, by: bob).events.isEmpty)
+        #expect(jam.state == withdrawn)
+    }
+
+    @Test func anOfflineMembersWithdrawnRequestDoesNotCountOnceTheyConnect() throws {
+        var jam = try Jam(members: [alice, carol], connected: false)
+        for member in [host, alice] { try jam.apply(.connect, by: member) }
+        try jam.startPlaying(1)
+        try jam.add(2, by: alice)
+        try jam.apply(.requestSkip, by: carol)
+        #expect(try jam.apply(.withdrawSkipRequest, by: carol).events.map(\.event) == [.skipRequests(SkipRequestsUpdate(count: 0, needed: 2))])
+        try jam.apply(.requestSkip, by: alice)
+        // Carol connects: 3 connected need 2, and only Alice asks.
+        try jam.apply(.connect, by: carol)
+        #expect(jam.state.current?.item.id == itemID(1))
+        #expect(jam.state.view(for: carol).skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false))
+    }
+
+    @Test func nothingToWithdrawWhileNothingPlays() throws {
+        var jam = try Jam(members: [alice])
+        jam.reject(.withdrawSkipRequest, by: alice, .conflict)
+    }
+
+    @Test func aWithdrawalMeantForAnEarlierSongIsRefused() throws {
+        var jam = try fourConnected()
+        let first = try jam.requireCurrent().epoch
+        try jam.apply(.requestSkip, by: alice)
+        try jam.apply(.skip, by: host)
+        try jam.apply(.requestSkip, by: alice)
+        // Sent for the first song, it must not take back the request for the second.
+        jam.reject(.whileCurrent(epoch: first, command: .withdrawSkipRequest), by: alice, .conflict)
+        #expect(jam.state.view(for: alice).skipRequests.mine)
+        try jam.apply(.whileCurrent(epoch: jam.requireCurrent().epoch, command: .withdrawSkipRequest), by: alice)
+        #expect(!jam.state.view(for: alice).skipRequests.mine)
+    }
+
     @Test func requestsResetOnEveryTrack() throws {
         var jam = try fourConnected()
         try jam.add(3, by: bob)

@@ -14,6 +14,7 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
     case .vote: [.vote(Vote(itemId: Sample.itemA, value: 1)), .vote(Vote(itemId: Sample.itemB, value: -1)), .vote(Vote(itemId: "plain", value: 0))]
     case .skip: [.skip(Skip()), .skip(Skip(epoch: 3))]
     case .requestSkip: [.requestSkip(Skip()), .requestSkip(Skip(epoch: 5))]
+    case .withdrawSkipRequest: [.withdrawSkipRequest(Skip()), .withdrawSkipRequest(Skip(epoch: 6))]
     case .play: [.play]
     case .pause: [.pause]
     case .resume: [.resume]
@@ -114,9 +115,9 @@ struct ClientFrameRoundTripTests {
 
     @Test func commandTypeNamesAreTheWireVocabulary() {
         #expect(ClientCommandType.allCases.map(\.rawValue) == [
-            "hello", "ping", "addToQueue", "removeFromQueue", "vote", "skip", "requestSkip", "play", "pause", "resume",
-            "seek", "ready", "syncReport", "updateSettings", "promote", "kick", "leave", "setDeviceDelay", "calibrate",
-            "calibrationReport", "resync",
+            "hello", "ping", "addToQueue", "removeFromQueue", "vote", "skip", "requestSkip", "withdrawSkipRequest", "play", "pause",
+            "resume", "seek", "ready", "syncReport", "updateSettings", "promote", "kick", "leave", "setDeviceDelay",
+            "calibrate", "calibrationReport", "resync",
         ])
     }
 }

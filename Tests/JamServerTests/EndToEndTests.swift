@@ -122,6 +122,44 @@ import Testing
         }
     }
 
+    @Test func skipRequestsTakenBackStopCountingOverTheSocketAndREST() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli", "Fay", "Gus"])
+            let path = "/api/v1/sessions/\(party.id)/skip-requests"
+            // Nothing plays: nothing to take back.
+            let early = try await server.api.request("DELETE", path, token: party.guests[0].token)
+            #expect(early.status == 409, "\(early.text)")
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            _ = try await server.api.add(party.host.token, party.id, testTrack(2))
+            let epoch = try #require(try await party.host.socket.next(.playPrepare).playPrepare?.epoch)
+            party.guests[0].socket.send(.requestSkip(Skip(epoch: epoch)), id: "r1")
+            party.guests[1].socket.send(.requestSkip(Skip(epoch: epoch)), id: "r2")
+            try await party.host.socket.next("two requests") { $0.skipRequests?.count == 2 }
+            // Eli takes his back on the socket: everyone hears one request.
+            party.guests[0].socket.send(.withdrawSkipRequest(Skip(epoch: epoch)), id: "w1")
+            try await party.guests[0].socket.next("ack w1") { $0.ack?.id == "w1" }
+            let one = try await party.host.socket.next("one request") { $0.skipRequests != nil }
+            #expect(one.skipRequests == SkipRequestsUpdate(count: 1, needed: 3))
+            // Fay takes hers back over REST, under a key; the retry is a replay.
+            let withdrawn = try await server.api.request("DELETE", path, token: party.guests[1].token, headers: ["Idempotency-Key": "w-1"])
+            #expect(withdrawn.status == 200, "\(withdrawn.text)")
+            #expect(try withdrawn.decode(SkipRequestsView.self) == SkipRequestsView(count: 0, needed: 3, mine: false))
+            try await party.host.socket.next("no request") { $0.skipRequests?.count == 0 }
+            let replayed = try await server.api.request("DELETE", path, token: party.guests[1].token, headers: ["Idempotency-Key": "w-1"])
+            #expect(replayed.headers["idempotent-replayed"] == "true")
+            // Taking back a request not made changes nothing.
+            let none = try await server.api.request("DELETE", path, token: party.guests[2].token)
+            #expect(try none.decode(SkipRequestsView.self) == SkipRequestsView(count: 0, needed: 3, mine: false))
+            // Three requests would have skipped; with two taken back, Gus's is the only one.
+            party.guests[2].socket.send(.requestSkip(Skip(epoch: epoch)), id: "r3")
+            try await party.guests[2].socket.next("ack r3") { $0.ack?.id == "r3" }
+            let view = try await server.api.view(party.host.token, party.id)
+            #expect(view.nowPlaying?.item.track.id == "track-1")
+            #expect(view.skipRequests.count == 1)
+            await party.close()
+        }
+    }
+
     @Test func hostSkipStartsTheNextItemForEveryone() async throws {
         try await TestServer.with { server in
             let party = try await Party.start(server, guests: ["Eli"])

@@ -63,6 +63,11 @@ extension SessionClient {
                 mirror.requestSkipAnswered(for: playing)
                 broadcast(.mirror(mirror))
             }
+        case .withdrawSkipRequest:
+            if let playing {
+                mirror.withdrawSkipAnswered(for: playing)
+                broadcast(.mirror(mirror))
+            }
         case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
             .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
             // The server's events carry everything else the mirror shows.

@@ -75,6 +75,13 @@ public struct SessionMirror: Sendable, Equatable {
         view?.skipRequests.mine = true
     }
 
+    /// Records that the server answered the caller's withdrawal of their skip request for
+    /// `itemId`, while that item still plays.
+    public mutating func withdrawSkipAnswered(for itemId: ItemID) {
+        guard view?.nowPlaying?.item.id == itemId else { return }
+        view?.skipRequests.mine = false
+    }
+
     private mutating func reduce(_ envelope: ServerEnvelope) {
         guard var view else { return }
         switch envelope.event {

@@ -28,8 +28,10 @@ public actor SessionStore {
 
     private struct SkipAsked {
         let item: ItemID
-        /// The count of requests when the member's own went out.
-        let countBefore: Int
+        /// True for a request, false for taking one back.
+        let asking: Bool
+        /// The requests of other members shown when it went out.
+        let others: Int
     }
 
     private struct PendingAdd {
@@ -49,8 +51,9 @@ public actor SessionStore {
     private var hiddenByskip: ItemID?
     /// A host skip is on its way.
     private var skipInFlight = false
-    /// The member's own skip request: shown from the tap, and kept while its item plays (the
-    /// server broadcasts how many asked, not who, and the mirror may hear of the count later).
+    /// The member's own skip request or its withdrawal: shown from the tap, and kept while its
+    /// item plays (the server broadcasts how many asked, not who, and the mirror may hear of
+    /// the count later).
     private var skipAsked: SkipAsked?
     private var lastRejection: Rejection?
     private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
@@ -178,17 +181,29 @@ public actor SessionStore {
     /// Asks to skip the current item; counts at once. The request names the item's epoch, so
     /// one sent again after a reconnect is refused rather than counting against the next song.
     public func requestSkip() async {
+        await changeSkipRequest(asking: true)
+    }
+
+    /// Takes back the member's request to skip the current item; counts at once. Like the
+    /// request, it names the item's epoch, so it cannot act on the next song.
+    public func withdrawSkipRequest() async {
+        await changeSkipRequest(asking: false)
+    }
+
+    private func changeSkipRequest(asking: Bool) async {
         lastRejection = nil
         let playing = mirror.view?.nowPlaying
+        let shown = current.skipRequests
         if let playing {
-            skipAsked = SkipAsked(item: playing.item.id, countBefore: mirror.view?.skipRequests.count ?? 0)
+            skipAsked = SkipAsked(item: playing.item.id, asking: asking, others: max(0, shown.count - (shown.mine ? 1 : 0)))
         }
         publish()
         do {
-            try await client.send(.requestSkip(Skip(epoch: playing?.epoch)))
+            let skip = Skip(epoch: playing?.epoch)
+            try await client.send(asking ? .requestSkip(skip) : .withdrawSkipRequest(skip))
         } catch {
             skipAsked = nil
-            reject("skip request", error)
+            reject(asking ? "skip request" : "skip withdrawal", error)
         }
         publish()
     }
@@ -279,10 +294,10 @@ public actor SessionStore {
             }
         }
         var skipRequests = view.skipRequests
-        if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, !skipRequests.mine {
-            // Counted once: the server's count may include the request before its answer comes.
-            skipRequests.mine = true
-            skipRequests.count = max(skipRequests.count, asked.countBefore + 1)
+        if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, skipRequests.mine != asked.asking {
+            // Counted once: the server's count may include the change before its answer comes.
+            skipRequests.mine = asked.asking
+            skipRequests.count = asked.asking ? max(skipRequests.count, asked.others + 1) : min(skipRequests.count, asked.others)
         }
         var nowPlaying = view.nowPlaying
         if let hidden = hiddenByskip, nowPlaying?.item.id == hidden { nowPlaying = nil }

@@ -57,7 +57,8 @@ struct CommandBudget {
             switch command {
             case .add: [.add]
             case .vote: [.vote]
-            case .requestSkip: [.skipRequest]
+            // Taking a request back spends as asking does, so toggling cannot flood members.
+            case .requestSkip, .withdrawSkipRequest: [.skipRequest]
             case .all(let commands): commands.flatMap(of)
             case .whileCurrent(_, let command): of(command)
             case .join, .leave, .connect, .disconnect, .remove, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,

@@ -130,6 +130,15 @@ struct SessionRoutes {
             return try RouteHelpers.json(done.read.skipRequests, replayed: done.replayed)
         }
 
+        // The caller's own request, taken back: the collection's other requests are not theirs
+        // to remove, as `DELETE …/vote` clears only the caller's vote.
+        sessions.delete(":id/skip-requests") { request, context in
+            let (session, identity) = try await resolve(context)
+            let key = try RouteHelpers.idempotencyKey(request)
+            let done = try await session.performViewing(.withdrawSkipRequest, by: identity.userId, key: key)
+            return try RouteHelpers.json(done.read.skipRequests, replayed: done.replayed)
+        }
+
         sessions.put(":id/members/:userId/role") { request, context in
             let (session, identity) = try await resolve(context)
             let target = try RouteHelpers.uuid("userId", in: context, label: "userId")

@@ -27,8 +27,8 @@ struct AnswerCache {
             case .ready, .syncReport: self = .report
             case .whileCurrent(_, let command): self = Lane(of: command)
             case .all(let commands): self = commands.allSatisfy { Lane(of: $0) == .report } ? .report : .change
-            case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
-                .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+            case .join, .leave, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .withdrawSkipRequest, .finish, .play,
+                .pause, .resume, .seek, .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
                 self = .change
             }
         }

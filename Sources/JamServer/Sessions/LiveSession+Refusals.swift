@@ -44,6 +44,7 @@ extension Command {
         case .vote: "vote"
         case .skip: "skip"
         case .requestSkip: "requestSkip"
+        case .withdrawSkipRequest: "withdrawSkipRequest"
         case .finish: "finish"
         case .play: "play"
         case .pause: "pause"

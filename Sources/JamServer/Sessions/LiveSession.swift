@@ -236,7 +236,7 @@ public actor LiveSession: CommitReceiver {
         case .kick(let target): [.removed(target)]
         case .all(let steps): steps.flatMap { departures(in: $0, by: user) }
         case .whileCurrent(_, let command): departures(in: command, by: user)
-        case .join, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+        case .join, .connect, .disconnect, .add, .remove, .vote, .skip, .requestSkip, .withdrawSkipRequest, .finish, .play, .pause, .resume, .seek,
             .ready, .syncReport, .updateSettings, .setRole, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
             []
         }

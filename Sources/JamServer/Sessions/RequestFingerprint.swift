@@ -28,7 +28,7 @@ enum RequestFingerprint {
         case .djPrepare(let track, _): .djPrepare(track: track, itemId: madeByServer)
         case .all(let commands): .all(commands.map(asAsked))
         case .whileCurrent(let epoch, let inner): .whileCurrent(epoch: epoch, command: asAsked(inner))
-        case .join, .leave, .connect, .disconnect, .remove, .vote, .skip, .requestSkip, .finish, .play, .pause, .resume, .seek,
+        case .join, .leave, .connect, .disconnect, .remove, .vote, .skip, .requestSkip, .withdrawSkipRequest, .finish, .play, .pause, .resume, .seek,
             .ready, .syncReport, .updateSettings, .setRole, .kick, .setDeviceDelay, .end, .djTimeline:
             command
         }

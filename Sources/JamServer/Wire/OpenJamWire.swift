@@ -26,6 +26,7 @@ struct OpenJamWire: SessionWire {
         case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
         case .skip(let skip): command = Self.whileCurrent(skip.epoch, .skip)
         case .requestSkip(let request): command = Self.whileCurrent(request.epoch, .requestSkip)
+        case .withdrawSkipRequest(let withdrawal): command = Self.whileCurrent(withdrawal.epoch, .withdrawSkipRequest)
         case .play: command = .play
         case .pause: command = .pause
         case .resume: command = .resume

@@ -136,7 +136,12 @@ extension LiveScreen {
         case .character("/"):
             model.mode = .searching(query: "", results: [], choice: 0)
         case .character("s"):
-            group.addTask { await store.requestSkip() }
+            // A second press takes the request back, as the web client's button does.
+            if model.snapshot.skipRequests.mine {
+                group.addTask { await store.withdrawSkipRequest() }
+            } else {
+                group.addTask { await store.requestSkip() }
+            }
         case .character("L"):
             model.mode = .confirmingLeave
         case .character("i"):

@@ -283,6 +283,8 @@ struct ClientParityFixtureTests {
     enum LocalStep: String {
         /// The server answered the member's skip request for an item.
         case requestSkipAnswered
+        /// The server answered the member's withdrawal of their skip request for an item.
+        case withdrawSkipAnswered
     }
 
     @Test("the mirror matches the shared event sequences")
@@ -304,6 +306,8 @@ struct ClientParityFixtureTests {
                     switch LocalStep(rawValue: local) {
                     case .requestSkipAnswered:
                         mirror.requestSkipAnswered(for: ItemID(try #require(step["itemId"] as? String)))
+                    case .withdrawSkipAnswered:
+                        mirror.withdrawSkipAnswered(for: ItemID(try #require(step["itemId"] as? String)))
                     case nil:
                         Issue.record("\(name): unknown local step \(local)")
                     }

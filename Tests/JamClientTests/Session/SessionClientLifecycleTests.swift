@@ -204,9 +204,11 @@ import Testing
         #expect(skips.count == 1)
     }
 
-    @Test("a host's skip and a member's skip request name the song they are for, so a late one cannot act on the next",
-          arguments: [true, false])
-    func skipsNameTheEpochOfTheSongTheyAreFor(hostSkip: Bool) async throws {
+    enum SkipPress: CaseIterable { case hostSkip, request, withdrawal }
+
+    @Test("a host's skip, a member's skip request and its withdrawal name the song they are for, so a late one cannot act on the next",
+          arguments: SkipPress.allCases)
+    func skipsNameTheEpochOfTheSongTheyAreFor(press: SkipPress) async throws {
         let socket = ScriptedSocket()
         let client = try Self.client(ScriptedTransport(socket: socket))
         let store = SessionStore(client: client)
@@ -217,17 +219,29 @@ import Testing
         let playing = NowPlaying(item: Fixture.item("a", durationMs: 240_000), epoch: 7, state: .playing, positionMs: 0, anchorMs: 1_000)
         await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: playing)), seq: 5))
         try await eventually("the song shows") { await store.current.nowPlaying?.epoch == 7 }
-        let pressing = Task { if hostSkip { await store.skip() } else { await store.requestSkip() } }
+        let pressing = Task {
+            switch press {
+            case .hostSkip: await store.skip()
+            case .request: await store.requestSkip()
+            case .withdrawal: await store.withdrawSkipRequest()
+            }
+        }
         let sent = { () async throws -> ClientFrame? in
             try await socket.frames().first { frame in
-                if case .skip = frame.command { return true }
-                if case .requestSkip = frame.command { return true }
-                return false
+                switch frame.command {
+                case .skip, .requestSkip, .withdrawSkipRequest: true
+                default: false
+                }
             }
         }
         try await eventually("the command on the socket") { try await sent() != nil }
         let frame = try #require(try await sent())
-        #expect(frame.command == (hostSkip ? .skip(Skip(epoch: 7)) : .requestSkip(Skip(epoch: 7))))
+        let expected: ClientCommand = switch press {
+        case .hostSkip: .skip(Skip(epoch: 7))
+        case .request: .requestSkip(Skip(epoch: 7))
+        case .withdrawal: .withdrawSkipRequest(Skip(epoch: 7))
+        }
+        #expect(frame.command == expected)
         await socket.push(Self.envelope(.ack(Ack(id: try #require(frame.id))), seq: 5))
         await pressing.value
     }

@@ -162,6 +162,40 @@ import Testing
 
     @Test("a skip request stays the member's own once answered, and one that skips the item leaves the next free", arguments: SocketKind.testable)
     func aSkipRequestStaysTheMembersOwnOnceAnswered(_ socket: SocketKind) async throws {
+        try await Self.hostAndGuestHearSongOne(socket) { host, guest in
+            await guest.store.requestSkip()
+            let asked = await guest.store.current
+            #expect(asked.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: true), "counted once, and the guest's own")
+            try await host.until("the guest's request") { $0.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false) }
+            // The host's request reaches the threshold: song 1 is skipped before it is answered.
+            await host.store.requestSkip()
+            let next = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
+            #expect(next.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false), "nobody asked to skip song 2")
+            #expect(next.lastRejection == nil)
+        }
+    }
+
+    @Test("a skip request taken back stops counting at once, for the member and then for everyone", arguments: SocketKind.testable)
+    func aSkipRequestTakenBackStopsCountingAtOnce(_ socket: SocketKind) async throws {
+        try await Self.hostAndGuestHearSongOne(socket) { host, guest in
+            await guest.store.requestSkip()
+            try await host.until("the guest's request") { $0.skipRequests.count == 1 }
+            await guest.store.withdrawSkipRequest()
+            let withdrawn = await guest.store.current
+            #expect(withdrawn.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false))
+            #expect(withdrawn.lastRejection == nil)
+            try await host.until("the request taken back") { $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false) }
+            // The host's request alone is one of two: song 1 plays on.
+            await host.store.requestSkip()
+            try await guest.until("the host's request") { $0.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false) }
+            #expect(await host.store.current.nowPlaying?.item.track.id == "song-1")
+        }
+    }
+
+    /// Hana hosts, Gil joins; song 1 plays and song 2 waits, and Gil sees two requests needed.
+    private static func hostAndGuestHearSongOne(
+        _ socket: SocketKind, _ body: @Sendable @escaping (AppMember, AppMember) async throws -> Void
+    ) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
             let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, socket: socket)
@@ -169,15 +203,7 @@ import Testing
                 await host.store.add(song(1))
                 await host.store.add(song(2))
                 try await guest.until("song 1 playing") { $0.nowPlaying?.item.track.id == "song-1" && $0.skipRequests.needed == 2 }
-                await guest.store.requestSkip()
-                let asked = await guest.store.current
-                #expect(asked.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: true), "counted once, and the guest's own")
-                try await host.until("the guest's request") { $0.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: false) }
-                // The host's request reaches the threshold: song 1 is skipped before it is answered.
-                await host.store.requestSkip()
-                let next = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
-                #expect(next.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false), "nobody asked to skip song 2")
-                #expect(next.lastRejection == nil)
+                try await body(host, guest)
             }
         }
     }

@@ -83,6 +83,16 @@ export class SessionMirror {
     this.view = { ...view, skipRequests: { ...view.skipRequests, mine: true } };
   }
 
+  /**
+   * Records that the server answered the caller's withdrawal of their skip request for
+   * `itemId`, while that item still plays (SessionMirror.withdrawSkipAnswered).
+   */
+  withdrawSkipAnswered(itemId) {
+    const view = this.view;
+    if (!view || !view.nowPlaying || view.nowPlaying.item.id !== itemId) return;
+    this.view = { ...view, skipRequests: { ...view.skipRequests, mine: false } };
+  }
+
   /** The view after `envelope`; throws when its data is not of the shape its type has. */
   reduced(envelope) {
     const view = { ...this.view, session: { ...this.view.session } };

@@ -146,7 +146,8 @@ export function isDeviceId(value) {
 /** ClientCommandType. */
 export const Command = Object.freeze({
   hello: 'hello', ping: 'ping', addToQueue: 'addToQueue', removeFromQueue: 'removeFromQueue', vote: 'vote',
-  skip: 'skip', requestSkip: 'requestSkip', play: 'play', pause: 'pause', resume: 'resume', seek: 'seek',
+  skip: 'skip', requestSkip: 'requestSkip', withdrawSkipRequest: 'withdrawSkipRequest', play: 'play', pause: 'pause',
+  resume: 'resume', seek: 'seek',
   ready: 'ready', syncReport: 'syncReport', updateSettings: 'updateSettings', promote: 'promote', kick: 'kick',
   leave: 'leave', setDeviceDelay: 'setDeviceDelay', calibrate: 'calibrate', calibrationReport: 'calibrationReport',
   resync: 'resync',

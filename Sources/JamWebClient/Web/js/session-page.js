@@ -77,6 +77,7 @@ export class SessionPage {
       nowPlaying: new NowPlayingView(byId('now-playing'), {
         onSkip: () => this.store.skip(),
         onRequestSkip: () => this.store.requestSkip(),
+        onWithdrawSkipRequest: () => this.store.withdrawSkipRequest(),
         onPause: () => this.store.perform(Command.pause, undefined, 'pause'),
         onResume: () => this.store.perform(Command.resume, undefined, 'resume'),
         onPlay: () => this.store.perform(Command.play, undefined, 'play'),

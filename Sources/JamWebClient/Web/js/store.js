@@ -30,8 +30,8 @@ export class SessionStore {
     /** A host skip is on its way. */
     this.skipInFlight = false;
     /**
-     * The member's own skip request, {item, countBefore}: shown from the tap, and kept while its
-     * item plays (the server broadcasts how many asked, not who).
+     * The member's own skip request or its withdrawal, {item, asking, others}: shown from the
+     * tap, and kept while its item plays (the server broadcasts how many asked, not who).
      */
     this.skipAsked = null;
     this.lastRejection = null;
@@ -266,18 +266,32 @@ export class SessionStore {
    * counting against the next song.
    */
   async requestSkip() {
+    await this.changeSkipRequest(true);
+  }
+
+  /**
+   * Takes back the member's request to skip the current item; counts at once
+   * (SessionStore.withdrawSkipRequest). Like the request, it names the item's epoch.
+   */
+  async withdrawSkipRequest() {
+    await this.changeSkipRequest(false);
+  }
+
+  async changeSkipRequest(asking) {
     this.lastRejection = null;
     const view = this.mirror.view;
     const now = view && view.nowPlaying;
     const playing = now ? now.item.id : null;
-    if (playing) this.skipAsked = { item: playing, countBefore: view.skipRequests.count };
+    const shown = this.snapshot().skipRequests;
+    if (playing) this.skipAsked = { item: playing, asking, others: Math.max(0, shown.count - (shown.mine ? 1 : 0)) };
     this.publish();
     try {
-      await this.connection.send(Command.requestSkip, now ? { epoch: now.epoch } : undefined);
-      if (playing) this.mirror.requestSkipAnswered(playing);
+      await this.connection.send(asking ? Command.requestSkip : Command.withdrawSkipRequest, now ? { epoch: now.epoch } : undefined);
+      if (playing && asking) this.mirror.requestSkipAnswered(playing);
+      if (playing && !asking) this.mirror.withdrawSkipAnswered(playing);
     } catch (error) {
       this.skipAsked = null;
-      this.reject('skip request', error);
+      this.reject(asking ? 'skip request' : 'skip withdrawal', error);
     }
     this.publish();
   }
@@ -377,9 +391,10 @@ export class SessionStore {
     }
     let skipRequests = view.skipRequests;
     const asked = this.skipAsked;
-    if (asked && view.nowPlaying && asked.item === view.nowPlaying.item.id && !skipRequests.mine) {
-      // Counted once: the server's count may include the request before its answer comes.
-      skipRequests = { ...skipRequests, mine: true, count: Math.max(skipRequests.count, asked.countBefore + 1) };
+    if (asked && view.nowPlaying && asked.item === view.nowPlaying.item.id && skipRequests.mine !== asked.asking) {
+      // Counted once: the server's count may include the change before its answer comes.
+      const count = asked.asking ? Math.max(skipRequests.count, asked.others + 1) : Math.min(skipRequests.count, asked.others);
+      skipRequests = { ...skipRequests, mine: asked.asking, count };
     }
     let nowPlaying = view.nowPlaying || null;
     if (this.hiddenBySkip && nowPlaying && nowPlaying.item.id === this.hiddenBySkip) nowPlaying = null;

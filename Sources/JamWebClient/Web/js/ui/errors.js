@@ -22,6 +22,7 @@ const ACTIONS = {
   vote: () => "Your vote didn't count",
   skip: () => "Couldn't skip",
   'skip request': () => "Your skip request didn't count",
+  'skip withdrawal': () => "Couldn't take back your skip request",
   remove: (subject) => (subject ? `Couldn't remove “${subject}”` : "Couldn't remove the song"),
   join: () => "Couldn't join",
   create: () => "Couldn't start a session",

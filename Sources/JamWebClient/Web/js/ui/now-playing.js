@@ -69,7 +69,11 @@ export class NowPlayingView {
     this.total = h('span', { id: 'np-total' }, '–:––');
     this.unplayable = h('p', { class: 'np-note', id: 'np-unplayable', hidden: true },
       'This song is not from the server\'s library, so it is not playable on this device; the progress bar still follows the session.');
-    this.skipRequest = h('button', { type: 'button', id: 'skip-request', onclick: () => actions.onRequestSkip() }, 'Vote to skip');
+    // A toggle: pressed while the member's request counts; pressing again takes it back.
+    this.skipRequest = h('button', {
+      type: 'button', id: 'skip-request', 'aria-pressed': 'false',
+      onclick: () => (this.skipRequest.getAttribute('aria-pressed') === 'true' ? actions.onWithdrawSkipRequest() : actions.onRequestSkip()),
+    }, 'Vote to skip');
     this.skip = h('button', { type: 'button', id: 'host-skip', onclick: () => actions.onSkip() }, 'Skip');
     this.pauseResume = h('button', { type: 'button', id: 'host-pause', onclick: () => this.togglePause() }, 'Pause');
     this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => untilAnswered(this.play, actions.onPlay()) }, 'Play the queue');
@@ -168,7 +172,9 @@ export class NowPlayingView {
     this.unplayable.hidden = !now || isPlayable(now.item.track);
     const requests = snapshot.skipRequests;
     this.skipRequest.hidden = !now;
-    this.skipRequest.disabled = !now || requests.mine;
+    this.skipRequest.disabled = !now;
+    setAttr(this.skipRequest, 'aria-pressed', requests.mine ? 'true' : 'false');
+    setAttr(this.skipRequest, 'title', requests.mine ? 'Press again to take your request back' : 'Ask to skip this song');
     setText(this.skipRequest, requests.mine
       ? `Skip requested (${requests.count} of ${requests.needed})`
       : `Vote to skip (${requests.count} of ${requests.needed})`);
