@@ -50,6 +50,16 @@ import Testing
             #expect(audio.body == Data("fLaC".utf8))
             #expect(audio.headers["x-content-type-options"] == "nosniff")
 
+            // Added to a session after the rescan, it keeps its cover, as tracks found at start do.
+            let session = try await server.api.create(alice.token).session.id
+            var asSent = flac
+            asSent.artworkURL = nil
+            let added = try await server.api.add(alice.token, session, asSent)
+            #expect(added.status == 201, "\(added.text)")
+            let playing = try await server.api.view(alice.token, session).nowPlaying?.item.track
+            #expect(playing?.id == flac.id)
+            #expect(playing?.artworkURL == artwork)
+
             // The file goes away: so does the track, and its audio.
             try FileManager.default.removeItem(at: folder.appendingPathComponent("new.flac"))
             _ = try await Self.searchUntil(server, alice.token, "") { $0.map(\.id) == before.map(\.id) }

@@ -18,15 +18,20 @@ public actor LibraryCatalog {
         self.library = library
     }
 
-    /// Puts a newer scan in place.
-    func replace(with newer: MusicLibrary) {
+    /// Puts a newer scan in place, also one that found the same tracks: it holds each file's
+    /// size and date as read now, so a file changed without changing its track (a tag the
+    /// server does not show, a copy over it) is not read again on every later rescan, and its
+    /// covers are read anew (a new picture beside a track changes no track). Returns whether
+    /// the tracks changed.
+    func take(_ newer: MusicLibrary) -> Bool {
+        let changed = newer.tracks != library.tracks
         library = newer
         forgetCovers()
+        return changed
     }
 
-    /// Reads covers again from now on: a scan that found the same tracks may still have
-    /// seen a cover change (a new picture beside them, a file tagged again).
-    func forgetCovers() {
+    /// Reads covers again from now on.
+    private func forgetCovers() {
         generation += 1
         covers.removeAll()
     }

@@ -26,12 +26,9 @@ package struct LibraryRescanService: Service {
             let rescanned = try await NIOThreadPool.singleton.runIfActive { previous.rescan() }
             let added = Set(rescanned.tracks.map(\.id)).subtracting(previous.tracks.map(\.id)).count
             let removed = Set(previous.tracks.map(\.id)).subtracting(rescanned.tracks.map(\.id)).count
-            guard rescanned.tracks != previous.tracks else {
-                await catalog.forgetCovers()
-                return
-            }
-            await catalog.replace(with: rescanned)
-            await registry.libraryChanged(rescanned.tracks.map(\.track))
+            guard await catalog.take(rescanned) else { return }
+            // As at start: sessions' library tracks carry the server's cover address.
+            await registry.libraryChanged(rescanned.tracks.map(\.wireTrack))
             logger.info("music library rescanned", metadata: [
                 "library.tracks": "\(rescanned.tracks.count)", "library.added": "\(added)", "library.removed": "\(removed)",
                 "library.problems": "\(rescanned.problems.count)",
