@@ -89,11 +89,16 @@ public struct MusicLibrary: Sendable {
         return scored.sorted { $0.0 > $1.0 }.prefix(limit).map(\.1)
     }
 
-    /// Lowercased, accent-free words.
+    /// Lowercased, accent-free words. An apostrophe joins, not splits: people type "dont" or
+    /// "don't" for "Don't", and "rock n roll" for "Rock 'n' Roll".
     static func words(_ text: String) -> [String] {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
             .lowercased()
+            .filter { !apostrophes.contains($0) }
             .split { !$0.isLetter && !$0.isNumber }
             .map(String.init)
     }
+
+    /// The typewriter apostrophe, the typographic one, and the modifier letter some tags use.
+    private static let apostrophes: Set<Character> = ["'", "\u{2019}", "\u{02BC}"]
 }
