@@ -65,6 +65,10 @@ public actor SessionClient {
     var socketGeneration = 0
     /// This member's `leave` was answered: the socket the server closes next is not a drop.
     var hasLeft = false
+    /// A `run()` holds (or is closing) the connection.
+    var isRunning = false
+    /// Later `run()`s waiting for the one holding the connection to end.
+    var waitingRuns: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token. `clock` and
     /// `sleeper` are its time: the watch and the waits between reconnects run on them.
@@ -108,7 +112,21 @@ public actor SessionClient {
     /// However it ends, no `send` is left waiting on it: a reason that is for good fails them
     /// with it (the phase is then `.failed`); cancellation fails them as unanswered (the phase
     /// goes back to `.idle`, and a later `run()` carries on with the same mirror).
+    ///
+    /// One connection at a time: a `run()` started while an earlier one is still closing its
+    /// socket (a view's task restarted) waits for it to end, so the earlier one's ending does
+    /// not take the newer one's socket, phase or commands with it.
     public func run() async throws {
+        while isRunning {
+            await withCheckedContinuation { waitingRuns.append($0) }
+        }
+        isRunning = true
+        defer {
+            isRunning = false
+            // The first of them takes the connection; the rest wait on again.
+            for waiting in waitingRuns { waiting.resume() }
+            waitingRuns.removeAll()
+        }
         // A member who left and joined again is connected again.
         hasLeft = false
         do {

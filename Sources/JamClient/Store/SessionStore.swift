@@ -82,7 +82,9 @@ public actor SessionStore {
         return view.queue + [view.upNext?.item, view.nowPlaying?.item].compactMap { $0 }
     }
 
-    /// Follows the client until it stops.
+    /// Follows the client until it stops for good (the session ended or refused the member:
+    /// `snapshots()` streams then end too) or this task is cancelled (they stay open, for a
+    /// later `run()` to carry on, as an app does when it comes back to the foreground).
     public func run() async {
         for await update in await client.subscribe() {
             switch update {
@@ -94,7 +96,9 @@ public actor SessionStore {
             }
             publish()
         }
+        if Task.isCancelled { return }
         for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
     }
 
     // MARK: Actions

@@ -88,3 +88,33 @@ struct RefusingTransport: RealtimeTransport {
         throw reason
     }
 }
+
+/// A transport whose connections are the given sockets in turn; the first takes `closing` to
+/// close once its body ends, as a close handshake can.
+actor SocketsInTurn: RealtimeTransport {
+    private var sockets: [ScriptedSocket]
+    private let closing: Duration
+    private var opened = 0
+
+    init(_ sockets: [ScriptedSocket], firstClosing closing: Duration) {
+        self.sockets = sockets
+        self.closing = closing
+    }
+
+    nonisolated func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
+        let (socket, first) = await next()
+        do {
+            try await body(socket)
+        } catch {
+            // The handshake is not called off by the caller's cancellation.
+            if first { try await Task.detached { [closing] in try await Task.sleep(for: closing) }.value }
+            throw error
+        }
+        return RealtimeClose(code: 1000, reason: nil)
+    }
+
+    private func next() -> (ScriptedSocket, Bool) {
+        opened += 1
+        return (sockets[min(opened, sockets.count) - 1], opened == 1)
+    }
+}

@@ -246,6 +246,55 @@ import Testing
         await pressing.value
     }
 
+    @Test("a run started while the one before still closes its socket waits for it, and keeps its own socket")
+    func aRunStartedWhileTheOneBeforeStillClosesWaitsForIt() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        let client = try Self.client(SocketsInTurn([first, second], firstClosing: .milliseconds(300)))
+        let earlier = Task { try await client.run() }
+        try await eventually("the first socket") { try await !first.commands().isEmpty }
+        // A view's task restarts: the old run is cancelled and a new one starts at once.
+        earlier.cancel()
+        let later = Task { try await client.run() }
+        defer { later.cancel() }
+        _ = await earlier.result
+        await second.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected on the second socket") { await client.phase == .connected }
+        let voting = Task { try await client.send(.vote(Vote(itemId: "a", value: 1))) }
+        let vote = { () async throws -> ClientFrame? in
+            try await second.frames().first { if case .vote = $0.command { true } else { false } }
+        }
+        try await eventually("the vote on the second socket", timeout: .seconds(2)) { try await vote() != nil }
+        await second.push(Self.envelope(.ack(Ack(id: try #require(try await vote()?.id))), seq: 5))
+        _ = try await voting.value
+        #expect(await client.phase == .connected)
+    }
+
+    @Test("a store's snapshot streams outlive a cancelled run, and a later run feeds them")
+    func snapshotStreamsOutliveACancelledRun() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        let store = SessionStore(client: client)
+        let names = Mutex<[String]>([])
+        let snapshots = await store.snapshots()
+        let watching = Task {
+            for await snapshot in snapshots { names.withLock { $0 = snapshot.members.map(\.displayName) } }
+        }
+        defer { watching.cancel() }
+        let first = Task { await store.run() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("the session shows") { await store.current.session != nil }
+        // The app goes to the background: the store's run is cancelled, and started again.
+        first.cancel()
+        await first.value
+        let second = Task { await store.run() }
+        defer { second.cancel() }
+        // Before or after the second run subscribes, it brings the store the mirror with Gil.
+        await socket.push(Self.envelope(.memberJoined(Self.member("Gil")), seq: 6))
+        try await eventually("the stream shows Gil", timeout: .seconds(3)) { names.withLock { $0.contains("Gil") } }
+    }
+
     @Test("a resume the server refuses is asked for again at the next gap")
     func aResumeTheServerRefusesIsAskedForAgainAtTheNextGap() async throws {
         let socket = ScriptedSocket()
