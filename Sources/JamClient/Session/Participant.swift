@@ -76,13 +76,22 @@ public struct Participant: Sendable {
             }
             if let engine, let envelopes {
                 group.addTask { try await engine.run(sleeper: sleeper) }
+                // Events go to the engine as they come; bringing the player to them runs beside.
+                // A load can take seconds: a resume that replays three songs must not load each
+                // in turn while later events wait, only the one playing by the time a load ends.
+                let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
                 group.addTask {
                     // The engine holds a first start until the clock's first burst is in
                     // (`SyncEngine.clockSettled`); the events themselves go to it at once.
                     for await update in envelopes {
                         guard case .envelope(let envelope) = update else { continue }
-                        await engine.handle(envelope)
+                        await engine.take(envelope)
+                        changed.yield()
                     }
+                    changed.finish()
+                }
+                group.addTask {
+                    for await _ in changes { await engine.catchUp() }
                 }
             }
             group.addTask {

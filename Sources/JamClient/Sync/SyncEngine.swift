@@ -91,6 +91,15 @@ public actor SyncEngine {
     /// Applies one realtime envelope. Await each call before handing in the next one.
     /// Returns once the player has been brought to the new timeline (a load included).
     public func handle(_ envelope: ServerEnvelope) async {
+        await take(envelope)
+        await catchUp()
+    }
+
+    /// Applies one realtime envelope to the schedule, without waiting for the player to
+    /// follow; `catchUp()` brings it there. Hand them in in order. A caller that takes
+    /// envelopes while an earlier `catchUp()` still loads a track holds up no later event:
+    /// the load's end goes straight on to the latest item.
+    public func take(_ envelope: ServerEnvelope) async {
         let changed: Bool
         switch envelope.event {
         case .stateSync(let view): changed = apply(view)
@@ -128,6 +137,11 @@ public actor SyncEngine {
             status.epoch = timeline?.epoch
             status.itemId = timeline?.itemId
         }
+    }
+
+    /// Brings the player to the schedule as it is now (a load included), and has the next
+    /// song load beside the current one.
+    public func catchUp() async {
         // The next song loads while this one plays, so the hand-over at its end waits for nothing.
         if let next = upNext, preloadedItemId != next.itemId {
             preloadedItemId = next.itemId

@@ -1,0 +1,67 @@
+import Foundation
+import JamClient
+import JamProtocol
+import JamTestSupport
+import Synchronization
+import Testing
+
+/// How a participant hands the socket's events to its sync engine.
+@Suite struct ParticipantEventTests {
+    @Test("a slow load holds up no later event: a replay of three songs loads only the one playing by its end")
+    func aSlowLoadHoldsUpNoLaterEvent() async throws {
+        let socket = ScriptedSocket()
+        let clock = SystemMonotonicClock()
+        let loading = HeldSleeper()
+        defer { loading.release() }
+        let player = SimulatedPlayer(clock: clock, sleeper: loading, configuration: .init(loadDelayMs: 600))
+        let participant = Participant(
+            api: JamAPI(server: try #require(URL(string: "http://127.0.0.1:9"))), sessionId: "session", me: "host",
+            transport: ScriptedTransport(socket: socket), player: player, clock: clock)
+        let engine = try #require(participant.engine)
+        let running = Task { try await participant.run() }
+        defer { running.cancel() }
+        let loads = {
+            await player.calls.compactMap { call -> String? in
+                if case .load(let trackId, _) = call { return trackId }
+                return nil
+            }
+        }
+        // Back after a while: the state as it was, then the songs that started meanwhile.
+        let first = NowPlaying(item: Fixture.item("a"), epoch: 1, state: .playing, positionMs: 0, anchorMs: 0)
+        await socket.push(Fixture.envelope(.stateSync(Fixture.view(nowPlaying: first)), epoch: 1, seq: 5))
+        try await eventually("song a loading", timeout: .seconds(30)) { await loads() == ["a"] }
+        await socket.push(Fixture.envelope(.playPrepare(PlayPrepare(item: Fixture.item("b"), epoch: 2, startAt: 1_000, previous: nil)), epoch: 2, seq: 6))
+        await socket.push(Fixture.envelope(.playPrepare(PlayPrepare(item: Fixture.item("c"), epoch: 3, startAt: 2_000, previous: nil)), epoch: 3, seq: 7))
+        // Song a's load has not ended, and the engine follows the replay already.
+        try await eventually("the engine at song c", timeout: .seconds(30)) { await engine.status.itemId == ItemID("item-c") }
+        loading.release()
+        try await eventually("song c loaded", timeout: .seconds(30)) { await player.loadedTrackId == "c" }
+        #expect(await loads() == ["a", "c"], "song c had taken song b's place before song a had loaded")
+    }
+}
+
+/// A sleeper whose sleeps last until the test ends them (and every later one returns at
+/// once): a player's load on it takes as long as the test wants, however busy the machine.
+final class HeldSleeper: Sleeper {
+    private let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func sleep(ms: Double) async throws {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if !state.released { state.waiting.append(continuation) }
+                return state.released
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Ends every sleep, now and from now on.
+    func release() {
+        let waiting = state.withLock { state in
+            state.released = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
