@@ -188,6 +188,10 @@ public actor SessionClient {
                     }
                 }
                 if let failure = CloseCode.permanentFailure(close.code, reason: close.reason, refusal: lastRefusal) {
+                    if leftWithoutAnAnswer(refused: failure) {
+                        detached()
+                        return
+                    }
                     fail(failure)
                     throw failure
                 }
@@ -270,6 +274,17 @@ public actor SessionClient {
             logger.info("dropping a connection the server no longer answers on", metadata: ["silence.ms": "\(silence)"])
             return
         }
+    }
+
+    /// Whether a refusal as not a member answers this member's `leave`: sent, and its answer
+    /// lost with the socket that dropped, it was applied, and the member is out as they asked.
+    /// The leave then succeeds.
+    func leftWithoutAnAnswer(refused failure: JamError) -> Bool {
+        guard failure.code == .notMember,
+            let id = pendingOrder.first(where: { pending[$0]?.leaves == true && pending[$0]?.result == nil })
+        else { return false }
+        settle(id, .success(Ack(id: id)))
+        return true
     }
 
     /// Forgets the socket; true when it had been in sync.

@@ -89,32 +89,36 @@ struct RefusingTransport: RealtimeTransport {
     }
 }
 
-/// A transport whose connections are the given sockets in turn; the first takes `closing` to
-/// close once its body ends, as a close handshake can.
+/// A transport whose connections are the given sockets in turn, each ending with its close
+/// (1000 when none is given); the first takes `closing` to close once its body is cancelled,
+/// as a close handshake can.
 actor SocketsInTurn: RealtimeTransport {
     private var sockets: [ScriptedSocket]
+    private let closes: [RealtimeClose]
     private let closing: Duration
     private var opened = 0
 
-    init(_ sockets: [ScriptedSocket], firstClosing closing: Duration) {
+    init(_ sockets: [ScriptedSocket], closes: [RealtimeClose] = [], firstClosing closing: Duration = .zero) {
         self.sockets = sockets
+        self.closes = closes
         self.closing = closing
     }
 
     nonisolated func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
-        let (socket, first) = await next()
+        let (socket, index) = await next()
         do {
             try await body(socket)
         } catch {
             // The handshake is not called off by the caller's cancellation.
-            if first { try await Task.detached { [closing] in try await Task.sleep(for: closing) }.value }
+            if index == 0 { try await Task.detached { [closing] in try await Task.sleep(for: closing) }.value }
             throw error
         }
-        return RealtimeClose(code: 1000, reason: nil)
+        return index < closes.count ? closes[index] : RealtimeClose(code: 1000, reason: nil)
     }
 
-    private func next() -> (ScriptedSocket, Bool) {
+    private func next() -> (ScriptedSocket, Int) {
         opened += 1
-        return (sockets[min(opened, sockets.count) - 1], opened == 1)
+        let index = min(opened, sockets.count) - 1
+        return (sockets[index], index)
     }
 }

@@ -269,6 +269,27 @@ import Testing
         #expect(await client.phase == .connected)
     }
 
+    @Test("a leave whose answer was lost with its socket succeeds when the next connection is refused as not a member")
+    func aLeaveWhoseAnswerWasLostSucceeds() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        await second.push(Self.envelope(.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session")), seq: 0))
+        await second.close()
+        let refused = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
+        let client = try Self.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), refused]))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await first.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let leaving = Task { try await client.send(.leave) }
+        try await eventually("the leave sent") { try await first.commands().contains(.leave) }
+        // The server applies it, and the socket drops before its answer comes.
+        await first.close()
+        let ack = try await leaving.value
+        #expect(ack.id == (try await first.frames().first { $0.command == .leave }?.id))
+        try await running.value
+        #expect(await client.phase == .idle)
+    }
+
     @Test("a store's snapshot streams outlive a cancelled run, and a later run feeds them")
     func snapshotStreamsOutliveACancelledRun() async throws {
         let socket = ScriptedSocket()
