@@ -16,8 +16,8 @@ public protocol TrackPreparer: Sendable {
 ///
 /// `update(current:queue:)` prepares the head itself (the caller awaits it) and hands
 /// the tail to `run()`, a loop the owner runs in its own task (e.g. a task group
-/// next to the connection). Every update cancels the background work of the one
-/// before; tracks already prepared are skipped, and a failure is recorded per track
+/// next to the connection). Every update with other tracks cancels the background work of
+/// the one before; tracks already prepared are skipped, and a failure is recorded per track
 /// (retried on later updates up to `maxAttempts`), never fatal.
 public actor QueuePreparer {
     /// Tuning knobs.
@@ -46,6 +46,9 @@ public actor QueuePreparer {
     /// The background plan: bumped to cancel it, and again to hand it a new tail.
     private var tailGeneration = 0
     private var tail: [Track] = []
+    /// The tracks of the last update whose head was prepared (in order), and whose tail the
+    /// background loop has.
+    private var settledIds: [String]?
     private var completedGeneration = 0
     private var attempts: [String: Int] = [:]
     private var inFlight: Set<String> = []
@@ -75,10 +78,17 @@ public actor QueuePreparer {
     /// track before it returns (unless a newer update supersedes it), then leaves the
     /// rest to `run()`; the previous update's background work is cancelled.
     public func update(current: Track?, queue: [Track]) async {
-        generation += 1
-        let mine = generation
         var seen: Set<String> = []
         let ordered = ([current].compactMap { $0 } + queue).filter { seen.insert($0.id).inserted }
+        // The same tracks again (a vote on another song, someone connecting): the work under
+        // way is the right work, and cancelling it would start a long download over at every
+        // event. Only a failure with attempts left makes the same list go again.
+        let ids = ordered.map(\.id)
+        if ids == settledIds, !ordered.contains(where: { failures[$0.id] != nil && attempts[$0.id, default: 0] < configuration.maxAttempts }) {
+            return
+        }
+        generation += 1
+        let mine = generation
         let head = ordered.prefix(max(0, configuration.headCount))
         let rest = ordered.dropFirst(max(0, configuration.headCount))
         // Stop the old background work now, so it does not compete with the head.
@@ -88,6 +98,7 @@ public actor QueuePreparer {
             await prepareOne(track)
         }
         guard generation == mine else { return } // a newer update owns the tail
+        settledIds = Task.isCancelled ? nil : ids
         publishTail(Array(configuration.tailLimit.map { rest.prefix($0) } ?? rest))
     }
 

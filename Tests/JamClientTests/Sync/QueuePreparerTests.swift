@@ -131,6 +131,26 @@ struct QueuePreparerTests {
         #expect(await preparer.failures.isEmpty)
     }
 
+    @Test("an update with the same tracks leaves the background work under way alone", .timeLimit(.minutes(1)))
+    func theSameTracksAgainLeaveTheWorkUnderWayAlone() async {
+        let fake = FakePreparer(blocked: ["c"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            await preparer.update(current: a, queue: [b, c, d])
+            await waitFor(.started("c"), in: &events)
+            // A vote elsewhere, a member connecting: the session's tracks are the same.
+            for _ in 0..<3 { await preparer.update(current: a, queue: [b, c, d]) }
+            await fake.release("c")
+            await waitFor(.finished("d"), in: &events)
+            group.cancelAll()
+        }
+        #expect(await fake.starts(of: "c") == 1, "the download under way was started over")
+        #expect(!(await fake.log).contains(.cancelled("c")))
+        #expect(await preparer.prepared == ["a", "b", "c", "d"])
+    }
+
     @Test("a track the background work is preparing is not prepared a second time at once when it becomes current", .timeLimit(.minutes(1)))
     func aTrackUnderWayIsNotPreparedTwiceAtOnce() async throws {
         let fake = FakePreparer(blocked: ["c"])
