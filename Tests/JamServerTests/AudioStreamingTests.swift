@@ -88,6 +88,30 @@ import Testing
         }
     }
 
+    /// Someone who can write to the music folder swaps a scanned song for a link to another
+    /// file (the server's database, say): the route serves no byte of it.
+    @Test func aSongSwappedForALinkIsNotServed() async throws {
+        let folder = try TestFolders.make("swapped")
+        let (_, bytes) = try Self.demoTrack()
+        let song = folder.appendingPathComponent("song.wav")
+        try bytes.write(to: song)
+        let secret = folder.deletingLastPathComponent().appendingPathComponent("secret-\(UUID().uuidString).txt")
+        try Data(repeating: 0x53, count: bytes.count).write(to: secret)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 0 }) { server in
+            let id = try #require(MusicLibrary.scan([folder]).tracks.first?.id)
+            let before = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio")
+            #expect(before.body == bytes)
+            try FileManager.default.removeItem(at: song)
+            try FileManager.default.createSymbolicLink(at: song, withDestinationURL: secret)
+            for range in [nil, "bytes=0-99"] {
+                let after = try await server.api.request("GET", "/api/v1/tracks/\(id)/audio", headers: range.map { ["Range": $0] } ?? [:])
+                #expect(after.status == 404, "\(range ?? "whole"): \(after.status)")
+                #expect(!after.body.contains(0x53), "the linked file's bytes were served")
+            }
+        }
+    }
+
     @Test func anUnknownTrackIs404WithTheReason() async throws {
         try await TestServer.with { server in
             let response = try await server.api.request("GET", "/api/v1/tracks/lib-0000000000000000/audio")

@@ -12,7 +12,6 @@ import NIOPosix
 /// free to anybody who can reach the server anyway.
 struct AudioRoutes {
     let catalog: LibraryCatalog
-    let files = FileIO(threadPool: .singleton)
 
     func register(on router: Router<JamRequestContext>) {
         router.get(RouterPath(MediaRoute.audio.path)) { request, context in
@@ -31,15 +30,11 @@ struct AudioRoutes {
 
     private func audio(_ request: Request, _ context: JamRequestContext, sendBody: Bool) async throws -> Response {
         let track = try await track(context)
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: track.file.path)
-        } catch {
+        guard let file = await ServedFile.at(track.file.path) else {
             throw JamError(.notFound, "the audio of track \(track.id) is no longer on the server")
         }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-        let modified = (attributes[.modificationDate] as? Date) ?? Date(timeIntervalSince1970: 0)
-        let eTag = "\"\(String(size, radix: 16))-\(String(Int(modified.timeIntervalSince1970), radix: 16))\""
+        let size = file.size
+        let eTag = "\"\(String(size, radix: 16))-\(String(file.modified, radix: 16))\""
         var headers: HTTPFields = [
             .contentType: track.contentType, .acceptRanges: "bytes", .eTag: eTag,
             .cacheControl: "public, max-age=3600",
@@ -56,14 +51,12 @@ struct AudioRoutes {
         case .whole:
             headers[.contentLength] = String(size)
             guard sendBody, size > 0 else { return Response(status: .ok, headers: headers) }
-            return Response(status: .ok, headers: headers, body: try await files.loadFile(path: track.file.path, context: context))
+            return Response(status: .ok, headers: headers, body: file.body(track.file.path, range: 0...size - 1))
         case .partial(let bytes):
             headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)"
             headers[.contentLength] = String(bytes.count)
             guard sendBody else { return Response(status: .partialContent, headers: headers) }
-            return Response(
-                status: .partialContent, headers: headers,
-                body: try await files.loadFile(path: track.file.path, range: bytes, context: context))
+            return Response(status: .partialContent, headers: headers, body: file.body(track.file.path, range: bytes))
         }
     }
 }
