@@ -27,8 +27,8 @@ public struct MusicLibrary: Sendable {
         self.entries = entries
         byId = Dictionary(tracks.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         searchWords = tracks.map { track in
-            let title = Self.words(track.title)
-            return (title, title + Self.words(track.artist) + Self.words(track.album ?? ""))
+            let title = Self.indexWords(track.title)
+            return (title, title + Self.indexWords(track.artist) + Self.indexWords(track.album ?? ""))
         }
     }
 
@@ -89,14 +89,27 @@ public struct MusicLibrary: Sendable {
         return scored.sorted { $0.0 > $1.0 }.prefix(limit).map(\.1)
     }
 
-    /// Lowercased, accent-free words. An apostrophe joins, not splits: people type "dont" or
-    /// "don't" for "Don't", and "rock n roll" for "Rock 'n' Roll".
+    /// Lowercased, accent-free words, as a query's are read. An apostrophe joins, not splits:
+    /// people type "dont" or "don't" for "Don't".
     static func words(_ text: String) -> [String] {
-        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-            .lowercased()
-            .filter { !apostrophes.contains($0) }
-            .split { !$0.isLetter && !$0.isNumber }
-            .map(String.init)
+        split(folded(text).filter { !apostrophes.contains($0) })
+    }
+
+    /// The words a track is found by: those of `words(_:)`, and where an apostrophe joined two,
+    /// each part as well ("L'Amour" is found by "lamour", "l'amour" and "amour", "Rock 'n'
+    /// Roll" by "rock n roll").
+    static func indexWords(_ text: String) -> [String] {
+        let joined = words(text)
+        let parts = split(folded(text))
+        return joined + parts.filter { !joined.contains($0) }
+    }
+
+    private static func folded(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+    }
+
+    private static func split(_ text: String) -> [String] {
+        text.split { !$0.isLetter && !$0.isNumber }.map(String.init)
     }
 
     /// The typewriter apostrophe, the typographic one, and the modifier letter some tags use.

@@ -12,6 +12,14 @@ public enum ConnectionPhase: Sendable, Equatable {
     case retrying(attempt: Int, afterMs: Double, reason: String)
     /// Closed for good (unknown session, removed, session ended, bad credentials).
     case failed(JamError)
+
+    /// Whether the connection closed for good.
+    public var isFailed: Bool {
+        switch self {
+        case .failed: true
+        case .idle, .connecting, .connected, .retrying: false
+        }
+    }
 }
 
 /// What a `SessionClient` tells its subscribers.

@@ -1,6 +1,7 @@
 import Foundation
 import JamProtocol
 import Logging
+import Synchronization
 
 /// One member's live connection to a session: keeps the socket open (reconnecting with
 /// capped, jittered back-off), mirrors the session from its events, resumes from the
@@ -67,8 +68,10 @@ public actor SessionClient {
     var hasLeft = false
     /// A `run()` holds (or is closing) the connection.
     var isRunning = false
-    /// Later `run()`s waiting for the one holding the connection to end.
-    var waitingRuns: [CheckedContinuation<Void, Never>] = []
+    /// Later `run()`s waiting for the one holding the connection to end, by ticket; behind a
+    /// lock, so a waiter's cancellation (which runs outside the actor) can let it go.
+    nonisolated let waitingRuns = Mutex<[Int: CheckedContinuation<Void, Never>]>([:])
+    var nextRunTicket = 0
 
     /// Creates a client for `sessionId` as `me`; `api` must carry the member's token. `clock` and
     /// `sleeper` are its time: the watch and the waits between reconnects run on them.
@@ -118,14 +121,17 @@ public actor SessionClient {
     /// not take the newer one's socket, phase or commands with it.
     public func run() async throws {
         while isRunning {
-            await withCheckedContinuation { waitingRuns.append($0) }
+            try await untilTheRunBeforeEnds()
         }
         isRunning = true
         defer {
             isRunning = false
             // The first of them takes the connection; the rest wait on again.
-            for waiting in waitingRuns { waiting.resume() }
-            waitingRuns.removeAll()
+            let waiting = waitingRuns.withLock { runs in
+                defer { runs.removeAll() }
+                return Array(runs.values)
+            }
+            for run in waiting { run.resume() }
         }
         // A member who left and joined again is connected again.
         hasLeft = false
@@ -139,6 +145,27 @@ public actor SessionClient {
             throw error
         }
         stopped()
+    }
+
+    /// Waits for the run holding the connection to end; throws `CancellationError` when the
+    /// waiting task is cancelled first (it then never took the connection).
+    private func untilTheRunBeforeEnds() async throws {
+        let ticket = nextRunTicket
+        nextRunTicket += 1
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Checked under the lock the handler takes: a cancellation either comes before
+                // (seen here) or finds the waiter there.
+                let cancelled = waitingRuns.withLock { waiting in
+                    if !Task.isCancelled { waiting[ticket] = continuation }
+                    return Task.isCancelled
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            waitingRuns.withLock { $0.removeValue(forKey: ticket) }?.resume()
+        }
+        try Task.checkCancellation()
     }
 
     func holdConnection() async throws {

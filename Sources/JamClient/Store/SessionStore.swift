@@ -96,7 +96,9 @@ public actor SessionStore {
             }
             publish()
         }
-        if Task.isCancelled { return }
+        // Cancelled as the client failed for good (its owner cancels everything then), the
+        // failure still ends the streams.
+        if Task.isCancelled, !(await client.phase.isFailed) { return }
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }

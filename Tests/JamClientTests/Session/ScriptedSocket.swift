@@ -90,18 +90,18 @@ struct RefusingTransport: RealtimeTransport {
 }
 
 /// A transport whose connections are the given sockets in turn, each ending with its close
-/// (1000 when none is given); the first takes `closing` to close once its body is cancelled,
-/// as a close handshake can.
+/// (1000 when none is given); the first, once its body is cancelled, closes only when
+/// `firstClose` lets it, as a close handshake can take its time.
 actor SocketsInTurn: RealtimeTransport {
     private var sockets: [ScriptedSocket]
     private let closes: [RealtimeClose]
-    private let closing: Duration
+    private let firstClose: HeldSleeper?
     private var opened = 0
 
-    init(_ sockets: [ScriptedSocket], closes: [RealtimeClose] = [], firstClosing closing: Duration = .zero) {
+    init(_ sockets: [ScriptedSocket], closes: [RealtimeClose] = [], firstClose: HeldSleeper? = nil) {
         self.sockets = sockets
         self.closes = closes
-        self.closing = closing
+        self.firstClose = firstClose
     }
 
     nonisolated func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
@@ -109,8 +109,7 @@ actor SocketsInTurn: RealtimeTransport {
         do {
             try await body(socket)
         } catch {
-            // The handshake is not called off by the caller's cancellation.
-            if index == 0 { try await Task.detached { [closing] in try await Task.sleep(for: closing) }.value }
+            if index == 0, let firstClose { try await firstClose.sleep(ms: 0) }
             throw error
         }
         return index < closes.count ? closes[index] : RealtimeClose(code: 1000, reason: nil)

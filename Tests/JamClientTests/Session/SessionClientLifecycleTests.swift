@@ -1,5 +1,5 @@
 import Foundation
-import JamClient
+@testable import JamClient
 import JamProtocol
 import JamTestSupport
 import Synchronization
@@ -249,13 +249,18 @@ import Testing
     @Test("a run started while the one before still closes its socket waits for it, and keeps its own socket")
     func aRunStartedWhileTheOneBeforeStillClosesWaitsForIt() async throws {
         let first = ScriptedSocket(), second = ScriptedSocket()
-        let client = try Self.client(SocketsInTurn([first, second], firstClosing: .milliseconds(300)))
+        let closing = HeldSleeper()
+        defer { closing.release() }
+        let client = try Self.client(SocketsInTurn([first, second], firstClose: closing))
         let earlier = Task { try await client.run() }
         try await eventually("the first socket") { try await !first.commands().isEmpty }
-        // A view's task restarts: the old run is cancelled and a new one starts at once.
+        // A view's task restarts: the old run is cancelled and a new one starts at once, while
+        // the old socket still closes.
         earlier.cancel()
         let later = Task { try await client.run() }
         defer { later.cancel() }
+        try await eventually("the later run waiting") { client.waitingRuns.withLock { !$0.isEmpty } }
+        closing.release()
         _ = await earlier.result
         await second.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
         try await eventually("connected on the second socket") { await client.phase == .connected }
@@ -267,6 +272,22 @@ import Testing
         await second.push(Self.envelope(.ack(Ack(id: try #require(try await vote()?.id))), seq: 5))
         _ = try await voting.value
         #expect(await client.phase == .connected)
+    }
+
+    @Test("a run waiting for the one before gives up when cancelled, and leaves the connection alone")
+    func aWaitingRunGivesUpWhenCancelled() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let holding = Task { try await client.run() }
+        defer { holding.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let waiting = Task { try await client.run() }
+        try await eventually("the second run waiting") { client.waitingRuns.withLock { !$0.isEmpty } }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(client.waitingRuns.withLock { $0.isEmpty })
+        #expect(await client.phase == .connected, "the connection the first run holds is untouched")
     }
 
     @Test("a leave whose answer was lost with its socket succeeds when the next connection is refused as not a member")
