@@ -3,6 +3,7 @@ import Foundation
 import JamClient
 import JamClientNIO
 import JamProtocol
+import Logging
 
 /// Options shared by `jam host` and `jam join`.
 struct ClientOptions: ParsableArguments {
@@ -26,6 +27,21 @@ struct ClientOptions: ParsableArguments {
             throw ValidationError(error.message)
         }
     }
+
+    /// The command that opens session `code` again as this member: with the flags given here,
+    /// since another server or name would be another member (and replace this sign-in).
+    func joinCommand(code: String) -> String {
+        var words = ["jam", "join", code]
+        if let server { words += ["--server", Self.quoted(server)] }
+        if let name { words += ["--name", Self.quoted(name)] }
+        return words.joined(separator: " ")
+    }
+
+    /// `text` as a POSIX shell reads it back: as is when plain, else in single quotes.
+    static func quoted(_ text: String) -> String {
+        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "-_./:@%+=,".unicodeScalars.contains($0) }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }
 
 /// `jam host`: opens a session and shows it live, with the invite first.
@@ -44,7 +60,9 @@ struct Host: AsyncParsableCommand {
         }
         let link = api.joinLink(code: view.session.joinCode).absoluteString
         let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
-        try await LiveSession.show(api: api, view: view, me: me, invite: invite, startWithInvite: true, signIn: signIn)
+        try await LiveSession.show(
+            api: api, view: view, me: me, invite: invite, startWithInvite: true, signIn: signIn,
+            again: options.joinCommand(code: view.session.joinCode))
     }
 }
 
@@ -65,7 +83,9 @@ struct Join: AsyncParsableCommand {
         let (api, me, view) = try await signIn.run { api throws(JamError) in try await api.join(code: code) }
         let link = api.joinLink(code: view.session.joinCode).absoluteString
         let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
-        try await LiveSession.show(api: api, view: view, me: me, invite: invite, startWithInvite: false, signIn: signIn)
+        try await LiveSession.show(
+            api: api, view: view, me: me, invite: invite, startWithInvite: false, signIn: signIn,
+            again: options.joinCommand(code: view.session.joinCode))
     }
 }
 
@@ -77,7 +97,12 @@ enum LiveSession {
     }
 
     /// Shows the live screen; after a connection that failed, the process exits with 1.
-    static func show(api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool, signIn: TerminalSignIn) async throws {
+    /// `again` is the command that opens the session again, for the line left behind.
+    static func show(
+        api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool, signIn: TerminalSignIn, again: String
+    ) async throws {
+        // The connection's log lines would land on the live screen, which shows its state itself.
+        LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
         let participant = Participant(api: api, sessionId: view.session.id, me: me, transport: NIOWebSocketTransport())
         let screen = LiveScreen(
             participant: participant, api: api, sessionId: view.session.id, me: me, invite: invite, startWithInvite: startWithInvite,
@@ -92,7 +117,9 @@ enum LiveSession {
         case .hungUp:
             return
         case .quit:
-            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)); `jam join \(view.session.joinCode)` opens it again.") + "\n")
+            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)); `\(again)` opens it again.") + "\n")
+        case .sessionEnded(let reason):
+            Terminal().write(TerminalText.safe("\(view.session.name) has ended: \(reason).") + "\n")
         case .left:
             Terminal().write(TerminalText.safe("You left \(view.session.name).") + "\n")
         case .failed(let reason):

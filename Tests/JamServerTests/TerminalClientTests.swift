@@ -170,7 +170,11 @@ import Testing
                 try await host.keys("x")
                 try await host.waitFor("Queue (0)", "Members: ● Hana (host)")
                 try await host.keys("q")
-                try await host.waitFor("HOST-EXITED 0", "jam join \(code)")
+                // The way back names the server and name it was opened with: another name would
+                // be another member.
+                // Compared without spaces: the pane wraps the line at one.
+                let left = try await host.waitFor("HOST-EXITED 0").filter { !$0.isWhitespace }
+                #expect(left.contains("`jam join \(code) --server \(url) --name Hana` opens it again".filter { !$0.isWhitespace }), "\(left)")
                 // The sign-in is kept for its owner's eyes only: a token is a credential.
                 let file = state.appendingPathComponent("openjam/identities.json")
                 let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
@@ -202,6 +206,48 @@ import Testing
                 try await guest.waitFor("Connection closed:")
                 try await guest.keys("q")
                 try await guest.waitFor("GUEST-EXITED 1")
+            }
+        }
+    }
+
+    @Test func aSessionTheHostEndsSaysSoAndOffersNoWayBack() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let guest = try await Pane(
+                "ended-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                let ended = try await api.request("DELETE", "/api/v1/sessions/\(view.session.id)", token: host.token)
+                #expect(ended.status == 204)
+                try await guest.waitFor("Connection closed:")
+                try await guest.keys("q")
+                let screen = try await guest.waitFor("GUEST-EXITED 0", "has ended")
+                #expect(!screen.contains("opens it again"), "\(screen)")
+            }
+        }
+    }
+
+    @Test func aServerThatGoesAwayShowsAsOfflineWithoutLogLinesOnTheScreen() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            // What the process writes besides its screen: a log line there would be drawn over
+            // the screen (the next redraw hides it again), with text from the server in it.
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("jam-join-errors-\(suffix)")
+            defer { try? FileManager.default.removeItem(at: errors) }
+            let guest = try await Pane(
+                "offline-\(suffix)",
+                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil 2>\(errors.path); sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                try await server.kill()
+                try await guest.waitFor("offline, retry", timeout: .seconds(20))
+                let written = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+                #expect(written.isEmpty, "log lines beside the screen: \(written)")
             }
         }
     }

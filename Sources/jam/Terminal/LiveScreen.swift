@@ -22,7 +22,7 @@ struct LiveScreen {
         case searched(query: String, Result<[Track], JamError>)
         case tick
         /// The connection ended; `failed` when it ended on an error (refused, removed, lost).
-        case ended(String, failed: Bool)
+        case ended(String, failed: Bool, sessionOver: Bool)
         /// The server took this member's leave; or why it did not.
         case left(Result<Void, JamError>)
         case passing(Passing)
@@ -51,7 +51,9 @@ struct LiveScreen {
 
     /// How the screen ended: a person quit, after the connection failed (and why), or the
     /// terminal went away (closed, SIGHUP, SIGTERM) and nothing more can be shown on it.
-    enum Ending: Sendable, Equatable { case quit, left, failed(String), hungUp }
+    /// How the screen ended: the person quit, left, lost the connection for good, closed
+    /// the terminal, or the session itself ended (`reason` from the server).
+    enum Ending: Sendable, Equatable { case quit, left, failed(String), hungUp, sessionEnded(String) }
 
     /// Shows the session until the person quits or the terminal goes away.
     func run() async throws -> Ending {
@@ -69,11 +71,12 @@ struct LiveScreen {
             group.addTask {
                 do {
                     try await participant.run()
-                    sink.yield(.ended("disconnected", failed: false))
+                    sink.yield(.ended("disconnected", failed: false, sessionOver: false))
                 } catch {
                     // The host ending the session is an end, not a failure.
                     let jamError = error as? JamError
-                    sink.yield(.ended(jamError?.message ?? "\(error)", failed: jamError?.code != .gone))
+                    let over = jamError?.code == .gone
+                    sink.yield(.ended(jamError?.message ?? "\(error)", failed: !over, sessionOver: over))
                 }
             }
             group.addTask {
@@ -117,7 +120,7 @@ struct LiveScreen {
                     case .failure(let error):
                         model.message = "Search failed: \(error.message)"
                     }
-                case .ended(let reason, let failed):
+                case .ended(let reason, let failed, let over):
                     // A leave closes the socket too: its answer, not the close, says how it
                     // went; the close is kept in case the leave fails.
                     guard !model.leaving else {
@@ -125,7 +128,7 @@ struct LiveScreen {
                         break
                     }
                     model.message = "Connection closed: \(reason). Press q to quit."
-                    if failed { ending = .failed(reason) }
+                    if failed { ending = .failed(reason) } else if over { ending = .sessionEnded(reason) }
                 case .left(.success):
                     // Removed or refused before the leave: that stays how the process ends.
                     if case .failed = ending {} else { ending = .left }

@@ -73,7 +73,7 @@ enum ScreenRenderer {
                 lines.append("")
             }
         }
-        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip (again: take back)  i invite  L leave  q quit"
+        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  L leave  q quit"
         if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove  o settings" }
         if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
         lines.append(keys)
@@ -104,7 +104,7 @@ enum ScreenRenderer {
         }
         let requests = model.snapshot.skipRequests
         var skip = "Skip requests \(requests.count)/\(requests.needed)"
-        if requests.mine { skip += " (you asked)" }
+        if requests.mine { skip += " (you asked; s takes it back)" }
         if let next = model.snapshot.upNext { skip += " · next: \(next.item.track.name)" }
         lines.append(skip)
         return lines
