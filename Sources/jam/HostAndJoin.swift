@@ -13,9 +13,10 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "Your display name (JAM_NAME; default: your user name).")
     var name: String?
 
-    func resolve() throws -> (URL, String) {
+    /// The server and the display name; `linked` is the server an invite link named.
+    func resolve(linked: URL? = nil) throws -> (URL, String) {
         let environment = ProcessInfo.processInfo.environment
-        let text = server ?? environment["JAM_SERVER"] ?? "http://127.0.0.1:8080"
+        let text = linked?.absoluteString ?? server ?? environment["JAM_SERVER"] ?? "http://127.0.0.1:8080"
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) URL, got \"\(text)\"")
         }
@@ -30,9 +31,9 @@ struct ClientOptions: ParsableArguments {
 
     /// The command that opens session `code` again as this member: with the flags given here,
     /// since another server or name would be another member (and replace this sign-in).
-    func joinCommand(code: String) -> String {
+    func joinCommand(code: String, linked: URL? = nil) -> String {
         var words = ["jam", "join", code]
-        if let server { words += ["--server", Self.quoted(server)] }
+        if let server = linked?.absoluteString ?? server { words += ["--server", Self.quoted(server)] }
         if let name { words += ["--name", Self.quoted(name)] }
         return words.joined(separator: " ")
     }
@@ -66,17 +67,18 @@ struct Host: AsyncParsableCommand {
     }
 }
 
-/// `jam join CODE`: joins a session and shows it live.
+/// `jam join CODE|LINK`: joins a session and shows it live.
 struct Join: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Join a session by its code and show it live.")
+    static let configuration = CommandConfiguration(abstract: "Join a session by its code or invite link and show it live.")
 
-    @Argument(help: "The join code.")
+    @Argument(help: "The join code, or the invite link (http://server/j/CODE), which names the server too.")
     var code: String
 
     @OptionGroup var options: ClientOptions
 
     func run() async throws {
-        let (server, name) = try options.resolve()
+        let (linked, code) = try Self.invite(code, server: options.server)
+        let (server, name) = try options.resolve(linked: linked)
         // Before joining: a member who can never see the session would be counted in it.
         try LiveSession.requireTerminal("jam join")
         let signIn = TerminalSignIn(server: server, name: name)
@@ -85,7 +87,38 @@ struct Join: AsyncParsableCommand {
         let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
         try await LiveSession.show(
             api: api, view: view, me: me, invite: invite, startWithInvite: false, signIn: signIn,
-            again: options.joinCommand(code: view.session.joinCode))
+            again: options.joinCommand(code: view.session.joinCode, linked: linked))
+    }
+
+    /// The server and code of an invite link (`http(s)://server/j/CODE`, as `jam host` and the
+    /// web page show it), or `text` as a code. A link for another server than `--server` is
+    /// refused rather than half followed.
+    static func invite(_ text: String, server: String?) throws -> (server: URL?, code: String) {
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else { return (nil, text) }
+        guard let link = URLComponents(string: text), let host = link.host, !host.isEmpty else {
+            throw ValidationError("\"\(text)\" is not an invite link (http://server/j/CODE)")
+        }
+        let parts = link.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[parts.count - 2] == "j", !parts[parts.count - 1].isEmpty else {
+            throw ValidationError("\"\(text)\" is not an invite link: its path must end in /j/CODE")
+        }
+        var base = URLComponents()
+        base.scheme = link.scheme
+        base.host = link.host
+        base.port = link.port
+        base.path = parts.dropLast(2).joined(separator: "/")
+        guard let url = base.url else { throw ValidationError("\"\(text)\" is not an invite link (http://server/j/CODE)") }
+        if let server, URL(string: server)?.absoluteString.trimmingSuffix("/") != url.absoluteString.trimmingSuffix("/") {
+            throw ValidationError("the invite link is for \(url.absoluteString), but --server says \(server)")
+        }
+        return (url, String(parts[parts.count - 1]))
+    }
+}
+
+extension String {
+    /// The string without `suffix` at its end, if it ends so.
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }
 

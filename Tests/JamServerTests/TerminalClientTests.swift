@@ -230,6 +230,30 @@ import Testing
         }
     }
 
+    @Test func theInviteLinkJoinsOnItsOwnAndALinkForAnotherServerIsRefused() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let url = "http://127.0.0.1:\(server.port)"
+            let api = RestClient(baseURL: url)
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let link = "\(url)/j/\(view.session.joinCode)"
+            let jam = try ServerProcess.executable.path
+            // The link names the server: no --server, and the default server is not this one.
+            let guest = try await Pane("link-\(suffix)", command: "\(jam) join \(link) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                try await guest.keys("q")
+                let left = try await guest.waitFor("GUEST-EXITED 0").filter { !$0.isWhitespace }
+                #expect(left.contains("jam join \(view.session.joinCode) --server \(url) --name Gil".filter { !$0.isWhitespace }), "\(left)")
+            }
+            let other = try await Pane("other-\(suffix)", command: "\(jam) join \(link) --server http://127.0.0.1:9 --name Gil; echo OTHER-EXITED $?; sleep 30")
+            try await Self.closing(other) {
+                let refused = try await other.waitFor("OTHER-EXITED 64")
+                #expect(refused.filter { !$0.isWhitespace }.contains("theinvitelinkisfor\(url)".filter { !$0.isWhitespace }), "\(refused)")
+            }
+        }
+    }
+
     @Test func aServerThatGoesAwayShowsAsOfflineWithoutLogLinesOnTheScreen() async throws {
         try await Self.withServerInTmux { server, suffix in
             let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
