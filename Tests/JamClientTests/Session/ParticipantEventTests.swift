@@ -5,7 +5,9 @@ import JamTestSupport
 import Synchronization
 import Testing
 
-/// How a participant hands the socket's events to its sync engine.
+/// How a participant hands the socket's events to its sync engine. The waits are long: they
+/// wait for progress, not for a time (the held load makes the order certain), and with every
+/// suite running at once on two cores the tasks here may not run for many seconds.
 @Suite struct ParticipantEventTests {
     @Test("a slow load holds up no later event: a replay of three songs loads only the one playing by its end")
     func aSlowLoadHoldsUpNoLaterEvent() async throws {
@@ -29,13 +31,13 @@ import Testing
         // Back after a while: the state as it was, then the songs that started meanwhile.
         let first = NowPlaying(item: Fixture.item("a"), epoch: 1, state: .playing, positionMs: 0, anchorMs: 0)
         await socket.push(Fixture.envelope(.stateSync(Fixture.view(nowPlaying: first)), epoch: 1, seq: 5))
-        try await eventually("song a loading", timeout: .seconds(30)) { await loads() == ["a"] }
+        try await eventually("song a loading", timeout: .seconds(120)) { await loads() == ["a"] }
         await socket.push(Fixture.envelope(.playPrepare(PlayPrepare(item: Fixture.item("b"), epoch: 2, startAt: 1_000, previous: nil)), epoch: 2, seq: 6))
         await socket.push(Fixture.envelope(.playPrepare(PlayPrepare(item: Fixture.item("c"), epoch: 3, startAt: 2_000, previous: nil)), epoch: 3, seq: 7))
         // Song a's load has not ended, and the engine follows the replay already.
-        try await eventually("the engine at song c", timeout: .seconds(30)) { await engine.status.itemId == ItemID("item-c") }
+        try await eventually("the engine at song c", timeout: .seconds(120)) { await engine.status.itemId == ItemID("item-c") }
         loading.release()
-        try await eventually("song c loaded", timeout: .seconds(30)) { await player.loadedTrackId == "c" }
+        try await eventually("song c loaded", timeout: .seconds(120)) { await player.loadedTrackId == "c" }
         #expect(await loads() == ["a", "c"], "song c had taken song b's place before song a had loaded")
     }
 }
