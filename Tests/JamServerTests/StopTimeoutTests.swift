@@ -33,8 +33,9 @@ struct StopTimeoutTests {
             node.child.signal(SIGTERM)
             _ = try await node.child.waitForExit(timeout: .seconds(40))
             // Two seconds of graceful stop, one of cancellation, and the time a loaded machine
-            // takes to end a process; without the limit it would still run at 40 s.
-            #expect(ContinuousClock.now - asked < .seconds(20))
+            // takes to end a process (21 s seen with every suite running on two slow cores);
+            // without the limit it would still run at 40 s.
+            #expect(ContinuousClock.now - asked < .seconds(30))
             // Cut off by the stop, it was never answered as created.
             #expect(await create.value?.status != 201)
             create.cancel()
