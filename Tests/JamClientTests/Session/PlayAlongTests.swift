@@ -41,7 +41,7 @@ import Testing
     /// clock's estimate itself can still move by tens of ms after the start, which starts
     /// another such correction. Returns the error at the start and at the end, and the
     /// clock's own error bound: a device can follow the server no better than it knows its time.
-    func settledError(_ device: Device, host: AppMember, timeout: Duration = .seconds(8)) async throws -> (start: Double, settled: Double, bound: Double) {
+    func settledError(_ device: Device, host: AppMember, timeout: Duration = .seconds(20)) async throws -> (start: Double, settled: Double, bound: Double) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let now = await host.store.current.nowPlaying, now.state == .playing, await device.player.isPlaying,
