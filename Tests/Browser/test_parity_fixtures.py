@@ -321,3 +321,111 @@ def test_an_unknown_event_that_took_a_seq_brings_the_whole_state(page):
     assert answer["afterUnknown"] == [["hello", {}]]
     assert answer["members"] == ["host", "fay", "hal"] and answer["seq"] == 9
     assert answer["posts"] == [["hello", {}], ["hello", {"lastSeq": 9}], ["hello", {}]]
+
+
+# After a reconnect the clock starts again from one rough sample; the engine leaves a playing
+# player alone until the burst is in, as JamClient's SyncEngine does
+# (SyncEngineTests.aResetClockSteersNothingUntilItsBurstIsIn).
+RESET_CLOCK = PLAYING_VIEW + """
+const [done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  let now = 1_000_000;
+  const clock = new ClockSync({ now: () => now });
+  // Pongs over a path of upMs out and downMs back; the server's clock is 5000 ms ahead.
+  const feed = (count, upMs, downMs) => {
+    for (let i = 0; i < count; i += 1) {
+      now += 25;
+      const ping = clock.makePing();
+      clock.record({ clientSendTime: ping.clientSendTime, serverReceiveTime: ping.clientSendTime + upMs + 5000,
+        serverSendTime: ping.clientSendTime + upMs + 5000 }, ping.clientSendTime + upMs + downMs);
+    }
+  };
+  feed(48, 20, 20);
+  let course = null;
+  const seeks = [];
+  const rates = [];
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    async load(track) { this.loadedTrackId = track.id; },
+    preload() {}, pause() { this.isPlaying = false; }, learnStartError() {},
+    async seek(position) { seeks.push(position); course = { position, atLocal: now }; },
+    setRate(rate) { rates.push(rate); },
+    play(position, atLocal) { this.isPlaying = true; course = { position, atLocal }; },
+    position(t) { return course ? course.position + (t - course.atLocal) : null; },
+  };
+  const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const steps = async (count) => {
+    for (let step = 0; step < count; step += 1) {
+      now += 250;
+      engine.correct();
+      await settle();
+    }
+  };
+  engine.setEnabled(true);
+  engine.handle({ type: 'stateSync', data: playingView(30000, now + 5000 - 10000), epoch: 1, seq: 1, timestamp: 0 });
+  await settle();
+  await steps(12);
+  const before = { measurements: engine.status.measurements, seeks: seeks.length, rates: rates.length };
+  clock.reset();
+  // One pong, 70 ms out and 10 back: the estimate is 30 ms off.
+  feed(1, 70, 10);
+  const roughOffset = clock.estimate ? clock.estimate.offsetAtReference - 5000 : null;
+  await steps(6);
+  const afterReset = { measurements: engine.status.measurements, seeks: seeks.length, rates: rates.length };
+  feed(48, 20, 20);
+  await steps(4);
+  done({ before, roughOffset, afterReset, afterBurst: engine.status.measurements });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_reset_clock_steers_a_playing_device_only_once_its_burst_is_in(page):
+    answer = page.execute_async_script(RESET_CLOCK)
+    assert "error" not in answer, answer.get("error")
+    before = answer["before"]
+    assert before["measurements"] > 0, answer
+    assert abs(answer["roughOffset"] - 30) < 1, answer
+    # Neither measured nor corrected against the one rough sample.
+    assert answer["afterReset"] == before, answer
+    assert answer["afterBurst"] > before["measurements"], answer
+
+
+# The page's REST calls against a stand-in fetch: one that never answers, and a Wi-Fi sign-in
+# page answering in the server's place.
+API_FAILURES = """
+const [done] = arguments;
+(async () => {
+  const { Api } = await import('/js/api.js');
+  const realFetch = window.fetch;
+  const outcome = async (fakeFetch) => {
+    window.fetch = fakeFetch;
+    try {
+      const answer = await new Api(null, { timeoutMs: 300 }).guest('Ann');
+      return { answer };
+    } catch (error) {
+      return { code: error.code, message: error.message };
+    } finally {
+      window.fetch = realFetch;
+    }
+  };
+  // As a real fetch does, the silent one gives up only when its signal fires.
+  const silent = await outcome((path, init) => new Promise((resolve, reject) => {
+    init.signal.addEventListener('abort', () => reject(init.signal.reason));
+  }));
+  const portal = await outcome(async () => new Response('<html><title>Sign in to Wi-Fi</title></html>',
+    { status: 200, headers: { 'Content-Type': 'text/html' } }));
+  done({ silent, portal });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_call_the_server_never_answers_or_a_sign_in_page_answers_fails_with_words(page):
+    answer = page.execute_async_script(API_FAILURES)
+    assert "error" not in answer, answer.get("error")
+    assert answer["silent"]["code"] == "unavailable", answer
+    assert "the server did not answer within" in answer["silent"]["message"], answer
+    assert answer["portal"]["code"] == "unavailable", answer
+    assert "did not come from OpenJam" in answer["portal"]["message"], answer

@@ -58,6 +58,9 @@ public actor ClockSync {
     public private(set) var rejectedSamples = 0
     /// Samples accepted since the start (or the last `reset()`).
     public private(set) var acceptedSamples = 0
+    /// How many times `reset()` has dropped the samples: a user of the estimate that saw
+    /// another count knows it starts again from its roughest samples.
+    public private(set) var resets = 0
     /// Bursts begun (a ping `burstGapMs` or more after the previous one begins one).
     public private(set) var burstCount = 0
     /// Bursts dropped because no straight line fitted the window with them in it.
@@ -170,6 +173,7 @@ public actor ClockSync {
     /// reach another server node), keeps the drift estimate as the centre of the prior,
     /// and asks `run` for a burst now.
     public func reset() {
+        resets += 1
         pending.removeAll()
         bursts.removeAll()
         cached = nil

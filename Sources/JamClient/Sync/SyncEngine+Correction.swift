@@ -11,8 +11,12 @@ extension SyncEngine {
     public func correct() async {
         if drivenGeneration != generation { await drive() }
         guard !driving, drivenGeneration == generation else { return }
-        guard let wanted = timeline, wanted.state == .playing, let estimate = await clockSync.estimate else { return }
+        // Taken before the first wait: an event taken meanwhile makes `wanted` and `estimate` stale.
         let target = generation
+        guard let wanted = timeline, wanted.state == .playing, let estimate = await clockSync.estimate else { return }
+        // After a reconnect the clock starts again from one rough sample: steering the player
+        // by it would move it off and back. It plays on untouched until the burst is in.
+        guard await clockSettled(now: clock.now()), generation == target else { return }
         await refreshOutputLatency()
         let now = clock.now()
         // The timeline describes what is heard; the player runs `compensationMs` ahead of it.

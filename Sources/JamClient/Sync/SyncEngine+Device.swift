@@ -13,6 +13,7 @@ extension SyncEngine {
         clockWaitSince = nil
         clockWaitOver = false
         followed = nil
+        restartsAsked += 1
         resetCorrection()
         return true
     }

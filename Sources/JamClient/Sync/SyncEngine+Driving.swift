@@ -58,45 +58,63 @@ extension SyncEngine {
             await send(.ready(Ready(epoch: wanted.epoch)))
         }
         guard generation == target else { return true }
+        // Holding still, and waiting for the start, need no clock: a pause missed while the
+        // socket was down is applied at once, not after the new connection's first burst.
+        switch wanted.state {
+        case .paused:
+            await hold(wanted)
+            return true
+        case .preparing where !startWhilePreparing:
+            status.phase = .ready
+            return true
+        case .preparing, .playing:
+            break
+        }
         guard let estimate = await clockSync.estimate, await clockSettled(now: clock.now()) else {
             status.phase = .waitingForClock
             return false
         }
         guard generation == target else { return true }
         await refreshOutputLatency()
-        let now = clock.now()
-        switch wanted.state {
-        case .preparing where !startWhilePreparing:
-            status.phase = .ready
-        case .preparing, .playing:
-            var course = wanted
-            course.state = .playing
-            await follow(course, estimate: estimate, now: now)
-        case .paused:
-            if let followed, followed.hasSameCourse(as: wanted) { return true }
-            followed = wanted
-            resetCorrection()
-            scheduledStartLocal = nil
-            await player.pause()
-            if status.rate != 1 {
-                await player.setRate(1)
-                status.rate = 1
-            }
-            let position = await player.position(atLocal: now)
-            if position.map({ abs($0 - wanted.positionMs) > 0.5 }) ?? true {
-                await player.seek(to: wanted.positionMs)
-            }
-            status.phase = .paused
-        }
+        // A resync taken meanwhile dropped the clock this estimate came from.
+        guard generation == target else { return true }
+        var course = wanted
+        course.state = .playing
+        await follow(course, estimate: estimate, now: clock.now())
         return true
     }
 
-    /// True once the clock may time a start. The first start (and the first after a host's
-    /// re-sync) waits for a full burst of pings, at most `firstStartWaitMs`: a device joining
-    /// mid-song otherwise starts on its first, roughest sample and lands ~20 ms off
-    /// (docs/PERFORMANCE.md). Later starts use whatever estimate there is. The web engine's
-    /// `clockSettled` is the same rule.
+    /// Holds the player paused at the timeline's position.
+    func hold(_ wanted: PlaybackTimeline) async {
+        if let followed, followed.hasSameCourse(as: wanted) { return }
+        followed = wanted
+        resetCorrection()
+        scheduledStartLocal = nil
+        await player.pause()
+        if status.rate != 1 {
+            await player.setRate(1)
+            status.rate = 1
+        }
+        let position = await player.position(atLocal: clock.now())
+        if position.map({ abs($0 - wanted.positionMs) > 0.5 }) ?? true {
+            await player.seek(to: wanted.positionMs)
+        }
+        status.phase = .paused
+    }
+
+    /// True once the clock may time a start or a correction. The first start (and the first
+    /// after a host's re-sync or a reconnect, which drop the clock's samples) waits for a full
+    /// burst of pings, at most `firstStartWaitMs`: a device joining mid-song otherwise starts
+    /// on its first, roughest sample and lands ~20 ms off (docs/PERFORMANCE.md), and a playing
+    /// one would be steered there. Later starts use whatever estimate there is. The web
+    /// engine's `clockSettled` is the same rule.
     func clockSettled(now: Double) async -> Bool {
+        let resets = await clockSync.resets
+        if resets != clockResetsSeen {
+            clockResetsSeen = resets
+            clockWaitOver = false
+            clockWaitSince = nil
+        }
         if clockWaitOver { return true }
         let since = clockWaitSince ?? now
         clockWaitSince = since
@@ -123,17 +141,22 @@ extension SyncEngine {
                 followed.state == .playing && followed.epoch == course.epoch && course.anchorMs <= serverNow
                 && abs((followed.positionMs - followed.anchorMs) - (course.positionMs - course.anchorMs))
                     < configuration.restateToleranceMs
+            let restarts = restartsAsked
             if restatement, await player.isPlaying {
+                // A resync came meanwhile: the drive it asked for starts afresh on the new clock.
+                guard restartsAsked == restarts else { return }
                 // The correction loop will absorb the difference smoothly.
                 self.followed = course
                 return
             }
+            guard restartsAsked == restarts else { return }
         }
         await startCourse(course, estimate: estimate, now: now)
     }
 
     /// Starts the player on `course` at the local instant its anchor falls on.
     func startCourse(_ course: PlaybackTimeline, estimate: ClockEstimate, now: Double) async {
+        let restarts = restartsAsked
         resetCorrection()
         if status.rate != 1 {
             await player.setRate(1)
@@ -141,7 +164,9 @@ extension SyncEngine {
         }
         let startLocal = estimate.localTime(atServer: course.anchorMs) - compensationMs
         await player.play(from: course.positionMs, atLocal: startLocal)
-        followed = course
+        // A resync that came while the player started asks for a start on the new clock: this
+        // one, timed on the old, must not pass for it (the next drive starts again).
+        followed = restartsAsked == restarts ? course : nil
         status.starts += 1
         scheduledStartLocal = startLocal
         measureNotBefore = max(now, startLocal) + configuration.settleAfterStartMs

@@ -49,6 +49,9 @@ public actor SyncEngine {
     var driving = false
     /// The course last commanded to the player.
     var followed: PlaybackTimeline?
+    /// Bumped when the player must be started again whatever it follows (a host's resync): a
+    /// start that was under way across it must not record its course as followed.
+    var restartsAsked = 0
     var readySentEpoch: Int64?
     var failedLoadEpoch: Int64?
     var measureNotBefore = -Double.infinity
@@ -63,6 +66,8 @@ public actor SyncEngine {
     var clockWaitSince: Double?
     /// The first burst came, or the wait for it ran out: starts use whatever estimate there is.
     var clockWaitOver = false
+    /// `ClockSync.resets` when the wait was last over: a reset (a reconnect) starts it again.
+    var clockResetsSeen = 0
     /// The calibration whose probes are scheduled, so a plan sent again plays nothing twice.
     var lastCalibrationId: String?
 

@@ -119,4 +119,74 @@ struct SyncEngineLatencyTests {
         await rig.engine.correct()
         #expect(await rig.engine.status.starts == startsBefore + 1)
     }
+
+    @Test("a host's resync that comes while the player is being started still starts it again on the new clock")
+    func resyncDuringAStartIsNotLost() async {
+        let rig = await EngineRig(device: Self.me)
+        let player = HeldStartPlayer(rig.player)
+        let sent = rig.sent
+        let engine = SyncEngine(player: player, clockSync: rig.sync, clock: rig.clock, send: { sent.append($0) }, device: Self.me)
+        let item = Fixture.item("a")
+        let now = rig.millis(rig.serverNow)
+        await engine.handle(Fixture.envelope(.stateSync(Fixture.view(
+            nowPlaying: NowPlaying(item: item, epoch: 5, state: .playing, positionMs: 0, anchorMs: now)))))
+        rig.clock.advance(by: 1_000)
+        #expect(await engine.status.starts == 1)
+        // A seek starts the player afresh; the resync arrives while that start is under way.
+        await player.holdNextPlay()
+        async let seeking: Void = engine.handle(Fixture.envelope(.seek(TimelineChange(epoch: 5, positionMs: 30_000, atMs: rig.millis(rig.serverNow)))))
+        await player.whenHeld()
+        await engine.take(Fixture.envelope(.resync(Resync(userId: "host", deviceId: "phone-1"))))
+        await player.release()
+        await seeking
+        #expect(await engine.status.starts == 2)
+        #expect(await engine.status.phase == .waitingForClock)
+        await rig.synchronise()
+        await engine.correct()
+        #expect(await engine.status.starts == 3, "the start timed on the old clock passed for the one the resync asked for")
+    }
+}
+
+/// A simulated player whose next `play` waits, once asked to, until released: a start under way.
+actor HeldStartPlayer: Player {
+    let inner: SimulatedPlayer
+    private var holdNext = false
+    private var held: CheckedContinuation<Void, Never>?
+    private var waitingForHold: [CheckedContinuation<Void, Never>] = []
+
+    init(_ inner: SimulatedPlayer) { self.inner = inner }
+
+    func holdNextPlay() { holdNext = true }
+
+    /// Returns once a `play` is being held.
+    func whenHeld() async {
+        if held != nil { return }
+        await withCheckedContinuation { waitingForHold.append($0) }
+    }
+
+    func release() {
+        held?.resume()
+        held = nil
+    }
+
+    func play(from positionMs: Double, atLocal: Double) async {
+        if holdNext {
+            holdNext = false
+            await withCheckedContinuation { continuation in
+                held = continuation
+                for waiter in waitingForHold { waiter.resume() }
+                waitingForHold = []
+            }
+        }
+        await inner.play(from: positionMs, atLocal: atLocal)
+    }
+
+    func load(_ track: Track) async throws { try await inner.load(track) }
+    func pause() async { await inner.pause() }
+    func seek(to positionMs: Double) async { await inner.seek(to: positionMs) }
+    func setRate(_ rate: Double) async { await inner.setRate(rate) }
+    func position(atLocal: Double) async -> Double? { await inner.position(atLocal: atLocal) }
+    var loadedTrackId: String? { get async { await inner.loadedTrackId } }
+    var isPlaying: Bool { get async { await inner.isPlaying } }
+    var outputLatencyMs: Double { get async { await inner.outputLatencyMs } }
 }

@@ -470,6 +470,46 @@ struct SyncEngineTests {
         #expect(await rig.engine.status.starts == 2)
     }
 
+    @Test("after the clock starts again (a reconnect), a playing device is not steered by its first rough sample")
+    func aResetClockSteersNothingUntilItsBurstIsIn() async {
+        let rig = await EngineRig()
+        await rig.startPlaying(song)
+        await rig.correct(forMs: 3_000)
+        let measured = await rig.engine.status.measurements
+        #expect(measured > 0)
+        let (seeks, rates) = (await rig.seekCalls, await rig.rates)
+        await rig.sync.reset()
+        // One pong over a lopsided path (70 ms up, 10 down): the estimate is 30 ms off.
+        let ping = await rig.sync.makePing()
+        let t1 = ping.clientSendTime + 70 + rig.offset
+        await rig.sync.record(Pong(clientSendTime: ping.clientSendTime, serverReceiveTime: t1, serverSendTime: t1), receivedAt: ping.clientSendTime + 80)
+        #expect(await rig.sync.estimate != nil)
+        await rig.correct(forMs: 1_500)
+        #expect(await rig.engine.status.measurements == measured, "measured against one rough sample")
+        #expect(await rig.seekCalls == seeks)
+        #expect(await rig.rates == rates)
+        #expect(abs(await rig.trueError() ?? .infinity) < 1, "the player plays on where it was")
+        // The burst is in: measuring and correcting go on, on the good samples.
+        await rig.synchronise()
+        await rig.correct(forMs: 1_000)
+        #expect(await rig.engine.status.measurements > measured)
+        #expect(abs(await rig.trueError() ?? .infinity) < 1)
+    }
+
+    @Test("a pause missed while the socket was down is applied at once on the new connection, before its clock burst")
+    func aPauseNeedsNoClock() async {
+        let rig = await EngineRig()
+        await rig.startPlaying(song)
+        #expect(await rig.player.isPlaying)
+        await rig.sync.reset()
+        let paused = NowPlaying(item: song, epoch: 5, state: .paused, positionMs: 42_000, anchorMs: rig.millis(rig.serverNow))
+        await rig.handle(.stateSync(Fixture.view(nowPlaying: paused)))
+        #expect(await rig.player.isPlaying == false)
+        #expect(await rig.engine.status.phase == .paused)
+        rig.clock.advance(by: 500) // the seek lands; paused, the position stays
+        #expect(abs((await rig.player.position(atLocal: rig.now) ?? 0) - 42_000) < 1)
+    }
+
     @Test("a failed load is recorded once and not retried in a loop")
     func failedLoad() async {
         let rig = await EngineRig(player: .init(failingTrackIds: ["a"]))

@@ -100,6 +100,8 @@ export class ClockSync {
     /** @type {ClockEstimate|null} */
     this.estimate = null;
     this.acceptedSamples = 0;
+    /** How many times reset() dropped the samples (ClockSync.resets). */
+    this.resets = 0;
     this.rejectedSamples = 0;
     this.ignoredPongs = 0;
     this.burstCount = 0;
@@ -170,6 +172,8 @@ export class ClockSync {
    * keeps the drift as the centre of the prior, and syncs again at once when running.
    */
   reset() {
+    // A user of the estimate that saw another count knows it starts again from rough samples.
+    this.resets += 1;
     this.pending.clear();
     this.bursts = [];
     this.estimate = null;

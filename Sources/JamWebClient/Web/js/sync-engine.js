@@ -52,6 +52,8 @@ export class SyncEngine {
     this.nextReport = -Infinity;
     this.clockWaitSince = null;
     this.clockWaitOver = false;
+    /** clock.resets when the wait was last over: a reset (a reconnect) starts it again. */
+    this.clockResetsSeen = 0;
   }
 
   /** The current item's last-known timeline; null when nothing is current. */
@@ -203,45 +205,55 @@ export class SyncEngine {
       this.post(Command.ready, { epoch: current.epoch });
     }
     if (this.generation !== target) return true;
+    // Holding still, and waiting for the start, need no clock: a pause missed while the socket
+    // was down is applied at once, not after the new connection's first burst.
+    if (wanted.state !== PlaybackState.preparing && wanted.state !== PlaybackState.playing) {
+      await this.hold(wanted);
+      return true;
+    }
+    if (wanted.state === PlaybackState.preparing && !this.tracker.startWhilePreparing) {
+      this.status.phase = SyncPhase.ready;
+      return true;
+    }
     const estimate = this.clock.estimate;
     const now = this.now();
     if (!estimate || !this.clockSettled(now)) {
       this.status.phase = SyncPhase.waitingForClock;
       return false;
     }
-    switch (wanted.state) {
-      case PlaybackState.preparing:
-        if (!this.tracker.startWhilePreparing) {
-          this.status.phase = SyncPhase.ready;
-          return true;
-        }
-        this.follow(Timeline.moved(wanted, PlaybackState.playing, wanted.positionMs, wanted.anchorMs), estimate, now);
-        return true;
-      case PlaybackState.playing:
-        this.follow(wanted, estimate, now);
-        return true;
-      default: {
-        if (this.followed && Timeline.sameCourse(this.followed, wanted)) return true;
-        this.followed = wanted;
-        this.resetCorrection();
-        this.scheduledStartLocal = null;
-        this.player.pause();
-        this.setRate(1);
-        const position = this.player.position(now);
-        if (position == null || Math.abs(position - wanted.positionMs) > 0.5) await this.player.seek(wanted.positionMs);
-        this.status.phase = SyncPhase.paused;
-        return true;
-      }
-    }
+    const course = wanted.state === PlaybackState.playing
+      ? wanted : Timeline.moved(wanted, PlaybackState.playing, wanted.positionMs, wanted.anchorMs);
+    this.follow(course, estimate, now);
+    return true;
+  }
+
+  /** Holds the player paused at the timeline's position (SyncEngine.hold). */
+  async hold(wanted) {
+    if (this.followed && Timeline.sameCourse(this.followed, wanted)) return;
+    this.followed = wanted;
+    this.resetCorrection();
+    this.scheduledStartLocal = null;
+    this.player.pause();
+    this.setRate(1);
+    const position = this.player.position(this.now());
+    if (position == null || Math.abs(position - wanted.positionMs) > 0.5) await this.player.seek(wanted.positionMs);
+    this.status.phase = SyncPhase.paused;
   }
 
   /**
-   * True once the clock may time a start. The first start waits for a full burst of
-   * pings (at most firstStartWaitMs), as JamClient's Participant does: a device joining
-   * mid-song otherwise starts on its first, roughest sample and lands ~20 ms off
-   * (docs/PERFORMANCE.md). Later starts use whatever estimate there is.
+   * True once the clock may time a start or a correction. The first start (and the first
+   * after a host's re-sync or a reconnect, which drop the clock's samples) waits for a full
+   * burst of pings (at most firstStartWaitMs), as JamClient's SyncEngine does: a device
+   * joining mid-song otherwise starts on its first, roughest sample and lands ~20 ms off
+   * (docs/PERFORMANCE.md), and a playing one would be steered there. Later starts use
+   * whatever estimate there is.
    */
   clockSettled(now) {
+    if (this.clock.resets !== this.clockResetsSeen) {
+      this.clockResetsSeen = this.clock.resets;
+      this.clockWaitOver = false;
+      this.clockWaitSince = null;
+    }
     if (this.clockWaitOver) return true;
     if (this.clockWaitSince == null) this.clockWaitSince = now;
     const { firstBurstSize, firstStartWaitMs } = this.clock.config;

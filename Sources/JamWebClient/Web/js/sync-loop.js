@@ -26,8 +26,11 @@ export const SyncLoop = {
     const wanted = this.followed;
     const estimate = this.clock.estimate;
     if (!wanted || wanted.state !== PlaybackState.playing || !estimate || !isPlayable(wanted.track)) return;
-    this.refreshOutputLatency();
     const now = this.now();
+    // After a reconnect the clock starts again from one rough sample: steering the player by
+    // it would move it off and back. It plays on untouched until the burst is in.
+    if (!this.clockSettled(now)) return;
+    this.refreshOutputLatency();
     // The timeline describes what is heard; the player runs compensationMs ahead of it.
     const serverNow = estimate.serverTime(now + this.compensationMs());
     if (!Timeline.isAdvancing(wanted, serverNow)) return;
