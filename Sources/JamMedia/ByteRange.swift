@@ -23,7 +23,7 @@ package enum ByteRange: Equatable {
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
         guard parts.count == 2 else { self = .whole; return }
-        switch (Int(parts[0]), Int(parts[1]), parts[0].isEmpty, parts[1].isEmpty) {
+        switch (Self.position(parts[0]), Self.position(parts[1]), parts[0].isEmpty, parts[1].isEmpty) {
         case (let first?, nil, false, true):
             // "bytes=500-": from 500 to the end.
             self = first < size ? .partial(first...(size - 1)) : .unsatisfiable
@@ -37,6 +37,13 @@ package enum ByteRange: Equatable {
         default:
             self = .whole
         }
+    }
+
+    /// A byte position: digits only (no sign), and one past any file's size when it has more
+    /// digits than an `Int` holds, so "bytes=0-99999999999999999999" means "to the end".
+    private static func position(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int(text) ?? Int.max
     }
 }
 

@@ -108,6 +108,23 @@ enum TagText {
 
     static func utf8(_ bytes: some Collection<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
 
+    /// Text in a field that names no encoding (RIFF INFO): UTF-8 when the bytes are valid
+    /// UTF-8, else Windows-1252, which Windows' own tools write ("Café" would otherwise read
+    /// as "Caf\u{FFFD}").
+    static func utf8OrWindows1252(_ bytes: some Collection<UInt8>) -> String {
+        let bytes = Array(bytes)
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        return String(String.UnicodeScalarView(bytes.map { byte in
+            (0x80...0x9F).contains(byte) ? Unicode.Scalar(windows1252From80[Int(byte) - 0x80])! : Unicode.Scalar(byte)
+        }))
+    }
+
+    /// Windows-1252's 0x80–0x9F; its five unassigned bytes stay as Latin-1 reads them.
+    private static let windows1252From80: [UInt32] = [
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    ]
+
     /// UTF-16 with an optional byte-order mark; without one, `bigEndian` decides.
     static func utf16(_ bytes: [UInt8], bigEndian: Bool) -> String {
         var big = bigEndian

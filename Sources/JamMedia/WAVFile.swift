@@ -66,7 +66,7 @@ public struct WAVFile: Sendable, Equatable {
                     let key = String(decoding: data[tag..<tag + 4], as: UTF8.self)
                     let length = Int(le32(data, tag + 4))
                     let end = min(tag + 8 + length, data.count)
-                    let value = String(decoding: data[(tag + 8)..<end].prefix { $0 != 0 }, as: UTF8.self)
+                    let value = TagText.utf8OrWindows1252(data[(tag + 8)..<end].prefix { $0 != 0 })
                     switch key {
                     case "INAM": info.title = value
                     case "IART": info.artist = value

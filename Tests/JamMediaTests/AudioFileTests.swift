@@ -29,6 +29,22 @@ import Testing
         #expect(throws: AudioFile.ReadError("truncated FLAC STREAMINFO")) { try AudioFile.read(bytes: Array("fLaC".utf8) + [0, 0, 0, 34]) }
     }
 
+    @Test func wavTagsWrittenInWindowsCodePageReadAsWrittenAndUTF8StaysUTF8() throws {
+        // RIFF INFO names no encoding: Windows writes its code page, most other tools UTF-8.
+        var bytes = [UInt8](WAVFile.encode(samples: [0, 0.5, -0.5], sampleRate: 8000, title: "CafX", artist: "DonXt", album: "Café"))
+        func patch(_ marked: String, _ byte: UInt8) throws {
+            let pattern = Array(marked.utf8)
+            let at = try #require((0...(bytes.count - pattern.count)).first { Array(bytes[$0..<$0 + pattern.count]) == pattern })
+            bytes[at + pattern.firstIndex(of: UInt8(ascii: "X"))!] = byte
+        }
+        try patch("CafX", 0xE9) // é in Latin-1 and Windows-1252
+        try patch("DonXt", 0x92) // ’ in Windows-1252 only
+        let metadata = try AudioFile.read(bytes: bytes).metadata
+        #expect(metadata.title == "Café")
+        #expect(metadata.artist == "Don\u{2019}t")
+        #expect(metadata.album == "Café", "valid UTF-8 is read as UTF-8")
+    }
+
     @Test(arguments: AudioFixture.all.filter(\.hasCover))
     func embeddedCoversAreTheExactPNG(_ fixture: AudioFixture) throws {
         let cover = try #require(try AudioFile.embeddedCoverArt(MediaFixtures.url(fixture.name)))

@@ -135,6 +135,11 @@ import Testing
         ("bytes=1-2,4-5", 10, .whole),
         ("bytes=x-2", 10, .whole),
         ("pages=1-2", 10, .whole),
+        // Positions too long for an Int still name the end, or lie past it.
+        ("bytes=0-99999999999999999999999", 10, .partial(0...9)),
+        ("bytes=99999999999999999999999-", 10, .unsatisfiable),
+        ("bytes=-99999999999999999999999", 10, .partial(0...9)),
+        ("bytes=+1-2", 10, .whole),
     ] as [(String, Int, ByteRange)])
     func rangeHeadersResolveAsTheRFCSays(header: String, size: Int, expected: ByteRange) {
         #expect(ByteRange(header: header, size: size) == expected)
