@@ -7,7 +7,7 @@ import Logging
 
 /// Options shared by `jam host` and `jam join`.
 struct ClientOptions: ParsableArguments {
-    @Option(help: "The OpenJam server (JAM_SERVER).")
+    @Option(help: "The OpenJam server's address, http(s)://host:port (JAM_SERVER).")
     var server: String?
 
     @Option(help: "Your display name (JAM_NAME; default: your user name).")
@@ -16,9 +16,17 @@ struct ClientOptions: ParsableArguments {
     /// The server and the display name; `linked` is the server an invite link named.
     func resolve(linked: URL? = nil) throws -> (URL, String) {
         let environment = ProcessInfo.processInfo.environment
-        let text = linked?.absoluteString ?? server ?? environment["JAM_SERVER"] ?? "http://127.0.0.1:8080"
+        let (text, source) = linked.map { ($0.absoluteString, "the invite link's server") }
+            ?? server.map { ($0, "--server") }
+            ?? environment["JAM_SERVER"].map { ($0, "JAM_SERVER") }
+            ?? ("http://127.0.0.1:8080", "the default server")
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw ValidationError("--server must be an http(s) URL, got \"\(text)\"")
+            throw ValidationError("\(source) must be an http(s) URL, got \"\(text)\"")
+        }
+        // Requests go to /api/v1/… and /j/… of the server itself: a path, query or name in the
+        // address would be dropped without a word, and another server than meant reached.
+        guard url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil, url.user == nil else {
+            throw ValidationError("\(source) must be an address only (http://host:port), got \"\(text)\"")
         }
         let given = name ?? environment["JAM_NAME"] ?? environment["USER"] ?? "Guest"
         // As the server will take it (trimmed), so the saved sign-in under it is found again.
@@ -30,7 +38,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// The command that opens session `code` again as this member: with the flags given here,
-    /// since another server or name would be another member (and replace this sign-in).
+    /// since another server or name would be another member.
     func joinCommand(code: String, linked: URL? = nil) -> String {
         var words = ["jam", "join", code]
         if let server = linked?.absoluteString ?? server { words += ["--server", Self.quoted(server)] }

@@ -2,13 +2,13 @@ import Foundation
 import JamClient
 import JamProtocol
 
-/// The sign-ins `jam host` and `jam join` keep, one per server, so a person who quits (or whose
+/// The sign-ins `jam host` and `jam join` keep, one per server and name, so a person who quits (or whose
 /// terminal closes) comes back with `jam join CODE` as the same member, the host role included,
 /// rather than as a stranger beside their own absent self. Kept in
 /// `$XDG_STATE_HOME/openjam/identities.json` (`~/.local/state/openjam/…`), readable by its owner
 /// only: a token is a credential.
 struct SavedIdentities {
-    /// One server's sign-in.
+    /// One member's sign-in on one server.
     struct Entry: Codable, Equatable {
         var userId: UserID
         var displayName: String
@@ -32,11 +32,25 @@ struct SavedIdentities {
         return SavedIdentities(file: base.appendingPathComponent("openjam/identities.json"))
     }
 
-    /// The key of `server`: its address without a trailing slash.
+    /// The key of `server`: its address without a trailing slash. Files written before names
+    /// had keys of their own hold one sign-in per server under it.
     static func key(_ server: URL) -> String {
         var text = server.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         return text
+    }
+
+    /// The key of the member called `name` on `server`: the address, a space (which no address
+    /// holds), the name. Joining as someone else leaves the other sign-in where it was.
+    static func key(_ server: URL, name: String) -> String {
+        key(server) + " " + name
+    }
+
+    /// The sign-in kept for `name` on `server`, from a file of either kind.
+    func entry(for server: URL, name: String) throws -> Entry? {
+        let entries = try load()
+        if let entry = entries[Self.key(server, name: name)] { return entry }
+        return entries[Self.key(server)].flatMap { $0.displayName == name ? $0 : nil }
     }
 
     /// Every saved sign-in; none when the file does not exist yet.
@@ -49,7 +63,7 @@ struct SavedIdentities {
         }
     }
 
-    /// Keeps `entry` for `server`, replacing the file whole, readable by its owner only. Two
+    /// Keeps `entry` for its name on `server`, replacing the file whole, readable by its owner only. Two
     /// `jam` processes saving at once take turns (an advisory lock beside the file), so
     /// neither loses the other's entry.
     func save(_ entry: Entry, for server: URL) throws {
@@ -77,7 +91,9 @@ struct SavedIdentities {
     /// Reads the entries, sets `entry`, and writes them all back.
     private func replace(with entry: Entry, for server: URL, in folder: URL) throws {
         var entries = try load()
-        entries[Self.key(server)] = entry
+        entries[Self.key(server, name: entry.displayName)] = entry
+        // The same member's entry from before names had keys: this one takes its place.
+        if entries[Self.key(server)]?.displayName == entry.displayName { entries[Self.key(server)] = nil }
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

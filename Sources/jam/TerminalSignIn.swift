@@ -12,7 +12,7 @@ struct TerminalSignIn {
 
     /// The API with a token, and who it names.
     func signIn() async throws -> (JamAPI, UserID) {
-        if let entry = savedEntry(), entry.displayName == name {
+        if let entry = savedEntry() {
             var api = JamAPI(server: server, token: entry.token, tokenRefreshAt: entry.tokenRefreshAt)
             guard api.tokenRefreshIsDue else { return (api, entry.userId) }
             // A Result rather than `catch let error as JamError where …`: Swift 6.3.1's SIL
@@ -38,12 +38,12 @@ struct TerminalSignIn {
         return try await signInAnew()
     }
 
-    /// The sign-in saved for this server. A file that cannot be read stops nothing: it is
+    /// The sign-in saved for this name on this server. A file that cannot be read stops nothing: it is
     /// said, left as it is for its owner to look at, and the terminal signs in anew.
     private func savedEntry() -> SavedIdentities.Entry? {
         guard let saved else { return nil }
         do {
-            return try saved.load()[SavedIdentities.key(server)]
+            return try saved.entry(for: server, name: name)
         } catch {
             FileHandle.standardError.write(Data("jam: \(error); signing in as a new guest\n".utf8))
             return nil

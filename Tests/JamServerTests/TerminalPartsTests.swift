@@ -31,6 +31,24 @@ import Testing
         }
     }
 
+    @Test func aServerAddressWithAPathOrQueryIsRefusedRatherThanDropped() throws {
+        for good in ["http://127.0.0.1:9", "https://jam.example/", "http://[::1]:8080"] {
+            #expect(try ClientOptions.parse(["--server", good, "--name", "Ann"]).resolve().0.absoluteString == good)
+        }
+        for bad in ["http://127.0.0.1:9/openjam", "http://127.0.0.1:9/?x=1", "http://127.0.0.1:9#top", "http://me@127.0.0.1:9", "ftp://127.0.0.1"] {
+            let options = try ClientOptions.parse(["--server", bad, "--name", "Ann"])
+            #expect {
+                try options.resolve()
+            } throws: { error in
+                "\(error)".contains("--server must be") && "\(error)".contains(bad)
+            }
+        }
+        // An invite link's own path is its code's; the server it names is refused the same way.
+        let (linked, code) = try Join.invite("http://127.0.0.1:9/openjam/j/ABC123", server: nil)
+        #expect(code == "ABC123")
+        #expect(throws: ValidationError.self) { try ClientOptions.parse([]).resolve(linked: linked) }
+    }
+
     @Test func aServerOnEveryInterfaceSaysWhereOtherDevicesOpenIt() {
         let addresses = ["127.0.0.1", "192.168.1.20", "169.254.3.4", "10.0.0.5", "192.168.1.20", "::1", "fe80::1", "2001:db8::7"]
         #expect(Serve.linksForOtherDevices(host: "0.0.0.0", port: 8080, addresses: addresses) == [
@@ -64,7 +82,7 @@ import Testing
         }
     }
 
-    @Test func signInsAreKeptPerServerForTheirOwnerOnly() throws {
+    @Test func signInsAreKeptPerServerAndNameForTheirOwnerOnly() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
         defer { try? FileManager.default.removeItem(at: folder) }
         let saved = try #require(SavedIdentities.standard(["XDG_STATE_HOME": folder.path, "HOME": "/home/ann"]))
@@ -80,13 +98,40 @@ import Testing
             for: try #require(URL(string: "https://jam.example")))
         let loaded = try saved.load()
         #expect(loaded.count == 2)
-        #expect(loaded["http://127.0.0.1:8080"] == ann, "the address without its trailing slash is the key")
+        #expect(loaded["http://127.0.0.1:8080 Ann"] == ann, "the address without its trailing slash, and the name, are the key")
+        let local = try #require(URL(string: "http://127.0.0.1:8080"))
+        #expect(try saved.entry(for: local, name: "Ann") == ann)
+        #expect(try saved.entry(for: local, name: "Bo") == nil)
+        // Joining the same server as someone else keeps Ann's sign-in beside the new one.
+        let otherBo = SavedIdentities.Entry(userId: "user-bo-2", displayName: "Bo", token: "token-3", tokenRefreshAt: nil)
+        try saved.save(otherBo, for: local)
+        #expect(try saved.entry(for: local, name: "Ann") == ann)
+        #expect(try saved.entry(for: local, name: "Bo") == otherBo)
+        #expect(try saved.load().count == 3)
         let permissions = try FileManager.default.attributesOfItem(atPath: saved.file.path)[.posixPermissions] as? NSNumber
         #expect(permissions?.intValue == 0o600, "a token is a credential")
 
         try Data("not json".utf8).write(to: saved.file)
         let error = #expect(throws: SavedIdentitiesError.self) { try saved.load() }
         #expect(error?.description.contains("delete it to sign in anew") == true, "\(String(describing: error))")
+    }
+
+    @Test func aSignInSavedBeforeNamesHadKeysIsStillFoundAndThenTakenOver() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jam-identities-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let saved = try #require(SavedIdentities.standard(["XDG_STATE_HOME": folder.path]))
+        try FileManager.default.createDirectory(at: saved.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // As an earlier jam wrote it: one entry per server.
+        let old = #"{"http://127.0.0.1:8080": {"userId": "user-ann", "displayName": "Ann", "token": "token-1"}}"#
+        try Data(old.utf8).write(to: saved.file)
+        let local = try #require(URL(string: "http://127.0.0.1:8080/"))
+        #expect(try saved.entry(for: local, name: "Ann")?.token == "token-1")
+        #expect(try saved.entry(for: local, name: "Bo") == nil, "another name is another member")
+        try saved.save(SavedIdentities.Entry(userId: "user-bo", displayName: "Bo", token: "token-2", tokenRefreshAt: nil), for: local)
+        #expect(try saved.entry(for: local, name: "Ann")?.token == "token-1", "Bo's sign-in leaves Ann's")
+        try saved.save(SavedIdentities.Entry(userId: "user-ann", displayName: "Ann", token: "token-3", tokenRefreshAt: nil), for: local)
+        #expect(try saved.load().keys.sorted() == ["http://127.0.0.1:8080 Ann", "http://127.0.0.1:8080 Bo"])
+        #expect(try saved.entry(for: local, name: "Ann")?.token == "token-3")
     }
 
     @Test func jamProcessesSavingAtOnceKeepEveryServersSignIn() async throws {
@@ -106,7 +151,7 @@ import Testing
         }
         let loaded = try saved.load()
         #expect(loaded.count == 24, "\(loaded.keys.sorted())")
-        #expect(loaded["http://127.0.0.7:8080"]?.token == "token-6")
+        #expect(loaded["http://127.0.0.7:8080 Member 6"]?.token == "token-6")
     }
 
     @Test func anUnreadableSignInFileIsLeftAloneAndTheTerminalSignsInAnew() async throws {
