@@ -22,7 +22,7 @@ extension SessionState {
             throw JamError(.queueLimit, "the queue is full (\(limit) tracks)")
         }
         let mine = queue.reduce(0) { $0 + ($1.addedBy == user ? 1 : 0) }
-        if mine >= settings.maxQueuedPerMember && !role.hasHostControls {
+        if !settings.mayQueueAnother(waiting: mine, role: role) {
             throw JamError(.queueLimit, "you already have \(mine) items queued (limit \(settings.maxQueuedPerMember))")
         }
         let adder = members.firstIndex { $0.userId == user }

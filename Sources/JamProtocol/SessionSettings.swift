@@ -65,6 +65,12 @@ public struct SessionSettings: Codable, Hashable, Sendable {
         return last + Int64(addCooldownSeconds) * 1000
     }
 
+    /// Whether a member of `role` with `waiting` songs of their own in the queue may add
+    /// another: `maxQueuedPerMember` holds members; hosts and co-hosts are not held to it.
+    public func mayQueueAnother(waiting: Int, role: Role) -> Bool {
+        waiting < maxQueuedPerMember || role.hasHostControls
+    }
+
     /// Highest `maxMembers` a host may set.
     public static let memberLimit = 1000
     /// Highest `maxQueuedPerMember` a host may set.

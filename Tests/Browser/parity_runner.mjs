@@ -160,11 +160,15 @@ export async function runDefaults(base, fixture) {
 }
 
 export async function runCredits(base, fixture) {
-  const { nextAddAt } = await import(`${base}protocol.js`);
+  const { nextAddAt, mayQueueAnother } = await import(`${base}protocol.js`);
   const failures = [];
   for (const c of fixture.cases) {
     const actual = nextAddAt({ addCooldownSeconds: c.addCooldownSeconds }, c.member);
     if (actual !== c.expected) failures.push(`${c.name}: ${actual}, expected ${c.expected}`);
+  }
+  for (const c of fixture.queueRoom) {
+    const may = mayQueueAnother({ maxQueuedPerMember: c.maxQueuedPerMember }, c.waiting, c.role);
+    if (may !== c.may) failures.push(`queue room "${c.name}": ${may}, expected ${c.may}`);
   }
   return failures;
 }

@@ -13,6 +13,7 @@ import re
 import time
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from hold_proxy import DOWN, UP
 from jam_page import (
@@ -264,17 +265,21 @@ def test_pause_waits_for_its_answer_so_a_double_click_sends_it_once(base_url, he
 
     held.hold(DOWN)
     pause = el(bob, "host-pause")
-    click(bob, pause)
+    # Pressed from the keyboard: the focus stays on the button throughout, so Resume is one
+    # more press away.
+    bob.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus()", pause)
+    pause.send_keys(Keys.ENTER)
     wait_for(alice, lambda d: el(d, "np-state").text == "Paused", message="the pause did not reach the server")
     held.wait_held(DOWN)
-    assert not pause.is_enabled(), "Pause could be pressed again while its answer was on its way"
+    assert pause.get_attribute("aria-disabled") == "true", "Pause could be pressed again while its answer was on its way"
     assert pause.get_attribute("aria-busy") == "true"
     bob.execute_script("arguments[0].click()", pause)  # a second press, as a double-click would
 
     held.release()
-    wait_for(bob, lambda d: el(d, "np-state").text == "Paused" and el(d, "host-pause").is_enabled(),
+    wait_for(bob, lambda d: el(d, "np-state").text == "Paused" and el(d, "host-pause").get_attribute("aria-disabled") is None,
              message="Bob's page did not settle on the pause")
     assert el(bob, "host-pause").text == "Resume"
+    assert bob.execute_script("return document.activeElement.id") == "host-pause", "the focus left the Pause button"
     time.sleep(0.5)
     assert not error_notices(bob), [n.text for n in error_notices(bob)]
     assert_clean_console(alice, bob)
@@ -446,3 +451,21 @@ def test_the_offline_countdown_is_not_read_out_every_second(base_url, held, brow
     announced = bob.execute_script("return window.announced")
     assert any("retrying" in text for text in announced), announced
     assert not [text for text in announced if re.search(r"in \d+ s", text)], announced
+
+
+def test_a_socket_the_server_stopped_answering_is_dropped_and_the_page_says_why(base_url, held, browsers):
+    alice, bob = two_people(base_url, held, browsers)
+    # Every text the connection status shows, however briefly (the first retry waits ~250 ms).
+    bob.execute_script("""
+        const region = document.getElementById('connection');
+        window.shown = [region.textContent];
+        new MutationObserver(() => window.shown.push(region.textContent.replace(/\\s+/g, ' ').trim()))
+          .observe(region, { subtree: true, childList: true, characterData: true });
+    """)
+    # The server's answers, pongs included, stop reaching Bob: his page's next ping goes
+    # unanswered, and after the watchdog's 6 s it drops the socket.
+    held.hold(DOWN)
+    wait_for(bob, lambda d: any("Offline (the server stopped answering)" in text for text in d.execute_script("return window.shown")),
+             timeout=45, poll=0.2, message="the page never gave up on the silent socket, or did not say why")
+    held.release()
+    wait_connected(bob, timeout=30)

@@ -201,3 +201,23 @@ def test_a_create_whose_answer_was_lost_opens_the_session_it_made_when_pressed_a
     keys = page.execute_script("return window.__createKeys")
     assert len(keys) == 2 and keys[0] and keys[0] == keys[1], keys
     assert page.current_url.rsplit("/j/", 1)[1] == lost[0], "the second press opened the session the first one made"
+
+
+def test_a_create_pressed_again_with_another_name_after_a_lost_answer_is_a_new_create(base_url, browsers):
+    page = browsers.open("renamer")
+    page.get(base_url + "/")
+    wait_for(page, lambda d: visible(d, "display-name"), message="the welcome form did not show")
+    page.execute_script(LOSE_FIRST_CREATE_ANSWER)
+    el(page, "display-name").send_keys("Hana")
+    el(page, "session-name-input").send_keys("Friday")
+    click(page, el(page, "create-button"))
+    wait_for(page, lambda d: visible(d, "welcome-error") and "Couldn't start a session" in el(d, "welcome-error").text,
+             message="the lost answer was not reported")
+    # Another session name: the server would refuse the first key with this body.
+    el(page, "session-name-input").send_keys(" night")
+    click(page, el(page, "create-button"))
+    wait_for(page, lambda d: visible(d, "now-playing") and "/j/" in d.current_url,
+             message=f"the session did not open: {el(page, 'welcome-error').text}")
+    keys = page.execute_script("return window.__createKeys")
+    assert len(keys) == 2 and keys[0] and keys[1] and keys[0] != keys[1], keys
+    assert el(page, "session-name").text == "Friday night"

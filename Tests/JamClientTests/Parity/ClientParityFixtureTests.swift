@@ -28,7 +28,19 @@ struct ClientParityFixtureTests {
             struct Who: Decodable { var role: Role, lastAddedAt: Millis? }
             var name: String, addCooldownSeconds: Int, member: Who, expected: Millis?
         }
+        struct QueueRoom: Decodable { var name: String, maxQueuedPerMember: Int, waiting: Int, role: Role, may: Bool }
         var cases: [Case]
+        var queueRoom: [QueueRoom]
+    }
+
+    @Test("the per-member queue limit matches the shared cases")
+    func queueRoomMatchesTheSharedCases() throws {
+        let fixture = try ParityFixtures.load(CreditsFixture.self, "credits")
+        #expect(fixture.queueRoom.contains { $0.may } && fixture.queueRoom.contains { !$0.may })
+        for c in fixture.queueRoom {
+            let settings = SessionSettings(maxQueuedPerMember: c.maxQueuedPerMember)
+            #expect(settings.mayQueueAnother(waiting: c.waiting, role: c.role) == c.may, "\(c.name)")
+        }
     }
 
     @Test("add cooldowns match the shared cases")

@@ -13,10 +13,27 @@ function bareStatusWords(status) {
   return `the server answered ${status} without saying why`;
 }
 
+/** How long a call may take before the page says the server did not answer (JamAPI's timeout). */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+/**
+ * A signal that fires after `ms`, and `done()` to stop its timer. AbortSignal.timeout is
+ * missing before Safari 16, which older iPhones cannot get past.
+ */
+function deadline(ms) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('the call took too long', 'TimeoutError')), ms);
+  return { signal: controller.signal, done: () => clearTimeout(timer) };
+}
+
 export class Api {
-  /** @param {string} [token] */
-  constructor(token) {
+  /**
+   * @param {string} [token]
+   * @param {{ timeoutMs?: number }} [options]
+   */
+  constructor(token, { timeoutMs = REQUEST_TIMEOUT_MS } = {}) {
     this.token = token || null;
+    this.timeoutMs = timeoutMs;
   }
 
   /** @param {{ idempotencyKey?: string }} [options] a key names the change, so sending it again applies it once */
@@ -25,23 +42,46 @@ export class Api {
     if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    // A call that never ends (a server or path gone quiet) would otherwise leave a button
+    // busy, or every later settings change queued behind it, for good.
+    const { signal, done } = deadline(this.timeoutMs);
+    const unanswered = () => new JamError(
+      ErrorCode.unavailable, `the server did not answer within ${this.timeoutMs >= 1000 ? `${Math.round(this.timeoutMs / 1000)} s` : `${this.timeoutMs} ms`}; try again`);
     let response;
+    let text;
     try {
-      response = await fetch(path, {
-        method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store',
-      });
-    } catch {
-      throw new JamError(ErrorCode.unavailable, 'cannot reach the server — check your connection');
+      try {
+        response = await fetch(path, {
+          method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', signal,
+        });
+      } catch {
+        if (signal.aborted) throw unanswered();
+        throw new JamError(ErrorCode.unavailable, 'cannot reach the server — check your connection');
+      }
+      if (response.status === 204) return null;
+      try {
+        text = await response.text();
+      } catch {
+        throw signal.aborted ? unanswered() : new JamError(ErrorCode.unavailable, 'the answer was cut off on its way; try again');
+      }
+    } finally {
+      done();
     }
-    if (response.status === 204) return null;
     let payload = null;
-    const text = await response.text();
+    let json = true;
     if (text) {
       try {
         payload = JSON.parse(text);
       } catch {
         payload = null;
+        json = false;
       }
+    }
+    if (response.ok && !json) {
+      // A Wi-Fi sign-in page or a proxy answered in the server's place: said so, rather than
+      // a view with nothing in it failing somewhere further on.
+      throw new JamError(ErrorCode.unavailable,
+        'the answer did not come from OpenJam (a Wi-Fi sign-in page or a proxy in the way?); try again once you are online');
     }
     if (!response.ok) {
       const detail = payload && payload.error;

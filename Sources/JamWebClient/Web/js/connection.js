@@ -212,14 +212,17 @@ export class Connection {
     this.open();
   }
 
-  /** Drops the socket so it reconnects (a stuck connection, or a test). */
-  reconnect() {
+  /**
+   * Drops the socket so it reconnects (a stuck connection, or a test).
+   * @param {string} [reason] why, as the connection status shows it ("Offline (reason)")
+   */
+  reconnect(reason = 'reconnecting') {
     if (!this.socket) return;
     const socket = this.socket;
     this.socket = null;
     detach(socket);
     socket.close(CloseCode.normal, 'reconnecting');
-    this.retry('reconnecting');
+    this.retry(reason);
   }
 
   checkAlive() {
@@ -233,7 +236,8 @@ export class Connection {
       oldestUnansweredPingMs: waited > 0 ? waited : null,
       sinceHeardMs: now - this.lastHeardAt,
     };
-    if (isDead(look)) this.reconnect();
+    // Said as JamClient's SessionClient says it, not as a bare "reconnecting".
+    if (isDead(look)) this.reconnect(look.answered ? 'the server stopped answering' : 'the server did not answer on the new connection');
   }
 
   /** Sends a command and resolves with the server's ack; rejects with the server's JamError. */

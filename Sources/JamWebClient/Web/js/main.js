@@ -108,6 +108,10 @@ class App {
     this.welcome.setBusy(true);
     // One key until a create answers: pressing again after a failure on the way (the
     // connection dropped, the server restarted) finds the session the first press made.
+    // Changed names are another create: the server refuses a key sent with another body.
+    const request = JSON.stringify([displayName, sessionName || '']);
+    if (request !== this.createRequest) this.createKey = null;
+    this.createRequest = request;
     this.createKey = this.createKey || randomUUID();
     try {
       const view = await this.signIn.withSignIn(displayName, () =>
@@ -176,21 +180,27 @@ class App {
     // Close the socket first: the server closes a leaving member's socket, which must not look like a drop.
     this.session.close();
     this.showWelcome({ fresh: true });
+    // Another session entered while the answer was on its way is what the person wants now:
+    // a late answer, either way, must not take them out of it.
+    const movedOn = () => this.session.sessionId != null;
     try {
       await this.api.leaveSession(id);
     } catch (error) {
+      if (movedOn()) return;
       if (!sessionIsGone(error)) {
         // Still a member as far as the server knows: back to the session, so Leave can be
         // pressed again, rather than a welcome screen that pretends otherwise.
         this.notices.show(describeError(error, 'leave'));
         try {
-          this.enterSession(await this.api.getSession(id));
+          const view = await this.api.getSession(id);
+          if (!movedOn()) this.enterSession(view);
         } catch {
           // Unreachable: the session stays remembered, and the next visit opens it again.
         }
         return;
       }
     }
+    if (movedOn()) return;
     forgetSession();
     this.notices.show('You left the session.', 'info');
   }

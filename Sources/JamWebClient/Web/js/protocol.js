@@ -49,6 +49,14 @@ export function hasHostControls(role) {
   return role === Role.host || role === Role.cohost;
 }
 
+/**
+ * Whether a member of `role` with `waiting` songs of their own in the queue may add another
+ * (SessionSettings.mayQueueAnother): maxQueuedPerMember holds members, not hosts or co-hosts.
+ */
+export function mayQueueAnother(settings, waiting, role) {
+  return !settings || waiting < settings.maxQueuedPerMember || hasHostControls(role);
+}
+
 /** Whether `settings` hold a member of `role` to a wait between their adds: hosts and co-hosts are never held. */
 export function hasAddCooldown(settings, role) {
   return !!settings && settings.addCooldownSeconds > 0 && !hasHostControls(role);

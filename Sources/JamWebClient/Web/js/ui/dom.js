@@ -75,17 +75,28 @@ export function syncList(container, items, keyOf, create, update) {
   if (focused && focused.isConnected && document.activeElement !== focused) focused.focus({ preventScroll: true });
 }
 
+/** Stops a press of a button waiting for its answer before the button's own handler sees it. */
+function ignoreWhileBusy(event) {
+  event.preventDefault();
+  event.stopImmediatePropagation();
+}
+
 /**
- * Holds `button` disabled (and busy for screen readers) until `answer` (the command's promise)
- * settles, so a second press cannot send the same command again on a state the first has
- * already changed (a double-click on Pause would be refused as "already paused").
+ * Holds `button` unpressable (and busy for screen readers) until `answer` (the command's
+ * promise) settles, so a second press cannot send the same command again on a state the first
+ * has already changed (a double-click on Pause would be refused as "already paused").
+ * aria-disabled rather than disabled: a disabled button loses the keyboard's focus, and the
+ * person who pressed Pause would have to find Resume again.
  */
 export function untilAnswered(button, answer) {
   if (!answer || typeof answer.then !== 'function') return;
-  button.disabled = true;
+  setAttr(button, 'aria-disabled', 'true');
   setAttr(button, 'aria-busy', 'true');
+  // Capture on the button itself runs before the handlers it already has.
+  button.addEventListener('click', ignoreWhileBusy, true);
   const release = () => {
-    button.disabled = false;
+    button.removeEventListener('click', ignoreWhileBusy, true);
+    setAttr(button, 'aria-disabled', null);
     setAttr(button, 'aria-busy', null);
   };
   answer.then(release, release);

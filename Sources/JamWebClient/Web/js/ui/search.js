@@ -1,7 +1,7 @@
 // Search the server's library and add songs. Typing searches as you go (debounced,
 // and an older answer never overwrites a newer one); an empty search lists the
 // library. Songs already queued or playing say so instead of offering "Add".
-import { hasAddCooldown, hasHostControls, nextAddAt } from '../protocol.js';
+import { hasAddCooldown, hasHostControls, mayQueueAnother, nextAddAt } from '../protocol.js';
 import { h, setAttr, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
@@ -18,6 +18,13 @@ function cooldownLeft(snapshot, serverNow) {
   const me = snapshot.members.find((member) => member.userId === snapshot.me);
   const next = nextAddAt(snapshot.session.settings, me);
   return next == null ? 0 : Math.max(0, next - serverNow);
+}
+
+/** How many songs of this member's wait in the queue (adds on their way included), and whether one more fits. */
+function queueRoom(snapshot) {
+  const waiting = snapshot.queue.filter((entry) => entry.item.addedBy.userId === snapshot.me).length;
+  const settings = snapshot.session ? snapshot.session.settings : null;
+  return { waiting, full: !mayQueueAnother(settings, waiting, snapshot.role), limit: settings ? settings.maxQueuedPerMember : null };
 }
 
 /** True when the queue is locked and this member may not add. */
@@ -44,12 +51,13 @@ export class SearchView {
     // The countdown changes every second, so it is no live region: screen readers hear
     // `announce` instead, once when the wait starts and once when it ends (as the lock).
     this.cooldown = h('p', { class: 'note', id: 'search-cooldown', hidden: true });
+    this.full = h('p', { class: 'note', id: 'search-full', hidden: true });
     this.announce = h('p', { class: 'visually-hidden', id: 'search-announce', role: 'status' });
     this.results = h('ul', { class: 'results', id: 'search-results' });
     const form = h('form', { role: 'search', onsubmit: (e) => { e.preventDefault(); this.run(true); } },
       h('label', { for: 'search-input', class: 'visually-hidden' }, 'Search the library'),
       h('div', { class: 'row' }, this.input, h('button', { type: 'submit' }, 'Search')));
-    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.cooldown, this.announce, this.status, this.results);
+    root.replaceChildren(h('h2', { id: 'search-heading' }, 'Add songs'), form, this.locked, this.full, this.cooldown, this.announce, this.status, this.results);
     this.input.addEventListener('input', () => {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.run(false), 200);
@@ -64,10 +72,16 @@ export class SearchView {
     this.snapshot = snapshot;
     const locked = lockedOut(snapshot);
     this.locked.hidden = !locked;
-    if (this.wasLocked !== undefined && locked !== this.wasLocked) {
-      setText(this.announce, locked ? 'The host locked the queue: only hosts can add songs now.' : 'The queue is open again: you can add songs.');
+    // Said when the lock changes within one session; entering a locked session (whose first
+    // render has no session yet) is not the host locking it.
+    const sessionId = snapshot.session ? snapshot.session.id : null;
+    if (sessionId) {
+      if (sessionId === this.lockSessionId && locked !== this.wasLocked) {
+        setText(this.announce, locked ? 'The host locked the queue: only hosts can add songs now.' : 'The queue is open again: you can add songs.');
+      }
+      this.lockSessionId = sessionId;
+      this.wasLocked = locked;
     }
-    this.wasLocked = locked;
     this.tick();
     if (!this.started && snapshot.session) {
       this.started = true;
@@ -127,6 +141,12 @@ export class SearchView {
     // An add on its way: a second tap would queue the song twice (or spend a cooldown).
     const adding = new Set(snapshot.queue.filter((entry) => entry.pending).map((entry) => trackKey(entry.item.track)));
     const locked = lockedOut(snapshot);
+    // As many of this member's songs wait as the session allows: the server would refuse another.
+    const room = queueRoom(snapshot);
+    this.full.hidden = !room.full || locked;
+    if (room.full) {
+      setText(this.full, `You have ${room.waiting} ${room.waiting === 1 ? 'song' : 'songs'} waiting, as many as this session allows (${room.limit}): add more once one has played.`);
+    }
     const pressed = this.added === document.activeElement ? this.added : null;
     if (!pressed) this.added = null;
     const place = pressed ? [...this.results.children].indexOf(pressed.closest('li')) : -1;
@@ -137,7 +157,7 @@ export class SearchView {
       setText(li.parts.meta, [track.artist, track.album, track.durationMs ? formatTime(track.durationMs) : null].filter(Boolean).join(' · '));
       const queued = taken.has(trackKey(track));
       const inFlight = adding.has(trackKey(track));
-      li.parts.add.disabled = queued || inFlight || locked || !!this.waiting;
+      li.parts.add.disabled = queued || inFlight || locked || room.full || !!this.waiting;
       setText(li.parts.add, queued ? 'Queued' : inFlight ? 'Adding…' : 'Add');
       setAttr(li.parts.add, 'aria-label', queued ? `${track.name} is already queued` : `Add ${track.name} to the queue`);
     });
