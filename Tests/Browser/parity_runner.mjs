@@ -173,6 +173,24 @@ export async function runCredits(base, fixture) {
   return failures;
 }
 
+export async function runLoadRetry(base, fixture) {
+  const { loadRetryAfter, loadRetryDelayMs } = await import(`${base}load-retry.js`);
+  const { DEFAULT_SYNC_CONFIG } = await import(`${base}sync-config.js`);
+  const failures = [];
+  const config = { ...DEFAULT_SYNC_CONFIG, loadRetryBaseMs: fixture.baseMs, loadRetryCapMs: fixture.capMs };
+  fixture.delaysMs.forEach((expected, index) => {
+    const got = loadRetryDelayMs(index + 1, config);
+    if (got !== expected) failures.push(`the wait after ${index + 1} failures: ${got}, expected ${expected}`);
+  });
+  for (const c of fixture.cases) {
+    const got = loadRetryAfter(c.previous, c.epoch, c.now, config);
+    if (JSON.stringify(normalised(got)) !== JSON.stringify(normalised(c.expected))) {
+      failures.push(`load retry "${c.name}": ${JSON.stringify(got)}, expected ${JSON.stringify(c.expected)}`);
+    }
+  }
+  return failures;
+}
+
 /** The probe probe.js synthesises for each case's rate: what `length`, `samples` and `energy` hold. */
 export async function probeResults(base, fixture) {
   const { synthesizeProbe } = await import(`${base}probe.js`);

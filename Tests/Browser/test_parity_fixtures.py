@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "Fixtures" / "ClientParity"
 RUN = re.sub(r"^export ", "", (Path(__file__).resolve().parent / "parity_runner.mjs").read_text(), flags=re.M) + """
 const [name, fixture, done] = arguments;
 ({ runTimeline, runCorrection, runMirror, runClock, runDefaults, runCredits, runProbe, runDisplayNames,
-  runJoinCodes, runDeviceIds, runInviteLinks, runConnectionWatch, runSettings, runErrorStatuses, runCloseFailures })[name](location.origin + '/js/', fixture)
+  runJoinCodes, runDeviceIds, runInviteLinks, runConnectionWatch, runSettings, runErrorStatuses, runCloseFailures, runLoadRetry })[name](location.origin + '/js/', fixture)
   .then((failures) => done({ failures }), (error) => done({ error: String(error && error.stack || error) }));
 """
 
@@ -56,6 +56,7 @@ def page(base_url, tmp_path_factory):
     ("settings", "runSettings"),
     ("error-statuses", "runErrorStatuses"),
     ("close-failures", "runCloseFailures"),
+    ("load-retry", "runLoadRetry"),
 ])
 def test_web_client_modules_pass_the_shared_fixture(page, name, runner):
     fixture = json.loads((FIXTURES / f"{name}.json").read_text())

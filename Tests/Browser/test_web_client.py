@@ -368,17 +368,23 @@ def block_audio(driver, blocked):
     driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": patterns})
 
 
-def test_a_song_that_failed_to_load_is_fetched_again(base_url, browsers):
+def listening_to_a_song_that_fails_to_load(base_url, browsers):
+    """Dana's device, listening, with a song whose audio requests fail (blocked in the browser,
+    as a dropped network would), shown as such."""
     dana = browsers.open("dana")
     create_session(dana, base_url, "Dana")
     click(dana, el(dana, "device-toggle"))
-
-    # The song's first audio request fails (blocked in the browser, as a dropped network would).
     block_audio(dana, True)
     add_track(dana, 1)
     wait_for(dana, lambda d: debug(d)["phase"] == "loadFailed", 10, "the blocked song did not fail to load")
-    wait_for(dana, lambda d: el(d, "sync-state").text.startswith("Couldn't load the song"),
-             message="the failed load was not shown")
+    wait_for(dana, lambda d: el(d, "sync-state").text.startswith("Couldn't load the song")
+             and el(d, "sync-state").text.endswith("trying again"),
+             message="the failed load, and that it is tried again, were not shown")
+    return dana
+
+
+def test_a_song_that_failed_to_load_is_fetched_again(base_url, browsers):
+    dana = listening_to_a_song_that_fails_to_load(base_url, browsers)
     item = debug(dana)["itemId"]
 
     # The network is back. Switching the device off and on retries the load (as a snapshot
@@ -393,6 +399,27 @@ def test_a_song_that_failed_to_load_is_fetched_again(base_url, browsers):
     assert state["itemId"] == item and state["loadedTrackId"] is not None
     wait_for(dana, lambda d: debug(d)["phase"] == "playing", 10, "the retried song did not play")
     # The blocked request is logged by Chromium; nothing else may be.
+    assert_clean_console(dana, allow=("/audio - Failed to load resource",))
+
+
+def test_a_song_that_failed_to_load_is_tried_again_by_itself_and_joins_mid_song(base_url, browsers):
+    dana = listening_to_a_song_that_fails_to_load(base_url, browsers)
+    # Still offline: the song is tried again (after 2 s) and fails again, nobody touching anything.
+    wait_for(dana, lambda d: debug(d)["loadFailures"] >= 2, 10, "the failed song was not tried again")
+
+    # The network is back: the next try (4 s after the second failure) loads it, and the device
+    # joins the room where the song is by then, in step.
+    block_audio(dana, False)
+    state = wait_for(dana, lambda d: (lambda s: s if s["phase"] == "playing" else None)(debug(d)), 15,
+                     "the song was not loaded once the network was back")
+    assert state["positionMs"] > 3000, f"the device started the song from its beginning: {state}"
+
+    def settled(d):
+        s = debug(d)
+        return s["playing"] and s["measurements"] >= 8 and s["lastErrorMs"] is not None and abs(s["lastErrorMs"]) < 5
+
+    wait_for(dana, settled, 12, "the retried song did not settle on the timeline")
+    assert debug(dana)["loadFailures"] == state["loadFailures"], "the loaded song was tried again"
     assert_clean_console(dana, allow=("/audio - Failed to load resource",))
 
 

@@ -36,6 +36,12 @@ extension SyncEngine {
         /// A player that is still not playing this long after a start should have settled
         /// (its start never came, or its audio stopped) is started on the course again, ms.
         public var stalledStartRetryMs: Double = 1_500
+        /// An item that failed to load is tried again this long after the failure while it
+        /// is still current (a network that dropped for a moment), doubling with each failure
+        /// in a row up to `loadRetryCapMs`, ms.
+        public var loadRetryBaseMs: Double = 2_000
+        /// The longest wait between two tries of a load that keeps failing, ms.
+        public var loadRetryCapMs: Double = 30_000
 
         /// Creates a configuration with the defaults.
         public init() {}

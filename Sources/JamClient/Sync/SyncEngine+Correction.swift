@@ -9,6 +9,12 @@ extension SyncEngine {
     /// temporary rate change for small errors, a seek for large ones (then no
     /// measurement until the seek has landed and settled).
     public func correct() async {
+        // A failed load is tried again once its wait is over, while its item is still current.
+        if let loadRetry, loadRetry.epoch == timeline?.epoch, loadRetry.isDue(now: clock.now()), !driving,
+            drivenGeneration == generation
+        {
+            generation &+= 1
+        }
         if drivenGeneration != generation { await drive() }
         guard !driving, drivenGeneration == generation else { return }
         // Taken before the first wait: an event taken meanwhile makes `wanted` and `estimate` stale.

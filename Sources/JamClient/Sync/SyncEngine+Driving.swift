@@ -30,7 +30,7 @@ extension SyncEngine {
             return true
         }
         if await player.loadedTrackId != wanted.track.id {
-            if failedLoadEpoch == wanted.epoch { return true }
+            if let loadRetry, loadRetry.epoch == wanted.epoch, !loadRetry.isDue(now: clock.now()) { return true }
             followed = nil
             resetCorrection()
             status.phase = .loading
@@ -43,7 +43,7 @@ extension SyncEngine {
                 // What played before would otherwise play on while everybody else hears this item.
                 await player.pause()
                 if generation == target {
-                    failedLoadEpoch = wanted.epoch
+                    loadRetry = LoadRetry.after(loadRetry, failedEpoch: wanted.epoch, now: clock.now(), configuration: configuration)
                     status.loadFailures += 1
                     status.phase = .loadFailed
                 }
@@ -52,6 +52,7 @@ extension SyncEngine {
                     metadata: ["sync.epoch": "\(wanted.epoch)", "track.id": "\(wanted.track.id)", "sync.error": "\(error)"])
                 return true
             }
+            if loadRetry?.epoch == wanted.epoch { loadRetry = nil }
         }
         if wanted.state == .preparing, readySentEpoch != wanted.epoch, timeline?.epoch == wanted.epoch {
             readySentEpoch = wanted.epoch

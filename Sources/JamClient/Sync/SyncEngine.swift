@@ -53,7 +53,8 @@ public actor SyncEngine {
     /// start that was under way across it must not record its course as followed.
     var restartsAsked = 0
     var readySentEpoch: Int64?
-    var failedLoadEpoch: Int64?
+    /// The current item's failed loads, and when it is tried again.
+    var loadRetry: LoadRetry?
     var measureNotBefore = -Double.infinity
     var scheduledStartLocal: Double?
     var pendingSeek: PendingSeek?
@@ -156,7 +157,7 @@ public actor SyncEngine {
     }
 
     func apply(_ view: SessionView) -> Bool {
-        failedLoadEpoch = nil // a snapshot (e.g. after a reconnect) retries a failed load
+        loadRetry = nil // a snapshot (e.g. after a reconnect) retries a failed load at once
         if let device { status.deviceDelayMs = view.deviceDelays?.first { $0.device == device }?.delayMs ?? 0 }
         timeline = view.nowPlaying.map(PlaybackTimeline.init)
         upNext = view.upNext.map(PlaybackTimeline.init)

@@ -54,6 +54,31 @@ struct ClientParityFixtureTests {
         }
     }
 
+    // MARK: Load retry
+
+    struct LoadRetryFixture: Decodable {
+        struct Retry: Decodable { var epoch: Int64, failures: Int, dueAt: Double }
+        struct Case: Decodable { var name: String, previous: Retry?, epoch: Int64, now: Double, expected: Retry }
+        var baseMs: Double, capMs: Double, delaysMs: [Double], cases: [Case]
+    }
+
+    @Test("a failed load's retries are timed as the shared cases say")
+    func loadRetriesMatchTheSharedCases() throws {
+        let fixture = try ParityFixtures.load(LoadRetryFixture.self, "load-retry")
+        var configuration = SyncEngine.Configuration()
+        configuration.loadRetryBaseMs = fixture.baseMs
+        configuration.loadRetryCapMs = fixture.capMs
+        #expect(fixture.delaysMs.count > 4 && !fixture.cases.isEmpty)
+        for (index, expected) in fixture.delaysMs.enumerated() {
+            #expect(LoadRetry.delayMs(afterFailures: index + 1, configuration: configuration) == expected, "after \(index + 1)")
+        }
+        for c in fixture.cases {
+            let previous = c.previous.map { LoadRetry(epoch: $0.epoch, failures: $0.failures, dueAt: $0.dueAt) }
+            let got = LoadRetry.after(previous, failedEpoch: c.epoch, now: c.now, configuration: configuration)
+            #expect(got == LoadRetry(epoch: c.expected.epoch, failures: c.expected.failures, dueAt: c.expected.dueAt), "\(c.name)")
+        }
+    }
+
     // MARK: Settings
 
     struct SettingsFixture: Decodable {

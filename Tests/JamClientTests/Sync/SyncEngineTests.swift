@@ -510,15 +510,57 @@ struct SyncEngineTests {
         #expect(abs((await rig.player.position(atLocal: rig.now) ?? 0) - 42_000) < 1)
     }
 
-    @Test("a failed load is recorded once and not retried in a loop")
-    func failedLoad() async {
-        let rig = await EngineRig(player: .init(failingTrackIds: ["a"]))
-        await rig.startPlaying(song)
-        await rig.correct(forMs: 2_000)
+    @Test("a failed load is tried again after a wait that doubles with each failure, not in a loop")
+    func failedLoadIsRetriedWithBackOff() async {
+        let rig = await EngineRig(player: .init(loadDelayMs: 300, failingTrackIds: ["a"]))
+        let t0 = rig.now
+        await rig.startPlaying(song) // the load fails at t0 + 300: the next try is due at t0 + 2,300
+        await rig.correct(forMs: 750)
+        #expect(rig.now == t0 + 2_050)
         #expect(await rig.loadCalls == 1)
+        #expect(await rig.engine.status.phase == .loadFailed)
+        await rig.correct(forMs: 250) // t0 + 2,300: fails again at t0 + 2,600, next due 4 s later
+        #expect(await rig.loadCalls == 2)
+        await rig.correct(forMs: 3_750)
+        #expect(await rig.loadCalls == 2)
+        await rig.correct(forMs: 250)
+        #expect(await rig.loadCalls == 3)
         let status = await rig.engine.status
-        #expect(status.loadFailures == 1)
+        #expect(status.loadFailures == 3)
         #expect(status.phase == .loadFailed)
+    }
+
+    @Test("a song that failed to load joins the room mid-song once its retry loads it")
+    func failedLoadJoinsMidSongOnRetry() async {
+        let rig = await EngineRig(player: .init(loadDelayMs: 300, failingTrackIds: ["a"]))
+        await rig.startPlaying(song)
+        #expect(await rig.engine.status.phase == .loadFailed)
+        #expect(await rig.player.isPlaying == false)
+        await rig.player.configure { $0.failingTrackIds = [] } // the network is back
+        await rig.correct(forMs: 3_000)
+        #expect(await rig.loadCalls == 2)
+        #expect(await rig.player.isPlaying)
+        #expect(await rig.engine.status.phase == .playing)
+        let position = try! #require(await rig.player.truePosition(atLocal: rig.now))
+        #expect(position > 3_000, "it joins where the room is, not at the start")
+        #expect(abs(await rig.trueError() ?? .infinity) < 1)
+        // Loaded: no further tries.
+        await rig.correct(forMs: 5_000)
+        #expect(await rig.loadCalls == 2)
+    }
+
+    @Test("a failed load of an item that is no longer current is not tried again")
+    func failedLoadOfAPastItemIsNotRetried() async {
+        let rig = await EngineRig(player: .init(loadDelayMs: 300, failingTrackIds: ["a"]))
+        await rig.startPlaying(song)
+        #expect(await rig.engine.status.phase == .loadFailed)
+        let startAt = rig.millis(rig.serverNow + 1_000)
+        await rig.handle(.playPrepare(PlayPrepare(item: next, epoch: 6, startAt: startAt, previous: nil)))
+        await rig.handle(.playCommit(PlayCommit(itemId: next.id, epoch: 6, startAt: startAt, positionMs: 0)))
+        await rig.correct(forMs: 5_000)
+        let loads = await rig.player.calls.compactMap { if case .load(let id, _) = $0 { id } else { nil } }
+        #expect(loads == ["a", "b"])
+        #expect(await rig.player.isPlaying)
     }
 
     @Test("a next song that fails to load silences the one before it rather than playing it on")

@@ -50,6 +50,7 @@ export function installDebugHook(page) {
       deviceDelayMs: status ? status.deviceDelayMs : 0,
       compensationMs,
       resyncs: status ? status.resyncs : 0,
+      loadFailures: status ? status.loadFailures : 0,
       deviceId: engine && engine.device ? engine.device.deviceId : null,
       connection: store ? store.phase.phase : Phase.idle,
       seq: store ? store.mirror.seq : null,

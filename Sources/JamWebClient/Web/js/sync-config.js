@@ -16,4 +16,8 @@ export const DEFAULT_SYNC_CONFIG = Object.freeze({
   // A player still silent this long after a start should have settled (four seeks slower
   // than every margin, audio that stopped) is started on the course again.
   stalledStartRetryMs: 1_500,
+  // An item that failed to load is tried again after this, doubling per failure in a row up
+  // to the cap, while it is still current (load-retry.js).
+  loadRetryBaseMs: 2_000,
+  loadRetryCapMs: 30_000,
 });

@@ -9,6 +9,7 @@
 // meanwhile only move the target), so nothing acts on an outdated course.
 import { Command, Event, PlaybackState, isPlayable } from './protocol.js';
 import { DEFAULT_SYNC_CONFIG } from './sync-config.js';
+import { loadRetryAfter } from './load-retry.js';
 import { SyncPhase, initialSyncStatus } from './sync-status.js';
 import * as Timeline from './timeline.js';
 import { TimelineTracker, Tracked } from './timeline-tracker.js';
@@ -40,7 +41,8 @@ export class SyncEngine {
     this.driving = false;
     this.followed = null;
     this.readySentEpoch = null;
-    this.failedLoadEpoch = null;
+    /** The current item's failed loads and when it is tried again (load-retry.js), or null. */
+    this.loadRetry = null;
     this.measureNotBefore = -Infinity;
     this.scheduledStartLocal = null;
     this.correctionDeadline = null;
@@ -97,7 +99,7 @@ export class SyncEngine {
     }
     // Whatever the timeline is now, join it (mid-song if need be).
     this.tracker.startWhilePreparing = true;
-    this.failedLoadEpoch = null;
+    this.loadRetry = null;
     this.generation += 1;
     this.drive();
   }
@@ -107,7 +109,7 @@ export class SyncEngine {
   /** Applies one session event (in seq order, as the store applied it). */
   handle(envelope) {
     if (envelope.type === Event.stateSync) {
-      this.failedLoadEpoch = null; // a snapshot (after a reconnect, say) retries a failed load
+      this.loadRetry = null; // a snapshot (after a reconnect, say) retries a failed load at once
       this.status.deviceDelayMs = this.delayIn(envelope.data.deviceDelays);
     }
     if (envelope.type === Event.deviceDelay && this.isMine(envelope.data)) {
@@ -177,7 +179,8 @@ export class SyncEngine {
       return true;
     }
     if (this.player.loadedTrackId !== wanted.track.id) {
-      if (this.failedLoadEpoch === wanted.epoch) return true;
+      const retry = this.loadRetry;
+      if (retry && retry.epoch === wanted.epoch && this.now() < retry.dueAt) return true;
       this.followed = null;
       this.resetCorrection();
       this.status.phase = SyncPhase.loading;
@@ -185,10 +188,11 @@ export class SyncEngine {
       try {
         await this.player.load(wanted.track);
         this.loadError = null;
+        if (this.loadRetry && this.loadRetry.epoch === wanted.epoch) this.loadRetry = null;
       } catch (error) {
         // Shown by the sync indicator; a failure of a load that is no longer wanted is moot.
         if (this.generation === target && this.timeline && this.timeline.track.id === wanted.track.id) {
-          this.failedLoadEpoch = wanted.epoch;
+          this.loadRetry = loadRetryAfter(this.loadRetry, wanted.epoch, this.now(), this.config);
           this.status.loadFailures += 1;
           this.status.phase = SyncPhase.loadFailed;
           this.loadError = error.message;

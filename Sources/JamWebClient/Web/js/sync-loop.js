@@ -18,6 +18,10 @@ export const SyncLoop = {
   /** One correction step: measure player position − timeline position, then correct. */
   correct() {
     if (!this.enabled) return;
+    // A failed load is tried again once its wait is over, while its item is still current.
+    const retry = this.loadRetry;
+    if (retry && !this.driving && this.drivenGeneration === this.generation && this.timeline
+        && this.timeline.epoch === retry.epoch && this.now() >= retry.dueAt) this.generation += 1;
     if (this.drivenGeneration !== this.generation) {
       this.drive();
       return;

@@ -15,7 +15,7 @@ const PHASE_TEXT = {
   [SyncPhase.playing]: 'In sync',
   [SyncPhase.paused]: 'Paused',
   [SyncPhase.stopped]: 'Nothing to play',
-  [SyncPhase.loadFailed]: "Couldn't load the song",
+  [SyncPhase.loadFailed]: "Couldn't load the song — trying again",
   [SyncPhase.unplayable]: 'Not playable on this device',
 };
 
@@ -44,7 +44,7 @@ export class SyncIndicator {
     if (status.phase === SyncPhase.playing && status.rate !== 1 && Math.abs(status.lastErrorMs ?? 0) > 5) {
       phaseText = `Catching up (speed ${fixed(status.rate * 100, 1)} %)`;
     }
-    if (status.phase === SyncPhase.loadFailed && loadError) phaseText = `Couldn't load the song: ${loadError}`;
+    if (status.phase === SyncPhase.loadFailed && loadError) phaseText = `Couldn't load the song (${loadError}) — trying again`;
     setText(this.state, phaseText);
     this.root.dataset.phase = status.phase;
     if (estimate) {
