@@ -175,4 +175,37 @@ struct DeviceSyncEndToEndTests {
             await party.close()
         }
     }
+
+    @Test func aCalibrateOrResyncSentAgainAfterAReconnectGetsItsFirstAnswerAndRunsOnce() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            party.host.socket.send(report("host-mic"), id: "r0")
+            eli.socket.send(report("eli-phone"), id: "r1")
+            try await party.host.socket.next("two rows") { $0.syncStatus?.devices.count == 2 }
+            party.host.socket.send(.calibrate(Calibrate(deviceId: "host-mic")), id: "c1")
+            try await party.host.socket.next("ack c1") { $0.ack?.id == "c1" }
+            party.host.socket.send(.resync(Resync(userId: eli.id, deviceId: "eli-phone")), id: "s1")
+            try await party.host.socket.next("ack s1") { $0.ack?.id == "s1" }
+
+            // The host's phone changes network before it saw the answers, and sends both again.
+            await party.host.socket.close()
+            let again = TestSocket(server: server, session: party.id, token: party.host.token)
+            try await again.next(.stateSync)
+            again.send(.calibrate(Calibrate(deviceId: "host-mic")), id: "c1")
+            let answer = try await again.next("answer c1") { $0.ack?.id == "c1" || $0.error?.id == "c1" }
+            #expect(answer.ack?.id == "c1", "the run it started, not a conflict with it: \(String(describing: answer.error))")
+            again.send(.resync(Resync(userId: eli.id, deviceId: "eli-phone")), id: "s1")
+            try await again.next("ack s1") { $0.ack?.id == "s1" }
+
+            // Anything sent to Eli for the retries would be there before the answer to a later report.
+            eli.socket.send(report("eli-phone"), id: "r2")
+            try await eli.socket.next("ack r2") { $0.ack?.id == "r2" }
+            let received = await eli.socket.received
+            #expect(received.filter { $0.calibration != nil }.count == 1, "the room chirped twice")
+            #expect(received.filter { $0.resync != nil }.count == 1, "the device re-synced twice")
+            await again.close()
+            await party.close()
+        }
+    }
 }

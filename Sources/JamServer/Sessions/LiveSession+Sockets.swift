@@ -241,8 +241,14 @@ extension LiveSession {
             request = wire.request(for: message, from: user, state: state, ids: environment.ids, now: now)
         }
         // A retry after a reconnect gets its first answer, before any budget: the command was
-        // paid for when it was applied.
-        if case .command(_, let replyId?, _) = request, answerRetry(replyId, by: user, on: connectionID) { return }
+        // paid for when it was applied. A host's calibrate or resync sent again must not chirp
+        // the room, or re-sync a device, a second time.
+        switch request {
+        case .command(_, let replyId?, _), .deviceSync(_, let replyId?):
+            if answerRetry(replyId, by: user, on: connectionID) { return }
+        case .command, .deviceSync, .hello, .ping, .toHost, .reply, .refuse, .ignore:
+            break
+        }
         if let refusal = overBudget(request, from: user, on: connectionID, now: now) {
             noteRefusal(refusal.error, by: user, what: request.logName)
             reply(to: connectionID, wire.error(refusal.error, id: refusal.replyId, state: state, now: now))
@@ -319,7 +325,7 @@ extension LiveSession {
     }
 
     /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
-    private func answerRetry(_ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
+    func answerRetry(_ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
         guard let answer = answers[Self.answerKey(user, replyId)] else { return false }
         replyFramed(to: connectionID, answer)
         return true
