@@ -18,10 +18,12 @@ public struct ClientFrame: Hashable, Sendable {
     /// under it, in the same memory of answers, so such an id could answer for a key.
     public static let reservedIdPrefix = "key:"
 
-    /// Whether `id` may name a command: 1 to `maxIdLength` bytes, not starting with
-    /// `reservedIdPrefix`.
+    /// Whether `id` may name a command: 1 to `maxIdLength` bytes without control characters,
+    /// not starting with `reservedIdPrefix`. An id is stored with its answer (PostgreSQL's text
+    /// refuses U+0000: one such id would hold up every later commit of its node) and logged.
     public static func accepts(id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= maxIdLength && !id.hasPrefix(reservedIdPrefix)
+            && !id.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
     /// Largest frame a server takes by default, in bytes; a larger one closes the socket with
     /// 1009.
@@ -67,7 +69,7 @@ extension ClientFrame: Codable {
         if let id, !ClientFrame.accepts(id: id) {
             throw DecodingError.dataCorruptedError(
                 forKey: .id, in: c,
-                debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes, not starting with \"\(ClientFrame.reservedIdPrefix)\" (the server's for REST idempotency keys)")
+                debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes without control characters, not starting with \"\(ClientFrame.reservedIdPrefix)\" (the server's for REST idempotency keys)")
         }
         guard let type = ClientCommandType(rawValue: rawType) else {
             throw UnknownTypeError(type: rawType)
