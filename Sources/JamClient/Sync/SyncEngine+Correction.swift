@@ -131,9 +131,13 @@ extension SyncEngine {
         // Before anything plays the server still needs the latency, to commit starts early enough.
         await refreshOutputLatency()
         let now = clock.now()
+        // A route can report more than the protocol takes (AirPlay's ~2 s): the player still
+        // runs ahead by all of it, and the report says the most the server reads, rather than
+        // being refused and leaving this device out of the sync column and calibrations.
+        let latency = min(status.outputLatencyMs, Validate.maxDeviceDelayMs)
         let report = SyncReport(
             epoch: max(0, epoch), offsetMs: estimate.offset(atLocal: now), errorMs: estimate.halfRoundTripBound(atLocal: now),
-            driftMs: status.lastErrorMs ?? 0, deviceId: device?.deviceId, outputLatencyMs: status.outputLatencyMs,
+            driftMs: status.lastErrorMs ?? 0, deviceId: device?.deviceId, outputLatencyMs: latency,
             delayMs: status.deviceDelayMs, clockDriftPpm: estimate.driftMsPerSecond * 1_000, playing: await player.isPlaying)
         await send(.syncReport(report))
         status.reportsSent += 1

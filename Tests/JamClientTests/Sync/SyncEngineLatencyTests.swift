@@ -96,6 +96,16 @@ struct SyncEngineLatencyTests {
         #expect(rig.sent.reports.last?.report.playing == false)
     }
 
+    @Test("a route reporting more latency than the protocol takes is reported at the most, and still compensated in full")
+    func aLatencyBeyondTheProtocolsLimitIsReportedAtItsLimit() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 2_300), device: Self.me)
+        #expect(await rig.engine.report())
+        let report = try! #require(rig.sent.reports.last?.report)
+        #expect(report.outputLatencyMs == Validate.maxDeviceDelayMs)
+        #expect(throws: Never.self) { try ClientCommand.syncReport(report).validate() }
+        #expect(await rig.engine.status.outputLatencyMs == 2_300, "the player is still started 2.3 s early")
+    }
+
     @Test("a host's resync for this device measures the clock afresh and starts the player again")
     func resyncRestartsClockAndPlayer() async {
         let rig = await EngineRig(device: Self.me)
