@@ -208,4 +208,24 @@ struct DeviceSyncEndToEndTests {
             await party.close()
         }
     }
+
+    @Test func aMemberWhoIsRemovedLeavesTheSyncColumnAndNoCalibrationCountsTheirDevice() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Fay"])
+            let fay = party.guests[0]
+            party.host.socket.send(report("host-mic"), id: "r0")
+            fay.socket.send(report("fay-phone"), id: "r1")
+            try await party.host.socket.next("two rows") { $0.syncStatus?.devices.count == 2 }
+            let kicked = try await server.api.request("DELETE", "/api/v1/sessions/\(party.id)/members/\(fay.id)", token: party.host.token)
+            #expect(kicked.status == 204)
+            // Nobody else reports: the column drops Fay's phone anyway.
+            let status = try await party.host.socket.next("the column without Fay") { $0.syncStatus?.devices.count == 1 }
+            #expect(status.syncStatus?.devices.map(\.deviceId) == ["host-mic"])
+            // Within the 12 s a report counts as fresh, her phone is no longer one to calibrate.
+            party.host.socket.send(.calibrate(Calibrate(deviceId: "host-mic")), id: "c1")
+            let refused = try await party.host.socket.next("error c1") { $0.error?.id == "c1" || $0.ack?.id == "c1" }
+            #expect(refused.error?.code == .conflict, "a calibration counted a removed member's device")
+            await party.close()
+        }
+    }
 }

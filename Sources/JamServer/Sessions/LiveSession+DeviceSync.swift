@@ -103,8 +103,8 @@ extension LiveSession {
         if calibration != nil { throw JamError(.conflict, "a calibration is already running; wait for its result") }
         let listener = DeviceRef(userId: request.userId ?? user, deviceId: request.deviceId)
         guard state.member(listener.userId) != nil else { throw JamError(.notFound, "no member \(listener.userId) in this session") }
-        let run = try CalibrationRun.start(
-            id: environment.ids.next().rawValue, listener: listener, devices: syncBoard.playingDevices(at: now), by: user, at: now)
+        let devices = syncBoard.playingDevices(at: now).filter { state.member($0.userId) != nil }
+        let run = try CalibrationRun.start(id: environment.ids.next().rawValue, listener: listener, devices: devices, by: user, at: now)
         calibration = run
         logger.info("calibration started", metadata: ["calibration.id": "\(run.plan.id)", "calibration.devices": "\(run.plan.probes.count)"])
         sendPassing(.calibration(run.plan), to: Array(connections.keys))

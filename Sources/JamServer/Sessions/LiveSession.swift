@@ -248,14 +248,19 @@ public actor LiveSession: CommitReceiver {
     func closes(after input: SessionInput, lsn: Int64, now: Millis) -> SessionOutbox.Actions {
         var actions = SessionOutbox.Actions()
         if case .command(let command, let user) = input {
-            for departure in Self.departures(in: command, by: user) {
+            let departures = Self.departures(in: command, by: user)
+            for departure in departures {
                 switch departure {
                 case .left(let member):
                     actions.merge(outbox.enqueue(.close(.user(member), .normal, "left the session"), after: lsn, now: now))
+                    syncBoard.forget(member)
                 case .removed(let member):
                     actions.merge(outbox.enqueue(.close(.user(member), .forbidden, "removed by the host"), after: lsn, now: now))
+                    syncBoard.forget(member)
                 }
             }
+            // Hosts' sync column drops the member's devices now, not at the next device's report.
+            if !departures.isEmpty { schedulePublish(syncBoard.due(at: now)) }
         }
         if state.hasEnded && !endAnnounced {
             endAnnounced = true
