@@ -170,4 +170,8 @@ public enum CalibrationRules {
     public static let probePeak = 0.9
     /// How long after the last probe the listener has to report.
     public static let reportWithinMs = 15_000.0
+    /// A device plays no probe when its first would have to leave the player sooner than
+    /// this: a probe sounded late is heard late, and its lateness would be stored as the
+    /// device's delay. Not heard, the device keeps the delay it has.
+    public static let minimumProbeLeadMs = 50.0
 }

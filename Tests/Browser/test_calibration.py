@@ -242,3 +242,56 @@ def test_a_report_that_cannot_be_sent_says_so_rather_than_waiting_for_a_result(b
     result = page.execute_async_script(UNSENT_REPORT)
     assert "error" not in result, result
     assert result["statuses"][-1] == "Calibration: what this device heard could not be sent (the session ended).", result
+
+
+LATE_PROBES = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  const starts = {};
+  let current = null;
+  const node = () => ({ connect() {}, disconnect() {}, gain: { value: 1 } });
+  const context = {
+    sampleRate: 48000, currentTime: 10, destination: {},
+    createBuffer: () => ({ copyToChannel() {} }),
+    createGain: node,
+    createBufferSource: () => ({ connect() {}, stop() {}, start(at) { starts[current].push(at); } }),
+  };
+  const statuses = [];
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    audio: () => context,
+    compensationMs: () => 100,
+    send: async () => {},
+    onStatus: (text) => statuses.push(text),
+    now: () => 1000,
+    getUserMedia: async () => { throw new Error('not the listener'); },
+  });
+  // Heard at `atMs` means leaving the player 100 ms before; "now" is 1000.
+  for (const [name, atMs] of [['past', 900], ['tooNear', 1149], ['inTime', 1150]]) {
+    current = name;
+    starts[name] = [];
+    const plan = { id: name, listener: { userId: 'u9', deviceId: 'd9' }, repeats: 3, repeatMs: 200, windowMs: 400, probeMs: 80,
+      probes: [{ userId: 'u1', deviceId: 'd1', atMs }] };
+    // A plan with a probe to play resolves once the probes ended; these never do, so do not wait.
+    runner.handle(plan);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    runner.abort();
+    runner.running = null;
+  }
+  done({ starts, statuses });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_probe_whose_moment_is_past_or_too_near_is_not_played_late(base_url, browsers):
+    page = browsers.open("prober")
+    page.get(base_url + "/")
+    result = page.execute_async_script(LATE_PROBES)
+    assert "error" not in result, result
+    assert result["starts"]["past"] == [], result
+    assert result["starts"]["tooNear"] == [], result
+    # In time: three repeats, the first 50 ms from now on the context's clock (10 s + 0.05 s).
+    assert [round(t, 3) for t in result["starts"]["inTime"]] == [10.05, 10.25, 10.45], result
+    assert sum("too late" in s for s in result["statuses"]) == 2, result

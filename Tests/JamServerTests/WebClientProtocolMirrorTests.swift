@@ -79,6 +79,9 @@ import Testing
             "maxCodeLength": String(JoinCodes.maxLength), "maxId": String(JamID.maxLength),
             "maxBytesPerCharacter": String(Validate.maxBytesPerCharacter),
         ])
+        #expect(try Self.frozenObject("CalibrationTiming", in: source) == [
+            "minimumProbeLeadMs": String(Int(CalibrationRules.minimumProbeLeadMs)),
+        ])
         #expect(try Self.frozenObject("DeviceLimits", in: source) == [
             "maxDeviceId": String(Validate.maxDeviceId), "maxDelayMs": String(Int(Validate.maxDeviceDelayMs)),
         ])

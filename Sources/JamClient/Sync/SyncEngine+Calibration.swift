@@ -23,6 +23,13 @@ extension SyncEngine {
         let instants = (0..<max(0, plan.repeats)).map { turn in
             estimate.localTime(atServer: probe.atMs + Double(turn) * plan.repeatMs) - ahead
         }
+        // The plan came late (a slow socket), or the output path is longer than its lead.
+        guard let first = instants.first, first - clock.now() >= CalibrationRules.minimumProbeLeadMs else {
+            logger.warning(
+                "the calibration probe's moment is too near or past; this device plays none and keeps its delay",
+                metadata: ["calibration.id": "\(plan.id)"])
+            return false
+        }
         await prober.playProbe(atLocal: instants)
         status.calibrationProbes += 1
         return true

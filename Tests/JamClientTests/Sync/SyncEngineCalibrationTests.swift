@@ -47,6 +47,18 @@ struct SyncEngineCalibrationTests {
         #expect(await unsynced.engine.status.calibrationProbes == 0)
     }
 
+    @Test("a plan whose probe moment is past, or too near for the player, sounds nothing rather than a late probe")
+    func aLateProbeIsNotPlayed() async {
+        let rig = await EngineRig(player: .init(outputLatencyMs: 100), device: Self.me)
+        // Heard 100 ms from now means leaving the player now: too late to be on time.
+        await rig.handle(.calibration(plan("cal-1", for: Self.me, at: rig.serverNow + 100 + CalibrationRules.minimumProbeLeadMs - 1)))
+        await rig.handle(.calibration(plan("cal-2", for: Self.me, at: rig.serverNow - 100)))
+        #expect(await rig.player.probesHeard.isEmpty)
+        #expect(await rig.engine.status.calibrationProbes == 0)
+        await rig.handle(.calibration(plan("cal-3", for: Self.me, at: rig.serverNow + 100 + CalibrationRules.minimumProbeLeadMs)))
+        #expect(await rig.player.probesHeard.count == CalibrationRules.repeats)
+    }
+
     @Test("the probe is an 80 ms chirp with faded edges and a 0.9 peak, at any sample rate")
     func probeSignalShape() {
         for rate in [44_100.0, 48_000.0] {

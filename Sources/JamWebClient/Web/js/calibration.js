@@ -3,7 +3,7 @@
 // device records the room from before the first probe to after the last, finds each
 // arrival (probe.js) and reports it. Every figure is relative to the listener's own
 // probe, so what its speaker, its microphone and this page's clock mapping add cancels.
-import { Command, ErrorCode } from './protocol.js';
+import { CalibrationTiming, Command, ErrorCode } from './protocol.js';
 import { detectProbe, synthesizeProbe } from './probe.js';
 
 /** Recording runs from the plan's arrival to this long after the last window, ms. */
@@ -104,13 +104,19 @@ export class CalibrationRunner {
       this.status('Calibration: this device is not playing, so it plays no probe.');
       return null;
     }
+    const startLocal = local - this.options.compensationMs();
+    // The plan came late, or the output path is longer than its lead: a late probe would be
+    // stored as this device's delay (CalibrationRules.minimumProbeLeadMs).
+    if (startLocal - this.now() < CalibrationTiming.minimumProbeLeadMs) {
+      this.status('Calibration: the probe came too late for this device, so it plays none and keeps its delay.');
+      return null;
+    }
     const samples = synthesizeProbe(context.sampleRate);
     const buffer = context.createBuffer(1, samples.length, context.sampleRate);
     buffer.copyToChannel(samples, 0);
     const gain = context.createGain();
     gain.gain.value = PROBE_GAIN;
     gain.connect(context.destination);
-    const startLocal = local - this.options.compensationMs();
     const first = context.currentTime + (startLocal - this.now()) / 1000;
     let last = null;
     for (let repeat = 0; repeat < plan.repeats; repeat++) {

@@ -112,6 +112,9 @@ export const SyncGrade = Object.freeze({ good: 'good', fair: 'fair', poor: 'poor
 /** How old a device's last report may be before the sync column says when it was heard (SyncGrade.staleMs). */
 export const SyncTiming = Object.freeze({ staleMs: 12000 });
 
+/** Calibration figures the page needs (CalibrationRules). */
+export const CalibrationTiming = Object.freeze({ minimumProbeLeadMs: 50 });
+
 /** Device ids and delays as the server accepts them (Validate.deviceId, Validate.deviceDelay). */
 export const DeviceLimits = Object.freeze({ maxDeviceId: 64, maxDelayMs: 2000 });
 
