@@ -76,14 +76,35 @@ public struct ProbeArrival: Codable, Hashable, Sendable {
     public var device: DeviceRef { DeviceRef(userId: userId, deviceId: deviceId) }
 }
 
-/// `calibrationReport {calibrationId, arrivals}`: what the listener heard.
+/// Why a listener heard nothing, when it knows: the result then names the cause, not the volume.
+public enum ListenerProblem: String, Codable, Hashable, Sendable, CaseIterable, WireEnum {
+    /// The page or app has no microphone to use (a browser page on plain http is not let near one).
+    case microphoneUnavailable
+    /// The microphone was refused (the person said no, or the system did).
+    case microphoneRefused
+
+    /// What the calibration's result says.
+    public var explanation: String {
+        switch self {
+        case .microphoneUnavailable:
+            "the listening device could not use a microphone (a browser allows one only over https or on localhost); nothing was changed"
+        case .microphoneRefused: "the listening device was not allowed its microphone; allow it and try again; nothing was changed"
+        }
+    }
+}
+
+/// `calibrationReport {calibrationId, arrivals, problem?}`: what the listener heard, and, when
+/// it could not listen, why.
 public struct CalibrationReport: Codable, Hashable, Sendable {
     public var calibrationId: String
     public var arrivals: [ProbeArrival]
+    /// Set when the listener could not record at all (every arrival is then null).
+    public var problem: ListenerProblem?
     /// Creates the payload.
-    public init(calibrationId: String, arrivals: [ProbeArrival]) {
+    public init(calibrationId: String, arrivals: [ProbeArrival], problem: ListenerProblem? = nil) {
         self.calibrationId = calibrationId
         self.arrivals = arrivals
+        self.problem = problem
     }
 
     /// Checks every figure; a probe appears at most once.
@@ -102,6 +123,9 @@ public struct CalibrationReport: Codable, Hashable, Sendable {
             }
             if !seen.insert(arrival.device).inserted {
                 throw JamError(.invalidField, "device \(arrival.deviceId) of \(arrival.userId) appears twice")
+            }
+            if problem != nil, arrival.offsetMs != nil {
+                throw JamError(.invalidField, "a report with a problem heard nothing: every offsetMs must be null")
             }
         }
     }

@@ -13,6 +13,7 @@ offsets. Only the differences count, as in a real room.
 
 import base64
 import json
+import time
 
 from jam_page import add_track, click, create_session, debug, el, join_by_link, wait_for
 
@@ -22,6 +23,8 @@ OFFSETS_MS = [42.5, -27.0]
 # the microphone opens a moment after the plan.
 FIRST_MS = 2_920
 SLOT_MS = 1_400
+# From a calibration's start to its first probe (CalibrationRules.leadMs), s.
+CALIBRATION_LEAD_S = 3.0
 REPEATS, REPEAT_MS = 3, 200
 
 BUILD_WAV = """
@@ -295,3 +298,77 @@ def test_a_probe_whose_moment_is_past_or_too_near_is_not_played_late(base_url, b
     # In time: three repeats, the first 50 ms from now on the context's clock (10 s + 0.05 s).
     assert [round(t, 3) for t in result["starts"]["inTime"]] == [10.05, 10.25, 10.45], result
     assert sum("too late" in s for s in result["statuses"]) == 2, result
+
+
+MICROPHONE_PROBLEMS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  const context = { sampleRate: 48000, currentTime: 0, destination: {} };
+  const listen = async (name, getUserMedia) => {
+    const posted = [];
+    const runner = new CalibrationRunner({
+      device: () => ({ userId: 'u1', deviceId: 'd1' }),
+      clock: () => ({ estimate: { localTime: (at) => at } }),
+      audio: () => context,
+      compensationMs: () => 0,
+      send: async (type, data) => { posted.push({ type, data }); },
+      now: () => performance.now(),
+      getUserMedia,
+    });
+    const plan = { id: name, listener: { userId: 'u1', deviceId: 'd1' }, repeats: 1, repeatMs: 200, windowMs: 100, probeMs: 50,
+      probes: [{ userId: 'u2', deviceId: 'd2', atMs: performance.now() + 60_000 }] };
+    await runner.handle(plan);
+    return posted;
+  };
+  const refused = await listen('refused', async () => { throw new DOMException('Permission denied', 'NotAllowedError'); });
+  // A page on plain http: the browser gives it no mediaDevices at all.
+  Object.defineProperty(navigator, 'mediaDevices', { value: undefined, configurable: true });
+  const unavailable = await listen('unavailable', undefined);
+  done({ refused, unavailable });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_listener_without_a_microphone_reports_why_rather_than_hearing_nothing(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    result = page.execute_async_script(MICROPHONE_PROBLEMS)
+    assert "error" not in result, result
+    for name, problem in (("refused", "microphoneRefused"), ("unavailable", "microphoneUnavailable")):
+        posted = result[name]
+        assert [p["type"] for p in posted] == ["calibrationReport"], result
+        assert posted[0]["data"]["problem"] == problem, result
+        assert [a["offsetMs"] for a in posted[0]["data"]["arrivals"]] == [None], result
+
+
+def test_a_page_that_may_not_use_a_microphone_starts_no_calibration_and_says_why(base_url, browsers):
+    host, guest = browsers.open("hana"), browsers.open("gil")
+    code = create_session(host, base_url, "Hana")
+    join_by_link(guest, base_url, code, "Gil")
+    for driver in (host, guest):
+        click(driver, el(driver, "device-toggle"))
+    add_track(host, 3)
+    for driver in (host, guest):
+        wait_for(driver, lambda d: debug(d)["playing"], 15, "a browser never started playing")
+    host_device = debug(host)["deviceId"]
+
+    def own_button(d):
+        for row in d.find_elements("css selector", "#sync-list .sync-device"):
+            if row.get_attribute("data-device-id") == host_device:
+                button = row.find_element("css selector", "button.sync-calibrate")
+                return button if button.is_displayed() else None
+        return None
+
+    button = wait_for(host, own_button, 20, "the host's own device never showed as one to calibrate with")
+    # As on a phone that opened the page over plain http: no mediaDevices at all.
+    host.execute_script("Object.defineProperty(navigator, 'mediaDevices', { value: undefined, configurable: true })")
+    click(host, button)
+    wait_for(host, lambda d: "https" in el(d, "sync-message").text, 5, "the page did not say why it cannot listen")
+    said = el(host, "sync-message").text
+    # Had a calibration started, its plan (3 s ahead) would have this page listen, fail and say
+    # so, and the result would follow: the words stay the page's own for longer than that.
+    deadline = time.monotonic() + CALIBRATION_LEAD_S + 1
+    while time.monotonic() < deadline:
+        assert el(host, "sync-message").text == said, f"a calibration ran after all: {el(host, 'sync-message').text}"
+        time.sleep(0.1)  # pacing the reads, not waiting for anything

@@ -41,7 +41,10 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
         [.calibrationReport(CalibrationReport(calibrationId: "cal-1", arrivals: [
             ProbeArrival(userId: Sample.alice, deviceId: "d1", offsetMs: 3.25),
             ProbeArrival(userId: Sample.bob, deviceId: "d2", offsetMs: nil),
-        ]))]
+        ])),
+         .calibrationReport(CalibrationReport(calibrationId: "cal-2", arrivals: [
+            ProbeArrival(userId: Sample.alice, deviceId: "d1", offsetMs: nil),
+         ], problem: .microphoneUnavailable))]
     case .resync: [.resync(Resync(userId: Sample.bob)), .resync(Resync(userId: Sample.bob, deviceId: "d2"))]
     }
 }

@@ -211,6 +211,8 @@ struct FrameErrorTests {
         #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[{"userId":"u","deviceId":"d","offsetMs":900}]}}"#)
             == JamError(.invalidField, "offsetMs must be a number within ±400 ms"))
         #expect(frameError(#"{"type":"calibrate","data":{"deviceId":"x y"}}"#)?.code == .invalidField)
+        #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[],"problem":"deaf"}}"#)
+            == JamError(.invalidField, #"field data.problem: must be one of microphoneUnavailable, microphoneRefused; got "deaf""#))
     }
 
     @Test func emptySettingsUpdateIsInvalid() {

@@ -69,6 +69,7 @@ import Testing
         #expect(Set(try Self.frozenObject("TrackSource", in: source).values) == Set(TrackSource.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("Role", in: source).values) == Set(Role.allCases.map(\.rawValue)))
         #expect(Set(try Self.frozenObject("HistoryOutcome", in: source).values) == Set(HistoryOutcome.allCases.map(\.rawValue)))
+        #expect(Set(try Self.frozenObject("ListenerProblem", in: source).values) == Set(ListenerProblem.allCases.map(\.rawValue)))
     }
 
     @Test func theLimitsThePageChecksAreTheServersLimits() throws {

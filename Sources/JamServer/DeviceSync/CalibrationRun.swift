@@ -54,11 +54,12 @@ struct CalibrationRun: Sendable, Equatable {
     func outcome(of report: CalibrationReport, delays: (DeviceRef) -> Double) -> (CalibrationOutcome, [DeviceDelay]) {
         var offsets: [DeviceRef: Double] = [:]
         for arrival in report.arrivals { if let offset = arrival.offsetMs { offsets[arrival.device] = offset } }
-        guard let reference = offsets[plan.listener] else {
+        guard let reference = offsets[plan.listener], report.problem == nil else {
             let results = plan.probes.map { CalibrationDeviceResult(userId: $0.userId, deviceId: $0.deviceId, heard: offsets[$0.device] != nil, correctionMs: nil, delayMs: delays($0.device)) }
             return (CalibrationOutcome(
                 id: plan.id, ok: false,
-                message: "the listening device did not hear its own probe; turn its volume up or check its microphone, then try again",
+                message: report.problem?.explanation
+                    ?? "the listening device did not hear its own probe; turn its volume up or check its microphone, then try again",
                 results: results), [])
         }
         var results: [CalibrationDeviceResult] = []

@@ -61,6 +61,22 @@ struct CalibrationRunTests {
         #expect(outcome.message.contains("did not hear its own probe"))
     }
 
+    @Test func aListenerWithoutAMicrophoneIsNamedAsTheCauseAndNothingChanges() throws {
+        let silent = [arrival(listener, nil), arrival(phone, nil), arrival(speaker, nil)]
+        for problem in ListenerProblem.allCases {
+            let report = CalibrationReport(calibrationId: "cal", arrivals: silent, problem: problem)
+            try report.validate()
+            let (outcome, changes) = try run().outcome(of: report) { _ in 0 }
+            #expect(!outcome.ok)
+            #expect(changes.isEmpty)
+            #expect(outcome.message == problem.explanation)
+            #expect(outcome.message.contains("microphone") && !outcome.message.contains("volume"))
+        }
+        // A problem and a probe heard contradict each other.
+        let mixed = CalibrationReport(calibrationId: "cal", arrivals: [arrival(listener, 3)], problem: .microphoneRefused)
+        #expect(throws: JamError(.invalidField, "a report with a problem heard nothing: every offsetMs must be null")) { try mixed.validate() }
+    }
+
     @Test func aReportFromAnotherMemberForAnotherRunOrAboutAStrayDeviceIsRefused() throws {
         let run = try run()
         let good = CalibrationReport(calibrationId: "cal", arrivals: [arrival(listener, 0)])

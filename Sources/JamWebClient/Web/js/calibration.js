@@ -3,7 +3,7 @@
 // device records the room from before the first probe to after the last, finds each
 // arrival (probe.js) and reports it. Every figure is relative to the listener's own
 // probe, so what its speaker, its microphone and this page's clock mapping add cancels.
-import { CalibrationTiming, Command, ErrorCode } from './protocol.js';
+import { CalibrationTiming, Command, ErrorCode, ListenerProblem } from './protocol.js';
 import { detectProbe, synthesizeProbe } from './probe.js';
 
 /** Recording runs from the plan's arrival to this long after the last window, ms. */
@@ -33,7 +33,11 @@ export class CalibrationRunner {
   constructor(options) {
     this.options = options;
     this.now = options.now || (() => performance.now());
-    this.getUserMedia = options.getUserMedia || ((constraints) => navigator.mediaDevices.getUserMedia(constraints));
+    this.getUserMedia = options.getUserMedia || ((constraints) => {
+      // A page on plain http (a phone on the LAN) has no mediaDevices at all.
+      if (!navigator.mediaDevices) throw new Error('this page may not use a microphone: it needs https or localhost');
+      return navigator.mediaDevices.getUserMedia(constraints);
+    });
     this.running = null;
     /** The run under way was stopped (`abort`): it plays, records and reports nothing more. */
     this.aborted = false;
@@ -149,7 +153,10 @@ export class CalibrationRunner {
       stream = await this.getUserMedia({ audio: RAW_AUDIO });
     } catch (error) {
       this.status(`Calibration: the microphone is not available (${error && error.message ? error.message : error}).`);
-      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })));
+      // The result then names the microphone, not the volume, for everybody.
+      const refused = error && (error.name === 'NotAllowedError' || error.name === 'SecurityError');
+      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })),
+        refused ? ListenerProblem.microphoneRefused : ListenerProblem.microphoneUnavailable);
       return;
     }
     this.stream = stream;
@@ -181,11 +188,12 @@ export class CalibrationRunner {
   }
 
   /** Sends what was heard with an id, so a reconnect in between sends it again (the server answers a repeat harmlessly). */
-  report(plan, arrivals) {
+  report(plan, arrivals, problem = null) {
     if (this.aborted) return;
     // Said before the answer: the result can come before the report's own ack.
     this.status('Calibration: sent what this device heard; waiting for the result…');
-    Promise.resolve(this.options.send(Command.calibrationReport, { calibrationId: plan.id, arrivals })).catch((error) => {
+    const data = problem ? { calibrationId: plan.id, arrivals, problem } : { calibrationId: plan.id, arrivals };
+    Promise.resolve(this.options.send(Command.calibrationReport, data)).catch((error) => {
       // Sent again after a reconnect, a report the run already took finds it over: its
       // result went out meanwhile, and nothing is wrong with the report.
       if (this.aborted || (error && error.code === ErrorCode.notFound)) return;

@@ -112,7 +112,12 @@ export class DeviceSyncPanel {
    * answered after the first chirp would miss it and fail the run.
    */
   async calibrate(device) {
-    if (device.userId === (this.store && this.store.me) && device.deviceId === this.deviceId && navigator.mediaDevices) {
+    if (device.userId === (this.store && this.store.me) && device.deviceId === this.deviceId) {
+      // Without a microphone the run would chirp the whole room for nothing.
+      if (!navigator.mediaDevices) {
+        this.column.say('Calibration: this page may not use a microphone: open OpenJam over https (or on localhost) to listen with this device.');
+        return null;
+      }
       try {
         const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
         stream.getTracks().forEach((t) => t.stop());

@@ -112,6 +112,9 @@ export const SyncGrade = Object.freeze({ good: 'good', fair: 'fair', poor: 'poor
 /** How old a device's last report may be before the sync column says when it was heard (SyncGrade.staleMs). */
 export const SyncTiming = Object.freeze({ staleMs: 12000 });
 
+/** Why a calibration's listener heard nothing (ListenerProblem). */
+export const ListenerProblem = Object.freeze({ microphoneUnavailable: 'microphoneUnavailable', microphoneRefused: 'microphoneRefused' });
+
 /** Calibration figures the page needs (CalibrationRules). */
 export const CalibrationTiming = Object.freeze({ minimumProbeLeadMs: 50 });
 
