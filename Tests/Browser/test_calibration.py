@@ -137,6 +137,12 @@ const [path, done] = arguments;
   const context = { sampleRate: 48000, currentTime: 0, destination: {}, createMediaStreamSource: node, createScriptProcessor: node };
   if (path === 'frames') {
     globalThis.MediaStreamTrackProcessor = class { constructor() { throw new Error('the microphone went away'); } };
+  } else if (path === 'silentFrames') {
+    // A capture that stops delivering without ending (muted, interrupted): read() never settles.
+    globalThis.MediaStreamTrackProcessor = class {
+      constructor() { this.readable = { getReader: () => ({ read: () => new Promise(() => {}), cancel: async () => {} }) }; }
+    };
+    setTimeout(() => { t = 1e9; }, 50);
   } else {
     // A suspended context: the processor never runs. Time passes the window at once.
     globalThis.MediaStreamTrackProcessor = undefined;
@@ -163,7 +169,7 @@ const [path, done] = arguments;
 def test_a_recording_that_fails_turns_the_microphone_off_and_reports_nothing_heard(base_url, browsers):
     page = browsers.open("listener")
     page.get(base_url + "/")
-    for path in ("frames", "suspended"):
+    for path in ("frames", "silentFrames", "suspended"):
         result = page.execute_async_script(FAILING_RECORDING, path)
         assert "error" not in result, f"{path}: {result}"
         assert result["stopped"] == 1, f"{path}: the microphone was left on: {result}"

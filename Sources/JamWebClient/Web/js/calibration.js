@@ -239,20 +239,36 @@ async function recordFrames(stream, done, now) {
   const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
   const chunks = [];
   let length = 0, rate = 48_000, startLocal = null;
-  while (!done()) {
-    const { value: frame, done: ended } = await reader.read();
-    if (ended) break;
-    if (startLocal === null) {
-      rate = frame.sampleRate;
-      startLocal = now() - (frame.numberOfFrames / rate) * 1000;
+  // A capture that stops delivering without ending (muted, interrupted) would leave read()
+  // waiting for ever with the microphone on: give up a second after the window closed.
+  let heardAt = now();
+  let watchdog = null;
+  const stalled = new Promise((resolve) => {
+    watchdog = setInterval(() => {
+      if (done() && now() - heardAt >= STALLED_RECORDING_MS) resolve(null);
+    }, STALLED_RECORDING_MS / 4);
+  });
+  try {
+    while (!done()) {
+      const read = await Promise.race([reader.read(), stalled]);
+      if (read === null) throw new Error('no sound came from the microphone; is it muted?');
+      const { value: frame, done: ended } = read;
+      if (ended) break;
+      heardAt = now();
+      if (startLocal === null) {
+        rate = frame.sampleRate;
+        startLocal = now() - (frame.numberOfFrames / rate) * 1000;
+      }
+      const samples = new Float32Array(frame.numberOfFrames);
+      frame.copyTo(samples, { planeIndex: 0, format: 'f32-planar' });
+      frame.close();
+      chunks.push(samples);
+      length += samples.length;
     }
-    const samples = new Float32Array(frame.numberOfFrames);
-    frame.copyTo(samples, { planeIndex: 0, format: 'f32-planar' });
-    frame.close();
-    chunks.push(samples);
-    length += samples.length;
+  } finally {
+    clearInterval(watchdog);
+    reader.cancel().catch(() => {});
   }
-  reader.cancel().catch(() => {});
   const samples = new Float32Array(length);
   let offset = 0;
   for (const chunk of chunks) {
