@@ -378,3 +378,60 @@ def test_a_page_that_may_not_use_a_microphone_starts_no_calibration_and_says_why
     while time.monotonic() < deadline:
         assert el(host, "sync-message").text == said, f"a calibration ran after all: {el(host, 'sync-message').text}"
         time.sleep(0.1)  # pacing the reads, not waiting for anything
+
+
+CLOCK_RESET_WHILE_RECORDING = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  const { synthesizeProbe } = await import('/js/probe.js');
+  const rate = 48000, frame = 4800;
+  // 0.7 s of room: the listener's own probe heard 10 ms after its instant (100 ms in).
+  const room = new Float32Array(7 * frame);
+  room.set(synthesizeProbe(rate), Math.round(0.110 * rate));
+  let t = 0, reads = 0;
+  const clock = { estimate: { localTime: (at) => at } };
+  globalThis.MediaStreamTrackProcessor = class {
+    constructor() {
+      this.readable = { getReader: () => ({
+        cancel: async () => {},
+        read: async () => {
+          const index = reads++;
+          t += 100;
+          // A reconnect drops the clock's samples while the room is recorded.
+          clock.estimate = null;
+          return { done: false, value: { sampleRate: rate, numberOfFrames: frame, close() {},
+            copyTo(dest) { dest.set(room.subarray(index * frame, (index + 1) * frame)); } } };
+        },
+      }) };
+    }
+  };
+  const posted = [];
+  const track = { stop() {} };
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => clock,
+    audio: () => ({ sampleRate: rate, currentTime: 0, destination: {} }),
+    compensationMs: () => 0,
+    send: async (type, data) => { posted.push({ type, data }); },
+    now: () => t,
+    getUserMedia: async () => ({ getTracks: () => [track], getAudioTracks: () => [track] }),
+  });
+  // The listener's own probe, which the room above already holds: nothing is played here.
+  const plan = { id: 'c1', listener: { userId: 'u1', deviceId: 'd1' }, repeats: 1, repeatMs: 200, windowMs: 100, probeMs: 80,
+    probes: [{ userId: 'u1', deviceId: 'd1', atMs: 100 }] };
+  runner.playProbe = () => null;
+  await runner.handle(plan);
+  done({ posted });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_clock_reset_while_the_room_is_recorded_does_not_lose_what_was_heard(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    result = page.execute_async_script(CLOCK_RESET_WHILE_RECORDING)
+    assert "error" not in result, result
+    arrivals = result["posted"][0]["data"]["arrivals"]
+    assert arrivals[0]["offsetMs"] is not None, f"the probe was lost with the clock: {result}"
+    assert abs(arrivals[0]["offsetMs"] - 10) < 1, result

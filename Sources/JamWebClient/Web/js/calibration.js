@@ -148,6 +148,9 @@ export class CalibrationRunner {
     const last = Math.max(...plan.probes.map((p) => p.atMs));
     const endLocal = this.localAt(last + (plan.repeats - 1) * plan.repeatMs + plan.windowMs + plan.probeMs + MARGIN_MS);
     if (endLocal === null) return;
+    // Placed with the clock as it is now: a reconnect or a re-sync during the recording
+    // resets it, and every probe would then be "not heard". Only their differences count.
+    const expectedLocal = plan.probes.map((p) => this.localAt(p.atMs));
     let stream;
     try {
       stream = await this.getUserMedia({ audio: RAW_AUDIO });
@@ -180,8 +183,8 @@ export class CalibrationRunner {
       stream.getTracks().forEach((track) => track.stop());
     }
     const rate = recording.rate;
-    const arrivals = plan.probes.map((p) => {
-      const expectedSample = Math.round(((this.localAt(p.atMs) - recording.startLocal) * rate) / 1000);
+    const arrivals = plan.probes.map((p, index) => {
+      const expectedSample = Math.round(((expectedLocal[index] - recording.startLocal) * rate) / 1000);
       return { userId: p.userId, deviceId: p.deviceId, offsetMs: medianArrival(recording.samples, rate, expectedSample, plan) };
     });
     this.report(plan, arrivals);
