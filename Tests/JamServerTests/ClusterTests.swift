@@ -5,6 +5,7 @@ import JamProtocol
 import JamTestSupport
 import struct JamServer.PostgresLocation
 import Logging
+import PostgresNIO
 import Synchronization
 import Testing
 
@@ -121,6 +122,60 @@ struct ClusterTests {
             try await eventually("the guest's departure is applied once the store takes writes", timeout: .seconds(20), every: .milliseconds(100)) {
                 (try? await guestConnected()) == false
             }
+        }
+    }
+
+    @Test func aSocketClosedWhileNobodyOwnsTheSessionLeavesTheMembersOtherSocketCounted() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let created = try await owner.api.create(host.token)
+            let id = created.session.id
+            let guest = try await other.api.guest("Guest")
+            _ = try await other.api.join(guest.token, code: created.session.joinCode)
+            let phone = TestSocket(server: other, session: id, token: guest.token)
+            try await phone.next(.stateSync)
+            let laptop = TestSocket(server: other, session: id, token: guest.token)
+            try await laptop.next(.stateSync)
+            func members() async throws -> [Member] { try await other.api.view(guest.token, id).members }
+            let logger = Logger(label: "test")
+            let database = try PostgresLocation(url: cluster.database)
+
+            // The test holds the lease between the owner's death and the takeover, so that one
+            // of the guest's two sockets closes while nobody owns the session: its disconnect
+            // waits in the inbox for whoever owns the session next.
+            try await database.withTestConnection(id: 2) { probe in
+                try await database.withTestConnection(id: 1) { lease in
+                    async let taken = lease.query("SELECT pg_advisory_lock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                    try await eventually("the test waits for the lease") {
+                        let rows = try await probe.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", logger: logger)
+                        for try await waiting in rows.decode(Int.self) where waiting > 0 { return true }
+                        return false
+                    }
+                    try await cluster.nodes[0].kill()
+                    _ = try await taken
+                    await phone.close()
+                    try await eventually("the closed socket's disconnect waits in the inbox") {
+                        let rows = try await probe.query("SELECT count(*) FROM session_inbox WHERE session_id = \(id.rawValue)", logger: logger)
+                        for try await count in rows.decode(Int.self) where count > 0 { return true }
+                        return false
+                    }
+                    try await lease.query("SELECT pg_advisory_unlock(hashtextextended(\(id.rawValue), 0))", logger: logger)
+                }
+            }
+            // The other node takes over: the host, whose socket was on the dead node, is counted gone.
+            try await eventually("the other node took the session over", timeout: .seconds(20), every: .milliseconds(100)) {
+                try await members().first { $0.userId == host.userId }?.connected == false
+            }
+            // The guest's laptop is still open: counted connected, now and after the inbox is read.
+            let until = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < until {
+                let guestRow = try await members().first { $0.userId == guest.userId }
+                #expect(guestRow?.connected == true, "the guest's open socket was counted gone")
+                if guestRow?.connected != true { break }
+                try await Task.sleep(for: .milliseconds(100)) // pacing the reads
+            }
+            await laptop.close()
         }
     }
 

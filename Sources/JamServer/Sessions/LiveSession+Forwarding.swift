@@ -58,6 +58,8 @@ extension LiveSession {
         cluster.forward(forwarded) { error in
             self.dispatch { session in
                 if Self.isDeparture(forwarded) {
+                    // This node took the session over meanwhile: its restart counted its sockets afresh.
+                    guard session.role == .replica else { return }
                     guard session.environment.clock.now() - since < Self.departureRetryMs else {
                         session.logger.warning("gave up forwarding a closed socket's disconnect", metadata: ["member.id": "\(forwarded.user)", "error": .loggable(error)])
                         return

@@ -5,12 +5,14 @@ import NIOCore
 
 /// Several nodes, on the owner: the commands other nodes forwarded, applied once each.
 extension LiveSession {
-    /// Applies the commands waiting in the inbox, in order.
-    func drainInbox() async {
-        guard role == .owner, let cluster = environment.cluster else { return }
+    /// Applies the commands waiting in the inbox, in order; false when the inbox could not be
+    /// read (the lease poll reads it again later).
+    @discardableResult
+    func drainInbox() async -> Bool {
+        guard role == .owner, let cluster = environment.cluster else { return true }
         if drainingInbox {
             inboxAgain = true
-            return
+            return true
         }
         drainingInbox = true
         defer { drainingInbox = false }
@@ -24,11 +26,12 @@ extension LiveSession {
                 // Nothing announces these rows again: the lease poll reads them (`retryFailedReads`).
                 logger.warning("reading forwarded commands failed", metadata: ["error": .loggable(error)])
                 inboxReadFailed = true
-                return
+                return false
             }
             inboxReadFailed = false
             takeInbox(commands)
         } while inboxAgain && role == .owner
+        return true
     }
 
     /// How long a taken inbox row is passed over: its deletion commits within moments (or the

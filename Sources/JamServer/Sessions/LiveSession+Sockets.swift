@@ -109,6 +109,8 @@ extension LiveSession {
         guard let gone = connections.removeValue(forKey: connection) else { return }
         outbox.detach(connection)
         Metrics.connections.decrement()
+        // A socket whose connect after a takeover is still waiting was never counted.
+        if connectsWaiting.remove(connection) != nil { return }
         socketGone(gone.user)
         if role == .replica, connections.isEmpty { scheduleReplicaRelease() }
     }
@@ -191,7 +193,7 @@ extension LiveSession {
 
     /// Tries the waiting departures again in a second.
     func scheduleDepartureRetry() {
-        guard departureTimer == nil, !departuresWaiting.isEmpty || !forwardsWaiting.isEmpty else { return }
+        guard departureTimer == nil, !departuresWaiting.isEmpty || !forwardsWaiting.isEmpty || !connectsWaiting.isEmpty else { return }
         departureTimer = eventLoop.scheduleTask(in: .seconds(1)) { [self] in
             self.assumeIsolated { session in
                 session.departureTimer = nil
@@ -206,8 +208,12 @@ extension LiveSession {
         retryForwards()
         guard role == .owner else {
             departuresWaiting = [:]
+            connectsWaiting = []
             return
         }
+        let connects = connectsWaiting
+        connectsWaiting = []
+        for connection in connects { connectAfterTakeover(connection) }
         let waiting = departuresWaiting
         departuresWaiting = [:]
         for (user, closed) in waiting {

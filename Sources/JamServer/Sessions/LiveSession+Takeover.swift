@@ -16,7 +16,9 @@ extension LiveSession {
         guard role == .replica else { return }
         var read = LogRead.applied
         while read == .applied { read = await readLog() }
-        guard read == .atEnd, !releasedFlag.load(ordering: .relaxed) else { return }
+        // An ended session is not taken over: its owner gave the lease back as it ended it, and
+        // staying a replica has the caller give it back too, rather than hold it for good.
+        guard read == .atEnd, !releasedFlag.load(ordering: .relaxed), !state.hasEnded else { return }
         role = .owner
         indexed = entry
         takenInbox = [:]
@@ -30,17 +32,53 @@ extension LiveSession {
             }
         }
         logger.notice("took the session over", metadata: ["record.lsn": "\(nextLsn - 1)"])
+        // What waits in the inbox was sent to the old owner: applied before the restart, so a
+        // socket's connect or disconnect among it counts against the old count the restart
+        // clears, not against the sockets counted afresh below (one of a member's two sockets
+        // closed while nobody owned the session would otherwise leave them counted as gone).
+        // Read after the restart instead, those rows would count twice: unreadable now, the
+        // session is let go rather than counted wrong.
+        guard await drainInbox() else {
+            release("the inbox could not be read while taking the session over")
+            return
+        }
+        guard role == .owner, !releasedFlag.load(ordering: .relaxed) else { return }
+        // Disconnects still waiting (this node's own, or the inbox's that the store refused just
+        // now) were for that old count too: the restart does what they would.
+        let stale = forwardsWaiting.filter { Self.isDeparture($0.forwarded) }.map(\.forwarded.inboxId).filter { $0 != 0 }
+        forwardsWaiting.removeAll { Self.isDeparture($0.forwarded) }
+        if !stale.isEmpty { environment.pipeline.submit(stale.map { .consumed(id, inboxId: $0) }, receipt: nil) }
         do {
             try take(.restart(environment.timing), cause: .tick)
-            for connection in connections.values {
-                try take(.command(.connect, by: connection.user), cause: .command(.connect, by: connection.user, connection: nil, relay: nil))
-            }
+        } catch {
+            logger.error("taking the session over failed", metadata: ["error": .loggable(error)])
+        }
+        // A store that refuses now (a commit waiting on the old owner's locks, say) must not
+        // leave members who are here counted as gone: refused connects are tried again.
+        for connection in connections.values { connectAfterTakeover(connection.id) }
+        do {
             try take(.advance, cause: .tick)
         } catch {
             logger.error("taking the session over failed", metadata: ["error": .loggable(error)])
         }
         rescheduleTimer()
         await drainInbox()
+    }
+
+    /// Counts `connection`'s member connected again after a takeover; one the store refuses
+    /// is tried again each second while its socket is open.
+    func connectAfterTakeover(_ connection: ConnectionID) {
+        guard let user = connections[connection]?.user, role == .owner else { return }
+        do {
+            try take(.command(.connect, by: user), cause: .command(.connect, by: user, connection: nil, relay: nil))
+        } catch {
+            guard error.code == .unavailable, !releasedFlag.load(ordering: .relaxed) else {
+                logger.error("counting a socket after a takeover failed", metadata: ["error": .loggable(error)])
+                return
+            }
+            connectsWaiting.insert(connection)
+            scheduleDepartureRetry()
+        }
     }
 
     /// Lets the session go from this node: its sockets close so their clients reconnect (to

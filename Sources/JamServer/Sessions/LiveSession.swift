@@ -40,6 +40,9 @@ public actor LiveSession: CommitReceiver {
     /// Members whose last socket closed while the store refused turns: they disconnect (or
     /// leave) once it takes turns again, tried each second (`retryDepartures`).
     var departuresWaiting: [UserID: Int] = [:]
+    /// Sockets whose connect the store refused as this node took the session over (tried
+    /// again with `departuresWaiting`).
+    var connectsWaiting: Set<ConnectionID> = []
     /// Disconnects forwarded for another node's closed sockets that failed: on a replica,
     /// those the database did not confirm; on the owner, inbox rows its store refused.
     /// Tried again with `departuresWaiting`.
