@@ -82,6 +82,9 @@ public enum ListenerProblem: String, Codable, Hashable, Sendable, CaseIterable, 
     case microphoneUnavailable
     /// The microphone was refused (the person said no, or the system did).
     case microphoneRefused
+    /// The plan reached the listener too late to play its own probe, which every figure is
+    /// measured against (`CalibrationRules.minimumProbeLeadMs`).
+    case planTooLate
 
     /// What the calibration's result says.
     public var explanation: String {
@@ -89,6 +92,8 @@ public enum ListenerProblem: String, Codable, Hashable, Sendable, CaseIterable, 
         case .microphoneUnavailable:
             "the listening device could not use a microphone (a browser allows one only over https or on localhost); nothing was changed"
         case .microphoneRefused: "the listening device was not allowed its microphone; allow it and try again; nothing was changed"
+        case .planTooLate:
+            "the listening device got the calibration too late to play its own probe (a slow connection?); try again; nothing was changed"
         }
     }
 }

@@ -15,6 +15,8 @@ import base64
 import json
 import time
 
+import pytest
+
 from jam_page import add_track, click, create_session, debug, el, join_by_link, wait_for
 
 # Guest offsets (ms): how much later than the listener's own probe each one is heard.
@@ -381,7 +383,7 @@ def test_a_page_that_may_not_use_a_microphone_starts_no_calibration_and_says_why
 
 
 CLOCK_RESET_WHILE_RECORDING = """
-const done = arguments[arguments.length - 1];
+const [stallAfter, done] = arguments;
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
   const { synthesizeProbe } = await import('/js/probe.js');
@@ -396,6 +398,11 @@ const done = arguments[arguments.length - 1];
       this.readable = { getReader: () => ({
         cancel: async () => {},
         read: async () => {
+          if (stallAfter !== null && reads === stallAfter) {
+            // The microphone stops delivering without ending; time runs past the window.
+            setTimeout(() => { t = 1e9; }, 50);
+            return new Promise(() => {});
+          }
           const index = reads++;
           t += 100;
           // A reconnect drops the clock's samples while the room is recorded.
@@ -427,11 +434,48 @@ const done = arguments[arguments.length - 1];
 """
 
 
-def test_a_clock_reset_while_the_room_is_recorded_does_not_lose_what_was_heard(base_url, browsers):
+@pytest.mark.parametrize("stall_after", [None, 4], ids=["whole recording", "microphone stalls after the probe"])
+def test_a_clock_reset_or_a_late_stall_while_the_room_is_recorded_does_not_lose_what_was_heard(base_url, browsers, stall_after):
     page = browsers.open("listener")
     page.get(base_url + "/")
-    result = page.execute_async_script(CLOCK_RESET_WHILE_RECORDING)
+    result = page.execute_async_script(CLOCK_RESET_WHILE_RECORDING, stall_after)
     assert "error" not in result, result
-    arrivals = result["posted"][0]["data"]["arrivals"]
-    assert arrivals[0]["offsetMs"] is not None, f"the probe was lost with the clock: {result}"
+    data = result["posted"][0]["data"]
+    assert "problem" not in data, result
+    arrivals = data["arrivals"]
+    assert arrivals[0]["offsetMs"] is not None, f"the probe was lost: {result}"
     assert abs(arrivals[0]["offsetMs"] - 10) < 1, result
+
+
+LISTENER_TOO_LATE = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { CalibrationRunner } = await import('/js/calibration.js');
+  const posted = [];
+  let microphones = 0;
+  const runner = new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    audio: () => ({ sampleRate: 48000, currentTime: 0, destination: {} }),
+    compensationMs: () => 0,
+    send: async (type, data) => { posted.push({ type, data }); },
+    now: () => 1000,
+    getUserMedia: async () => { microphones += 1; throw new Error('not asked for'); },
+  });
+  // The listener's own probe was due 100 ms ago; another device's comes later.
+  const plan = { id: 'c1', listener: { userId: 'u1', deviceId: 'd1' }, repeats: 3, repeatMs: 200, windowMs: 400, probeMs: 80,
+    probes: [{ userId: 'u1', deviceId: 'd1', atMs: 900 }, { userId: 'u2', deviceId: 'd2', atMs: 2300 }] };
+  await runner.handle(plan);
+  done({ posted, microphones });
+})().catch((error) => done({ error: String(error) }));
+"""
+
+
+def test_a_listener_too_late_for_its_own_probe_reports_that_at_once(base_url, browsers):
+    page = browsers.open("listener")
+    page.get(base_url + "/")
+    result = page.execute_async_script(LISTENER_TOO_LATE)
+    assert "error" not in result, result
+    assert result["microphones"] == 0, result
+    assert [p["type"] for p in result["posted"]] == ["calibrationReport"], result
+    assert result["posted"][0]["data"]["problem"] == "planTooLate", result

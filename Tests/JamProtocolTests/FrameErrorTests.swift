@@ -212,7 +212,7 @@ struct FrameErrorTests {
             == JamError(.invalidField, "offsetMs must be a number within ±400 ms"))
         #expect(frameError(#"{"type":"calibrate","data":{"deviceId":"x y"}}"#)?.code == .invalidField)
         #expect(frameError(#"{"type":"calibrationReport","data":{"calibrationId":"c","arrivals":[],"problem":"deaf"}}"#)
-            == JamError(.invalidField, #"field data.problem: must be one of microphoneUnavailable, microphoneRefused; got "deaf""#))
+            == JamError(.invalidField, #"field data.problem: must be one of microphoneUnavailable, microphoneRefused, planTooLate; got "deaf""#))
     }
 
     @Test func emptySettingsUpdateIsInvalid() {

@@ -549,18 +549,27 @@ struct SyncEngineTests {
         #expect(await rig.loadCalls == 2)
     }
 
-    @Test("a failed load of an item that is no longer current is not tried again")
+    @Test("a failed load of an item that is no longer current is not tried again, and the next item's count starts afresh")
     func failedLoadOfAPastItemIsNotRetried() async {
-        let rig = await EngineRig(player: .init(loadDelayMs: 300, failingTrackIds: ["a"]))
-        await rig.startPlaying(song)
-        #expect(await rig.engine.status.phase == .loadFailed)
+        let rig = await EngineRig(player: .init(loadDelayMs: 300, failingTrackIds: ["a", "b"]))
+        let t0 = rig.now
+        await rig.startPlaying(song) // "a" fails at t0 + 300, and again at t0 + 2,600: next due t0 + 6,600
+        await rig.correct(forMs: 1_000)
+        #expect(await rig.loadCalls == 2)
+        // The host skips to "b" (which fails too) before "a"'s next try is due.
         let startAt = rig.millis(rig.serverNow + 1_000)
         await rig.handle(.playPrepare(PlayPrepare(item: next, epoch: 6, startAt: startAt, previous: nil)))
+        // "b"'s first failure: its next try is due 2 s later, at t0 + 4,900, not after 8 s.
+        #expect(rig.now == t0 + 2_900)
         await rig.handle(.playCommit(PlayCommit(itemId: next.id, epoch: 6, startAt: startAt, positionMs: 0)))
-        await rig.correct(forMs: 5_000)
+        await rig.correct(forMs: 1_750)
+        #expect(rig.now == t0 + 4_650)
+        #expect(await rig.loadCalls == 3)
+        await rig.correct(forMs: 250)
+        #expect(await rig.loadCalls == 4)
+        await rig.correct(forMs: 2_500) // past t0 + 6,600, when "a" was due: not loaded again
         let loads = await rig.player.calls.compactMap { if case .load(let id, _) = $0 { id } else { nil } }
-        #expect(loads == ["a", "b"])
-        #expect(await rig.player.isPlaying)
+        #expect(loads == ["a", "a", "b", "b"])
     }
 
     @Test("a next song that fails to load silences the one before it rather than playing it on")

@@ -45,6 +45,8 @@ export class CalibrationRunner {
     this.sources = [];
     this.stream = null;
     this.probesDone = null;
+    /** This run's own probe came too late to be played (see `playProbe`). */
+    this.probeTooLate = false;
   }
 
   /**
@@ -78,10 +80,16 @@ export class CalibrationRunner {
     this.running = plan.id;
     this.aborted = false;
     try {
-      await Promise.all([
-        probe ? this.playProbe(probe, plan) : null,
-        listening ? this.listen(plan) : null,
-      ]);
+      this.probeTooLate = false;
+      const playing = probe ? this.playProbe(probe, plan) : null;
+      if (listening && this.probeTooLate) {
+        // Every figure is measured against the listener's own probe: without it the run can
+        // only fail, so it says why at once rather than after everybody chirped.
+        this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })),
+          ListenerProblem.planTooLate);
+        return;
+      }
+      await Promise.all([playing, listening ? this.listen(plan) : null]);
     } finally {
       this.running = null;
       this.sources = [];
@@ -113,6 +121,7 @@ export class CalibrationRunner {
     // stored as this device's delay (CalibrationRules.minimumProbeLeadMs).
     if (startLocal - this.now() < CalibrationTiming.minimumProbeLeadMs) {
       this.status('Calibration: the probe came too late for this device, so it plays none and keeps its delay.');
+      this.probeTooLate = true;
       return null;
     }
     const samples = synthesizeProbe(context.sampleRate);
@@ -176,7 +185,8 @@ export class CalibrationRunner {
         : await record(context, stream, done, this.now);
     } catch (error) {
       this.status(`Calibration: recording failed (${error && error.message ? error.message : error}).`);
-      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })));
+      this.report(plan, plan.probes.map((p) => ({ userId: p.userId, deviceId: p.deviceId, offsetMs: null })),
+        ListenerProblem.microphoneUnavailable);
       return;
     } finally {
       // The microphone goes off however the recording ended.
@@ -254,6 +264,8 @@ async function recordFrames(stream, done, now) {
   try {
     while (!done()) {
       const read = await Promise.race([reader.read(), stalled]);
+      // What came before the stall is kept: it may hold every probe already.
+      if (read === null && length > 0) break;
       if (read === null) throw new Error('no sound came from the microphone; is it muted?');
       const { value: frame, done: ended } = read;
       if (ended) break;

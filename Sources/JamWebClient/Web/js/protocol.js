@@ -113,7 +113,9 @@ export const SyncGrade = Object.freeze({ good: 'good', fair: 'fair', poor: 'poor
 export const SyncTiming = Object.freeze({ staleMs: 12000 });
 
 /** Why a calibration's listener heard nothing (ListenerProblem). */
-export const ListenerProblem = Object.freeze({ microphoneUnavailable: 'microphoneUnavailable', microphoneRefused: 'microphoneRefused' });
+export const ListenerProblem = Object.freeze({
+  microphoneUnavailable: 'microphoneUnavailable', microphoneRefused: 'microphoneRefused', planTooLate: 'planTooLate',
+});
 
 /** Calibration figures the page needs (CalibrationRules). */
 export const CalibrationTiming = Object.freeze({ minimumProbeLeadMs: 50 });
