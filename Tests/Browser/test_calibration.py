@@ -127,7 +127,23 @@ def test_a_calibration_with_a_fake_microphone_sets_the_delays_the_recording_hold
             print("\nhost's sync column says:", el(host, "sync-message").text)
 
 
-FAILING_RECORDING = """
+# A CalibrationRunner for device u1/d1 on an exact clock that reports into `posted`, for the
+# scripts below (prepended to each); `options` override any of it.
+RIG = """
+function rig(CalibrationRunner, posted, options) {
+  return new CalibrationRunner({
+    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+    clock: () => ({ estimate: { localTime: (at) => at } }),
+    compensationMs: () => 0,
+    send: async (type, data) => { posted.push({ type, data }); },
+    onStatus: () => {},
+    ...options,
+  });
+}
+"""
+
+
+FAILING_RECORDING = RIG + """
 const [path, done] = arguments;
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
@@ -150,13 +166,8 @@ const [path, done] = arguments;
     globalThis.MediaStreamTrackProcessor = undefined;
     setTimeout(() => { t = 1e9; }, 50);
   }
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
-    clock: () => ({ estimate: { localTime: (at) => at } }),
+  const runner = rig(CalibrationRunner, posted, {
     audio: () => context,
-    compensationMs: () => 0,
-    send: async (type, data) => { posted.push({ type, data }); },
-    onStatus: () => {},
     now: () => t,
     getUserMedia: async () => stream,
   });
@@ -180,7 +191,7 @@ def test_a_recording_that_fails_turns_the_microphone_off_and_reports_nothing_hea
         assert result["running"] is None, f"{path}: the runner still thinks it is calibrating"
 
 
-ABORTED_RUN = """
+ABORTED_RUN = RIG + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
@@ -192,12 +203,8 @@ const done = arguments[arguments.length - 1];
   // A context that runs nothing: only the abort can end the recording early.
   const context = { sampleRate: 48000, currentTime: 0, destination: {}, createMediaStreamSource: node, createScriptProcessor: node };
   globalThis.MediaStreamTrackProcessor = undefined;
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
-    clock: () => ({ estimate: { localTime: (at) => at } }),
+  const runner = rig(CalibrationRunner, posted, {
     audio: () => context,
-    compensationMs: () => 0,
-    send: async (type, data) => { posted.push({ type, data }); },
     onStatus: (text) => statuses.push(text),
     now: () => performance.now(),
     getUserMedia: async () => stream,
@@ -227,16 +234,13 @@ def test_leaving_stops_a_calibration_and_its_microphone_at_once(base_url, browse
     assert result["running"] is None, result
 
 
-UNSENT_REPORT = """
+UNSENT_REPORT = RIG + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
   const statuses = [];
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
-    clock: () => ({ estimate: { localTime: (at) => at } }),
+  const runner = rig(CalibrationRunner, [], {
     audio: () => null,
-    compensationMs: () => 0,
     send: async () => { throw new Error('the session ended'); },
     onStatus: (text) => statuses.push(text),
   });
@@ -255,7 +259,7 @@ def test_a_report_that_cannot_be_sent_says_so_rather_than_waiting_for_a_result(b
     assert result["statuses"][-1] == "Calibration: what this device heard could not be sent (the session ended).", result
 
 
-LATE_PROBES = """
+LATE_PROBES = RIG + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
@@ -269,12 +273,9 @@ const done = arguments[arguments.length - 1];
     createBufferSource: () => ({ connect() {}, stop() {}, start(at) { starts[current].push(at); } }),
   };
   const statuses = [];
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
-    clock: () => ({ estimate: { localTime: (at) => at } }),
+  const runner = rig(CalibrationRunner, [], {
     audio: () => context,
     compensationMs: () => 100,
-    send: async () => {},
     onStatus: (text) => statuses.push(text),
     now: () => 1000,
     getUserMedia: async () => { throw new Error('not the listener'); },
@@ -308,19 +309,15 @@ def test_a_probe_whose_moment_is_past_or_too_near_is_not_played_late(base_url, b
     assert sum("too late" in s for s in result["statuses"]) == 2, result
 
 
-MICROPHONE_PROBLEMS = """
+MICROPHONE_PROBLEMS = RIG + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
   const context = { sampleRate: 48000, currentTime: 0, destination: {} };
   const listen = async (name, getUserMedia) => {
     const posted = [];
-    const runner = new CalibrationRunner({
-      device: () => ({ userId: 'u1', deviceId: 'd1' }),
-      clock: () => ({ estimate: { localTime: (at) => at } }),
+    const runner = rig(CalibrationRunner, posted, {
       audio: () => context,
-      compensationMs: () => 0,
-      send: async (type, data) => { posted.push({ type, data }); },
       now: () => performance.now(),
       getUserMedia,
     });
@@ -382,7 +379,7 @@ def test_a_page_that_may_not_use_a_microphone_starts_no_calibration_and_says_why
         time.sleep(0.1)  # pacing the reads, not waiting for anything
 
 
-CLOCK_RESET_WHILE_RECORDING = """
+CLOCK_RESET_WHILE_RECORDING = RIG + """
 const [stallAfter, done] = arguments;
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
@@ -415,12 +412,9 @@ const [stallAfter, done] = arguments;
   };
   const posted = [];
   const track = { stop() {} };
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
+  const runner = rig(CalibrationRunner, posted, {
     clock: () => clock,
     audio: () => ({ sampleRate: rate, currentTime: 0, destination: {} }),
-    compensationMs: () => 0,
-    send: async (type, data) => { posted.push({ type, data }); },
     now: () => t,
     getUserMedia: async () => ({ getTracks: () => [track], getAudioTracks: () => [track] }),
   });
@@ -447,18 +441,14 @@ def test_a_clock_reset_or_a_late_stall_while_the_room_is_recorded_does_not_lose_
     assert abs(arrivals[0]["offsetMs"] - 10) < 1, result
 
 
-LISTENER_TOO_LATE = """
+LISTENER_TOO_LATE = RIG + """
 const done = arguments[arguments.length - 1];
 (async () => {
   const { CalibrationRunner } = await import('/js/calibration.js');
   const posted = [];
   let microphones = 0;
-  const runner = new CalibrationRunner({
-    device: () => ({ userId: 'u1', deviceId: 'd1' }),
-    clock: () => ({ estimate: { localTime: (at) => at } }),
+  const runner = rig(CalibrationRunner, posted, {
     audio: () => ({ sampleRate: 48000, currentTime: 0, destination: {} }),
-    compensationMs: () => 0,
-    send: async (type, data) => { posted.push({ type, data }); },
     now: () => 1000,
     getUserMedia: async () => { microphones += 1; throw new Error('not asked for'); },
   });
