@@ -24,6 +24,18 @@ struct ClusterTests {
         }.map { "\($0.seq) \($0.event.type.rawValue)" }
     }
 
+    /// A session the first node made and owns, with a guest who joined it on the second.
+    static func sessionOfTheFirstNode(joinedOnTheSecond cluster: TestCluster) async throws
+        -> (host: GuestAuthResponse, guest: GuestAuthResponse, id: SessionID)
+    {
+        let (owner, other) = (cluster.node(0), cluster.node(1))
+        let host = try await owner.api.guest("Host")
+        let created = try await owner.api.create(host.token)
+        let guest = try await other.api.guest("Guest")
+        _ = try await other.api.join(guest.token, code: created.session.joinCode)
+        return (host, guest, created.session.id)
+    }
+
     /// Waits until every socket has received broadcasts up to `seq`.
     static func waitFor(_ sockets: [TestSocket], toReach seq: Int64) async throws {
         for socket in sockets {
@@ -93,11 +105,7 @@ struct ClusterTests {
     @Test func aDepartureFromAnotherNodeTheOwnersStoreRefusedIsAppliedOnceTheStoreIsBack() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))
-            let host = try await owner.api.guest("Host")
-            let created = try await owner.api.create(host.token)
-            let id = created.session.id
-            let guest = try await other.api.guest("Guest")
-            _ = try await other.api.join(guest.token, code: created.session.joinCode)
+            let (host, guest, id) = try await Self.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
             let socket = TestSocket(server: other, session: id, token: guest.token)
             try await socket.next(.stateSync)
             func guestConnected() async throws -> Bool? {
@@ -127,12 +135,8 @@ struct ClusterTests {
 
     @Test func aSocketClosedWhileNobodyOwnsTheSessionLeavesTheMembersOtherSocketCounted() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
-            let (owner, other) = (cluster.node(0), cluster.node(1))
-            let host = try await owner.api.guest("Host")
-            let created = try await owner.api.create(host.token)
-            let id = created.session.id
-            let guest = try await other.api.guest("Guest")
-            _ = try await other.api.join(guest.token, code: created.session.joinCode)
+            let other = cluster.node(1)
+            let (host, guest, id) = try await Self.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
             let phone = TestSocket(server: other, session: id, token: guest.token)
             try await phone.next(.stateSync)
             let laptop = TestSocket(server: other, session: id, token: guest.token)
