@@ -383,6 +383,45 @@ struct SharedStoreTests {
         try await node.close()
     }
 
+    @Test func aSessionCreatedUnderAnIdAnotherNodeCreatedFirstIsRefusedAndChangesNothing() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))
+        let (id, other) = (SessionStoreTests.id(8), SessionStoreTests.id(9))
+        try await commit(nodeA, newSession(other, code: "OTHER9"))
+        // The create was sent again, with its idempotency key, to node B while node A could not
+        // reach the database; node B created the session and went on with it.
+        try await commit(nodeB, newSession(id, code: "NODEB8") + [.record(id, SessionStoreTests.record(1, seq: 1))])
+        // Node A's own create of that id gets through once the database is back.
+        let nodeAsCreate: [StoreWrite] = [
+            .index(StoredSessionEntry(id: id, joinCode: "NODEA8", codeIssuedAt: 9, ended: false, wakeAt: nil)),
+            .snapshot(id, SessionSnapshot(lsn: 0, seq: 0, wakeAt: nil, state: Array("{\"node\":\"a\"}".utf8), answers: [])),
+            .record(other, SessionStoreTests.record(1, seq: 1)),
+        ]
+        let conflict = await #expect(throws: StoreConflict.self) { try await commit(nodeA, nodeAsCreate) }
+        #expect(conflict?.sessions == [id])
+        #expect(try await nodeA.entry(id)?.joinCode == "NODEB8", "node B's index row stands")
+        #expect(try await nodeA.entry(code: "NODEA8") == nil)
+        let stored = try await nodeA.loadSession(id)
+        #expect(stored?.snapshots.map(\.state) == [SessionStoreTests.snapshot(0, seq: 0).state], "node B's first snapshot stands")
+        #expect(stored?.records.map(\.lsn) == [1])
+        #expect(try await nodeA.records(other, after: 0).isEmpty, "nothing of the refused batch is stored")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
+    @Test func aCreateTriedAgainAfterItsCommitWentThroughIsTakenAsStored() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let node = try await PostgresSessionStore.open(location, logger: Logger(label: "a"))
+        let id = SessionStoreTests.id(10)
+        try await commit(node, newSession(id, code: "AGAIN8"))
+        // The commit's answer was lost: the same create comes again, with a new code queued since.
+        let since = StoreWrite.index(StoredSessionEntry(id: id, joinCode: "AGAIN9", codeIssuedAt: 11, ended: false, wakeAt: nil))
+        try await commit(node, newSession(id, code: "AGAIN8") + [since, .record(id, SessionStoreTests.record(1, seq: 1))])
+        #expect(try await node.entry(id)?.joinCode == "AGAIN9")
+        #expect(try await node.records(id, after: 0).map(\.lsn) == [1])
+        try await node.close()
+    }
+
     @Test func aTransactionANodeLeavesOpenIsEndedSoAnotherNodesCommitGoesThrough() async throws {
         let location = try await TestPostgres.freshDatabase()
         let (nodeA, nodeB) = (try await PostgresSessionStore.open(location, logger: Logger(label: "a")), try await PostgresSessionStore.open(location, logger: Logger(label: "b")))

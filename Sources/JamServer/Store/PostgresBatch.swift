@@ -16,6 +16,9 @@ struct PostgresBatch {
     /// one session (one let go with writes still queued, one read again from the store) wrote
     /// the same record number. The log can hold only one; trying again cannot help.
     var outOfOrder: Set<SessionID> = []
+    /// Sessions the batch creates: their first snapshot (record 0) is in it. Only a new
+    /// session writes that snapshot, so its index row must not be there already.
+    var created: Set<SessionID> = []
 
     init(_ writes: [StoreWrite]) {
         var position: [SessionID: Int] = [:]
@@ -48,6 +51,7 @@ struct PostgresBatch {
             case .dropTail(let id, let from):
                 dropped.append((id, from))
             case .snapshot(let id, let snapshot):
+                if snapshot.lsn == 0 { created.insert(id) }
                 let key = "\(id.rawValue) \(snapshot.lsn)"
                 if let at = snapshotPosition[key] {
                     snapshots[at] = (id, snapshot)

@@ -21,7 +21,9 @@ extension PostgresSessionStore {
     }
 
     private func write(_ batch: PostgresBatch, on connection: PostgresConnection) async throws {
-        let index = batch.index
+        // A new session's row is inserted, never written over: the rest are updates.
+        let index = try await batch.index.filter { !batch.created.contains($0.id) }
+            + createdAgain(batch.index.filter { batch.created.contains($0.id) }, of: batch, on: connection)
         if !index.isEmpty {
             try await connection.send(
                 """
@@ -73,6 +75,48 @@ extension PostgresSessionStore {
                 """, logger: logger)
         }
         try await finish(batch, on: connection)
+    }
+
+    /// Inserts the index rows of the sessions the batch creates; returns those already there
+    /// that are the batch's own, stored by an earlier try whose answer was lost (their first
+    /// snapshot is stored as the batch has it, byte for byte), for updating as any other row.
+    /// Any other row is another node's session under the same id (a create sent again, with
+    /// the same idempotency key, to another node while this one could not reach the database):
+    /// `StoreConflict`, and the other session stays as it is.
+    private func createdAgain(
+        _ entries: [StoredSessionEntry], of batch: PostgresBatch, on connection: PostgresConnection
+    ) async throws -> [StoredSessionEntry] {
+        guard !entries.isEmpty else { return [] }
+        let inserted = try await connection.send(
+            """
+            INSERT INTO sessions (id, join_code, code_issued_at, ended)
+            SELECT * FROM unnest(\(entries.map(\.id.rawValue)), \(entries.map(\.joinCode)), \(entries.map(\.codeIssuedAt)), \(entries.map(\.ended)))
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+            """, logger: logger)
+        var new = Set<String>()
+        for try await id in inserted.decode(String.self) { new.insert(id) }
+        let existing = entries.filter { !new.contains($0.id.rawValue) }
+        guard !existing.isEmpty else { return [] }
+        // Locked, so the session's own node cannot move it on between this look and the update.
+        let stored = try await connection.send(
+            """
+            SELECT s.id, p.seq, p.state FROM sessions s
+            LEFT JOIN session_snapshots p ON p.session_id = s.id AND p.lsn = 0
+            WHERE s.id = ANY(\(existing.map(\.id.rawValue))) FOR UPDATE OF s
+            """, logger: logger)
+        var first: [String: (seq: Int64, state: ByteBuffer)] = [:]
+        for try await (id, seq, state) in stored.decode((String, Int64?, ByteBuffer?).self) {
+            if let seq, let state { first[id] = (seq, state) }
+        }
+        var ours: [String: SessionSnapshot] = [:]
+        for (id, snapshot) in batch.snapshots where snapshot.lsn == 0 { ours[id.rawValue] = snapshot }
+        let others = existing.filter { entry in
+            guard let stored = first[entry.id.rawValue], let mine = ours[entry.id.rawValue] else { return true }
+            return stored.seq != mine.seq || !stored.state.readableBytesView.elementsEqual(mine.state)
+        }
+        guard others.isEmpty else { throw StoreConflict(sessions: others.map(\.id)) }
+        return existing
     }
 
     /// Sessions of `unmatched` whose log does not end where the batch expects: where each one's

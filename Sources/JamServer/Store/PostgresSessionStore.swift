@@ -6,11 +6,13 @@ import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
-/// A batch appended to a session whose log had moved on: another node wrote it meanwhile.
+/// A batch appended to a session whose log had moved on, or created one under an id already
+/// taken: another node wrote it meanwhile.
 public struct StoreConflict: Error, CustomStringConvertible, Sendable {
-    /// The sessions whose records did not follow the stored log.
+    /// The sessions whose records did not follow the stored log, or whose id another writer
+    /// had created a session under.
     public let sessions: [SessionID]
-    public var description: String { "another writer appended to \(sessions.map(\.rawValue).joined(separator: ", ")) first" }
+    public var description: String { "another writer wrote \(sessions.map(\.rawValue).joined(separator: ", ")) first" }
 }
 
 /// Sessions stored in PostgreSQL, with the embedded store's model (an index, two snapshots and
