@@ -104,6 +104,10 @@ public struct ServerConfiguration: Sendable {
     /// How often the registry looks for sessions that ended while in memory, to let them go
     /// and schedule their purge.
     public var endedSweepMs: Int64 = 60_000
+    /// On a node of several, how often it reads the database's index for sessions whose
+    /// deadline has passed with no node serving them (their node stopped with nobody
+    /// connected), so that their unattended rules and purges still run.
+    public var deadlineScanMs: Int64 = 30_000
     /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?
     /// A PostgreSQL database to keep sessions in (several nodes may share it); nil keeps them

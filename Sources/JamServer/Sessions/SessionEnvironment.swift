@@ -23,6 +23,8 @@ struct SessionEnvironment: Sendable {
     var endedRetentionMs: Int64?
     /// How often the registry lets go of sessions that ended in memory.
     var endedSweepMs: Int64 = 60_000
+    /// How often a node of several looks in the database for deadlines no node is serving.
+    var deadlineScanMs: Int64 = 30_000
     /// How fast each member may send socket messages; `nil` for no limit.
     var commandLimits: CommandLimits?
 }

@@ -37,6 +37,7 @@ extension SessionRegistry {
                 }
             }
             index.wakeUps.sort { $0.at < $1.at }
+            index.lastDeadlineScan = now
         }
         Metrics.liveSessions.record(live)
         logger.info("session index read", metadata: ["sessions.stored": "\(live)", "sessions.ended": "\(stored.count - live)"])
@@ -54,6 +55,7 @@ extension SessionRegistry {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             let now = clock.now()
             sweepEnded(now: now)
+            await scheduleUnservedDeadlines(now: now)
             let (due, next) = index.withLock { index -> ([SessionID], Millis?) in
                 let split = index.wakeUps.firstIndex { $0.at > now } ?? index.wakeUps.count
                 let due = index.wakeUps[..<split].map(\.id)
@@ -95,6 +97,47 @@ extension SessionRegistry {
             return count
         }
         if ended > 0 { logger.debug("ended sessions let go", metadata: ["sessions.ended": "\(ended)"]) }
+    }
+
+    /// On a node of several, every `deadlineScanMs`: schedules the stored sessions whose
+    /// deadline has passed and that this node does not serve. Their owner may have stopped
+    /// with nobody connected (nothing then takes them over), or they were made after this
+    /// node read the index; a wake-up taken while another node owned them is not kept either.
+    /// Whichever node takes the lease first brings each back (or purges it, once ended).
+    private func scheduleUnservedDeadlines(now: Millis) async {
+        guard cluster != nil,
+            index.withLock({ index in
+                guard now - index.lastDeadlineScan >= baseEnvironment.deadlineScanMs else { return false }
+                index.lastDeadlineScan = now
+                return true
+            })
+        else { return }
+        let stored: [StoredSessionEntry]
+        do {
+            stored = try await store.loadIndex()
+        } catch {
+            logger.warning("the database's index could not be read for deadlines nobody serves", metadata: ["error": .loggable(error)])
+            return
+        }
+        let scheduled = index.withLock { index -> Int in
+            var count = 0
+            for entry in stored {
+                guard let wake = entry.wakeAt, wake <= now else { continue }
+                switch index.entries[entry.id] {
+                case .live?, .loading?, .unreadable?:
+                    // Served here (its own timers run it), or damaged.
+                    continue
+                case nil where entry.ended:
+                    index.entries[entry.id] = .ended
+                case .ended?, .stored?, nil:
+                    break
+                }
+                index.schedule(entry.id, at: wake)
+                count += 1
+            }
+            return count
+        }
+        if scheduled > 0 { logger.debug("stored sessions past their deadline scheduled", metadata: ["sessions.due": "\(scheduled)"]) }
     }
 
     /// Removes an ended session's rows from the store and forgets it: its link answers 404 now.

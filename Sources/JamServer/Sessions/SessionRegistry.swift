@@ -32,6 +32,8 @@ public final class SessionRegistry: Service, Sendable {
         var wakeUps: [(at: Millis, id: SessionID)] = []
         /// When the registry last let go of the sessions that ended in memory.
         var lastSweep: Millis = 0
+        /// When a node of several last looked in the database for deadlines nobody serves.
+        var lastDeadlineScan: Millis = 0
 
         /// Lets go of every code the sessions `ids` hold: they ended, or this node no longer
         /// knows who holds them (the database does). One pass over the codes, for any number.
