@@ -93,6 +93,10 @@ struct PirateRadioRoutes {
             let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw JamError(.invalidField, "spotifyUserId must not be empty") }
             guard trimmed.utf8.count <= JamID.maxLength else { throw JamError(.invalidField, "spotifyUserId is too long") }
+            // Other control characters are taken, as PirateRadio's server takes them (the name
+            // then stands in); U+0000 is not: the id is stored as text, which PostgreSQL refuses
+            // it in, and every group commit of the node that took it would fail.
+            guard !trimmed.utf8.contains(0) else { throw JamError(.invalidField, "spotifyUserId must not contain U+0000") }
             // PirateRadio's server takes any display name, falling back to the user id; one too
             // long or with control characters is cleaned to fit OpenJam's limits rather than
             // refused, the user id standing in too, so every token it signs can join.

@@ -28,6 +28,18 @@ struct AuthTests {
         }
     }
 
+    @Test("A user id with U+0000 is refused with a clear error, and no token is signed")
+    func aUserIdWithANulIsRefused() async throws {
+        try await PirateServer.with { server in
+            for userId in ["nul\u{0}id", "\u{0}"] {
+                let result = try await server.http.send("POST", "/auth", json: ["spotifyUserId": userId])
+                #expect(result.status == 400, "\(userId.debugDescription): \(result)")
+                #expect(result.json?.string("token") == nil)
+                #expect("\(result)".contains("spotifyUserId must not contain U+0000"), "\(result)")
+            }
+        }
+    }
+
     @Test("The display name defaults to the user id when absent or empty")
     func displayNameDefaultsToTheUserId() async throws {
         try await PirateServer.with { server in
