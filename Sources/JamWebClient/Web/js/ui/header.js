@@ -26,6 +26,8 @@ export class HeaderView {
     askBefore(this.leave, 'Leave', () => this.leaveQuestion, actions.onLeave);
     this.retry.addEventListener('click', actions.onRetry);
     this.phase = null;
+    /** The announced text of the last wait between tries, kept through the next try. */
+    this.offline = null;
   }
 
   /** Shows or hides the session parts (the welcome screen has none). */
@@ -59,16 +61,26 @@ export class HeaderView {
     let countdown = '';
     let state = phase.phase;
     switch (phase.phase) {
-      case Phase.connected: text = 'Live'; break;
-      case Phase.connecting: text = phase.attempt > 1 ? 'Reconnecting…' : 'Connecting…'; break;
+      case Phase.connected: text = 'Live'; this.offline = null; break;
+      case Phase.connecting:
+        // Between two waits the announced text stays what it was: a screen reader would
+        // otherwise read "Reconnecting" and the reason out again at every try.
+        if (this.offline) {
+          text = this.offline;
+          countdown = ' — reconnecting…';
+        } else {
+          text = phase.attempt > 1 ? 'Reconnecting…' : 'Connecting…';
+        }
+        break;
       case Phase.retrying: {
         const seconds = Math.max(0, Math.ceil((phase.at - performance.now()) / 1000));
-        text = `Offline (${phase.reason}) — retrying`;
-        countdown = ` in ${seconds} s`;
+        text = `Offline (${phase.reason})`;
+        this.offline = text;
+        countdown = ` — retrying in ${seconds} s`;
         break;
       }
-      case Phase.failed: text = 'Disconnected'; break;
-      case Phase.closed: text = 'Left'; break;
+      case Phase.failed: text = 'Disconnected'; this.offline = null; break;
+      case Phase.closed: text = 'Left'; this.offline = null; break;
       default: text = 'Not connected'; state = 'idle';
     }
     this.connection.dataset.state = state;
