@@ -22,11 +22,33 @@ extension LiveSession {
     /// A notification says the log reaches `lsn`: reads and applies the records up to it.
     func catchUp(to lsn: Int64) async {
         wantedLsn = max(wantedLsn, lsn)
+        await readWantedLog()
+    }
+
+    /// Notifications may have been missed (the node was not listening): reads and applies the
+    /// log to its end, wherever that is. Kept apart from `wantedLsn`, which a position past
+    /// any record would leave wanting for good: every lease poll would read the log again.
+    func catchUpToEnd() async {
+        wantsLogEnd = true
+        await readWantedLog()
+    }
+
+    /// Whether a read is still owed: records announced and not applied, or the log's end.
+    private var behindLog: Bool { wantsLogEnd || nextLsn - 1 < wantedLsn }
+
+    private func readWantedLog() async {
         guard role == .replica, !catchingUp else { return }
         catchingUp = true
         defer { catchingUp = false }
-        while role == .replica, nextLsn - 1 < wantedLsn {
-            guard await readLog() == .applied else { return }
+        while role == .replica, behindLog {
+            switch await readLog() {
+            case .applied: continue
+            case .atEnd:
+                wantsLogEnd = false
+                // Still short of an announced record: the lease poll reads again.
+                return
+            case .failed: return
+            }
         }
     }
 
@@ -39,7 +61,7 @@ extension LiveSession {
         guard !releasedFlag.load(ordering: .relaxed) else { return role }
         switch role {
         case .replica:
-            if nextLsn - 1 < wantedLsn { await catchUp(to: wantedLsn) }
+            if behindLog { await readWantedLog() }
         case .owner:
             if inboxReadFailed { await drainInbox() }
         }

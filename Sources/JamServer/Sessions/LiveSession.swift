@@ -74,6 +74,9 @@ public actor LiveSession: CommitReceiver {
     var forwardCount: UInt64 = 0
     /// Replica: the log position a notification announced.
     var wantedLsn: Int64 = 0
+    /// Replica: notifications may have been missed (`catchUpToEnd`): the log is read until a
+    /// read finds nothing more.
+    var wantsLogEnd = false
     var catchingUp = false
     /// Owner: inbox rows taken (whose deletion may not be committed yet), with when.
     var takenInbox: [Int64: Millis] = [:]

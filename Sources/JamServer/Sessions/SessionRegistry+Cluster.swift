@@ -136,7 +136,7 @@ extension SessionRegistry: ClusterEvents {
 
     func resynchronize() async {
         for session in allLive {
-            await session.catchUp(to: .max)
+            await session.catchUpToEnd()
             await session.drainInbox()
         }
     }
