@@ -80,6 +80,59 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func aRefusedForwardIsAnsweredOnlyOnceItsInboxRowsDeletionIsStored() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let store = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
+        try await TestServer.with(store: store) { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let logger = Logger(label: "test")
+            let configuration = try location.testConnectionConfiguration()
+            let writer = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let holder = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
+            let listener = try await PostgresConnection.connect(configuration: configuration, id: 3, logger: logger)
+            let replies = NIOLockedValueBox<[String]>([])
+            let answered = { replies.withLockedValue { $0.contains { $0.contains("fwd-refused") } } }
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    let (listening, started) = AsyncStream.makeStream(of: Void.self)
+                    group.addTask {
+                        try await listener.listen(on: "jam_reply") { notifications in
+                            started.yield()
+                            for try await notification in notifications { replies.withLockedValue { $0.append(notification.payload) } }
+                        }
+                    }
+                    for await _ in listening { break }
+                    // Another node forwards a vote on an item the session does not hold.
+                    let vote = ForwardedCommand(
+                        inboxId: 0, session: id, origin: "another-node", connection: nil, replyId: "fwd-refused",
+                        command: .vote(itemId: "00000000-0000-0000-0017-000000000001", value: 1), user: host.userId)
+                    try await writer.query("BEGIN", logger: logger)
+                    try await Self.insert(vote, on: writer)
+                    try await writer.query("COMMIT", logger: logger)
+                    // The test holds the row, so deleting it waits.
+                    try await holder.query("BEGIN", logger: logger)
+                    let locked = try await holder.query("SELECT id FROM session_inbox WHERE reply_id = 'fwd-refused' FOR UPDATE", logger: logger)
+                    var rows = 0
+                    for try await _ in locked.decode(Int64.self) { rows += 1 }
+                    #expect(rows == 1)
+                    try await writer.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
+                    try await Task.sleep(for: .seconds(1))
+                    #expect(!answered(), "the refusal was answered while its row could still be applied by another owner")
+                    try await holder.query("ROLLBACK", logger: logger)
+                    try await eventually("the refusal reached the node that forwarded it") { answered() }
+                    let refusal = replies.withLockedValue { $0.first { $0.contains("fwd-refused") } } ?? ""
+                    #expect(refusal.contains("notFound"), "\(refusal)")
+                    group.cancelAll()
+                }
+            } catch {
+                for connection in [writer, holder, listener] { try? await connection.close() }
+                throw error
+            }
+            for connection in [writer, holder, listener] { try await connection.close() }
+        }
+    }
+
     /// Two nodes on a fresh database: a guest of the first node's session, joined through the
     /// second, whose commands the second forwards; and a connection of the test's own.
     private static func withForwardingNode(

@@ -81,8 +81,8 @@ extension LiveSession {
             if local != nil, let key { forwards[key] = nil }
             guard nextLsn == before else { return }
             // Nothing changed, so no record carries the answer.
-            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
-            if let key, let answer = answers[key], local == nil { answerForward(forwarded, key: key, frame: answer, error: nil, local: nil, node: node) }
+            let answer = key.flatMap { answers[$0] }
+            consume(forwarded, answering: local == nil ? key.flatMap { key in answer.map { (key, $0) } } : nil, error: nil, local: nil, node: node)
         } catch {
             if Self.isDeparture(forwarded), error.code == .unavailable {
                 // Refused while the store fails, and nobody would send it again: kept, with its
@@ -93,13 +93,29 @@ extension LiveSession {
                 scheduleDepartureRetry()
                 return
             }
-            environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
             let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
-            if let key {
-                if Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key, lane: AnswerCache.Lane(of: forwarded.command)) }
-                answerForward(forwarded, key: key, frame: frame, error: error, local: local, node: node)
+            if let key, Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key, lane: AnswerCache.Lane(of: forwarded.command)) }
+            consume(forwarded, answering: key.map { ($0, frame) }, error: error, local: local, node: node)
+        }
+    }
+
+    /// Deletes `forwarded`'s inbox row, and sends `answer` (if any) once the deletion is
+    /// stored. Answered earlier, an owner that stopped in between would leave the row for the
+    /// next owner, who would apply the command again, on a session that may have changed
+    /// since: a member told their change was refused could see it applied after all.
+    private func consume(
+        _ forwarded: ForwardedCommand, answering answer: (key: String, frame: ByteBuffer)?, error: JamError?, local: ConnectionID?, node: ClusterNode
+    ) {
+        let deletion: [StoreWrite] = [.consumed(id, inboxId: forwarded.inboxId)]
+        guard let answer else { return environment.pipeline.submit(deletion, receipt: nil) }
+        let receiver = AnswerOnceStored(eventLoop: eventLoop, sessionID: id) { [self] in
+            assumeIsolated { session in
+                // Let go meanwhile: the row stays for the next owner, which answers it.
+                guard !session.releasedFlag.load(ordering: .relaxed) else { return }
+                session.answerForward(forwarded, key: answer.key, frame: answer.frame, error: error, local: local, node: node)
             }
         }
+        environment.pipeline.submit(deletion, receipt: (receiver, 0))
     }
 
     private func answerForward(_ forwarded: ForwardedCommand, key: String, frame: ByteBuffer, error: JamError?, local: ConnectionID?, node: ClusterNode) {
@@ -113,4 +129,19 @@ extension LiveSession {
                 node: forwarded.origin, session: id, key: key, connection: forwarded.connection,
                 frame: String(buffer: WebSocketText.payload(of: frame)), errorCode: error?.code, errorMessage: error?.message))
     }
+}
+
+/// Sends a forwarded command's answer once the batch deleting its inbox row is stored.
+final class AnswerOnceStored: CommitReceiver {
+    let eventLoop: any EventLoop
+    let sessionID: SessionID?
+    private let send: @Sendable () -> Void
+
+    init(eventLoop: any EventLoop, sessionID: SessionID, send: @escaping @Sendable () -> Void) {
+        self.eventLoop = eventLoop
+        self.sessionID = sessionID
+        self.send = send
+    }
+
+    func stored(through lsn: Int64) { send() }
 }
