@@ -27,11 +27,7 @@ struct ForwardedKeyTests {
         // The node's forwarder does not run: what the replica forwards waits, unanswered,
         // until the test answers it as the owner would.
         let cluster = ClusterNode(store: store, logger: logger)
-        var environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: InMemorySessionStore(), logger: logger),
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
-        environment.cluster = cluster
+        let environment = SessionEnvironment.forTests(logger: logger, cluster: cluster)
         let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())

@@ -17,10 +17,7 @@ import Testing
 
     static func releasedReplica() async -> LiveSession {
         let logger = Logger(label: "test")
-        let environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: InMemorySessionStore(), logger: logger),
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
+        let environment = SessionEnvironment.forTests(logger: logger)
         let state = SessionState(id: id, joinCode: "ABCDEF", name: "Party", creator: host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())

@@ -41,10 +41,8 @@ import Testing
         // The store holds every commit: with the usual hang limit a slow machine would see the
         // waits refused as a hang before the test looks, which is another test's subject.
         let logger = Logger(label: "test")
-        let environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: store, logger: logger, timing: .init(hangLimit: .seconds(600))),
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
+        let environment = SessionEnvironment.forTests(
+            logger: logger, pipeline: CommitPipeline(store: store, logger: logger, timing: .init(hangLimit: .seconds(600))))
         let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
@@ -92,10 +90,7 @@ import Testing
         let store = RecordingStore()
         let logger = Logger(label: "test")
         let pipeline = CommitPipeline(store: store, logger: logger, timing: .init())
-        let environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: pipeline,
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
+        let environment = SessionEnvironment.forTests(logger: logger, pipeline: pipeline)
         func session(_ n: Int) -> LiveSession {
             let id = SessionID("00000000-0000-0000-0006-00000000000\(n)")
             let state = SessionState(id: id, joinCode: "ABCDE\(n)", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())

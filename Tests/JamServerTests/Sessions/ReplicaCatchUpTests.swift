@@ -24,11 +24,7 @@ struct ReplicaCatchUpTests {
         let logger = Logger(label: "test") { _ in MessageCapture(messages: messages) }
         let store = try await PostgresSessionStore.open(location, logger: logger)
         let node = ClusterNode(store: store, logger: logger)
-        var environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: InMemorySessionStore(), logger: logger),
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
-        environment.cluster = node
+        let environment = SessionEnvironment.forTests(logger: logger, cluster: node)
         let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())

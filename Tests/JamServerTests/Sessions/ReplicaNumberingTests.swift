@@ -16,10 +16,7 @@ import Testing
     /// A replica of a new session, its record 0 applied, with connection 1 attached at its seq.
     static func replica(of state: SessionState) async -> LiveSession {
         let logger = Logger(label: "test")
-        let environment = SessionEnvironment(
-            clock: SystemClock(), ids: RandomIDGenerator(), pipeline: CommitPipeline(store: InMemorySessionStore(), logger: logger),
-            logger: logger, outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 100, stallTimeoutMs: 10_000),
-            snapshotEvery: 1_000, timing: Timing())
+        let environment = SessionEnvironment.forTests(logger: logger)
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
         await session.becomeReplica(attaching: 1, at: state.seq)
