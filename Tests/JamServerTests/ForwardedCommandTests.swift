@@ -117,7 +117,13 @@ struct ForwardedCommandTests {
                     for try await _ in locked.decode(Int64.self) { rows += 1 }
                     #expect(rows == 1)
                     try await writer.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
-                    try await Task.sleep(for: .seconds(1))
+                    try await eventually("the owner's deletion of the row waits on the test's lock") {
+                        let waiting = try await writer.query(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM session_inbox%'", logger: logger)
+                        var count: Int64 = 0
+                        for try await value in waiting.decode(Int64.self) { count = value }
+                        return count > 0
+                    }
                     #expect(!answered(), "the refusal was answered while its row could still be applied by another owner")
                     try await holder.query("ROLLBACK", logger: logger)
                     try await eventually("the refusal reached the node that forwarded it") { answered() }

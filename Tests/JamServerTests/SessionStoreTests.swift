@@ -419,6 +419,17 @@ struct SharedStoreTests {
         try await commit(node, newSession(id, code: "AGAIN8") + [since, .record(id, SessionStoreTests.record(1, seq: 1))])
         #expect(try await node.entry(id)?.joinCode == "AGAIN9")
         #expect(try await node.records(id, after: 0).map(\.lsn) == [1])
+        // A create whose batch also snapshotted the session twice more: its first snapshot was
+        // pruned when it went through, and the same batch tried again is still its own.
+        let ended = SessionStoreTests.id(11)
+        let whole: [StoreWrite] = newSession(ended, code: "AGAIN7") + [
+            .record(ended, SessionStoreTests.record(1, seq: 1)), .snapshot(ended, SessionStoreTests.snapshot(1, seq: 1)),
+            .record(ended, SessionStoreTests.record(2, seq: 2)), .snapshot(ended, SessionStoreTests.snapshot(2, seq: 2)),
+        ]
+        try await commit(node, whole)
+        #expect(try await node.loadSession(ended)?.snapshots.map(\.lsn) == [1, 2])
+        try await commit(node, whole)
+        #expect(try await node.records(ended, after: 1).map(\.lsn) == [2])
         try await node.close()
     }
 

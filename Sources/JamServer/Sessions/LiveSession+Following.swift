@@ -29,24 +29,26 @@ extension LiveSession {
     /// log to its end, wherever that is. Kept apart from `wantedLsn`, which a position past
     /// any record would leave wanting for good: every lease poll would read the log again.
     func catchUpToEnd() async {
-        wantsLogEnd = true
+        logEndsWanted += 1
         await readWantedLog()
     }
 
     /// Whether a read is still owed: records announced and not applied, or the log's end.
-    private var behindLog: Bool { wantsLogEnd || nextLsn - 1 < wantedLsn }
+    private var behindLog: Bool { logEndsMet < logEndsWanted || nextLsn - 1 < wantedLsn }
 
     private func readWantedLog() async {
         guard role == .replica, !catchingUp else { return }
         catchingUp = true
         defer { catchingUp = false }
         while role == .replica, behindLog {
+            // A wish made while this read runs is met only by a read that begins after it.
+            let asked = logEndsWanted
             switch await readLog() {
             case .applied: continue
             case .atEnd:
-                wantsLogEnd = false
-                // Still short of an announced record: the lease poll reads again.
-                return
+                logEndsMet = max(logEndsMet, asked)
+                // Short of an announced record only: the lease poll reads again.
+                guard logEndsMet < logEndsWanted else { return }
             case .failed: return
             }
         }

@@ -64,8 +64,9 @@ extension LiveSession {
             // A REST call's key may find its request's other form; a socket's id only itself.
             switch forwarded.connection == nil ? answers.lookup(key) : answers[key].map(AnswerCache.Lookup.answered) ?? .none {
             case .answered(let answer):
-                environment.pipeline.submit([.consumed(id, inboxId: forwarded.inboxId)], receipt: nil)
-                answerForward(forwarded, key: key, frame: answer, error: nil, local: local, node: node)
+                // A repeat: answered once its row is gone too, as the first may still be
+                // waiting for its own row's deletion.
+                consume(forwarded, answering: (key, answer), error: nil, local: local, node: node)
                 return
             case .keyUsedForAnotherRequest: reused = true
             case .none: break
@@ -108,12 +109,10 @@ extension LiveSession {
     ) {
         let deletion: [StoreWrite] = [.consumed(id, inboxId: forwarded.inboxId)]
         guard let answer else { return environment.pipeline.submit(deletion, receipt: nil) }
+        // Told only once the deletion is stored (a fenced session's receipts are dropped with
+        // its writes): the answer is final then, also if the session was let go meanwhile.
         let receiver = AnswerOnceStored(eventLoop: eventLoop, sessionID: id) { [self] in
-            assumeIsolated { session in
-                // Let go meanwhile: the row stays for the next owner, which answers it.
-                guard !session.releasedFlag.load(ordering: .relaxed) else { return }
-                session.answerForward(forwarded, key: answer.key, frame: answer.frame, error: error, local: local, node: node)
-            }
+            assumeIsolated { $0.answerForward(forwarded, key: answer.key, frame: answer.frame, error: error, local: local, node: node) }
         }
         environment.pipeline.submit(deletion, receipt: (receiver, 0))
     }

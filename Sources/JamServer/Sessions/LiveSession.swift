@@ -74,9 +74,10 @@ public actor LiveSession: CommitReceiver {
     var forwardCount: UInt64 = 0
     /// Replica: the log position a notification announced.
     var wantedLsn: Int64 = 0
-    /// Replica: notifications may have been missed (`catchUpToEnd`): the log is read until a
-    /// read finds nothing more.
-    var wantsLogEnd = false
+    /// Replica: how often notifications may have been missed (`catchUpToEnd`), and how many
+    /// of those times a read that began after them found the log's end.
+    var logEndsWanted: UInt64 = 0
+    var logEndsMet: UInt64 = 0
     var catchingUp = false
     /// Owner: inbox rows taken (whose deletion may not be committed yet), with when.
     var takenInbox: [Int64: Millis] = [:]

@@ -105,7 +105,7 @@ extension SessionRegistry {
     /// node read the index; a wake-up taken while another node owned them is not kept either.
     /// Whichever node takes the lease first brings each back (or purges it, once ended).
     private func scheduleUnservedDeadlines(now: Millis) async {
-        guard cluster != nil,
+        guard let cluster,
             index.withLock({ index in
                 guard now - index.lastDeadlineScan >= baseEnvironment.deadlineScanMs else { return false }
                 index.lastDeadlineScan = now
@@ -114,7 +114,10 @@ extension SessionRegistry {
         else { return }
         let stored: [StoredSessionEntry]
         do {
-            stored = try await store.loadIndex()
+            // With a time limit: a pool waits for ever on a database that is gone, and this
+            // loop also brings the other sessions back and lets the server stop.
+            let store = self.store
+            stored = try await cluster.withDatabase(limit: .seconds(10)) { try await store.loadIndex() }
         } catch {
             logger.warning("the database's index could not be read for deadlines nobody serves", metadata: ["error": .loggable(error)])
             return
@@ -123,13 +126,20 @@ extension SessionRegistry {
             var count = 0
             for entry in stored {
                 guard let wake = entry.wakeAt, wake <= now else { continue }
+                // This node keeps ended sessions for good: it purges none, as at start.
+                if entry.ended, baseEnvironment.endedRetentionMs == nil { continue }
                 switch index.entries[entry.id] {
-                case .live?, .loading?, .unreadable?:
-                    // Served here (its own timers run it), or damaged.
+                case .live(let session)? where !session.releasedFlag.load(ordering: .acquiring):
+                    // Served here: its own timers run it.
+                    continue
+                case .loading?, .unreadable?:
+                    // Being read, or damaged.
                     continue
                 case nil where entry.ended:
                     index.entries[entry.id] = .ended
-                case .ended?, .stored?, nil:
+                case .live?, .ended?, .stored?, nil:
+                    // A session this node let go keeps its entry until asked for; reading it
+                    // then takes the store's word again.
                     break
                 }
                 index.schedule(entry.id, at: wake)

@@ -78,11 +78,12 @@ extension PostgresSessionStore {
     }
 
     /// Inserts the index rows of the sessions the batch creates; returns those already there
-    /// that are the batch's own, stored by an earlier try whose answer was lost (their first
-    /// snapshot is stored as the batch has it, byte for byte), for updating as any other row.
-    /// Any other row is another node's session under the same id (a create sent again, with
-    /// the same idempotency key, to another node while this one could not reach the database):
-    /// `StoreConflict`, and the other session stays as it is.
+    /// that are the batch's own, stored by an earlier try whose answer was lost, for updating
+    /// as any other row. Such a row's snapshots are all the batch's, byte for byte: its first
+    /// (record 0), or, when the batch also snapshotted the session twice more and the first
+    /// was pruned, those. Any other row is another node's session under the same id (a create
+    /// sent again, with the same idempotency key, to another node while this one could not
+    /// reach the database): `StoreConflict`, and the other session stays as it is.
     private func createdAgain(
         _ entries: [StoredSessionEntry], of batch: PostgresBatch, on connection: PostgresConnection
     ) async throws -> [StoredSessionEntry] {
@@ -101,20 +102,22 @@ extension PostgresSessionStore {
         // Locked, so the session's own node cannot move it on between this look and the update.
         let stored = try await connection.send(
             """
-            SELECT s.id, p.seq, p.state FROM sessions s
-            LEFT JOIN session_snapshots p ON p.session_id = s.id AND p.lsn = 0
+            SELECT s.id, p.lsn, p.seq, p.state FROM sessions s
+            LEFT JOIN session_snapshots p ON p.session_id = s.id
             WHERE s.id = ANY(\(existing.map(\.id.rawValue))) FOR UPDATE OF s
             """, logger: logger)
-        var first: [String: (seq: Int64, state: ByteBuffer)] = [:]
-        for try await (id, seq, state) in stored.decode((String, Int64?, ByteBuffer?).self) {
-            if let seq, let state { first[id] = (seq, state) }
+        var ours: [String: [Int64: SessionSnapshot]] = [:]
+        for (id, snapshot) in batch.snapshots { ours[id.rawValue, default: [:]][snapshot.lsn] = snapshot }
+        var matched = Set<String>()
+        var differs = Set<String>()
+        for try await (id, lsn, seq, state) in stored.decode((String, Int64?, Int64?, ByteBuffer?).self) {
+            guard let lsn, let seq, let state, let mine = ours[id]?[lsn], mine.seq == seq, state.readableBytesView.elementsEqual(mine.state) else {
+                differs.insert(id)
+                continue
+            }
+            matched.insert(id)
         }
-        var ours: [String: SessionSnapshot] = [:]
-        for (id, snapshot) in batch.snapshots where snapshot.lsn == 0 { ours[id.rawValue] = snapshot }
-        let others = existing.filter { entry in
-            guard let stored = first[entry.id.rawValue], let mine = ours[entry.id.rawValue] else { return true }
-            return stored.seq != mine.seq || !stored.state.readableBytesView.elementsEqual(mine.state)
-        }
+        let others = existing.filter { !matched.contains($0.id.rawValue) || differs.contains($0.id.rawValue) }
         guard others.isEmpty else { throw StoreConflict(sessions: others.map(\.id)) }
         return existing
     }

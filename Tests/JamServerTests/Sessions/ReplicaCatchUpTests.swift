@@ -31,6 +31,7 @@ struct ReplicaCatchUpTests {
         await session.followTheOwner()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await node.run() }
+            try await eventually("the node reached its database", timeout: .seconds(20)) { await node.isConnectedOnceTried() }
             // The node came back to its database: the replica reads its log to the end.
             await session.catchUpToEnd()
             #expect(!messages.all.contains(Self.readFailed))
