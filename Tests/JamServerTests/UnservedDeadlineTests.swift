@@ -36,6 +36,38 @@ struct UnservedDeadlineTests {
         try await database.close()
     }
 
+    @Test func aSessionThisNodeFollowedAndLetGoEndsHereOnceItsOwnerIsKilled() async throws {
+        let location = try await TestPostgres.freshDatabase()
+        let clock = ShiftedClock()
+        let database = try await PostgresSessionStore.open(location, logger: Logger(label: "test"))
+        try await TestServer.with(clock: clock, configure: {
+            $0.database = location
+            $0.timing.abandonAfterMs = Self.hour
+            $0.deadlineScanMs = 200
+            $0.idleReplicaMs = 100
+        }) { follower in
+            let owner = try await ServerProcess(
+                dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", try location.url, "--end-abandoned-hours", "1"])
+            let host = try await owner.server.api.guest("Host")
+            let created = try await owner.server.api.create(host.token)
+            let id = created.session.id
+            // A guest listens through this node, which follows the session until a while after
+            // the guest's socket closes, and keeps its entry after letting it go.
+            let guest = try await follower.api.guest("Guest")
+            _ = try await follower.api.join(guest.token, code: created.session.joinCode)
+            let socket = TestSocket(server: follower, session: id, token: guest.token)
+            try await socket.next(.stateSync)
+            _ = await socket.close()
+            try await Task.sleep(for: .milliseconds(500))
+            try await owner.kill()
+            clock.advance(byMs: Double(2 * Self.hour))
+            try await eventually("the session this node had let go ended here", timeout: .seconds(15)) {
+                try await database.entry(id)?.ended == true
+            }
+        }
+        try await database.close()
+    }
+
     @Test func anEndedSessionWhoseNodeWasKilledIsPurgedByAnotherNodeWhenItsRetentionIsOver() async throws {
         let location = try await TestPostgres.freshDatabase()
         let clock = ShiftedClock()

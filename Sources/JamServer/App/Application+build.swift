@@ -60,6 +60,7 @@ public func buildApplication(
     environment.endedRetentionMs = configuration.endedRetentionMs
     environment.endedSweepMs = configuration.endedSweepMs
     environment.deadlineScanMs = configuration.deadlineScanMs
+    environment.idleReplicaMs = configuration.idleReplicaMs
     environment.commandLimits = profile.limitsSocketMessages ? configuration.commandLimits : nil
     let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
     cluster?.setEvents(registry)

@@ -108,6 +108,9 @@ public struct ServerConfiguration: Sendable {
     /// deadline has passed with no node serving them (their node stopped with nobody
     /// connected), so that their unattended rules and purges still run.
     public var deadlineScanMs: Int64 = 30_000
+    /// On a node of several, how long it keeps following a session none of its sockets is in
+    /// (applying each of its records) after the last one closed.
+    public var idleReplicaMs: Int64 = 60_000
     /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?
     /// A PostgreSQL database to keep sessions in (several nodes may share it); nil keeps them

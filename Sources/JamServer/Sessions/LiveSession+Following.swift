@@ -168,14 +168,11 @@ extension LiveSession {
         }
     }
 
-    /// How long a replica nobody here is connected to keeps following its session.
-    static let idleReplicaLifetime: TimeAmount = .seconds(60)
-
     /// A replica whose last socket here closed stops following the session a while later
     /// (REST calls in between keep it), so a node does not apply every record of sessions
     /// it no longer serves.
     func scheduleReplicaRelease() {
-        eventLoop.scheduleTask(in: Self.idleReplicaLifetime) { [self] in
+        eventLoop.scheduleTask(in: .milliseconds(environment.idleReplicaMs)) { [self] in
             self.assumeIsolated { session in
                 guard session.role == .replica, session.connections.isEmpty else { return }
                 // Still waiting on an answer or a forward: looked at again later.

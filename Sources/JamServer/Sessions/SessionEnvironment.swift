@@ -25,6 +25,8 @@ struct SessionEnvironment: Sendable {
     var endedSweepMs: Int64 = 60_000
     /// How often a node of several looks in the database for deadlines no node is serving.
     var deadlineScanMs: Int64 = 30_000
+    /// How long a replica nobody here is connected to keeps following its session.
+    var idleReplicaMs: Int64 = 60_000
     /// How fast each member may send socket messages; `nil` for no limit.
     var commandLimits: CommandLimits?
 }
