@@ -168,6 +168,7 @@ extension Timing: JSONWritable {
 extension SyncReport: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
+            $0.field("canListen", ifPresent: canListen)
             $0.field("clockDriftPpm", ifPresent: clockDriftPpm)
             $0.field("delayMs", ifPresent: delayMs)
             $0.field("deviceId", ifPresent: deviceId)

@@ -89,10 +89,13 @@ public struct SyncReport: Codable, Hashable, Sendable {
     public var clockDriftPpm: Double?
     /// True while the device plays the session's audio (it can then take part in a calibration).
     public var playing: Bool?
+    /// Whether the device can record the room, and so be a calibration's listener. A device
+    /// that says false is never made one; one that says nothing is taken at its host's word.
+    public var canListen: Bool?
     /// Creates the payload.
     public init(
         epoch: Int64, offsetMs: Double, errorMs: Double, driftMs: Double, deviceId: String? = nil, outputLatencyMs: Double? = nil,
-        delayMs: Double? = nil, clockDriftPpm: Double? = nil, playing: Bool? = nil
+        delayMs: Double? = nil, clockDriftPpm: Double? = nil, playing: Bool? = nil, canListen: Bool? = nil
     ) {
         self.epoch = epoch
         self.offsetMs = offsetMs
@@ -103,6 +106,7 @@ public struct SyncReport: Codable, Hashable, Sendable {
         self.delayMs = delayMs
         self.clockDriftPpm = clockDriftPpm
         self.playing = playing
+        self.canListen = canListen
     }
 
     /// Checks every figure.

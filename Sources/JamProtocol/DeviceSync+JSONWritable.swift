@@ -35,6 +35,7 @@ extension DeviceSyncStatus: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object {
             $0.field("ageMs", ageMs)
+            $0.field("canListen", ifPresent: canListen)
             $0.field("clockDriftPpm", ifPresent: clockDriftPpm)
             $0.field("clockErrorMs", clockErrorMs)
             $0.field("delayMs", ifPresent: delayMs)

@@ -99,13 +99,16 @@ public struct DeviceSyncStatus: Codable, Hashable, Sendable {
     public var delayMs: Double?
     /// True while the device plays the session's audio.
     public var playing: Bool
+    /// Whether the device can record the room (a calibration's listener); nil when its
+    /// client does not say.
+    public var canListen: Bool?
     /// How long ago the report arrived.
     public var ageMs: Double
     public var grade: SyncGrade
     /// Creates an entry.
     public init(
         userId: UserID, deviceId: String?, clockErrorMs: Double, playbackErrorMs: Double, clockDriftPpm: Double?,
-        outputLatencyMs: Double?, delayMs: Double?, playing: Bool, ageMs: Double, grade: SyncGrade
+        outputLatencyMs: Double?, delayMs: Double?, playing: Bool, canListen: Bool? = nil, ageMs: Double, grade: SyncGrade
     ) {
         self.userId = userId
         self.deviceId = deviceId
@@ -115,6 +118,7 @@ public struct DeviceSyncStatus: Codable, Hashable, Sendable {
         self.outputLatencyMs = outputLatencyMs
         self.delayMs = delayMs
         self.playing = playing
+        self.canListen = canListen
         self.ageMs = ageMs
         self.grade = grade
     }

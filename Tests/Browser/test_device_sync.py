@@ -133,3 +133,19 @@ def test_a_hosts_resync_reaches_the_members_device(base_url, browsers):
     wait_for(guest, lambda d: debug(d)["resyncs"] == 1, 10, "the re-sync never reached Gil's device")
     # It measured its clock afresh and started again on the timeline.
     wait_for(guest, lambda d: debug(d)["starts"] > starts and debug(d)["playing"], 10, "Gil's device did not restart")
+
+
+def test_a_device_that_cannot_record_is_not_offered_as_the_listener(base_url, browsers):
+    host, guest, row = host_and_playing_guest(base_url, browsers)
+
+    def calibrate_shown(d):
+        found = row_for(d, "Gil")
+        return found is not None and found.find_element("css selector", "button.sync-calibrate").is_displayed()
+
+    # A page that may ask for a microphone says so: Gil's device is offered to listen.
+    wait_for(host, calibrate_shown, 15, "Gil's playing device was never offered as a listener")
+    # As on a phone that opened the page over plain http: no mediaDevices at all. Its next
+    # report says it cannot listen, and the host is no longer offered it.
+    guest.execute_script("Object.defineProperty(navigator, 'mediaDevices', { value: undefined, configurable: true })")
+    wait_for(host, lambda d: not calibrate_shown(d), 15, "a device that cannot record stayed on offer as a listener")
+    assert "cannot listen" in row_for(host, "Gil").text

@@ -5,10 +5,10 @@ import Testing
 
 /// The sync column, device delays, re-syncs and a calibration, over real sockets to a real server.
 struct DeviceSyncEndToEndTests {
-    func report(_ device: String, clock: Double = 0.8, playback: Double = 1.5, playing: Bool = true) -> ClientCommand {
+    func report(_ device: String, clock: Double = 0.8, playback: Double = 1.5, playing: Bool = true, canListen: Bool? = nil) -> ClientCommand {
         .syncReport(SyncReport(
             epoch: 0, offsetMs: 12, errorMs: clock, driftMs: playback, deviceId: device, outputLatencyMs: 40, delayMs: 0,
-            clockDriftPpm: 4, playing: playing))
+            clockDriftPpm: 4, playing: playing, canListen: canListen))
     }
 
     @Test func aMembersSyncReportReachesTheHostsButNotOtherMembers() async throws {
@@ -172,6 +172,30 @@ struct DeviceSyncEndToEndTests {
             let refused = try await party.host.socket.next("error c1") { $0.error?.id == "c1" }
             #expect(refused.error?.code == .conflict)
             #expect(refused.error?.message.contains("not playing") == true)
+            await party.close()
+        }
+    }
+
+    @Test func aDeviceThatSaysItCannotRecordShowsSoAndIsRefusedAsTheListener() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            party.host.socket.send(report("host-laptop", canListen: true), id: "r0")
+            eli.socket.send(report("eli-speaker", canListen: false), id: "r1")
+            let board = try await party.host.socket.next("two rows") { $0.syncStatus?.devices.count == 2 }
+            let rows = try #require(board.syncStatus?.devices)
+            #expect(rows.first { $0.deviceId == "eli-speaker" }?.canListen == false)
+            #expect(rows.first { $0.deviceId == "host-laptop" }?.canListen == true)
+            party.host.socket.send(.calibrate(Calibrate(userId: eli.id, deviceId: "eli-speaker")), id: "c1")
+            let refused = try await party.host.socket.next("error c1") { $0.error?.id == "c1" }
+            #expect(refused.error?.code == .conflict)
+            #expect(refused.error?.message.contains("cannot record the room") == true)
+            // The device that can listen still can: the refusal started nothing.
+            party.host.socket.send(.calibrate(Calibrate(deviceId: "host-laptop")), id: "c2")
+            try await party.host.socket.next("ack c2") { $0.ack?.id == "c2" }
+            let plan = try await eli.socket.next(.calibration)
+            #expect(plan.calibration?.listener == DeviceRef(userId: party.host.id, deviceId: "host-laptop"))
+            #expect(await eli.socket.received.filter { $0.calibration != nil }.count == 1)
             await party.close()
         }
     }

@@ -382,6 +382,13 @@ import Testing
                 #expect(try await phone.next(.deviceDelay).deviceDelay == DeviceDelay(userId: gil.userId, deviceId: "gil-phone", delayMs: 5))
                 try await host.keys("r")
                 #expect(try await phone.next(.resync).resync == Resync(userId: gil.userId, deviceId: "gil-phone"))
+                // A device that cannot record says so, and the host's key does not make it listen.
+                phone.send(.syncReport(SyncReport(
+                    epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 5,
+                    clockDriftPpm: 2, playing: true, canListen: false)))
+                try await host.waitFor("cannot listen")
+                try await host.keys("c")
+                try await host.waitFor("That device cannot record the room")
                 await phone.close()
             }
         }

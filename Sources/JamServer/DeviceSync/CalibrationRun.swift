@@ -13,9 +13,16 @@ struct CalibrationRun: Sendable, Equatable {
     /// Plans a run with `listener` listening to `devices` (the playing devices, the
     /// listener among them). The listener goes first: every other device is measured
     /// against it, so what its own speaker and microphone add cancels out.
+    /// `listenerCanListen` is what the listener's last report said about recording.
     static func start(
-        id: String, listener: DeviceRef, devices: [DeviceRef], by host: UserID, at now: Millis
+        id: String, listener: DeviceRef, listenerCanListen: Bool?, devices: [DeviceRef], by host: UserID, at now: Millis
     ) throws(JamError) -> CalibrationRun {
+        // Such a device could only time the run out, with the room chirping for nothing.
+        guard listenerCanListen != false else {
+            throw JamError(
+                .conflict,
+                "device \(listener.deviceId) cannot record the room, so it cannot listen; choose a device that can (a browser page allowed to use a microphone)")
+        }
         guard devices.contains(listener) else {
             throw JamError(.conflict, "the listening device is not playing the session's audio; start playback on it first")
         }

@@ -87,11 +87,17 @@ struct SyncBoard: Sendable {
             return DeviceSyncStatus(
                 userId: entry.user, deviceId: report.deviceId, clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs,
                 clockDriftPpm: report.clockDriftPpm, outputLatencyMs: report.outputLatencyMs, delayMs: report.delayMs,
-                playing: report.playing ?? false, ageMs: age,
+                playing: report.playing ?? false, canListen: report.canListen, ageMs: age,
                 // A client that does not say whether it plays is graded as before, by both errors.
                 grade: SyncGrade.of(clockErrorMs: report.errorMs, playbackErrorMs: report.driftMs, playing: report.playing ?? true, ageMs: age))
         }
         return SyncStatusUpdate(devices: devices)
+    }
+
+    /// Whether `device` said in its last report that it can record the room; nil when it
+    /// did not say, or has not reported.
+    func canListen(_ device: DeviceRef) -> Bool? {
+        entries[DeviceKey(user: device.userId, deviceId: device.deviceId)]?.report.canListen
     }
 
     /// Devices with an id that reported playing within `SyncGrade.staleMs`: those a calibration can use.

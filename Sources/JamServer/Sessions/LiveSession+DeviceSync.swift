@@ -104,7 +104,9 @@ extension LiveSession {
         let listener = DeviceRef(userId: request.userId ?? user, deviceId: request.deviceId)
         guard state.member(listener.userId) != nil else { throw JamError(.notFound, "no member \(listener.userId) in this session") }
         let devices = syncBoard.playingDevices(at: now).filter { state.member($0.userId) != nil }
-        let run = try CalibrationRun.start(id: environment.ids.next().rawValue, listener: listener, devices: devices, by: user, at: now)
+        let run = try CalibrationRun.start(
+            id: environment.ids.next().rawValue, listener: listener, listenerCanListen: syncBoard.canListen(listener), devices: devices,
+            by: user, at: now)
         calibration = run
         logger.info("calibration started", metadata: ["calibration.id": "\(run.plan.id)", "calibration.devices": "\(run.plan.probes.count)"])
         sendPassing(.calibration(run.plan), to: Array(connections.keys))

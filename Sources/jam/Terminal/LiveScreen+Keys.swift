@@ -195,6 +195,10 @@ extension LiveScreen {
             model.message = "Asked the device to re-sync."
         case .character("c"):
             guard let device = model.selectedDevice, let deviceId = device.deviceId else { return true }
+            if device.canListen == false {
+                model.message = "That device cannot record the room; choose one that can listen (a browser allowed to use a microphone)."
+                return true
+            }
             group.addTask { await store.perform(.calibrate(Calibrate(userId: device.userId, deviceId: deviceId)), as: "calibrate") }
         default:
             return false

@@ -610,6 +610,7 @@ struct SyncEngineTests {
         #expect(first.epoch == 5)
         #expect(abs(first.offsetMs - rig.offset) < 1e-6)
         #expect(first.errorMs >= 10 && first.errorMs < 12) // half the 20 ms round trip, plus drift allowance
+        #expect(first.canListen == false) // it records nothing, so no host may make it a calibration's listener
         #expect(await rig.engine.status.measurements >= 70)
     }
 }

@@ -10,7 +10,7 @@ struct CalibrationRunTests {
     let speaker = DeviceRef(userId: "bob", deviceId: "speaker")
 
     func run() throws -> CalibrationRun {
-        try CalibrationRun.start(id: "cal", listener: listener, devices: [phone, listener, speaker], by: host, at: 100_000)
+        try CalibrationRun.start(id: "cal", listener: listener, listenerCanListen: nil, devices: [phone, listener, speaker], by: host, at: 100_000)
     }
 
     func arrival(_ device: DeviceRef, _ offset: Double?) -> ProbeArrival {
@@ -27,8 +27,19 @@ struct CalibrationRunTests {
     }
 
     @Test func aListenerThatDoesNotPlayOrHasNobodyToHearIsRefused() {
-        #expect(throws: JamError.self) { try CalibrationRun.start(id: "c", listener: listener, devices: [phone], by: host, at: 0) }
-        #expect(throws: JamError.self) { try CalibrationRun.start(id: "c", listener: listener, devices: [listener], by: host, at: 0) }
+        #expect(throws: JamError.self) { try CalibrationRun.start(id: "c", listener: listener, listenerCanListen: nil, devices: [phone], by: host, at: 0) }
+        #expect(throws: JamError.self) { try CalibrationRun.start(id: "c", listener: listener, listenerCanListen: nil, devices: [listener], by: host, at: 0) }
+    }
+
+    @Test func aListenerThatSaidItCannotRecordIsRefusedAndOneThatSaidNothingIsTaken() throws {
+        let devices = [phone, listener, speaker]
+        let refusal = #expect(throws: JamError.self) {
+            try CalibrationRun.start(id: "c", listener: listener, listenerCanListen: false, devices: devices, by: host, at: 0)
+        }
+        #expect(refusal?.code == .conflict)
+        #expect(refusal?.message.contains("cannot record the room") == true)
+        #expect(try CalibrationRun.start(id: "c", listener: listener, listenerCanListen: true, devices: devices, by: host, at: 0).plan.listener == listener)
+        #expect(try CalibrationRun.start(id: "c", listener: listener, listenerCanListen: nil, devices: devices, by: host, at: 0).plan.listener == listener)
     }
 
     @Test func correctionsAreMeasuredAgainstTheListenersOwnProbe() throws {

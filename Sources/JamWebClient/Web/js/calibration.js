@@ -17,6 +17,15 @@ const PROBE_GAIN = 0.6;
 /** The microphone as it is: echo cancellation would remove the very probe we listen for. */
 const RAW_AUDIO = Object.freeze({ echoCancellation: false, noiseSuppression: false, autoGainControl: false });
 
+/**
+ * Whether this page can record the room, and so be a calibration's listener: a page on
+ * plain http (a phone on the LAN) has no `mediaDevices` at all. Sync reports say it, so a
+ * host is not offered a device that could only time the run out.
+ */
+export function canRecordRoom(nav = globalThis.navigator) {
+  return !!(nav && nav.mediaDevices && typeof nav.mediaDevices.getUserMedia === 'function');
+}
+
 /** Whether `plan` lists `device` (`{userId, deviceId}`) as a probe or as the listener. */
 export function roleIn(plan, device) {
   const same = (ref) => ref.userId === device.userId && ref.deviceId === device.deviceId;
@@ -34,8 +43,7 @@ export class CalibrationRunner {
     this.options = options;
     this.now = options.now || (() => performance.now());
     this.getUserMedia = options.getUserMedia || ((constraints) => {
-      // A page on plain http (a phone on the LAN) has no mediaDevices at all.
-      if (!navigator.mediaDevices) throw new Error('this page may not use a microphone: it needs https or localhost');
+      if (!canRecordRoom()) throw new Error('this page may not use a microphone: it needs https or localhost');
       return navigator.mediaDevices.getUserMedia(constraints);
     });
     this.running = null;

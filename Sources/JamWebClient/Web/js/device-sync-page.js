@@ -2,7 +2,7 @@
 // and room calibration, wired to the store (passing frames and commands), the engine
 // (its latency and delay) and the player (its AudioContext). SessionPage attaches it
 // to each session it shows.
-import { CalibrationRunner } from './calibration.js';
+import { CalibrationRunner, canRecordRoom } from './calibration.js';
 import { deviceId } from './device.js';
 import { Command, Event, hasHostControls } from './protocol.js';
 import { byId } from './ui/dom.js';
@@ -114,7 +114,7 @@ export class DeviceSyncPanel {
   async calibrate(device) {
     if (device.userId === (this.store && this.store.me) && device.deviceId === this.deviceId) {
       // Without a microphone the run would chirp the whole room for nothing.
-      if (!navigator.mediaDevices) {
+      if (!canRecordRoom()) {
         this.column.say('Calibration: this page may not use a microphone: open OpenJam over https (or on localhost) to listen with this device.');
         return null;
       }

@@ -69,7 +69,8 @@ const EVENT_DATA = Object.freeze({
   [Event.syncStatus]: shape({
     devices: arrayOf(shape({
       userId: id, deviceId: optional(string), clockErrorMs: number, playbackErrorMs: number, clockDriftPpm: optional(number),
-      outputLatencyMs: optional(number), delayMs: optional(number), playing: boolean, ageMs: number, grade: oneOf(SyncGrade),
+      outputLatencyMs: optional(number), delayMs: optional(number), playing: boolean, canListen: optional(boolean), ageMs: number,
+      grade: oneOf(SyncGrade),
     })),
   }),
   [Event.calibration]: shape({

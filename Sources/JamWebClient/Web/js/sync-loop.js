@@ -3,6 +3,7 @@
 // corrects by the policy in correction-policy.js; every reportIntervalMs it tells the
 // server how this device's clock and playback stand. Installed on
 // SyncEngine.prototype by sync-engine.js, so `this` is the engine.
+import { canRecordRoom } from './calibration.js';
 import { correctionStep } from './correction-policy.js';
 import { Command, PlaybackState, isPlayable } from './protocol.js';
 import { SyncPhase } from './sync-status.js';
@@ -105,6 +106,7 @@ export const SyncLoop = {
       delayMs: this.status.deviceDelayMs,
       clockDriftPpm: estimate.driftMsPerSecond * 1000,
       playing: this.enabled && this.player.isPlaying,
+      canListen: canRecordRoom(),
     };
     if (this.device) report.deviceId = this.device.deviceId;
     const sent = this.post(Command.syncReport, report);

@@ -15,6 +15,7 @@ export function describeDevice(device) {
   if (device.outputLatencyMs != null) parts.push(`output ${round(device.outputLatencyMs)} ms`);
   parts.push(`delay ${signed(device.delayMs || 0)} ms`);
   if (!device.playing) parts.push('not playing');
+  if (device.canListen === false) parts.push('cannot listen');
   if (device.ageMs > SyncTiming.staleMs) parts.push(`last heard ${Math.round(device.ageMs / 1000)} s ago`);
   return parts.join(' · ');
 }
@@ -89,7 +90,8 @@ export class SyncColumnView {
     if (document.activeElement !== parts.delay) parts.delay.value = String(device.delayMs || 0);
     const named = !!device.deviceId;
     parts.delay.disabled = !named;
-    parts.calibrate.hidden = !named || !device.playing;
+    // A device that said it cannot record would only time the run out.
+    parts.calibrate.hidden = !named || !device.playing || device.canListen === false;
     setAttr(parts.resync, 'aria-label', `Ask ${name}'s device to re-sync`);
     setAttr(parts.calibrate, 'aria-label', `Calibrate the room with ${name}'s device listening (its microphone is asked for)`);
     setAttr(parts.delay, 'aria-label', `Delay of ${name}'s device in milliseconds`);
