@@ -14,6 +14,20 @@ extension ClusterNode {
         wakeForwarder.yield()
     }
 
+    /// Returns once every command forwarded before the call is stored in the inbox or has
+    /// failed (at most the forwarder's time limit): a node taking a session over applies its
+    /// own earlier forwards before anything its sockets send next.
+    func forwardsSent() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queued = outgoing.withLock { outgoing -> Bool in
+                guard !outgoing.stopped else { return false }
+                outgoing.waitingForSent.append(continuation)
+                return true
+            }
+            if queued { wakeForwarder.yield() } else { continuation.resume() }
+        }
+    }
+
     /// Queues an answer for the node a forwarded command came from.
     func reply(_ reply: ForwardReply) {
         outgoing.withLock { $0.replies.append(reply) }
@@ -60,12 +74,18 @@ extension ClusterNode {
             await sendOutgoing()
         }
         await sendOutgoing()
+        let waiting = outgoing.withLock { outgoing in
+            outgoing.stopped = true
+            defer { outgoing.waitingForSent = [] }
+            return outgoing.waitingForSent
+        }
+        for waiter in waiting { waiter.resume() }
     }
 
     private func sendOutgoing() async {
-        let (commands, replies) = outgoing.withLock { outgoing in
-            defer { (outgoing.commands, outgoing.replies) = ([], []) }
-            return (outgoing.commands, outgoing.replies)
+        let (commands, replies, waiting) = outgoing.withLock { outgoing in
+            defer { (outgoing.commands, outgoing.replies, outgoing.waitingForSent) = ([], [], []) }
+            return (outgoing.commands, outgoing.replies, outgoing.waitingForSent)
         }
         if !commands.isEmpty {
             do {
@@ -115,6 +135,8 @@ extension ClusterNode {
                 for (_, failed) in commands { failed(refusal) }
             }
         }
+        // Every command queued before them is stored or failed now.
+        for waiter in waiting { waiter.resume() }
         if !replies.isEmpty {
             do {
                 let payloads = try replies.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }

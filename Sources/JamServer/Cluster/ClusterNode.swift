@@ -68,6 +68,10 @@ public final class ClusterNode: Service, Sendable {
         var commands: [(ForwardedCommand, @Sendable (JamError) -> Void)] = []
         var replies: [ForwardReply] = []
         var unlocks: [SessionID] = []
+        /// Callers of `forwardsSent`, resumed once the commands queued before them are done.
+        var waitingForSent: [CheckedContinuation<Void, Never>] = []
+        /// The forwarder has stopped: nothing queued now will be sent.
+        var stopped = false
     }
 
     /// Creates the node around the shared store.

@@ -224,6 +224,12 @@ extension LiveSession {
 
     /// Applies a command whose id is not answered yet (or forwards it to the owner).
     private func applyCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
+        if heldDuringTakeover != nil {
+            // The socket's earlier commands may still be on their way to the inbox: applied
+            // now, this one could overtake them.
+            heldDuringTakeover?.append(HeldSocketCommand(command: command, connection: connectionID, user: user, replyId: replyId, relay: relay))
+            return
+        }
         if role == .replica {
             forwardFromSocket(command, by: user, connection: connectionID, replyId: replyId)
             return

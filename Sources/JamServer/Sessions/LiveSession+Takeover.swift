@@ -12,8 +12,14 @@ extension LiveSession {
     /// Where it cannot read the log to its end (the database did not answer, or the session
     /// was let go meanwhile) it stays as it was, and the caller gives the lease back: an owner
     /// that had not read every record would write over the last ones.
+    ///
+    /// Socket commands that come meanwhile wait until this node's own earlier forwards are
+    /// applied: a member's command forwarded just before the takeover would otherwise reach the
+    /// inbox, and be applied, after the same socket's next one.
     func promote(entry: StoredSessionEntry?) async {
-        guard role == .replica else { return }
+        guard role == .replica, heldDuringTakeover == nil else { return }
+        heldDuringTakeover = []
+        defer { applyHeldCommands() }
         var read = LogRead.applied
         while read == .applied { read = await readLog() }
         // An ended session is not taken over: its owner gave the lease back as it ended it, and
@@ -37,7 +43,9 @@ extension LiveSession {
         // clears, not against the sockets counted afresh below (one of a member's two sockets
         // closed while nobody owned the session would otherwise leave them counted as gone).
         // Read after the restart instead, those rows would count twice: unreadable now, the
-        // session is let go rather than counted wrong.
+        // session is let go rather than counted wrong. This node's own forwards still on their
+        // way (its sockets' commands and connects) are among them once the forwarder is done.
+        await environment.cluster?.forwardsSent()
         guard await drainInbox() else {
             release("the inbox could not be read while taking the session over")
             return
@@ -63,6 +71,19 @@ extension LiveSession {
         }
         rescheduleTimer()
         await drainInbox()
+    }
+
+    /// Applies (or, still a replica, forwards) the socket commands held while `promote` ran,
+    /// in their order. A session let go closed their sockets: their clients send them again.
+    private func applyHeldCommands() {
+        guard let held = heldDuringTakeover else { return }
+        heldDuringTakeover = nil
+        guard !releasedFlag.load(ordering: .relaxed) else { return }
+        for command in held where connections[command.connection] != nil {
+            // Through the answer cache again: a client that reconnected meanwhile may have sent
+            // the same id twice.
+            receiveCommand(command.command, from: command.connection, user: command.user, replyId: command.replyId, relay: command.relay)
+        }
     }
 
     /// Counts `connection`'s member connected again after a takeover; one the store refuses
@@ -110,4 +131,13 @@ extension LiveSession {
         connections.removeAll()
         RealtimeConnection.deliver(deliveries)
     }
+}
+
+/// A socket's command held while its session is taken over (`LiveSession.promote`).
+struct HeldSocketCommand: Sendable {
+    let command: Command
+    let connection: ConnectionID
+    let user: UserID
+    let replyId: String?
+    let relay: String?
 }

@@ -47,6 +47,9 @@ public actor LiveSession: CommitReceiver {
     /// those the database did not confirm; on the owner, inbox rows its store refused.
     /// Tried again with `departuresWaiting`.
     var forwardsWaiting: [(forwarded: ForwardedCommand, since: Millis)] = []
+    /// Socket commands that came while this node took the session over, in their order; nil
+    /// when no takeover runs (`promote`).
+    var heldDuringTakeover: [HeldSocketCommand]?
     var departureTimer: Scheduled<Void>?
     /// Created when the session first needs fallback tracks.
     var fallbackShuffle: FallbackShuffle?
