@@ -22,6 +22,9 @@ struct SessionInputJSONTests {
         .pause, .resume,
         .seek(positionMs: 12_345), .ready(epoch: 7),
         .syncReport(SyncReport(epoch: 3, offsetMs: -1.25, errorMs: 0.5, driftMs: 1e-7)),
+        .syncReport(SyncReport(
+            epoch: 4, offsetMs: 2, errorMs: 0.5, driftMs: -1.5, deviceId: "phone-1", outputLatencyMs: 150, delayMs: -20.5, clockDriftPpm: 12.25,
+            playing: true, canListen: false)),
         .updateSettings(SettingsPatch()),
         .updateSettings(SettingsPatch(locked: true, skipThreshold: 0.75, maxMembers: 9, maxQueuedPerMember: 4, allowDuplicates: false, ordering: .fair, fallback: true, addCooldownSeconds: 90)),
         .setRole(userId: alice, role: .cohost), .kick(userId: bob), .setJoinCode("K7PQ2X"), .end,

@@ -24,7 +24,7 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
         [.syncReport(SyncReport(epoch: 3, offsetMs: -12.5, errorMs: 3.25, driftMs: 0.01)),
          .syncReport(SyncReport(
             epoch: 4, offsetMs: 2, errorMs: 0.5, driftMs: -1.5, deviceId: "phone-1", outputLatencyMs: 150, delayMs: -20.5,
-            clockDriftPpm: 12.25, playing: true))]
+            clockDriftPpm: 12.25, playing: true, canListen: false))]
     case .updateSettings:
         [.updateSettings(SettingsPatch(locked: true)),
          .updateSettings(SettingsPatch(

@@ -37,7 +37,7 @@ func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
         [.syncStatus(SyncStatusUpdate(devices: [
             DeviceSyncStatus(
                 userId: Sample.alice, deviceId: "d1", clockErrorMs: 0.75, playbackErrorMs: -1.25, clockDriftPpm: 8.5,
-                outputLatencyMs: 40, delayMs: 12.5, playing: true, ageMs: 900, grade: .good),
+                outputLatencyMs: 40, delayMs: 12.5, playing: true, canListen: true, ageMs: 900, grade: .good),
             DeviceSyncStatus(
                 userId: Sample.bob, deviceId: nil, clockErrorMs: 30, playbackErrorMs: 0, clockDriftPpm: nil,
                 outputLatencyMs: nil, delayMs: nil, playing: false, ageMs: 40_000, grade: .poor),

@@ -42,6 +42,11 @@ extension SyncEngine {
         public var loadRetryBaseMs: Double = 2_000
         /// The longest wait between two tries of a load that keeps failing, ms.
         public var loadRetryCapMs: Double = 30_000
+        /// Whether this device can record the room and answer a calibration as its listener
+        /// (`calibrationReport`). This library sounds the probes but records nothing, so only
+        /// an app that listens itself sets it; the reports say it, and hosts are offered only
+        /// devices that can.
+        public var canListen = false
 
         /// Creates a configuration with the defaults.
         public init() {}

@@ -139,9 +139,8 @@ extension SyncEngine {
             epoch: max(0, epoch), offsetMs: estimate.offset(atLocal: now), errorMs: estimate.halfRoundTripBound(atLocal: now),
             driftMs: status.lastErrorMs ?? 0, deviceId: device?.deviceId, outputLatencyMs: latency,
             delayMs: status.deviceDelayMs, clockDriftPpm: estimate.driftMsPerSecond * 1_000, playing: await player.isPlaying,
-            // This library sounds calibration probes but records nothing: a host must not pick
-            // this device to listen, or the run could only time out.
-            canListen: false)
+            // Said either way: a device a host picks to listen that cannot could only time the run out.
+            canListen: configuration.canListen)
         await send(.syncReport(report))
         status.reportsSent += 1
         return true

@@ -6,16 +6,26 @@ import NIOCore
 /// Several nodes, on the owner: the commands other nodes forwarded, applied once each.
 extension LiveSession {
     /// Applies the commands waiting in the inbox, in order; false when the inbox could not be
-    /// read (the lease poll reads it again later).
+    /// read (the lease poll reads it again later). A call while a drain runs has that drain
+    /// read the inbox once more and returns when it is done: a takeover that goes on before
+    /// then could apply its sockets' next commands ahead of what the inbox holds.
     @discardableResult
     func drainInbox() async -> Bool {
         guard role == .owner, let cluster = environment.cluster else { return true }
         if drainingInbox {
             inboxAgain = true
-            return true
+            return await withCheckedContinuation { inboxDrainWaiters.append($0) }
         }
         drainingInbox = true
-        defer { drainingInbox = false }
+        let read = await readInboxUntilSettled(cluster)
+        drainingInbox = false
+        let waiters = inboxDrainWaiters
+        inboxDrainWaiters = []
+        for waiter in waiters { waiter.resume(returning: read) }
+        return read
+    }
+
+    private func readInboxUntilSettled(_ cluster: ClusterNode) async -> Bool {
         repeat {
             inboxAgain = false
             let commands: [ForwardedCommand]

@@ -17,6 +17,8 @@ extension LiveSession {
     /// applied: a member's command forwarded just before the takeover would otherwise reach the
     /// inbox, and be applied, after the same socket's next one.
     func promote(entry: StoredSessionEntry?) async {
+        // The lease poll awaits each takeover, so none runs twice at once; one that did would
+        // find the first's held commands.
         guard role == .replica, heldDuringTakeover == nil else { return }
         heldDuringTakeover = []
         defer { applyHeldCommands() }

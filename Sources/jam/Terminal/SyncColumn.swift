@@ -25,7 +25,7 @@ enum SyncColumn {
         if let latency = device.outputLatencyMs { parts.append("output \(format(latency)) ms") }
         parts.append("delay \(signed(device.delayMs ?? 0)) ms")
         if !device.playing { parts.append("not playing") }
-        if device.canListen == false { parts.append("cannot listen") }
+        if device.canListen == false { parts.append("cannot listen (no microphone it may use)") }
         if device.ageMs > SyncGrade.staleMs { parts.append("last heard \(format(device.ageMs / 1000)) s ago") }
         return parts.joined(separator: "  ")
     }

@@ -447,7 +447,7 @@ struct ClientParityFixtureTests {
         var sync: Module
     }
 
-    /// Every stored property of `configuration` with its value as a number.
+    /// Every stored property of `configuration` with its value as a number (a flag as 0 or 1).
     private func fields(_ configuration: Any) throws -> [String: Double] {
         var result: [String: Double] = [:]
         for child in Mirror(reflecting: configuration).children {
@@ -455,6 +455,7 @@ struct ClientParityFixtureTests {
             switch child.value {
             case let value as Double: result[label] = value
             case let value as Int: result[label] = Double(value)
+            case let value as Bool: result[label] = value ? 1 : 0
             default: Issue.record("\(label) is neither Double nor Int: extend the defaults test")
             }
         }

@@ -610,7 +610,20 @@ struct SyncEngineTests {
         #expect(first.epoch == 5)
         #expect(abs(first.offsetMs - rig.offset) < 1e-6)
         #expect(first.errorMs >= 10 && first.errorMs < 12) // half the 20 ms round trip, plus drift allowance
-        #expect(first.canListen == false) // it records nothing, so no host may make it a calibration's listener
+        #expect(first.canListen == false) // the library records nothing: no host may make it a calibration's listener
         #expect(await rig.engine.status.measurements >= 70)
+    }
+
+    @Test("an app that listens itself says so in its reports")
+    func reportsCanListen() async {
+        var configuration = SyncEngine.Configuration()
+        configuration.canListen = true
+        let rig = await EngineRig(engine: configuration)
+        await rig.startPlaying(song, epoch: 5)
+        let start = rig.now
+        await #expect(throws: CancellationError.self) {
+            try await rig.engine.run(sleeper: AdvancingSleeper(clock: rig.clock, until: start + 5_000))
+        }
+        #expect(rig.sent.reports.first?.report.canListen == true)
     }
 }

@@ -30,7 +30,8 @@
  * @typedef {{userId: string, deviceId: string, delayMs: number}} DeviceDelay
  * @typedef {'good'|'fair'|'poor'} SyncGrade
  * @typedef {{userId: string, deviceId?: string, clockErrorMs: number, playbackErrorMs: number, clockDriftPpm?: number,
- *   outputLatencyMs?: number, delayMs?: number, playing: boolean, ageMs: number, grade: SyncGrade}} DeviceSyncStatus
+ *   outputLatencyMs?: number, delayMs?: number, playing: boolean, canListen?: boolean, ageMs: number,
+ *   grade: SyncGrade}} DeviceSyncStatus
  * @typedef {{userId: string, deviceId: string, atMs: number}} CalibrationProbe
  * @typedef {{id: string, listener: {userId: string, deviceId: string}, probes: CalibrationProbe[], probeMs: number,
  *   windowMs: number}} CalibrationPlan

@@ -15,7 +15,8 @@ export function describeDevice(device) {
   if (device.outputLatencyMs != null) parts.push(`output ${round(device.outputLatencyMs)} ms`);
   parts.push(`delay ${signed(device.delayMs || 0)} ms`);
   if (!device.playing) parts.push('not playing');
-  if (device.canListen === false) parts.push('cannot listen');
+  // "Listen" as a calibration's listener does: through a microphone, not the speaker.
+  if (device.canListen === false) parts.push('cannot listen (no microphone it may use)');
   if (device.ageMs > SyncTiming.staleMs) parts.push(`last heard ${Math.round(device.ageMs / 1000)} s ago`);
   return parts.join(' · ');
 }
