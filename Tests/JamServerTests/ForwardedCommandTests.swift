@@ -329,6 +329,30 @@ struct ForwardedCommandTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1))) func aNodeFollowingASessionThatEndsDoesNotTakeItOver() async throws {
+        try await Self.withOwnedSession { server, host, id, other, location in
+            // A member listens through a second node, which follows the session and tries for
+            // its lease every half second.
+            let follower = try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", try location.url])
+            let code = try await server.api.view(host.token, id).session.joinCode
+            let guest = try await follower.server.api.guest("Guest")
+            _ = try await follower.server.api.join(guest.token, code: code)
+            let socket = TestSocket(server: follower.server, session: id, token: guest.token)
+            try await socket.next(.stateSync)
+            #expect(try await server.api.request("DELETE", "/api/v1/sessions/\(id)", token: host.token).status == 204)
+            try await socket.next(.sessionEnded)
+            // The owner gives the lease back as it ends the session; the follower may take it at
+            // its next poll, but not keep it: an ended session has nothing to own. (A follower that
+            // applied the end polls for it no more; one that had not finds the end as it reads
+            // the log in `promote`, and gives the lease back.)
+            try await eventually("the ended session's lease is free", timeout: .seconds(10)) { try await other.leaseIsFree(id) }
+            try await Task.sleep(for: .seconds(2)) // four polls of the follower
+            try await eventually("the ended session's lease is still free", timeout: .seconds(5)) { try await other.leaseIsFree(id) }
+            _ = await socket.close()
+            _ = try await follower.terminate()
+        }
+    }
+
     @Test func aSessionLetGoBecauseAnotherWriterOvertookItGivesUpItsLease() async throws {
         try await Self.withOwnedSession { server, host, id, other, _ in
             #expect(try await other.leaseIsFree(id) == false, "the node that created the session owns it")
