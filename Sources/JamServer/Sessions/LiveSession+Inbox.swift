@@ -7,13 +7,15 @@ import NIOCore
 extension LiveSession {
     /// Applies the commands waiting in the inbox, in order; false when the inbox could not be
     /// read (the lease poll reads it again later). A call while a drain runs has that drain
-    /// read the inbox once more and returns when it is done: a takeover that goes on before
-    /// then could apply its sockets' next commands ahead of what the inbox holds.
+    /// read the inbox once more; with `waitingForRunning` it returns when that drain is done
+    /// (a takeover that went on before then could apply its sockets' next commands ahead of
+    /// what the inbox holds), else at once, so the lease poll and the listener move on.
     @discardableResult
-    func drainInbox() async -> Bool {
+    func drainInbox(waitingForRunning: Bool = false) async -> Bool {
         guard role == .owner, let cluster = environment.cluster else { return true }
         if drainingInbox {
             inboxAgain = true
+            guard waitingForRunning else { return true }
             return await withCheckedContinuation { inboxDrainWaiters.append($0) }
         }
         drainingInbox = true
@@ -40,7 +42,7 @@ extension LiveSession {
             }
             inboxReadFailed = false
             takeInbox(commands)
-        } while inboxAgain && role == .owner
+        } while inboxAgain && role == .owner && !releasedFlag.load(ordering: .relaxed)
         return true
     }
 

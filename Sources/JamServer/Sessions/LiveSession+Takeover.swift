@@ -48,7 +48,7 @@ extension LiveSession {
         // session is let go rather than counted wrong. This node's own forwards still on their
         // way (its sockets' commands and connects) are among them once the forwarder is done.
         await environment.cluster?.forwardsSent()
-        guard await drainInbox() else {
+        guard await drainInbox(waitingForRunning: true) else {
             release("the inbox could not be read while taking the session over")
             return
         }
@@ -72,7 +72,7 @@ extension LiveSession {
             logger.error("taking the session over failed", metadata: ["error": .loggable(error)])
         }
         rescheduleTimer()
-        await drainInbox()
+        await drainInbox(waitingForRunning: true)
     }
 
     /// Applies (or, still a replica, forwards) the socket commands held while `promote` ran,

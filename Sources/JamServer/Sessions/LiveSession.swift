@@ -86,7 +86,8 @@ public actor LiveSession: CommitReceiver {
     var takenInbox: [Int64: Millis] = [:]
     var drainingInbox = false
     var inboxAgain = false
-    /// Callers of `drainInbox` that came while a drain ran, resumed when it ends.
+    /// Callers of `drainInbox(waitingForRunning: true)` that came while a drain ran, resumed
+    /// when it ends.
     var inboxDrainWaiters: [CheckedContinuation<Bool, Never>] = []
     /// Owner: the last read of the inbox failed; the lease poll reads it again.
     var inboxReadFailed = false
