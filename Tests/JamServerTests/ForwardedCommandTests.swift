@@ -118,11 +118,8 @@ struct ForwardedCommandTests {
                     #expect(rows == 1)
                     try await writer.query("SELECT pg_notify('jam_inbox', \(id.rawValue))", logger: logger)
                     try await eventually("the owner's deletion of the row waits on the test's lock") {
-                        let waiting = try await writer.query(
-                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM session_inbox%'", logger: logger)
-                        var count: Int64 = 0
-                        for try await value in waiting.decode(Int64.self) { count = value }
-                        return count > 0
+                        // A row lock is waited for on the transaction that holds it.
+                        try await !writer.backends(running: "DELETE FROM session_inbox", waitingFor: "transactionid").isEmpty
                     }
                     #expect(!answered(), "the refusal was answered while its row could still be applied by another owner")
                     try await holder.query("ROLLBACK", logger: logger)
@@ -242,22 +239,6 @@ struct ForwardedCommandTests {
         }
     }
 
-    /// The backends of `other`'s database that run `statement` and wait for `event`.
-    private static func backends(running statement: String, waitingFor event: String, seen other: PostgresConnection) async throws -> [Int32] {
-        let logger = Logger(label: "test")
-        // Within a transaction the activity view is read once unless told to read it again.
-        for try await _ in try await other.query("SELECT pg_stat_clear_snapshot()", logger: logger) {}
-        let rows = try await other.query(
-            """
-            SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event = \(event) AND strpos(query, \(statement)) > 0
-                AND pid <> pg_backend_pid()
-            """, logger: logger)
-        var pids: [Int32] = []
-        for try await pid in rows.decode(Int32.self) { pids.append(pid) }
-        return pids
-    }
-
     @Test func aForwardCutOffBeforeItsCommitWasNotApplied() async throws {
         try await Self.withForwardingNode { replica, guest, id, other in
             let logger = Logger(label: "test")
@@ -267,7 +248,7 @@ struct ForwardedCommandTests {
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
             let waiting = try await eventually("the forward waits for the lock", timeout: .seconds(5)) {
-                let pids = try await Self.backends(running: "INSERT INTO session_inbox", waitingFor: "relation", seen: other)
+                let pids = try await other.backends(running: "INSERT INTO session_inbox", waitingFor: "relation")
                 return pids.isEmpty ? nil : pids
             }
             for pid in waiting {
@@ -304,7 +285,7 @@ struct ForwardedCommandTests {
             let started = ContinuousClock.now
             async let cutOff = replica.api.add(guest, id, testTrack(1))
             let committing = try await eventually("the forward's commit waits", timeout: .seconds(5)) {
-                let pids = try await Self.backends(running: "COMMIT", waitingFor: "PgSleep", seen: other)
+                let pids = try await other.backends(running: "COMMIT", waitingFor: "PgSleep")
                 return pids.isEmpty ? nil : pids
             }
             for pid in committing {

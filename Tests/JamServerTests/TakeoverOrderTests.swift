@@ -29,11 +29,7 @@ struct TakeoverOrderTests {
                     try await blocker.query("LOCK TABLE session_inbox IN SHARE MODE", logger: logger)
                     socket.send(.vote(Vote(itemId: item, value: 1)), id: "v1")
                     try await eventually("the vote's forward waits for the inbox") {
-                        let rows = try await probe.query(
-                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO session_inbox%'",
-                            logger: logger)
-                        for try await waiting in rows.decode(Int64.self) where waiting > 0 { return true }
-                        return false
+                        try await !probe.backends(running: "INSERT INTO session_inbox", waitingFor: "relation").isEmpty
                     }
                     try await cluster.nodes[0].kill()
                     try await eventually("the member's node took the session over", timeout: .seconds(15), every: .milliseconds(50)) {
