@@ -76,6 +76,19 @@ extension Command {
             self
         }
     }
+
+    /// Whether it can change its sender's own choices: their votes or their skip request, which
+    /// the broadcasts do not attribute (`MyChoices` tells the sender's other devices).
+    public var changesOwnChoices: Bool {
+        switch self {
+        case .vote, .requestSkip, .withdrawSkipRequest: true
+        case .whileCurrent(_, let command): command.changesOwnChoices
+        case .all(let commands): commands.contains(where: \.changesOwnChoices)
+        case .join, .leave, .connect, .disconnect, .add, .remove, .skip, .finish, .play, .pause, .resume, .seek, .ready, .syncReport,
+            .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+            false
+        }
+    }
 }
 
 /// What a command produced.

@@ -62,19 +62,25 @@ extension SessionState {
         return max(1, min(needed, voters))
     }
 
-    /// The whole session as `viewer` sees it.
-    public func view(for viewer: UserID) -> SessionView {
+    /// What `member` chose themselves: their votes on queued items and their skip request.
+    public func choices(of member: UserID) -> MyChoices {
         var myVotes: [String: Int] = [:]
         for item in queue {
-            if let vote = item.votes[viewer] { myVotes[item.id.rawValue] = vote }
+            if let vote = item.votes[member] { myVotes[item.id.rawValue] = vote }
         }
+        return MyChoices(myVotes: myVotes, mySkipRequest: skipRequests.contains(member))
+    }
+
+    /// The whole session as `viewer` sees it.
+    public func view(for viewer: UserID) -> SessionView {
+        let mine = choices(of: viewer)
         return SessionView(
             session: infoView(),
             members: members.map(\.view),
             nowPlaying: nowPlayingView(),
             queue: queueView(),
-            myVotes: myVotes,
-            skipRequests: SkipRequestsView(count: skipRequestCount, needed: skipRequestsNeeded, mine: skipRequests.contains(viewer)),
+            myVotes: mine.myVotes,
+            skipRequests: SkipRequestsView(count: skipRequestCount, needed: skipRequestsNeeded, mine: mine.mySkipRequest),
             history: history,
             upNext: upNext.map { NowPlaying(item: itemView($0.item, reason: "up next"), epoch: $0.epoch, state: .preparing, positionMs: 0, anchorMs: $0.startAt) },
             deviceDelays: deviceDelays)

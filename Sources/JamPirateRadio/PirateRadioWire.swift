@@ -49,7 +49,9 @@ struct PirateRadioWire: SessionWire {
         }
         let types = Set(events.map(\.event.type))
         switch cause {
-        case .tick:
+        case .tick, .followed:
+            // A command another node applied is framed as time passing is: the messages its
+            // frames relay went to that node's sockets only (run this profile as one node).
             if types.contains(.playPrepare) {
                 addStarted()
             } else if types.contains(.pause) {

@@ -50,6 +50,7 @@ extension ServerEvent {
         case .calibration(let v): v.write(to: &json)
         case .calibrationResult(let v): v.write(to: &json)
         case .resync(let v): v.write(to: &json)
+        case .myChoices(let v): v.write(to: &json)
         }
     }
 }
@@ -189,6 +190,15 @@ extension SkipRequestsUpdate: JSONWritable {
         json.object {
             $0.field("count", count)
             $0.field("needed", needed)
+        }
+    }
+}
+
+extension MyChoices: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("mySkipRequest", mySkipRequest)
+            $0.field("myVotes", myVotes)
         }
     }
 }

@@ -4,8 +4,9 @@ import Foundation
 ///
 /// `seq` increases with every event broadcast in a session and never resets;
 /// direct replies (`stateSync`, `pong`, `ack`, `error`) and the passing device-sync
-/// frames (`syncStatus`, `calibration`, `calibrationResult`, `resync`) carry the
-/// session's current `seq` without advancing it (`ServerEventType.advancesSeq`).
+/// frames (`syncStatus`, `calibration`, `calibrationResult`, `resync`) and a member's own
+/// `myChoices` carry the session's current `seq` without advancing it
+/// (`ServerEventType.advancesSeq`).
 public struct ServerEnvelope: Hashable, Sendable {
     public var event: ServerEvent
     public var epoch: Int64
@@ -70,6 +71,7 @@ extension ServerEnvelope: Codable {
         case .calibration: event = .calibration(try data(CalibrationPlan.self))
         case .calibrationResult: event = .calibrationResult(try data(CalibrationOutcome.self))
         case .resync: event = .resync(try data(Resync.self))
+        case .myChoices: event = .myChoices(try data(MyChoices.self))
         }
     }
 
@@ -105,6 +107,7 @@ extension ServerEnvelope: Codable {
         case .calibration(let v): try c.encode(v, forKey: .data)
         case .calibrationResult(let v): try c.encode(v, forKey: .data)
         case .resync(let v): try c.encode(v, forKey: .data)
+        case .myChoices(let v): try c.encode(v, forKey: .data)
         }
     }
 }

@@ -123,6 +123,21 @@ public struct SkipRequestsUpdate: Codable, Hashable, Sendable {
     }
 }
 
+/// The receiving member's own votes and skip request, for their other devices: the broadcasts
+/// say how many voted or asked, not who, so a vote from a phone would otherwise show on the
+/// same member's laptop only with the next whole state.
+public struct MyChoices: Codable, Hashable, Sendable {
+    /// Item id → +1 or −1 for each queued item the member voted on (`SessionView.myVotes`).
+    public var myVotes: [String: Int]
+    /// Whether the member asks to skip the current item (`SkipRequestsView.mine`).
+    public var mySkipRequest: Bool
+    /// Creates the payload.
+    public init(myVotes: [String: Int], mySkipRequest: Bool) {
+        self.myVotes = myVotes
+        self.mySkipRequest = mySkipRequest
+    }
+}
+
 /// Settings, name or join code changed.
 public struct SessionUpdated: Codable, Hashable, Sendable {
     public var settings: SessionSettings
@@ -216,6 +231,7 @@ public enum ServerEvent: Hashable, Sendable {
     case calibration(CalibrationPlan)
     case calibrationResult(CalibrationOutcome)
     case resync(Resync)
+    case myChoices(MyChoices)
 
     /// The `type` string of the envelope.
     public var type: ServerEventType {
@@ -245,6 +261,7 @@ public enum ServerEvent: Hashable, Sendable {
         case .calibration: .calibration
         case .calibrationResult: .calibrationResult
         case .resync: .resync
+        case .myChoices: .myChoices
         }
     }
 }
@@ -253,19 +270,19 @@ public enum ServerEvent: Hashable, Sendable {
 public enum ServerEventType: String, Codable, Sendable, CaseIterable {
     case stateSync, memberJoined, memberLeft, memberUpdated, queueUpdate, queueItemAdded, queueItemRemoved, votesUpdate, playPrepare, playCommit
     case pause, resume, seek, stopped, skipRequests, sessionUpdated, pong, ack, error, sessionEnded
-    case deviceDelay, syncStatus, calibration, calibrationResult, resync
+    case deviceDelay, syncStatus, calibration, calibrationResult, resync, myChoices
 
     /// Whether a frame of this type is a broadcast event that takes the session's next `seq`.
     /// The others carry the current `seq` without advancing it: `stateSync` (a whole view, which
-    /// sets a follower's `seq`), the replies to one connection, and the passing device-sync
-    /// frames. Followers skip them in their gap and duplicate checks; the web client's
+    /// sets a follower's `seq`), the replies to one connection, the passing device-sync
+    /// frames, and a member's own `myChoices` (sent to that member's devices only). Followers skip them in their gap and duplicate checks; the web client's
     /// `DIRECT_EVENTS` is the same list less `stateSync`, checked by a mirror test.
     public var advancesSeq: Bool {
         switch self {
         case .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate, .playPrepare,
             .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .deviceDelay:
             true
-        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
+        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync, .myChoices:
             false
         }
     }

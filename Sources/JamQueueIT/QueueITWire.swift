@@ -45,7 +45,7 @@ struct QueueITWire: SessionWire {
                 songChanged = true
             case .memberJoined, .memberLeft, .memberUpdated, .sessionUpdated, .skipRequests, .sessionEnded:
                 sessionChanged = true
-            case .stateSync, .pong, .ack, .error, .deviceDelay, .syncStatus, .calibration, .calibrationResult, .resync:
+            case .stateSync, .pong, .ack, .error, .deviceDelay, .syncStatus, .calibration, .calibrationResult, .resync, .myChoices:
                 break
             }
         }

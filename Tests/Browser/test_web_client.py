@@ -84,6 +84,44 @@ def test_add_and_vote_reach_the_other_browser_within_a_second(base_url, browsers
     assert_clean_console(alice, bob)
 
 
+def test_a_vote_on_one_device_shows_as_the_members_own_on_their_other_device(base_url, browsers):
+    # The host is somebody elsewhere (no page); Bob has a phone and a laptop, signed in as himself on both.
+    status, alice = rest(base_url, "POST", "/auth/guest", body={"displayName": "Alice"})
+    assert status == 201, (status, alice)
+    status, created = rest(base_url, "POST", "/api/v1/sessions", alice["token"], {})
+    assert status == 201, (status, created)
+    phone = browsers.open("bob-phone")
+    join_by_link(phone, base_url, created["session"]["joinCode"], "Bob")
+    add_track(phone, 0)  # the first add plays at once
+    second = add_track(phone, 1)
+    wait_for(phone, lambda d: queue_item(d, second) is not None, message="the second song did not queue")
+    laptop = browsers.open("bob-laptop")
+    laptop.get(base_url + "/")
+    laptop.execute_script("""
+        localStorage.setItem('openjam.identity', arguments[0]);
+        localStorage.setItem('openjam.session', arguments[1]);""",
+        phone.execute_script("return localStorage.getItem('openjam.identity')"),
+        phone.execute_script("return localStorage.getItem('openjam.session')"))
+    laptop.get(base_url + "/")
+    wait_for(laptop, lambda d: visible(d, "now-playing") and queue_item(d, second) is not None,
+             message="the laptop did not return to Bob's session")
+    wait_connected(laptop)
+
+    def pressed(driver):
+        item = queue_item(driver, second)
+        return item is not None and item.find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true"
+
+    # The score alone says somebody voted; the pressed button says it was Bob.
+    click(phone, queue_item(phone, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
+    wait_for(laptop, lambda d: queue_item(d, second).get_attribute("data-score") == "1", message="the laptop did not see the vote")
+    wait_for(laptop, pressed, message="the laptop did not show the phone's vote as Bob's")
+    # Taken back on the laptop: the phone's button is released too.
+    click(laptop, queue_item(laptop, second).find_element(By.CSS_SELECTOR, "button.vote-up"))
+    wait_for(phone, lambda d: queue_item(d, second).get_attribute("data-score") == "0", message="the phone did not see the vote taken back")
+    wait_for(phone, lambda d: not pressed(d), message="the phone still shows the vote taken back on the laptop")
+    assert_clean_console(phone, laptop)
+
+
 def test_bad_join_code_is_explained_in_words(base_url, browsers):
     carol = browsers.open("carol")
     carol.get(base_url + "/")

@@ -33,6 +33,9 @@ func sampleEvents(_ type: ServerEventType) -> [ServerEvent] {
          .error(ErrorEvent(id: nil, code: .malformed, message: "not valid JSON"))]
     case .sessionEnded: [.sessionEnded(SessionEnded(reason: "everybody left"))]
     case .deviceDelay: [.deviceDelay(DeviceDelay(userId: Sample.bob, deviceId: "d2", delayMs: -35.5))]
+    case .myChoices:
+        [.myChoices(MyChoices(myVotes: [Sample.itemA.rawValue: 1, Sample.itemB.rawValue: -1], mySkipRequest: true)),
+         .myChoices(MyChoices(myVotes: [:], mySkipRequest: false))]
     case .syncStatus:
         [.syncStatus(SyncStatusUpdate(devices: [
             DeviceSyncStatus(
@@ -138,7 +141,7 @@ struct ServerEnvelopeRoundTripTests {
             "stateSync", "memberJoined", "memberLeft", "memberUpdated", "queueUpdate", "queueItemAdded", "queueItemRemoved",
             "votesUpdate", "playPrepare",
             "playCommit", "pause", "resume", "seek", "stopped", "skipRequests", "sessionUpdated", "pong", "ack", "error",
-            "sessionEnded", "deviceDelay", "syncStatus", "calibration", "calibrationResult", "resync",
+            "sessionEnded", "deviceDelay", "syncStatus", "calibration", "calibrationResult", "resync", "myChoices",
         ])
     }
 

@@ -14,14 +14,10 @@ import Testing
 /// and nothing acknowledged lost when the owner is killed.
 @Suite(.serialized, .enabled(if: TestCluster.enabled, "needs PostgreSQL and HAProxy (scripts/test.sh starts them)"))
 struct ClusterTests {
-    /// The broadcast events a socket received after `seq`, as "seq type".
+    /// The broadcast events a socket received after `seq`, as "seq type": not the replies, the
+    /// passing frames or a member's own choices, which keep the seq.
     static func broadcasts(_ socket: TestSocket, after seq: Int64) async -> [String] {
-        await socket.received.filter { envelope in
-            switch envelope.event.type {
-            case .ack, .error, .pong, .stateSync: false
-            default: envelope.seq > seq
-            }
-        }.map { "\($0.seq) \($0.event.type.rawValue)" }
+        await socket.received.filter { $0.event.type.advancesSeq && $0.seq > seq }.map { "\($0.seq) \($0.event.type.rawValue)" }
     }
 
     /// A session the first node made and owns, with a guest who joined it on the second.

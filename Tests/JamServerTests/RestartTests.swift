@@ -20,12 +20,7 @@ func waitFor(_ what: String, _ condition: () async throws -> Bool) async throws 
 @Suite(.serialized) struct RestartTests {
     /// Broadcast events (the ones a resume replays) among `envelopes`, after `seq`.
     static func broadcasts(_ envelopes: [ServerEnvelope], after seq: Int64) -> [ServerEnvelope] {
-        envelopes.filter { envelope in
-            switch envelope.event {
-            case .stateSync, .ack, .error, .pong: false
-            default: envelope.seq > seq
-            }
-        }
+        envelopes.filter { $0.event.type.advancesSeq && $0.seq > seq }
     }
 
     /// Before the restart: the guest reads up to some seq and leaves; the host goes on, and

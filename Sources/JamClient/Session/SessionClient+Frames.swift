@@ -61,7 +61,7 @@ extension SessionClient {
             return
         case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueItemAdded, .queueItemRemoved, .queueUpdate, .votesUpdate,
             .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .sessionEnded, .syncStatus,
-            .deviceDelay, .calibration, .calibrationResult, .resync:
+            .deviceDelay, .calibration, .calibrationResult, .resync, .myChoices:
             answered()
         }
         // Subscribers get each event once and in order: not a frame a resume will bring again.
@@ -73,6 +73,9 @@ extension SessionClient {
             broadcast(.mirror(mirror))
         case .direct:
             broadcast(.envelope(envelope))
+        case .mine:
+            broadcast(.envelope(envelope))
+            broadcast(.mirror(mirror))
         case .gap:
             await resume()
         case .duplicate, .stale:
@@ -119,7 +122,7 @@ extension SessionClient {
                     return
                 case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
                     .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .pong, .sessionEnded,
-                    .deviceDelay, .syncStatus, .calibration, .calibrationResult, .resync:
+                    .deviceDelay, .syncStatus, .calibration, .calibrationResult, .resync, .myChoices:
                     break
                 }
             }

@@ -17,6 +17,9 @@ public struct SessionMirror: Sendable, Equatable {
         /// Not part of the session's event stream (pong, ack, error, and the passing
         /// device-sync frames: syncStatus, calibration, calibrationResult, resync).
         case direct
+        /// The caller's own votes and skip request, as another of their devices changed them
+        /// (`myChoices`): the view changed, the seq did not.
+        case mine
     }
 
     /// The caller.
@@ -42,6 +45,11 @@ public struct SessionMirror: Sendable, Equatable {
             seq = envelope.seq
             epoch = envelope.epoch
             return .applied
+        }
+        if case .myChoices(let mine) = envelope.event, view != nil {
+            view?.myVotes = mine.myVotes
+            view?.skipRequests.mine = mine.mySkipRequest
+            return .mine
         }
         guard envelope.event.type.advancesSeq else { return .direct }
         guard let seq, view != nil else { return .gap }
@@ -85,7 +93,7 @@ public struct SessionMirror: Sendable, Equatable {
     private mutating func reduce(_ envelope: ServerEnvelope) {
         guard var view else { return }
         switch envelope.event {
-        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync:
+        case .stateSync, .pong, .ack, .error, .syncStatus, .calibration, .calibrationResult, .resync, .myChoices:
             break
         case .memberJoined(let member), .memberUpdated(let member):
             if let index = view.members.firstIndex(where: { $0.userId == member.userId }) {

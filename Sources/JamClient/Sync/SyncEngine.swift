@@ -133,8 +133,8 @@ public actor SyncEngine {
             await clockSync.record(pong, receivedAt: clock.now())
             changed = false
         case .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
-            .skipRequests, .sessionUpdated, .ack, .error, .syncStatus, .calibrationResult:
-            // People, the queue, settings and replies leave the playing item's schedule alone; a
+            .skipRequests, .sessionUpdated, .ack, .error, .syncStatus, .calibrationResult, .myChoices:
+            // People, the queue, settings, votes and replies leave the playing item's schedule alone; a
             // new item or delay reaches this engine as its own playPrepare, stopped or deviceDelay.
             changed = false
         }

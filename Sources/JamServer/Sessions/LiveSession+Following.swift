@@ -116,7 +116,7 @@ extension LiveSession {
                 for input in try LogCoding.decodeInputs(record.inputs) {
                     let events = try state.applyLogged(input).events
                     recordEvents += events
-                    applied.append((input.input, wire.frames(for: events, cause: .tick, state: state, now: input.at)))
+                    applied.append((input.input, wire.frames(for: events, cause: Self.cause(of: input.input), state: state, now: input.at)))
                     if case .restart = input.input { restarted = true }
                 }
             } catch {
@@ -184,6 +184,14 @@ extension LiveSession {
                     session.logger.debug("no member here any more; no longer following the session")
                 }
             }
+        }
+    }
+
+    /// What produced a logged input's events, for the frames of this node's sockets.
+    static func cause(of input: SessionInput) -> WireCause {
+        switch input {
+        case .command(let command, let user): .followed(command, by: user)
+        case .advance, .supplyFallback, .keepFallback, .restart, .idleEnd: .tick
         }
     }
 }

@@ -45,6 +45,7 @@ extension LiveSession {
         outbox.attach(connection.id, user: user, syncedSeq: state.seq)
         if let lastSeq, let actions = outbox.replay(to: connection.id, after: lastSeq, now: now) {
             execute(actions)
+            sendChoices(to: connection.id, of: user)
             sendSyncStatus(toNew: connection.id)
             return
         }
@@ -91,6 +92,12 @@ extension LiveSession {
         let now = environment.clock.now()
         outbox.resync(connection, at: state.seq)
         execute(outbox.enqueue(.direct(connection, WebSocketText.frame(wire.stateSync(state, for: target.user, now: now))), after: nextLsn - 1, now: now))
+    }
+
+    /// Queues the member's own votes and skip request for a socket that resumed: what their
+    /// other devices changed meanwhile went to the sockets open then, and is not replayed.
+    private func sendChoices(to connection: ConnectionID, of user: UserID) {
+        reply(to: connection, wire.passing(.myChoices(state.choices(of: user)), state: state, now: environment.clock.now()))
     }
 
     /// Queues a message (JSON) for one connection, behind everything applied so far.
@@ -153,6 +160,7 @@ extension LiveSession {
         case .hello(let lastSeq, let replyId):
             if let lastSeq, let actions = outbox.replay(to: connectionID, after: lastSeq, now: now) {
                 execute(actions)
+                sendChoices(to: connectionID, of: user)
             } else {
                 sendStateSync(to: connectionID)
             }

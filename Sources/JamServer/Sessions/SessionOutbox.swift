@@ -9,6 +9,8 @@ package enum Audience: Sendable, Equatable {
     case everyone
     case everyoneExcept(ConnectionID)
     case user(UserID)
+    /// The user's sockets but one (the one whose command caused the frame, which has its answer).
+    case userExcept(UserID, ConnectionID)
 }
 
 /// What a session does with its frames, as a value that takes inputs and returns actions.
@@ -301,6 +303,7 @@ struct SessionOutbox {
         case .everyone: true
         case .everyoneExcept(let excluded): connection != excluded
         case .user(let target): user == target
+        case .userExcept(let target, let excluded): user == target && connection != excluded
         }
     }
 }

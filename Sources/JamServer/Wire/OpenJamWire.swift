@@ -10,7 +10,40 @@ struct OpenJamWire: SessionWire {
     var replacedSocketClose: (code: UInt16, reason: String)? { nil }
 
     func frames(for events: [ServerEnvelope], cause: WireCause, state: SessionState, now: Millis) -> [WireFrame] {
-        events.map { WireFrame(seq: $0.seq, bytes: ByteBuffer(bytes: $0.jsonBytes()), audience: .everyone, logged: true) }
+        var frames = events.map { WireFrame(seq: $0.seq, bytes: ByteBuffer(bytes: $0.jsonBytes()), audience: .everyone, logged: true) }
+        if let mine = Self.choicesFrame(after: events, cause: cause, state: state, now: now) { frames.append(mine) }
+        return frames
+    }
+
+    /// The sender's own choices for their other sockets, when their command changed a vote or a
+    /// skip request: the broadcasts say how many, not who. Not logged: a device that resumes
+    /// gets them after its missed frames (`passing`), and a whole state carries them anyway.
+    private static func choicesFrame(after events: [ServerEnvelope], cause: WireCause, state: SessionState, now: Millis) -> WireFrame? {
+        let audience: Audience
+        let user: UserID
+        switch cause {
+        case .command(let command, let sender, let connection, _):
+            guard command.changesOwnChoices, let member = state.member(sender) else { return nil }
+            // Most members vote from one device, which has its answer: nothing to encode.
+            if let connection {
+                guard member.connections > 1 else { return nil }
+                audience = .userExcept(sender, connection)
+            } else {
+                guard member.connected else { return nil }
+                audience = .user(sender)
+            }
+            user = sender
+        case .followed(let command, let sender):
+            // This node cannot tell which socket sent it (maybe one here, with its answer).
+            guard command.changesOwnChoices, state.member(sender)?.connected == true else { return nil }
+            audience = .user(sender)
+            user = sender
+        case .tick:
+            return nil
+        }
+        guard let last = events.last else { return nil }
+        let envelope = ServerEnvelope(event: .myChoices(state.choices(of: user)), epoch: state.epoch, seq: last.seq, timestamp: now)
+        return WireFrame(seq: last.seq, bytes: ByteBuffer(bytes: envelope.jsonBytes()), audience: audience, logged: false)
     }
 
     func request(for message: any DecodedMessage, from user: UserID, state: SessionState, ids: any IDGenerator, now: Millis) -> SessionRequest {

@@ -105,6 +105,8 @@ package enum DeviceSyncRequest: Sendable {
 package enum WireCause: Sendable {
     /// A member's command; `relay` is the message data a profile forwards as sent.
     case command(Command, by: UserID, connection: ConnectionID?, relay: String?)
+    /// A member's command that another node applied, read here from the session's log.
+    case followed(Command, by: UserID)
     /// Time passing (auto-advance, grace periods) or the server's own upkeep.
     case tick
 }
@@ -139,8 +141,8 @@ package protocol SessionWire: Sendable {
     /// The answer to a clock-sync ping.
     func pong(clientSendTime: Double, receivedAt: Double, sentAt: Double, state: SessionState, now: Millis) -> ByteBuffer
 
-    /// A passing device-sync frame (`syncStatus`, `calibration`, …), or nil when the
-    /// protocol has no such thing.
+    /// A passing frame (`syncStatus`, `calibration`, …, a member's `myChoices`), or nil when
+    /// the protocol has no such thing.
     func passing(_ event: ServerEvent, state: SessionState, now: Millis) -> ByteBuffer?
 
     /// A socket of a user who is already connected opened: the older ones are closed with this

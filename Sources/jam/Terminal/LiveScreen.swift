@@ -43,7 +43,7 @@ struct LiveScreen {
             case .calibrationResult(let outcome): self = .calibrationResult(outcome)
             case .stateSync, .memberJoined, .memberLeft, .memberUpdated, .queueUpdate, .queueItemAdded, .queueItemRemoved, .votesUpdate,
                 .playPrepare, .playCommit, .pause, .resume, .seek, .stopped, .skipRequests, .sessionUpdated, .pong, .ack, .error,
-                .sessionEnded, .deviceDelay, .resync:
+                .sessionEnded, .deviceDelay, .resync, .myChoices:
                 return nil
             }
         }

@@ -366,6 +366,7 @@ struct ClientParityFixtureTests {
                 case .stale: applied.append("stale")
                 case .gap: applied.append("gap")
                 case .direct: applied.append("direct")
+                case .mine: applied.append("mine")
                 }
             }
             #expect(applied == results, "\(name)")

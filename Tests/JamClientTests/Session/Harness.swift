@@ -24,6 +24,12 @@ struct AppMember: Sendable {
         return (AppMember(name: name, me: identity.userId, api: api, client: client, store: SessionStore(client: client)), view)
     }
 
+    /// The same member on another device: the same sign-in, a client and store of its own.
+    func anotherDevice(named name: String, socket: SocketKind = .nio) -> AppMember {
+        let client = SessionClient(api: api, sessionId: client.sessionId, me: me, transport: socket.transport, backoff: Backoff(baseMs: 20, capMs: 200), seed: 8)
+        return AppMember(name: name, me: me, api: api, client: client, store: SessionStore(client: client))
+    }
+
     /// Waits until the store's snapshot satisfies `predicate`.
     /// (15 s by default: a busy CI machine runs ~1,150 tests on 2 cores.)
     @discardableResult

@@ -175,6 +175,25 @@ import Testing
         }
     }
 
+    @Test("a vote and a skip request on one device show as the member's own on their other device", arguments: SocketKind.testable)
+    func aVoteAndASkipRequestOnOneDeviceShowOnTheOther(_ socket: SocketKind) async throws {
+        try await Self.hostAndGuestHearSongOne(socket) { host, phone in
+            let laptop = phone.anotherDevice(named: "Gil's laptop", socket: socket)
+            try await running([laptop]) {
+                let queued = try #require(await laptop.store.current.queue.first?.id)
+                await phone.store.vote(queued, 1)
+                let voted = try await laptop.until("the phone's vote shown as Gil's") { $0.queue.first { $0.id == queued }?.myVote == 1 }
+                #expect(voted.queue.first { $0.id == queued }?.item.score == 1)
+                await laptop.store.requestSkip()
+                try await phone.until("the laptop's request shown as Gil's") { $0.skipRequests == SkipRequestsView(count: 1, needed: 2, mine: true) }
+                await laptop.store.vote(queued, 0)
+                try await phone.until("the vote taken back on the laptop") { $0.queue.first { $0.id == queued }.map { $0.myVote == 0 && $0.item.score == 0 } ?? false }
+                let hers = try await host.until("the host sees the count") { $0.skipRequests.count == 1 && $0.queue.first?.item.score == 0 }
+                #expect(!hers.skipRequests.mine)
+            }
+        }
+    }
+
     @Test("a skip request taken back stops counting at once, for the member and then for everyone", arguments: SocketKind.testable)
     func aSkipRequestTakenBackStopsCountingAtOnce(_ socket: SocketKind) async throws {
         try await Self.hostAndGuestHearSongOne(socket) { host, guest in

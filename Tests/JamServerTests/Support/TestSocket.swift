@@ -195,4 +195,5 @@ extension ServerEnvelope {
     var calibration: CalibrationPlan? { if case .calibration(let v) = event { v } else { nil } }
     var calibrationResult: CalibrationOutcome? { if case .calibrationResult(let v) = event { v } else { nil } }
     var resync: Resync? { if case .resync(let v) = event { v } else { nil } }
+    var myChoices: MyChoices? { if case .myChoices(let v) = event { v } else { nil } }
 }

@@ -83,6 +83,7 @@ const EVENT_DATA = Object.freeze({
     results: arrayOf(shape({ userId: id, deviceId: string, heard: boolean, correctionMs: optional(number), delayMs: optional(number) })),
   }),
   [Event.resync]: shape({ userId: id, deviceId: optional(string) }),
+  [Event.myChoices]: shape({ myVotes: mapOf(integer), mySkipRequest: boolean }),
 });
 
 /** Whether `envelope`'s data has the shape its (known) type requires; pong, ack and error are the connection's. */

@@ -8,6 +8,8 @@ import { DIRECT_EVENTS, Event, HISTORY_LIMIT, PlaybackState, Role } from './prot
 
 export const Applied = Object.freeze({
   applied: 'applied', duplicate: 'duplicate', stale: 'stale', gap: 'gap', direct: 'direct',
+  /** The caller's own votes and skip request, as another of their devices changed them: the view changed, the seq did not. */
+  mine: 'mine',
   /** Its data does not read: nothing changed, and only the whole state can show the change. */
   unreadable: 'unreadable',
 });
@@ -29,6 +31,12 @@ export class SessionMirror {
 
   /** @returns {string} one of Applied */
   apply(envelope) {
+    // One that does not read is dropped as the other direct frames are (JamClient cannot decode it).
+    if (envelope.type === Event.myChoices && this.view && readableEventData(envelope)) {
+      const { myVotes, mySkipRequest } = envelope.data;
+      this.view = { ...this.view, myVotes: { ...myVotes }, skipRequests: { ...this.view.skipRequests, mine: mySkipRequest } };
+      return Applied.mine;
+    }
     if (DIRECT_EVENTS.has(envelope.type)) return Applied.direct;
     if (!readableEventData(envelope)) return Applied.unreadable;
     switch (envelope.type) {

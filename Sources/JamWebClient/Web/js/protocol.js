@@ -28,6 +28,7 @@
  * @typedef {{itemId: string, epoch: number, startAt: number, positionMs: number}} PlayCommit
  * @typedef {{userId: string, displayName: string, token: string, expiresAt: number}} GuestAuthResponse
  * @typedef {{userId: string, deviceId: string, delayMs: number}} DeviceDelay
+ * @typedef {{myVotes: Object<string, number>, mySkipRequest: boolean}} MyChoices
  * @typedef {'good'|'fair'|'poor'} SyncGrade
  * @typedef {{userId: string, deviceId?: string, clockErrorMs: number, playbackErrorMs: number, clockDriftPpm?: number,
  *   outputLatencyMs?: number, delayMs?: number, playing: boolean, canListen?: boolean, ageMs: number,
@@ -96,15 +97,15 @@ export const Event = Object.freeze({
   pause: 'pause', resume: 'resume', seek: 'seek', stopped: 'stopped', skipRequests: 'skipRequests',
   sessionUpdated: 'sessionUpdated', pong: 'pong', ack: 'ack', error: 'error', sessionEnded: 'sessionEnded',
   deviceDelay: 'deviceDelay', syncStatus: 'syncStatus', calibration: 'calibration', calibrationResult: 'calibrationResult',
-  resync: 'resync',
+  resync: 'resync', myChoices: 'myChoices',
 });
 
 /**
- * Replies to one connection and the passing device-sync frames; they carry the current
- * seq without advancing it.
+ * Replies to one connection, the passing device-sync frames and a member's own choices; they
+ * carry the current seq without advancing it.
  */
 export const DIRECT_EVENTS = new Set([
-  Event.pong, Event.ack, Event.error, Event.syncStatus, Event.calibration, Event.calibrationResult, Event.resync,
+  Event.pong, Event.ack, Event.error, Event.syncStatus, Event.calibration, Event.calibrationResult, Event.resync, Event.myChoices,
 ]);
 
 /** SyncGrade: how a device follows, as the sync column colours it. */

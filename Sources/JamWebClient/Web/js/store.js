@@ -138,6 +138,10 @@ export class SessionStore {
       this.unknownEvent(envelope);
       return;
     }
+    if (result === Applied.mine) {
+      this.publish();
+      return;
+    }
     if (result === Applied.direct) {
       // JamClient drops a device-sync frame it cannot decode; so does this page.
       if (!readableEventData(envelope)) {

@@ -1,0 +1,39 @@
+import Foundation
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// A member's own choices reach their devices on every node: a node that follows the
+/// session's log frames them for its own sockets.
+@Suite(.serialized, .enabled(if: TestCluster.enabled, "needs PostgreSQL and HAProxy (scripts/test.sh starts them)"))
+struct ClusterOwnChoicesTests {
+    @Test func aVoteOnTheOwnersNodeShowsOnTheMembersDeviceOnAnotherNode() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
+            _ = try await owner.api.add(host.token, id, testTrack(1))
+            let queued = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            // Two members connected: one skip request does not skip.
+            let hostSocket = TestSocket(server: owner, session: id, token: host.token)
+            try await hostSocket.next(.stateSync)
+            let phone = TestSocket(server: owner, session: id, token: guest.token)
+            try await phone.next(.stateSync)
+            let laptop = TestSocket(server: other, session: id, token: guest.token)
+            try await laptop.next(.stateSync)
+            let epoch = try #require(try await owner.api.view(guest.token, id).nowPlaying?.epoch)
+
+            phone.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
+            let voted = try await laptop.next(.myChoices)
+            #expect(voted.myChoices == MyChoices(myVotes: [queued.rawValue: 1], mySkipRequest: false))
+
+            // And back: the laptop's request, forwarded to the owner, reaches the phone there.
+            laptop.send(.requestSkip(Skip(epoch: epoch)), id: "s1")
+            let asked = try await phone.next(.myChoices)
+            #expect(asked.myChoices == MyChoices(myVotes: [queued.rawValue: 1], mySkipRequest: true))
+            try await laptop.next("ack s1") { $0.ack?.id == "s1" }
+            await phone.close()
+            await laptop.close()
+            await hostSocket.close()
+        }
+    }
+}
