@@ -20,9 +20,18 @@ extension SessionClient {
         guard frame.utf8.count <= ClientFrame.maxBytes else {
             throw JamError(.tooLarge, "the command is \(frame.utf8.count) bytes; a frame holds at most \(ClientFrame.maxBytes)")
         }
-        let playing = mirror.view?.nowPlaying?.item.id
         var entry = PendingCommand(frame: frame)
-        if case .leave = command { entry.leaves = true }
+        let playing = mirror.view?.nowPlaying?.item.id
+        switch command {
+        case .leave: entry.leaves = true
+        case .vote(let vote): entry.answerShows = .vote(vote.itemId, vote.value)
+        case .requestSkip: entry.answerShows = playing.map { .skipRequest(for: $0, asking: true) }
+        case .withdrawSkipRequest: entry.answerShows = playing.map { .skipRequest(for: $0, asking: false) }
+        case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
+            .updateSettings, .promote, .kick, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
+            // The server's events carry everything else the mirror shows.
+            break
+        }
         pending[id] = entry
         pendingOrder.append(id)
         if let socket {
@@ -53,25 +62,6 @@ extension SessionClient {
             }
         } onCancel: {
             Task { await self.giveUp(id) }
-        }
-        switch command {
-        case .vote(let vote):
-            mirror.setMyVote(vote.itemId, vote.value)
-            broadcast(.mirror(mirror))
-        case .requestSkip:
-            if let playing {
-                mirror.requestSkipAnswered(for: playing)
-                broadcast(.mirror(mirror))
-            }
-        case .withdrawSkipRequest:
-            if let playing {
-                mirror.withdrawSkipAnswered(for: playing)
-                broadcast(.mirror(mirror))
-            }
-        case .hello, .ping, .addToQueue, .removeFromQueue, .skip, .play, .pause, .resume, .seek, .ready, .syncReport,
-            .updateSettings, .promote, .kick, .leave, .setDeviceDelay, .calibrate, .calibrationReport, .resync:
-            // The server's events carry everything else the mirror shows.
-            break
         }
         return ack
     }

@@ -160,6 +160,16 @@ extension SessionClient {
     func settle(_ id: String, _ result: Result<Ack, JamError>) {
         guard var command = pending[id] else { return }
         if command.leaves, case .success = result { hasLeft = true }
+        // Shown as the answer is read, in frame order: a `myChoices` from another of the
+        // member's devices that follows it must not be overwritten by it later.
+        if case .success = result, let shows = command.answerShows {
+            switch shows {
+            case .vote(let itemId, let value): mirror.setMyVote(itemId, value)
+            case .skipRequest(let itemId, asking: true): mirror.requestSkipAnswered(for: itemId)
+            case .skipRequest(let itemId, asking: false): mirror.withdrawSkipAnswered(for: itemId)
+            }
+            broadcast(.mirror(mirror))
+        }
         guard let continuation = command.continuation else {
             command.result = result
             pending[id] = command

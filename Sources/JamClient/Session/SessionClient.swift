@@ -11,10 +11,18 @@ import Synchronization
 /// The connection loop is here; one `run()` at a time is in `SessionClient+Runs`, routing
 /// the server's frames in `SessionClient+Frames`, sending commands in `SessionClient+Commands`.
 public actor SessionClient {
+    /// A member's own choice that a command's answer confirms.
+    enum AnswerShows {
+        case vote(ItemID, Int)
+        case skipRequest(for: ItemID, asking: Bool)
+    }
+
     struct PendingCommand {
         let frame: String
         /// A `leave`: once it is answered, the server closes this member's sockets for good.
         var leaves = false
+        /// What its answer tells the mirror (the server broadcasts scores and counts, not whose).
+        var answerShows: AnswerShows?
         var continuation: CheckedContinuation<Ack, any Error>?
         /// An answer that came before anyone waited for it.
         var result: Result<Ack, JamError>?

@@ -91,8 +91,14 @@ public actor SessionStore {
             case .mirror(let mirror):
                 self.mirror = mirror
                 forgetSettledVotesTheMirrorShows()
+                forgetSkipAskedTheMirrorShows()
             case .phase(let phase): self.phase = phase
-            case .envelope, .token: continue
+            case .envelope(let envelope):
+                // Another of the member's devices changed their choices, after every answer
+                // this device had: the mirror that follows holds them as the server does.
+                if case .myChoices = envelope.event { settledVotes = [:] }
+                continue
+            case .token: continue
             }
             publish()
         }
@@ -249,6 +255,13 @@ public actor SessionStore {
         settledVotes = settledVotes.filter { itemId, settled in
             view?.queue.contains { $0.id == itemId } == true && (view?.myVotes[itemId.rawValue] ?? 0) != settled.vote
         }
+    }
+
+    /// Drops the skip request shown ahead of its answer once the mirror shows the same (or
+    /// another item plays): kept longer, it would hide a change made on another device.
+    private func forgetSkipAskedTheMirrorShows() {
+        guard let asked = skipAsked, let view = mirror.view else { return }
+        if view.nowPlaying?.item.id != asked.item || view.skipRequests.mine == asked.asking { skipAsked = nil }
     }
 
     // MARK: Snapshot

@@ -190,6 +190,13 @@ import Testing
                 try await phone.until("the vote taken back on the laptop") { $0.queue.first { $0.id == queued }.map { $0.myVote == 0 && $0.item.score == 0 } ?? false }
                 let hers = try await host.until("the host sees the count") { $0.skipRequests.count == 1 && $0.queue.first?.item.score == 0 }
                 #expect(!hers.skipRequests.mine)
+                // The laptop's own request, answered, does not outlast a withdrawal made on the phone.
+                await phone.store.withdrawSkipRequest()
+                try await laptop.until("the phone's withdrawal shown") { $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false) }
+                // Nor does the laptop's own answered vote outlast the phone's next one.
+                await laptop.store.vote(queued, 1)
+                await phone.store.vote(queued, -1)
+                try await laptop.until("the phone's later vote shown") { $0.queue.first { $0.id == queued }.map { $0.myVote == -1 && $0.item.score == -1 } ?? false }
             }
         }
     }

@@ -293,6 +293,8 @@ export class SessionStore {
       await this.connection.send(asking ? Command.requestSkip : Command.withdrawSkipRequest, now ? { epoch: now.epoch } : undefined);
       if (playing && asking) this.mirror.requestSkipAnswered(playing);
       if (playing && !asking) this.mirror.withdrawSkipAnswered(playing);
+      // The mirror shows it now; kept, it would hide a change made on another device (myChoices).
+      this.skipAsked = null;
     } catch (error) {
       this.skipAsked = null;
       this.reject(asking ? 'skip request' : 'skip withdrawal', error);
