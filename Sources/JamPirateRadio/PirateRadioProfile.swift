@@ -109,7 +109,7 @@ package struct PirateRadioProfile: WireProfile {
         case .sessionFull: PirateRadio.CloseCode.full
         case .notFound, .gone, .notMember: PirateRadio.CloseCode.unknownSession
         // PirateRadio's server has no close code for these; OpenJam's (4000 + HTTP status) stands in.
-        case .malformed, .unknownType, .invalidField, .tooLarge, .forbidden, .locked, .duplicate, .conflict, .queueLimit, .keyReused,
+        case .malformed, .unknownType, .invalidField, .tooLarge, .forbidden, .locked, .duplicate, .conflict, .queueLimit, .keyReused, .methodNotAllowed,
             .rateLimited, .internal, .unavailable:
             CloseCode(refusing: error.code).rawValue
         }

@@ -18,6 +18,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case locked
     /// The session, item, member or route does not exist.
     case notFound
+    /// The path exists, but not with the request's method (REST only; `Allow` lists the ones it takes).
+    case methodNotAllowed
     /// The track is already queued or playing.
     case duplicate
     /// The session has reached its member limit.
@@ -56,6 +58,7 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
         case .unauthorized: 401
         case .forbidden, .notMember, .locked: 403
         case .notFound: 404
+        case .methodNotAllowed: 405
         case .duplicate, .sessionFull, .conflict: 409
         case .gone: 410
         case .queueLimit, .keyReused: 422

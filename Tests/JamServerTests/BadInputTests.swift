@@ -54,7 +54,7 @@ import Testing
         Case(description: "display name of wrong type", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":null}"#, status: 400, code: .malformed, authenticated: false),
         Case(description: "huge session name", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: "{\"name\":\"\(String(repeating: "s", count: 101))\"}", status: 400, code: .invalidField),
         Case(description: "unknown route", method: "GET", path: { _, _ in "/api/v1/nothing-here" }, body: nil, status: 404, code: .notFound),
-        Case(description: "a method the path does not take", method: "PUT", path: { s, _ in "/api/v1/sessions/\(s)" }, body: "{}", status: 404, code: .notFound),
+        Case(description: "a method the path does not take", method: "PUT", path: { s, _ in "/api/v1/sessions/\(s)" }, body: "{}", status: 405, code: .methodNotAllowed),
     ]
 
     @Test func restRejectsBadInputAndChangesNothing() async throws {

@@ -41,4 +41,13 @@ struct HealthTests {
             #expect(refused.status == 401 && refused.headers["access-control-allow-origin"] == "*", "\(refused) \(refused.headers)")
         }
     }
+
+    @Test("A path it has, asked with another method, is 404 as its server answers it (Express has no 405)")
+    func aPathAskedWithAnotherMethodIsNotFound() async throws {
+        try await PirateServer.with { server in
+            let wrong = try await server.http.request("POST", "/health")
+            #expect(wrong.status == 404, "\(wrong)")
+            #expect(wrong.headers["allow"] == nil)
+        }
+    }
 }

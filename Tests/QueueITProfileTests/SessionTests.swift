@@ -335,4 +335,21 @@ struct SessionTests {
             #expect(try await api.create(bob, code: "PARTY").status == 409)
         }
     }
+
+    @Test("a path it has, asked with another method, is 405 Method Not Allowed without Allow; a path it lacks is 404 Not Found")
+    func aPathAskedWithAnotherMethodIs405() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let wrong = try await api.request("DELETE", "/api/v1/sessions/current", token: ann.token)
+            #expect(wrong.status == 405, "\(wrong)")
+            #expect(wrong.error == "Method Not Allowed")
+            #expect(wrong.json.map { Set($0.keys) } == ["error", "status_code", "request_id"], "\(wrong)")
+            #expect(wrong.json?["status_code"] as? Int == 405)
+            #expect(wrong.allow == nil, "its handler writes X-Request-ID and nothing else")
+            #expect(wrong.requestId != nil)
+            let nowhere = try await api.request("GET", "/api/v1/nothing-here", token: ann.token)
+            #expect(nowhere.status == 404, "\(nowhere)")
+            #expect(nowhere.error == "Not Found")
+        }
+    }
 }

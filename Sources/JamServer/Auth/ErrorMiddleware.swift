@@ -30,6 +30,7 @@ package struct ErrorMiddleware: RouterMiddleware {
             let code: ErrorCode
             switch error.status.code {
             case 404: code = .notFound
+            case 405: code = .methodNotAllowed
             case 401: code = .unauthorized
             case 403: code = .forbidden
             case 413: code = .tooLarge
@@ -37,7 +38,7 @@ package struct ErrorMiddleware: RouterMiddleware {
             case 400..<500: code = .malformed
             default: code = .internal
             }
-            let message = error.body ?? (code == .notFound ? "no route \(request.method) \(request.uri.path)" : "\(error.status.reasonPhrase)")
+            let message = error.body ?? Self.words(for: code, request, allow: error.headers[.allow], reason: error.status.reasonPhrase)
             var answer = response(JamError(code, message), status: error.status)
             // What the error says beside its status (a 416's `Content-Range`) stays with it.
             for field in error.headers where answer.headers[field.name] == nil { answer.headers.append(field) }
@@ -45,6 +46,15 @@ package struct ErrorMiddleware: RouterMiddleware {
         } catch {
             context.logger.error("request failed", metadata: ["error": .loggable(error), "http.path": "\(RequestLogMiddleware.shown(request.uri.path))"])
             return response(JamError(.internal, "the server failed to handle the request"))
+        }
+    }
+
+    /// What an error the framework raised without words says.
+    private static func words(for code: ErrorCode, _ request: Request, allow: String?, reason: String) -> String {
+        switch code {
+        case .notFound: "no route \(request.method) \(request.uri.path)"
+        case .methodNotAllowed: "\(request.uri.path) does not take \(request.method)\(allow.map { "; it takes \($0)" } ?? "")"
+        default: reason
         }
     }
 

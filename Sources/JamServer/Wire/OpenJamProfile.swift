@@ -41,6 +41,8 @@ package struct OpenJamProfile: WireProfile {
         LibraryRoutes(catalog: catalog).register(on: router)
         AudioRoutes(catalog: catalog).register(on: router)
         WebRoutes(folder: configuration.webRoot).register(on: router)
+        // Last: it answers only what no route took.
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         guard !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 else { return [] }
         return [LibraryRescanService(
             catalog: catalog, registry: context.registry, interval: .seconds(configuration.libraryRescanSeconds), logger: context.logger)]

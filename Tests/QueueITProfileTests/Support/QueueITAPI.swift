@@ -26,6 +26,8 @@ struct Answer: Sendable, CustomStringConvertible {
     let requestId: String?
     /// A 429's wait, in seconds.
     var retryAfter: String? = nil
+    /// The methods a 405 names (its backend's handler names none).
+    var allow: String? = nil
 
     var text: String { String(decoding: body, as: UTF8.self) }
     var json: JSONObject? { (try? JSONSerialization.jsonObject(with: body)) as? JSONObject }
@@ -61,7 +63,7 @@ struct QueueITAPI: Sendable {
         guard let http = response as? HTTPURLResponse else { throw TestFailure("not an HTTP answer for \(method) \(path)") }
         return Answer(
             status: http.statusCode, body: data, requestId: http.value(forHTTPHeaderField: "X-Request-ID"),
-            retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After"), allow: http.value(forHTTPHeaderField: "Allow"))
     }
 
     func send(_ method: String, _ path: String, as guest: Guest?, json: Any) async throws -> Answer {

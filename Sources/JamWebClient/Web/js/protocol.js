@@ -175,14 +175,14 @@ export const Command = Object.freeze({
 export const ErrorCode = Object.freeze({
   malformed: 'malformed', unknownType: 'unknownType', invalidField: 'invalidField', tooLarge: 'tooLarge',
   unauthorized: 'unauthorized', forbidden: 'forbidden', notMember: 'notMember', locked: 'locked',
-  notFound: 'notFound', duplicate: 'duplicate', sessionFull: 'sessionFull', conflict: 'conflict', gone: 'gone',
-  queueLimit: 'queueLimit', keyReused: 'keyReused', rateLimited: 'rateLimited', internal: 'internal',
+  notFound: 'notFound', methodNotAllowed: 'methodNotAllowed', duplicate: 'duplicate', sessionFull: 'sessionFull', conflict: 'conflict',
+  gone: 'gone', queueLimit: 'queueLimit', keyReused: 'keyReused', rateLimited: 'rateLimited', internal: 'internal',
   unavailable: 'unavailable',
 });
 
 export const ERROR_STATUS = Object.freeze({
   malformed: 400, unknownType: 400, invalidField: 400, tooLarge: 413, unauthorized: 401, forbidden: 403,
-  notMember: 403, locked: 403, notFound: 404, duplicate: 409, sessionFull: 409, conflict: 409, gone: 410,
+  notMember: 403, locked: 403, notFound: 404, methodNotAllowed: 405, duplicate: 409, sessionFull: 409, conflict: 409, gone: 410,
   queueLimit: 422, keyReused: 422, rateLimited: 429, internal: 500, unavailable: 503,
 });
 

@@ -1,0 +1,70 @@
+import Foundation
+import Hummingbird
+@testable import JamServer
+import JamProtocol
+import JamTestSupport
+import Testing
+
+/// A path the server has, asked with a method it does not take: 405 with `Allow`, not 404.
+@Suite struct MethodNotAllowedTests {
+    static let routes: [(path: RouterPath, method: HTTPRequest.Method)] = [
+        ("/api/v1/sessions", .post),
+        ("/api/v1/sessions/join", .post),
+        ("/api/v1/sessions/:id", .get),
+        ("/api/v1/sessions/:id", .patch),
+        ("/api/v1/sessions/:id", .delete),
+        ("/api/v1/sessions/:id/queue/:itemId/vote", .put),
+        ("/api/v1/sessions/:id/queue/:itemId/vote", .delete),
+        ("/media/**", .get),
+    ]
+
+    static func methods(_ path: String) -> [String] {
+        MethodNotAllowedMiddleware.methods(for: path, in: routes).map(\.rawValue)
+    }
+
+    @Test func aPathRoutesHaveListsTheirMethodsInNameOrder() {
+        #expect(Self.methods("/api/v1/sessions/3f0c") == ["DELETE", "GET", "PATCH"])
+        #expect(Self.methods("/api/v1/sessions/3f0c/queue/item-1/vote") == ["DELETE", "PUT"])
+        #expect(Self.methods("/api/v1/sessions/") == ["POST"])
+    }
+
+    @Test func aNameTakesThePathBeforeAParameterAsTheRouterDoes() {
+        // The router takes `join` to its own route, never to `:id`'s.
+        #expect(Self.methods("/api/v1/sessions/join") == ["POST"])
+    }
+
+    @Test func aPathNoRouteHasListsNothing() {
+        #expect(Self.methods("/api/v1/sessions/3f0c/queue").isEmpty)
+        #expect(Self.methods("/api/v1/sessions/3f0c/queue/item-1/vote/again").isEmpty)
+        #expect(Self.methods("/api/v1").isEmpty)
+        #expect(Self.methods("/").isEmpty)
+    }
+
+    @Test func aRecursiveWildcardTakesEveryPartLeft() {
+        #expect(Self.methods("/media/a/b/c.mp3") == ["GET"])
+        #expect(Self.methods("/media") == ["GET"])
+    }
+
+    @Test func theServerAnswersAMethodAPathDoesNotTakeWith405AndTheMethodsItTakes() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let skip = try await server.api.request("DELETE", "/api/v1/sessions/\(id)/skip", token: host.token)
+            #expect(skip.status == 405)
+            #expect(skip.headers["allow"] == "POST")
+            #expect(skip.errorCode == .methodNotAllowed)
+            #expect(skip.text.contains("/api/v1/sessions/\(id)/skip does not take DELETE; it takes POST"), "\(skip.text)")
+            let session = try await server.api.request("PUT", "/api/v1/sessions/\(id)", token: host.token, body: Data("{}".utf8))
+            #expect(session.status == 405)
+            #expect(session.headers["allow"] == "DELETE, GET, PATCH")
+            // Without a token as with one: the path and method decide.
+            #expect(try await server.api.request("DELETE", "/api/v1/sessions/join").status == 405)
+            // A path nobody has is still 404, and a method the path takes is served.
+            let nowhere = try await server.api.request("DELETE", "/api/v1/nothing-here", token: host.token)
+            #expect(nowhere.status == 404)
+            #expect(nowhere.errorCode == .notFound)
+            #expect(nowhere.headers["allow"] == nil)
+            #expect(try await server.api.request("GET", "/api/v1/sessions/\(id)", token: host.token).status == 200)
+        }
+    }
+}
