@@ -2,7 +2,8 @@
 # Checks the REST API against its own description: starts jam serve, then lets
 # schemathesis (PyPI) generate requests for every operation in /openapi.json (valid ones,
 # edge cases and random ones) and check every answer: no server error, the status is one
-# the description lists, and the body and headers match their schemas.
+# the description lists, the body and headers match their schemas, and a method a path does
+# not take is answered 405 with Allow.
 #
 #   scripts/api-check.sh [MAX_EXAMPLES]      examples per operation and phase (default 40)
 #
