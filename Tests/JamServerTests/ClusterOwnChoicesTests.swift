@@ -31,8 +31,7 @@ struct ClusterOwnChoicesTests {
             let asked = try await phone.next(.myChoices)
             #expect(asked.myChoices == MyChoices(myVotes: [queued.rawValue: 1], mySkipRequest: true))
             try await laptop.next("ack s1") { $0.ack?.id == "s1" }
-            // The node that follows the log cannot tell its sender: the laptop hears of it too,
-            // before its answer (the answer to a forwarded command follows the record's frames).
+            // The node that follows the log cannot tell its sender: the laptop hears of it too.
             #expect(await laptop.received.contains { $0.myChoices?.mySkipRequest == true })
             await phone.close()
             await laptop.close()

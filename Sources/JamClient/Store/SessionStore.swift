@@ -52,9 +52,14 @@ public actor SessionStore {
     /// A host skip is on its way.
     private var skipInFlight = false
     /// The member's own skip request or its withdrawal: shown from the tap, and kept while its
-    /// item plays (the server broadcasts how many asked, not who, and the mirror may hear of
-    /// the count later).
+    /// item plays (the server broadcasts how many asked, not who, and this store's copy of the
+    /// mirror may hear of the count and the answer later), until another device's choices come.
     private var skipAsked: SkipAsked?
+    /// Skip requests and withdrawals on their way.
+    private var skipChangesInFlight = 0
+    /// The `myChoices` frames seen: the member's choices as another device left them, which a
+    /// choice this device shows ahead of its answer must not hide once that answer is in.
+    private var choicesFromElsewhere = 0
     private var lastRejection: Rejection?
     private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -91,12 +96,14 @@ public actor SessionStore {
             case .mirror(let mirror):
                 self.mirror = mirror
                 forgetSettledVotesTheMirrorShows()
-                forgetSkipAskedTheMirrorShows()
             case .phase(let phase): self.phase = phase
             case .envelope(let envelope):
                 // Another of the member's devices changed their choices, after every answer
                 // this device had: the mirror that follows holds them as the server does.
-                if case .myChoices = envelope.event { settledVotes = [:] }
+                guard case .myChoices = envelope.event else { continue }
+                choicesFromElsewhere += 1
+                settledVotes = [:]
+                if skipChangesInFlight == 0 { skipAsked = nil }
                 continue
             case .token: continue
             }
@@ -127,8 +134,10 @@ public actor SessionStore {
         var sending = value
         while true {
             do {
+                let elsewhere = choicesFromElsewhere
                 let ack = try await client.send(.vote(Vote(itemId: itemId, value: sending)))
-                if let score = ack.score, (mirror.view?.myVotes[itemId.rawValue] ?? 0) != sending {
+                // Not after another device's choices came: the mirror holds the later vote then.
+                if let score = ack.score, choicesFromElsewhere == elsewhere, (mirror.view?.myVotes[itemId.rawValue] ?? 0) != sending {
                     settledVotes[itemId] = SettledVote(score: score, vote: sending)
                 }
             } catch {
@@ -210,10 +219,17 @@ public actor SessionStore {
             skipAsked = SkipAsked(item: playing.item.id, asking: asking, others: max(0, shown.count - (shown.mine ? 1 : 0)))
         }
         publish()
+        skipChangesInFlight += 1
+        let elsewhere = choicesFromElsewhere
         do {
             let skip = Skip(epoch: playing?.epoch)
             try await client.send(asking ? .requestSkip(skip) : .withdrawSkipRequest(skip))
+            skipChangesInFlight -= 1
+            // Another device's choices came while it was on its way: once every change is
+            // answered, the mirror has the last word (this store's copy may lag it a moment).
+            if skipChangesInFlight == 0, choicesFromElsewhere != elsewhere { skipAsked = nil }
         } catch {
+            skipChangesInFlight -= 1
             skipAsked = nil
             reject(asking ? "skip request" : "skip withdrawal", error)
         }
@@ -255,13 +271,6 @@ public actor SessionStore {
         settledVotes = settledVotes.filter { itemId, settled in
             view?.queue.contains { $0.id == itemId } == true && (view?.myVotes[itemId.rawValue] ?? 0) != settled.vote
         }
-    }
-
-    /// Drops the skip request shown ahead of its answer once the mirror shows the same (or
-    /// another item plays): kept longer, it would hide a change made on another device.
-    private func forgetSkipAskedTheMirrorShows() {
-        guard let asked = skipAsked, let view = mirror.view else { return }
-        if view.nowPlaying?.item.id != asked.item || view.skipRequests.mine == asked.asking { skipAsked = nil }
     }
 
     // MARK: Snapshot
@@ -313,8 +322,9 @@ public actor SessionStore {
             }
         }
         var skipRequests = view.skipRequests
-        if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, skipRequests.mine != asked.asking {
-            // Counted once: the server's count may include the change before its answer comes.
+        if let asked = skipAsked, asked.item == view.nowPlaying?.item.id, skipChangesInFlight > 0 || skipRequests.mine != asked.asking {
+            // Counted once: the server's count may include the change before its answer comes,
+            // or an earlier tap's change while this one is on its way.
             skipRequests.mine = asked.asking
             skipRequests.count = asked.asking ? max(skipRequests.count, asked.others + 1) : min(skipRequests.count, asked.others)
         }

@@ -218,6 +218,36 @@ import Testing
         }
     }
 
+    @Test("a skip request taken back before its answer stays taken back while both are answered", arguments: SocketKind.testable)
+    func aSkipRequestTakenBackBeforeItsAnswerStaysTakenBack(_ socket: SocketKind) async throws {
+        try await Self.hostAndGuestHearSongOne(socket) { host, guest in
+            // Subscribed before the taps, so the recorder cannot miss a state.
+            let snapshots = await guest.store.snapshots()
+            let recorder = Task { () -> [SkipRequestsView] in
+                var seen: [SkipRequestsView] = []
+                for await snapshot in snapshots {
+                    seen.append(snapshot.skipRequests)
+                    if seen.count > 200 { break }
+                }
+                return seen
+            }
+            // Two taps, the second while the first is on its way.
+            async let asked: Void = guest.store.requestSkip()
+            try await Task.sleep(for: .milliseconds(1))
+            await guest.store.withdrawSkipRequest()
+            await asked
+            try await host.until("both answered") { $0.skipRequests.count == 0 }
+            try await guest.until("taken back") { $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false) }
+            recorder.cancel()
+            let states = await recorder.value
+            // Once the withdrawal showed, the request never showed as the member's again: not
+            // when its answer came.
+            let asking = try #require(states.firstIndex { $0.mine })
+            let withdrawn = try #require(states[asking...].firstIndex { !$0.mine })
+            #expect(states[withdrawn...].allSatisfy { !$0.mine }, "\(states)")
+        }
+    }
+
     /// Hana hosts, Gil joins; song 1 plays and song 2 waits, and Gil sees two requests needed.
     private static func hostAndGuestHearSongOne(
         _ socket: SocketKind, _ body: @Sendable @escaping (AppMember, AppMember) async throws -> Void

@@ -287,14 +287,16 @@ export class SessionStore {
     const now = view && view.nowPlaying;
     const playing = now ? now.item.id : null;
     const shown = this.snapshot().skipRequests;
-    if (playing) this.skipAsked = { item: playing, asking, others: Math.max(0, shown.count - (shown.mine ? 1 : 0)) };
+    const asked = playing ? { item: playing, asking, others: Math.max(0, shown.count - (shown.mine ? 1 : 0)) } : null;
+    if (asked) this.skipAsked = asked;
     this.publish();
     try {
       await this.connection.send(asking ? Command.requestSkip : Command.withdrawSkipRequest, now ? { epoch: now.epoch } : undefined);
       if (playing && asking) this.mirror.requestSkipAnswered(playing);
       if (playing && !asking) this.mirror.withdrawSkipAnswered(playing);
       // The mirror shows it now; kept, it would hide a change made on another device (myChoices).
-      this.skipAsked = null;
+      // A later tap still on its way stays shown until its own answer.
+      if (this.skipAsked === asked) this.skipAsked = null;
     } catch (error) {
       this.skipAsked = null;
       this.reject(asking ? 'skip request' : 'skip withdrawal', error);
@@ -397,8 +399,9 @@ export class SessionStore {
     }
     let skipRequests = view.skipRequests;
     const asked = this.skipAsked;
-    if (asked && view.nowPlaying && asked.item === view.nowPlaying.item.id && skipRequests.mine !== asked.asking) {
-      // Counted once: the server's count may include the change before its answer comes.
+    if (asked && view.nowPlaying && asked.item === view.nowPlaying.item.id) {
+      // Counted once: the server's count may include the change before its answer comes, or an
+      // earlier tap's change while this one is on its way.
       const count = asked.asking ? Math.max(skipRequests.count, asked.others + 1) : Math.min(skipRequests.count, asked.others);
       skipRequests = { ...skipRequests, mine: asked.asking, count };
     }
