@@ -10,9 +10,10 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
     /// Each route's path with its method.
     let routes: [(path: RouterPath, method: HTTPRequest.Method)]
 
-    /// Takes `routes`, the router's routes once every one is added.
-    package init(routes: [Router<JamRequestContext>.RouteDescription]) {
-        self.routes = routes.map { ($0.path, $0.method) }
+    /// Takes `routes`, the router's routes once every one is added, and `beside` them the
+    /// paths served before the router (the realtime socket's upgrade).
+    package init(routes: [Router<JamRequestContext>.RouteDescription], beside: [(path: RouterPath, method: HTTPRequest.Method)] = []) {
+        self.routes = routes.map { ($0.path, $0.method) } + beside
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
@@ -35,8 +36,8 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
     /// Whether a route's path elements match the request path's parts.
     private static func matches(_ elements: [RouterPath.Element], _ parts: [Substring]) -> Bool {
         for (index, element) in elements.enumerated() {
-            // `**` takes every part that is left, none included.
-            if element.description == "**" { return true }
+            // `**` takes every part that is left, one at least.
+            if element.description == "**" { return index < parts.count }
             guard index < parts.count, element ~= parts[index] else { return false }
         }
         return elements.count == parts.count
