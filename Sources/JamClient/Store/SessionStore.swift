@@ -98,9 +98,13 @@ public actor SessionStore {
                 forgetSettledVotesTheMirrorShows()
             case .phase(let phase): self.phase = phase
             case .envelope(let envelope):
-                // Another of the member's devices changed their choices, after every answer
-                // this device had: the mirror that follows holds them as the server does.
-                guard case .myChoices = envelope.event else { continue }
+                // The member's choices as the server holds them, after every answer this
+                // device had: another device's (`myChoices`), or the whole state after a
+                // reconnect. The mirror that follows holds them.
+                switch envelope.event {
+                case .myChoices, .stateSync: break
+                default: continue
+                }
                 choicesFromElsewhere += 1
                 settledVotes = [:]
                 if skipChangesInFlight == 0 { skipAsked = nil }

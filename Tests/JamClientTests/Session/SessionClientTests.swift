@@ -248,6 +248,31 @@ import Testing
         }
     }
 
+    @Test("a skip request taken back on another device while this one was away shows taken back with the whole state", arguments: SocketKind.testable)
+    func aSkipRequestTakenBackElsewhereShowsWithTheWholeState(_ socket: SocketKind) async throws {
+        // A replay of one frame: the phone, away for several changes, gets the whole state back.
+        try await TestServer.with(configure: { $0.replayLogLimit = 1 }) { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
+            let (phone, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 500, capMs: 500), socket: socket)
+            let laptop = phone.anotherDevice(named: "Gil's laptop", socket: socket)
+            try await running([host, phone, laptop]) {
+                await host.store.add(song(1))
+                await host.store.add(song(2))
+                try await phone.until("song 1 playing") { $0.nowPlaying?.item.track.id == "song-1" && $0.skipRequests.needed == 2 }
+                await phone.store.requestSkip()
+                try await laptop.until("the phone's request") { $0.skipRequests.mine }
+                await phone.client.dropConnection()
+                try await phone.until("away") { if case .retrying = $0.phase { true } else { false } }
+                await laptop.store.withdrawSkipRequest()
+                await host.store.add(song(3))
+                await host.store.add(song(4))
+                try await phone.until("back, with the request taken back") {
+                    $0.phase == .connected && $0.queue.count == 3 && $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false)
+                }
+            }
+        }
+    }
+
     /// Hana hosts, Gil joins; song 1 plays and song 2 waits, and Gil sees two requests needed.
     private static func hostAndGuestHearSongOne(
         _ socket: SocketKind, _ body: @Sendable @escaping (AppMember, AppMember) async throws -> Void

@@ -298,7 +298,7 @@ export class SessionStore {
       // A later tap still on its way stays shown until its own answer.
       if (this.skipAsked === asked) this.skipAsked = null;
     } catch (error) {
-      this.skipAsked = null;
+      if (this.skipAsked === asked) this.skipAsked = null;
       this.reject(asking ? 'skip request' : 'skip withdrawal', error);
     }
     this.publish();
