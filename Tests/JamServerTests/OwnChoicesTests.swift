@@ -101,4 +101,48 @@ import Testing
             await party.close()
         }
     }
+    @Test func aVoteSentAgainIsAnsweredWithTheMembersChoicesAsTheyAreNow() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let eli = party.guests[0]
+            let laptop = TestSocket(server: server, session: party.id, token: eli.token)
+            try await laptop.next(.stateSync)
+            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+            let queued = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self).id
+            let epoch = try #require(try await eli.socket.next(.playPrepare).playPrepare?.epoch)
+
+            // The phone votes and asks to skip; the laptop then takes both back.
+            eli.socket.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
+            try await eli.socket.next("ack v1") { $0.ack?.id == "v1" }
+            eli.socket.send(.requestSkip(Skip(epoch: epoch)), id: "s1")
+            try await eli.socket.next("ack s1") { $0.ack?.id == "s1" }
+            laptop.send(.vote(Vote(itemId: queued, value: 0)), id: "v2")
+            laptop.send(.withdrawSkipRequest(Skip(epoch: epoch)), id: "w1")
+            try await eli.socket.next("the laptop's withdrawals") { $0.myChoices == MyChoices(myVotes: [:], mySkipRequest: false) }
+
+            // The phone, unsure its commands arrived, sends them again: each gets its stored
+            // answer, then Eli's choices as they are now, which the answer must not overrule.
+            let count = await eli.socket.received.count
+            eli.socket.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
+            eli.socket.send(.requestSkip(Skip(epoch: epoch)), id: "s1")
+            try await eli.socket.next("the second ack s1") { $0.ack?.id == "s1" }
+            let now = MyChoices(myVotes: [:], mySkipRequest: false)
+            try await eli.socket.next("the choices after it") { $0.myChoices == now }
+            let answers = await eli.socket.received.dropFirst(count).filter { $0.ack != nil || $0.myChoices != nil }
+            #expect(answers.map { $0.ack?.id ?? "choices" } == ["v1", "choices", "s1", "choices"])
+            #expect(answers.allSatisfy { $0.myChoices == nil || $0.myChoices == now })
+            #expect(answers.first?.ack?.score == 1, "the stored answer, as it was")
+            #expect(await eli.socket.received.dropFirst(count).allSatisfy { $0.votesUpdate == nil && $0.skipRequests == nil }, "applied once")
+
+            // The phone's mirror and its answers, in frame order, end on Eli's choices now.
+            var mirror = SessionMirror(me: eli.id)
+            for envelope in await eli.socket.received.prefix(count) { _ = mirror.apply(envelope) }
+            mirror.setMyVote(queued, 1)
+            for envelope in answers where envelope.myChoices != nil { _ = mirror.apply(envelope) }
+            #expect(mirror.view?.myVotes == [:])
+            #expect(mirror.view?.skipRequests.mine == false)
+            await laptop.close()
+            await party.close()
+        }
+    }
 }

@@ -142,8 +142,10 @@ extension LiveSession {
         // paid for when it was applied. A host's calibrate or resync sent again must not chirp
         // the room, or re-sync a device, a second time.
         switch request {
-        case .command(_, let replyId?, _), .deviceSync(_, let replyId?):
-            if answerRetry(replyId, by: user, on: connectionID) { return }
+        case .command(let command, let replyId?, _):
+            if answerRetry(command, replyId, by: user, on: connectionID) { return }
+        case .deviceSync(_, let replyId?):
+            if answerRetry(nil, replyId, by: user, on: connectionID) { return }
         case .command, .deviceSync, .hello, .ping, .toHost, .reply, .refuse, .ignore:
             break
         }
@@ -219,14 +221,19 @@ extension LiveSession {
     /// Applies a member's command (or forwards it to the owner), answering `replyId`; a
     /// repeated `replyId` gets its first answer instead.
     func receiveCommand(_ command: Command, from connectionID: ConnectionID, user: UserID, replyId: String?, relay: String?) {
-        if let replyId, answerRetry(replyId, by: user, on: connectionID) { return }
+        if let replyId, answerRetry(command, replyId, by: user, on: connectionID) { return }
         applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
     }
 
     /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
-    func answerRetry(_ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
+    ///
+    /// The stored answer of a vote or skip request says what the member chose then; their
+    /// client shows it as their choice. Another of their devices may have changed it since,
+    /// so their choices as they are now follow it.
+    func answerRetry(_ command: Command?, _ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
         guard let answer = answers[Self.answerKey(user, replyId)] else { return false }
         replyFramed(to: connectionID, answer)
+        if command?.changesOwnChoices == true { sendChoices(to: connectionID, of: user) }
         return true
     }
 
