@@ -55,6 +55,8 @@ package struct PirateRadioProfile: WireProfile {
     package var limitsSocketMessages: Bool { false }
     /// Its server's `maxPayload`: a DJ whose message is larger loses the socket, and the role.
     package var maxMessageBytes: Int { 512_000 }
+    /// Express answers HEAD with a GET route's headers.
+    package var answersHeadAsGet: Bool { true }
 
     package var idleTimeout: IdleTimeout? {
         IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "Session idle timeout")

@@ -25,6 +25,8 @@ package struct QueueITProfile: WireProfile {
     package var usesLibrary: Bool { true }
     package var limitsSocketMessages: Bool { true }
     package var maxMessageBytes: Int { ClientFrame.maxBytes }
+    /// FastAPI's routes take only the methods they name: HEAD on a GET route is 405.
+    package var answersHeadAsGet: Bool { false }
 
     /// The host's device plays; no member or queue limits beyond generous ones (its backend
     /// has none), duplicates allowed (it has no check), equal scores ordered as its tiers are,
@@ -62,7 +64,7 @@ package struct QueueITProfile: WireProfile {
         QueueITSongRoutes(edge: edge, catalog: catalog).register(on: router)
         // Last, so it answers only what no route took: its framework's 405 for a path that
         // exists with other methods (its error handler drops the `Allow` header).
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, beside: [("/api/v1/sessions/:id/realtime", .get)]))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: false, beside: [("/api/v1/sessions/:id/realtime", .get)]))
         var services: [any Service] = [CurrentSessionsService(index: currentSessions, registry: context.registry, logger: context.logger)]
         if !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 {
             services.append(LibraryRescanService(

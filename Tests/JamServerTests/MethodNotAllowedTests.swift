@@ -57,7 +57,7 @@ import Testing
             #expect(skip.text.contains("/api/v1/sessions/\(id)/skip does not take DELETE; it takes POST"), "\(skip.text)")
             let session = try await server.api.request("PUT", "/api/v1/sessions/\(id)", token: host.token, body: Data("{}".utf8))
             #expect(session.status == 405)
-            #expect(session.headers["allow"] == "DELETE, GET, PATCH")
+            #expect(session.headers["allow"] == "DELETE, GET, HEAD, PATCH", "the router answers HEAD where it answers GET")
             // Without a token as with one: the path and method decide.
             #expect(try await server.api.request("DELETE", "/api/v1/sessions/join").status == 405)
             // The realtime socket's path, which its upgrade serves before the router, counts too.
@@ -70,6 +70,31 @@ import Testing
             #expect(nowhere.errorCode == .notFound)
             #expect(nowhere.headers["allow"] == nil)
             #expect(try await server.api.request("GET", "/api/v1/sessions/\(id)", token: host.token).status == 200)
+        }
+    }
+
+    @Test func aGetRouteAnswersHeadWithItsHeadersAndNoBody() async throws {
+        try await TestServer.with { server in
+            let host = try await server.api.guest("Host")
+            let id = try await server.api.create(host.token).session.id
+            let svg = "/api/v1/qr.svg?text=OPENJAM"
+            let get = try await server.api.request("GET", svg)
+            let head = try await server.api.request("HEAD", svg)
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            #expect(head.headers["content-type"] == "image/svg+xml")
+            #expect(head.headers["content-length"] == String(get.body.count), "GET's length, not the empty body's")
+            #expect(try await server.api.request("HEAD", "/api/v1/sessions/\(id)", token: host.token).status == 200)
+            // Refused as GET is: without a token, and for a session that is not there.
+            #expect(try await server.api.request("HEAD", "/api/v1/sessions/\(id)").status == 401)
+            #expect(try await server.api.request("HEAD", "/api/v1/sessions/\(UUID())", token: host.token).status == 404)
+            // A path without GET takes no HEAD, and the realtime path answers only its upgrade.
+            let skip = try await server.api.request("HEAD", "/api/v1/sessions/\(id)/skip", token: host.token)
+            #expect(skip.status == 405)
+            #expect(skip.headers["allow"] == "POST")
+            let socketPath = try await server.api.request("HEAD", "/api/v1/sessions/\(id)/realtime", token: host.token)
+            #expect(socketPath.status == 405)
+            #expect(socketPath.headers["allow"] == "GET")
         }
     }
 }

@@ -50,4 +50,18 @@ struct HealthTests {
             #expect(wrong.headers["allow"] == nil)
         }
     }
+
+    @Test("HEAD on a GET route answers with its headers and no body, as Express does")
+    func headOnAGetRouteAnswersItsHeaders() async throws {
+        try await PirateServer.with { server in
+            let get = try await server.http.request("GET", "/health")
+            let head = try await server.http.request("HEAD", "/health")
+            #expect(head.status == 200, "\(head)")
+            #expect(head.body.isEmpty)
+            #expect(head.headers["content-type"] == get.headers["content-type"])
+            #expect(head.headers["content-length"] == String(get.body.count))
+            // Refused as GET is.
+            #expect(try await server.http.request("HEAD", "/stations").status == 401)
+        }
+    }
 }

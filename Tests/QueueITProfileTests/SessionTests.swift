@@ -347,6 +347,10 @@ struct SessionTests {
             #expect(wrong.json?["status_code"] as? Int == 405)
             #expect(wrong.allow == nil, "its handler writes X-Request-ID and nothing else")
             #expect(wrong.requestId != nil)
+            // FastAPI's routes take only the methods they name: HEAD on a GET route too.
+            let head = try await api.request("HEAD", "/api/v1/sessions/current", token: ann.token)
+            #expect(head.status == 405, "\(head)")
+            #expect(head.allow == nil)
             let nowhere = try await api.request("GET", "/api/v1/nothing-here", token: ann.token)
             #expect(nowhere.status == 404, "\(nowhere)")
             #expect(nowhere.error == "Not Found")

@@ -69,7 +69,7 @@ public func buildApplication(
     let context = ProfileContext(
         registry: registry, clock: clock, ids: ids, signer: signer, secret: secret, limiter: RateLimiter(clock: clock),
         configuration: configuration, metrics: metrics, library: library, logger: logger)
-    let router = Router(context: JamRequestContext.self)
+    let router = Router(context: JamRequestContext.self, options: profile.answersHeadAsGet ? .autoGenerateHeadEndpoints : [])
     let socketCaps = configuration.maxSocketsPerAddress.map(SocketCaps.init(limit:))
     let connectionCaps = configuration.maxConnectionsPerAddress.map(SocketCaps.init(limit:))
     let addresses = ClientAddresses(trustedProxies: configuration.trustedProxies)

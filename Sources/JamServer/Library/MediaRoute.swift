@@ -7,7 +7,7 @@ import Hummingbird
 enum MediaRoute: CaseIterable {
     /// `GET|HEAD /api/v1/tracks/{id}/audio` (`AudioRoutes`).
     case audio
-    /// `GET /api/v1/tracks/{id}/artwork` (`LibraryRoutes`).
+    /// `GET|HEAD /api/v1/tracks/{id}/artwork` (`LibraryRoutes`; the router answers HEAD).
     case artwork
 
     /// The path as the router registers it.
@@ -22,7 +22,7 @@ enum MediaRoute: CaseIterable {
     var methods: [HTTPRequest.Method] {
         switch self {
         case .audio: [.get, .head]
-        case .artwork: [.get]
+        case .artwork: [.get, .head]
         }
     }
 

@@ -10,10 +10,15 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
     /// Each route's path with its method.
     let routes: [(path: RouterPath, method: HTTPRequest.Method)]
 
-    /// Takes `routes`, the router's routes once every one is added, and `beside` them the
-    /// paths served before the router (the realtime socket's upgrade).
-    package init(routes: [Router<JamRequestContext>.RouteDescription], beside: [(path: RouterPath, method: HTTPRequest.Method)] = []) {
-        self.routes = routes.map { ($0.path, $0.method) } + beside
+    /// Takes `routes`, the router's routes once every one is added, with HEAD beside each GET
+    /// when the router answers it (`headAsGet`), and `beside` them the paths served before the
+    /// router (the realtime socket's upgrade, which answers GET only).
+    package init(
+        routes: [Router<JamRequestContext>.RouteDescription], headAsGet: Bool, beside: [(path: RouterPath, method: HTTPRequest.Method)] = []
+    ) {
+        let routed = routes.map { ($0.path, $0.method) }
+        let heads = headAsGet ? routed.filter { $0.1 == .get }.map { ($0.0, HTTPRequest.Method.head) } : []
+        self.routes = routed + heads + beside
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {

@@ -31,15 +31,10 @@ struct WebRoutes {
             router.add(middleware: WebRootGuard(root: root))
             router.add(middleware: FileMiddleware(root.path, searchForIndexHtml: true))
         }
+        // Link previews in chat apps ask with HEAD first: the router answers it from this.
         router.get("j/:code") { _, context in
             _ = try context.parameters.require("code")
             return try await indexPage()
-        }
-        // Link previews in chat apps ask with HEAD first.
-        router.head("j/:code") { _, context in
-            _ = try context.parameters.require("code")
-            let page = try await indexPage()
-            return Response(status: page.status, headers: page.headers)
         }
         router.get("api/v1/qr.svg") { request, _ in
             guard let text = request.uri.queryParameters["text"].map(String.init), !text.isEmpty else {

@@ -20,6 +20,7 @@ package struct OpenJamProfile: WireProfile {
     package var usesLibrary: Bool { true }
     package var limitsSocketMessages: Bool { true }
     package var maxMessageBytes: Int { ClientFrame.maxBytes }
+    package var answersHeadAsGet: Bool { true }
 
     package var defaults: SessionDefaults {
         SessionDefaults(rules: .openJam, settings: SessionSettings(), codes: .openJam, codeLifetimeMs: nil, makeWire: { _ in OpenJamWire() })
@@ -42,7 +43,7 @@ package struct OpenJamProfile: WireProfile {
         AudioRoutes(catalog: catalog).register(on: router)
         WebRoutes(folder: configuration.webRoot).register(on: router)
         // Last: it answers only what no route took.
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, beside: [("/api/v1/sessions/:id/realtime", .get)]))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: true, beside: [("/api/v1/sessions/:id/realtime", .get)]))
         guard !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 else { return [] }
         return [LibraryRescanService(
             catalog: catalog, registry: context.registry, interval: .seconds(configuration.libraryRescanSeconds), logger: context.logger)]

@@ -215,6 +215,9 @@ package protocol WireProfile: Sendable {
     var limitsSocketMessages: Bool { get }
     /// Largest socket message it takes, in bytes; a larger one closes the socket (1009).
     var maxMessageBytes: Int { get }
+    /// Whether a GET route answers HEAD too, with its headers and no body (RFC 9110 §9.3.2),
+    /// as a general-purpose server must; a foreign profile does what its original server did.
+    var answersHeadAsGet: Bool { get }
 
     /// Adds the profile's REST routes and middleware; returns any services they need.
     func registerRoutes(on router: Router<JamRequestContext>, context: ProfileContext) -> [any Service]
