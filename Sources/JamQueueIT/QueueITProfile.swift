@@ -64,7 +64,7 @@ package struct QueueITProfile: WireProfile {
         QueueITSongRoutes(edge: edge, catalog: catalog).register(on: router)
         // Last, so it answers only what no route took: its framework's 405 for a path that
         // exists with other methods (its error handler drops the `Allow` header).
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: false, beside: [("/api/v1/sessions/:id/realtime", .get)]))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: answersHeadAsGet, beside: [("/api/v1/sessions/:id/realtime", .get)]))
         var services: [any Service] = [CurrentSessionsService(index: currentSessions, registry: context.registry, logger: context.logger)]
         if !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 {
             services.append(LibraryRescanService(

@@ -38,4 +38,43 @@ struct ClusterOwnChoicesTests {
             await hostSocket.close()
         }
     }
+
+    @Test func aVoteSentAgainThroughANodeWithoutItsAnswerIsFollowedByTheChoicesAsTheyAreNow() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
+            _ = try await owner.api.add(host.token, id, testTrack(1))
+            let queued = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            let phone = TestSocket(server: owner, session: id, token: guest.token)
+            try await phone.next(.stateSync)
+            let laptop = TestSocket(server: other, session: id, token: guest.token)
+            try await laptop.next(.stateSync)
+
+            // The phone votes, then votes the same again: the second changes nothing, so no
+            // record carries its answer, and only the owner keeps it.
+            phone.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
+            try await phone.next("ack v1") { $0.ack?.id == "v1" }
+            phone.send(.vote(Vote(itemId: queued, value: 1)), id: "v2")
+            try await phone.next("ack v2") { $0.ack?.id == "v2" }
+            // Gil takes the vote back on the laptop.
+            laptop.send(.vote(Vote(itemId: queued, value: 0)), id: "v3")
+            try await phone.next("the laptop's withdrawal") { $0.myChoices?.myVotes.isEmpty == true }
+            await phone.close()
+
+            // The phone comes back through the other node and sends v2 again: that node asks
+            // the owner, which answers from memory; the choices as they are now follow.
+            let back = TestSocket(server: other, session: id, token: guest.token)
+            try await back.next(.stateSync)
+            let count = await back.received.count
+            back.send(.vote(Vote(itemId: queued, value: 1)), id: "v2")
+            try await back.next("ack v2") { $0.ack?.id == "v2" }
+            let now = MyChoices(myVotes: [:], mySkipRequest: false)
+            try await back.next("the choices after it") { $0.myChoices == now }
+            let answers = await back.received.dropFirst(count).filter { $0.ack != nil || $0.myChoices != nil }
+            #expect(answers.map { $0.ack?.id ?? "choices" } == ["v2", "choices"])
+            #expect(await back.received.dropFirst(count).allSatisfy { $0.votesUpdate == nil }, "applied once")
+            await back.close()
+            await laptop.close()
+        }
+    }
 }

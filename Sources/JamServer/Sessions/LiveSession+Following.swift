@@ -144,7 +144,7 @@ extension LiveSession {
                 let frame = WebSocketText.frame(Array(answer.frame.utf8))
                 answers.remember(frame, for: answer.key, lane: applied.first.map { AnswerCache.Lane(of: $0.input) } ?? .change)
                 switch forwards.removeValue(forKey: answer.key) {
-                case .socket(let connection)?:
+                case .socket(let connection, _)?:
                     actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))
                 case .rest(let continuation)?:
                     var answered = outcome(fromAck: answer.frame)

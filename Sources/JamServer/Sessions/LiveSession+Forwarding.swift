@@ -5,8 +5,9 @@ import NIOCore
 
 /// A forwarded command's caller, waiting for the owner's answer.
 enum PendingForward {
-    /// A socket's command with an id: the answer goes to the socket.
-    case socket(ConnectionID)
+    /// A socket's command with an id: the answer goes to the socket, and with `showsChoices`
+    /// (a vote or skip request) the member's choices after it when no record carries it.
+    case socket(ConnectionID, showsChoices: Bool)
     /// A REST call: resumed with the outcome once this node has applied the record.
     case rest(CheckedContinuation<Result<Outcome, JamError>, Never>)
 }
@@ -27,7 +28,7 @@ extension LiveSession {
                 reply(to: connection, wire.error(Self.idInProgress, id: replyId, state: state, now: environment.clock.now()))
                 return
             }
-            forwards[key] = .socket(connection)
+            forwards[key] = .socket(connection, showsChoices: command.changesOwnChoices)
             // Answered by the owner's record or reply. A reply can be lost (its notification
             // failed, or the owner died after storing the command), and a healthy socket has
             // no reason to reconnect and send it again: the member hears after the limit.
@@ -38,7 +39,7 @@ extension LiveSession {
                 self.assumeIsolated { session in
                     guard session.forwardLimits[key] == sent else { return }
                     session.forwardLimits[key] = nil
-                    guard case .socket(connection)? = session.forwards[key] else { return }
+                    guard case .socket(connection, _)? = session.forwards[key] else { return }
                     session.forwardFailed(key: key, replyId: replyId, Self.forwardUnanswered)
                 }
             }
@@ -157,7 +158,7 @@ extension LiveSession {
     func forwardFailed(key: String?, replyId: String?, _ error: JamError) {
         guard let key, let pending = forwards.removeValue(forKey: key) else { return }
         switch pending {
-        case .socket(let connection):
+        case .socket(let connection, _):
             reply(to: connection, wire.error(error, id: replyId, state: state, now: environment.clock.now()))
         case .rest(let continuation):
             continuation.resume(returning: .failure(error))
@@ -172,8 +173,12 @@ extension LiveSession {
         if reply.error == nil || Self.remembersRefusal(answerKey: reply.key) { answers.remember(frame, for: reply.key, lane: .change) }
         guard let pending = forwards.removeValue(forKey: reply.key) else { return }
         switch pending {
-        case .socket(let connection):
+        case .socket(let connection, let showsChoices):
             replyFramed(to: connection, frame)
+            // No record carried it: a refusal, a vote for the value already held, or the
+            // owner's stored answer to a command sent again, which says what the member chose
+            // then (`answerRetry`).
+            if showsChoices, let user = connections[connection]?.user { sendChoices(to: connection, of: user) }
         case .rest(let continuation):
             if let error = reply.error {
                 continuation.resume(returning: .failure(error))

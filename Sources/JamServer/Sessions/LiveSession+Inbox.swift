@@ -132,7 +132,10 @@ extension LiveSession {
     private func answerForward(_ forwarded: ForwardedCommand, key: String, frame: ByteBuffer, error: JamError?, local: ConnectionID?, node: ClusterNode) {
         if forwarded.origin == node.nodeID {
             forwards[key] = nil
-            if let local { replyFramed(to: local, frame) }
+            if let local {
+                replyFramed(to: local, frame)
+                if forwarded.command.changesOwnChoices { sendChoices(to: local, of: forwarded.user) }
+            }
             return
         }
         node.reply(

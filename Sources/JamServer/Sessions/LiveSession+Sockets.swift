@@ -94,9 +94,10 @@ extension LiveSession {
         execute(outbox.enqueue(.direct(connection, WebSocketText.frame(wire.stateSync(state, for: target.user, now: now))), after: nextLsn - 1, now: now))
     }
 
-    /// Queues the member's own votes and skip request for a socket that resumed: what their
-    /// other devices changed meanwhile went to the sockets open then, and is not replayed.
-    private func sendChoices(to connection: ConnectionID, of user: UserID) {
+    /// Queues the member's own votes and skip request for one socket: one that resumed (what
+    /// their other devices changed meanwhile went to the sockets open then, and is not
+    /// replayed), or one whose vote or skip request was answered from memory.
+    func sendChoices(to connection: ConnectionID, of user: UserID) {
         reply(to: connection, wire.passing(.myChoices(state.choices(of: user)), state: state, now: environment.clock.now()))
     }
 

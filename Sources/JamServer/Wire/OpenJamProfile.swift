@@ -43,7 +43,7 @@ package struct OpenJamProfile: WireProfile {
         AudioRoutes(catalog: catalog).register(on: router)
         WebRoutes(folder: configuration.webRoot).register(on: router)
         // Last: it answers only what no route took.
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: true, beside: [("/api/v1/sessions/:id/realtime", .get)]))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: answersHeadAsGet, beside: [("/api/v1/sessions/:id/realtime", .get)]))
         guard !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 else { return [] }
         return [LibraryRescanService(
             catalog: catalog, registry: context.registry, interval: .seconds(configuration.libraryRescanSeconds), logger: context.logger)]

@@ -15,12 +15,14 @@ struct AppMember: Sendable {
 
     /// Signs in; `code == nil` creates a session, else joins it.
     static func make(
-        _ server: TestServer, name: String, code: String? = nil, backoff: Backoff = Backoff(baseMs: 20, capMs: 200), socket: SocketKind = .nio
+        _ server: TestServer, name: String, code: String? = nil, backoff: Backoff = Backoff(baseMs: 20, capMs: 200), socket: SocketKind = .nio,
+        transport: (any RealtimeTransport)? = nil
     ) async throws -> (AppMember, SessionView) {
         var api = JamAPI(server: URL(string: server.baseURL)!)
         let identity = try await api.signIn(displayName: name)
         let view = if let code { try await api.join(code: code) } else { try await api.createSession() }
-        let client = SessionClient(api: api, sessionId: view.session.id, me: identity.userId, transport: socket.transport, backoff: backoff, seed: 7)
+        let client = SessionClient(
+            api: api, sessionId: view.session.id, me: identity.userId, transport: transport ?? socket.transport, backoff: backoff, seed: 7)
         return (AppMember(name: name, me: identity.userId, api: api, client: client, store: SessionStore(client: client)), view)
     }
 

@@ -1,0 +1,94 @@
+import Foundation
+import JamClient
+import Synchronization
+
+/// A transport that loses the server's answer to one message: armed with a marker, it sends
+/// the next message holding it, then closes that socket before reading anything more; the
+/// next connection waits until the test lets it go. So the message reaches
+/// the server, the client never learns so, and it sends the message again once it is back.
+struct AnswerLosingTransport: RealtimeTransport {
+    let inner: any RealtimeTransport
+    let control = Control()
+
+    /// What the test arms and releases; shared by every socket the transport opens.
+    final class Control: Sendable {
+        private struct State {
+            var marker: String?
+            var socket = 0
+            var cutSocket: Int?
+            var holding = false
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+        private let state = Mutex(State())
+
+        /// The next message sent that contains `marker` loses its answer.
+        func arm(_ marker: String) { state.withLock { $0.marker = marker } }
+
+        /// Lets the connection after the cut open.
+        func reconnect() {
+            let waiting = state.withLock { state in
+                state.holding = false
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for waiter in waiting { waiter.resume() }
+        }
+
+        fileprivate func opening() async -> Int {
+            await withCheckedContinuation { continuation in
+                let open = state.withLock { state in
+                    if state.holding { state.waiting.append(continuation) }
+                    return !state.holding
+                }
+                if open { continuation.resume() }
+            }
+            return state.withLock { state in
+                state.socket += 1
+                return state.socket
+            }
+        }
+
+        fileprivate func sending(_ text: String, on socket: Int) {
+            state.withLock { state in
+                guard let marker = state.marker, text.contains(marker) else { return }
+                state.marker = nil
+                state.cutSocket = socket
+                state.holding = true
+            }
+        }
+
+        fileprivate func isCut(_ socket: Int) -> Bool { state.withLock { $0.cutSocket == socket } }
+    }
+
+    private struct Socket: RealtimeSocket {
+        let inner: any RealtimeSocket
+        let number: Int
+        let control: Control
+
+        func receive() async throws -> String? {
+            let text = try await inner.receive()
+            guard control.isCut(number) else { return text }
+            // The connection ends before the answer is read, as a dropped one does.
+            await inner.close()
+            return nil
+        }
+
+        func send(_ text: String) async throws {
+            // Marked before it goes: the answer can come back before the send returns.
+            control.sending(text, on: number)
+            try await inner.send(text)
+        }
+
+        func close() async { await inner.close() }
+    }
+
+    func withSocket(
+        url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
+    ) async throws -> RealtimeClose {
+        let number = await control.opening()
+        let control = control
+        return try await inner.withSocket(url: url, headers: headers) { socket in
+            try await body(Socket(inner: socket, number: number, control: control))
+        }
+    }
+}
