@@ -51,7 +51,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
             openTimeout: openTimeout, deadline: .now() + TimeAmount(openTimeout), sslContext: sslContext
         ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
-            let socket = NIOSocket(messages: messages, outbound: outbound)
+            let socket = NIOSocket(messages: messages, outbound: outbound, channel: context.channel)
             // Each child says whether the socket's close was answered: the reader when the
             // server's close ended it, the timer never.
             try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -106,10 +106,12 @@ public struct NIOWebSocketTransport: RealtimeTransport {
 final class NIOSocket: RealtimeSocket, @unchecked Sendable {
     private var iterator: AsyncThrowingStream<String, any Error>.AsyncIterator
     private let outbound: WebSocketOutboundWriter
+    private let channel: any Channel
 
-    init(messages: AsyncThrowingStream<String, any Error>, outbound: WebSocketOutboundWriter) {
+    init(messages: AsyncThrowingStream<String, any Error>, outbound: WebSocketOutboundWriter, channel: any Channel) {
         self.iterator = messages.makeAsyncIterator()
         self.outbound = outbound
+        self.channel = channel
     }
 
     func receive() async throws -> String? {
@@ -122,5 +124,11 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
 
     func close() async {
         try? await outbound.close(.normalClosure, reason: nil)
+    }
+
+    func abandon() async {
+        // Waiting for the server's answer to a close (`closeTimeout`, 5 s by default) would
+        // hold the reconnect back that long for a close nobody will answer.
+        channel.close(promise: nil)
     }
 }

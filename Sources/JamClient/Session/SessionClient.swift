@@ -132,8 +132,8 @@ public actor SessionClient {
                 let close = try await transport.withSocket(url: url, headers: headers) { socket in
                     await self.attached(socket)
                     // Whichever ends first ends the socket: the server closing it, or the
-                    // watch finding it silent (the transport then closes it without waiting
-                    // for an answer that will not come).
+                    // watch finding it silent (then abandoned: a close would wait for an answer
+                    // that will not come).
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             while let text = try await socket.receive() {
@@ -156,7 +156,7 @@ public actor SessionClient {
                                 await socket.close()
                                 throw error
                             }
-                            await socket.close()
+                            await socket.abandon()
                         }
                         try await group.next()
                         group.cancelAll()

@@ -22,6 +22,14 @@ public protocol RealtimeSocket: Sendable {
     func send(_ text: String) async throws
     /// Closes from the client side.
     func close() async
+    /// Ends the socket at once, without the closing handshake: for a connection the server
+    /// no longer answers on, whose close would wait out the transport's close timeout.
+    func abandon() async
+}
+
+extension RealtimeSocket {
+    /// A transport whose close does not wait for the server's answer abandons by closing.
+    public func abandon() async { await close() }
 }
 
 /// Opens WebSockets: `URLSessionWebSocketTransport` here, `NIOWebSocketTransport` in

@@ -16,13 +16,14 @@ struct SilentServerTests {
     /// A member's client connected through `relay`, running while `body` runs, and the watch's
     /// drops of its sockets.
     static func withClient(
-        through relay: SilentRelay, watch: ConnectionWatch = quickWatch, _ body: @Sendable (SessionClient, WatchDrops) async throws -> Void
+        through relay: SilentRelay, watch: ConnectionWatch = quickWatch, transport: NIOWebSocketTransport = NIOWebSocketTransport(closeTimeout: .milliseconds(200)),
+        _ body: @Sendable (SessionClient, WatchDrops) async throws -> Void
     ) async throws {
         var api = JamAPI(server: URL(string: "http://127.0.0.1:\(relay.port)")!)
         let identity = try await api.signIn(displayName: "Ann")
         let view = try await api.createSession()
         let client = SessionClient(
-            api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(closeTimeout: .milliseconds(200)),
+            api: api, sessionId: view.session.id, me: identity.userId, transport: transport,
             backoff: Backoff(baseMs: 20, capMs: 100), watch: watch, seed: 7)
         let updates = await client.subscribe()
         let drops = WatchDrops()
@@ -54,6 +55,27 @@ struct SilentServerTests {
                     // closed the socket after 90 s).
                     #expect(took < .seconds(10), "replaced after \(took)")
                     #expect(relay.connectionCount > sockets, "a new connection")
+                    let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
+                    #expect(ack.itemId != nil, "the new socket takes commands")
+                }
+            }
+        }
+    }
+
+    @Test("a silent socket is replaced without waiting out the transport's close timeout")
+    func aSilentSocketIsReplacedWithoutWaitingForItsClose() async throws {
+        try await TestServer.with { server in
+            try await SilentRelay.with(to: server.port) { relay in
+                // The transport's default: 5 s for the server to answer a close.
+                try await Self.withClient(through: relay, transport: NIOWebSocketTransport()) { client, drops in
+                    relay.silenceOpenConnections()
+                    let silenced = ContinuousClock.now
+                    #expect(await client.post(.ping(Ping(clientSendTime: 1))))
+                    try await eventually("the silent socket is replaced", timeout: .seconds(20)) { drops.replaced }
+                    // 400 ms of silence and a 100 ms look; a close waiting for its answer
+                    // would add the whole 5 s.
+                    let took = ContinuousClock.now - silenced
+                    #expect(took < .seconds(4), "replaced after \(took)")
                     let ack = try await client.send(.addToQueue(AddToQueue(track: song(1), nonce: "n-1")))
                     #expect(ack.itemId != nil, "the new socket takes commands")
                 }
