@@ -9,13 +9,8 @@ import Testing
 @Suite struct OwnChoicesTests {
     @Test func aVoteOrSkipRequestFromOneDeviceShowsOnTheMembersOtherDevices() async throws {
         try await TestServer.with { server in
-            let party = try await Party.start(server, guests: ["Eli"])
+            let (party, laptop, queued, epoch) = try await Self.eliOnTwoDevices(server)
             let eli = party.guests[0]
-            let laptop = TestSocket(server: server, session: party.id, token: eli.token)
-            try await laptop.next(.stateSync)
-            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
-            let queued = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self).id
-            let epoch = try #require(try await eli.socket.next(.playPrepare).playPrepare?.epoch)
 
             // Eli votes on the phone: the laptop learns it is Eli's vote, the phone has its answer.
             eli.socket.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
@@ -101,15 +96,11 @@ import Testing
             await party.close()
         }
     }
+
     @Test func aVoteSentAgainIsAnsweredWithTheMembersChoicesAsTheyAreNow() async throws {
         try await TestServer.with { server in
-            let party = try await Party.start(server, guests: ["Eli"])
+            let (party, laptop, queued, epoch) = try await Self.eliOnTwoDevices(server)
             let eli = party.guests[0]
-            let laptop = TestSocket(server: server, session: party.id, token: eli.token)
-            try await laptop.next(.stateSync)
-            _ = try await server.api.add(party.host.token, party.id, testTrack(1))
-            let queued = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self).id
-            let epoch = try #require(try await eli.socket.next(.playPrepare).playPrepare?.epoch)
 
             // The phone votes and asks to skip; the laptop then takes both back.
             eli.socket.send(.vote(Vote(itemId: queued, value: 1)), id: "v1")
@@ -144,5 +135,18 @@ import Testing
             await laptop.close()
             await party.close()
         }
+    }
+
+    /// Eli on the party's socket (the phone) and a second socket (the laptop), song 1
+    /// playing (its epoch) and song 2 queued.
+    private static func eliOnTwoDevices(_ server: TestServer) async throws -> (Party, TestSocket, ItemID, Int64) {
+        let party = try await Party.start(server, guests: ["Eli"])
+        let eli = party.guests[0]
+        let laptop = TestSocket(server: server, session: party.id, token: eli.token)
+        try await laptop.next(.stateSync)
+        _ = try await server.api.add(party.host.token, party.id, testTrack(1))
+        let queued = try await server.api.add(party.host.token, party.id, testTrack(2)).decode(QueueItem.self).id
+        let epoch = try #require(try await eli.socket.next(.playPrepare).playPrepare?.epoch)
+        return (party, laptop, queued, epoch)
     }
 }
