@@ -38,6 +38,7 @@ public final class SilentRelay: Sendable {
                 box.withLock { $0?.links.withLock { $0.append(link) } }
                 if let tls {
                     do {
+                        try client.pipeline.syncOperations.addHandler(SilenceBelowTLS(link: link))
                         try client.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     } catch {
                         return client.eventLoop.makeFailedFuture(error)
@@ -77,7 +78,8 @@ public final class SilentRelay: Sendable {
         }
     }
 
-    /// Drops every byte of the connections open now, in both directions, from now on.
+    /// Drops every byte of the connections open now, in both directions, from now on (TLS's
+    /// own records too: a close_notify gets no answer either).
     public func silenceOpenConnections() {
         links.withLock { links in
             for link in links { link.silent.store(true, ordering: .relaxed) }
@@ -209,5 +211,30 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+}
+
+/// Drops a silent link's bytes beneath the relay's TLS, both ways, as a dead path does.
+final class SilenceBelowTLS: ChannelDuplexHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let link: RelayLink
+
+    init(link: RelayLink) { self.link = link }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !link.silent.load(ordering: .relaxed) else { return }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !link.silent.load(ordering: .relaxed) else {
+            promise?.succeed(())
+            return
+        }
+        context.write(data, promise: promise)
     }
 }

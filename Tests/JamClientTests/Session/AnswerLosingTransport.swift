@@ -1,11 +1,13 @@
 import Foundation
 import JamClient
 import Synchronization
+import Testing
 
-/// A transport that loses the server's answer to one message: armed with a marker, it sends
-/// the next message holding it, then closes that socket before reading anything more; the
-/// next connection waits until the test lets it go. So the message reaches
-/// the server, the client never learns so, and it sends the message again once it is back.
+/// A transport that loses the server's answer to one message: armed with a marker, it notes
+/// the id of the next message holding it, and closes that socket when the answer to that id
+/// comes, before the client reads it; the next connection waits until the test lets it go.
+/// So the message reaches the server, the client never learns so, and it sends the message
+/// again once it is back.
 struct AnswerLosingTransport: RealtimeTransport {
     let inner: any RealtimeTransport
     let control = Control()
@@ -15,6 +17,8 @@ struct AnswerLosingTransport: RealtimeTransport {
         private struct State {
             var marker: String?
             var socket = 0
+            /// The marked message's socket and the answer that cuts it.
+            var answer: (socket: Int, id: String)?
             var cutSocket: Int?
             var holding = false
             var waiting: [CheckedContinuation<Void, Never>] = []
@@ -50,14 +54,33 @@ struct AnswerLosingTransport: RealtimeTransport {
 
         fileprivate func sending(_ text: String, on socket: Int) {
             state.withLock { state in
-                guard let marker = state.marker, text.contains(marker) else { return }
+                guard let marker = state.marker, text.contains(marker), let id = Self.id(of: text) else { return }
                 state.marker = nil
-                state.cutSocket = socket
-                state.holding = true
+                state.answer = (socket, id)
             }
         }
 
-        fileprivate func isCut(_ socket: Int) -> Bool { state.withLock { $0.cutSocket == socket } }
+        /// Whether `text`, read on `socket`, is the marked message's answer or comes after it.
+        fileprivate func cuts(_ text: String, on socket: Int) -> Bool {
+            state.withLock { state in
+                if state.cutSocket == socket { return true }
+                guard let answer = state.answer, answer.socket == socket, text.contains(#""id":"\#(answer.id)""#),
+                    text.contains(#""type":"ack""#) || text.contains(#""type":"error""#)
+                else { return false }
+                state.cutSocket = socket
+                state.holding = true
+                return true
+            }
+        }
+
+        private static func id(of text: String) -> String? {
+            do {
+                return (try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["id"] as? String
+            } catch {
+                Issue.record("the client sent a message that is not JSON: \(text)")
+                return nil
+            }
+        }
     }
 
     private struct Socket: RealtimeSocket {
@@ -66,20 +89,22 @@ struct AnswerLosingTransport: RealtimeTransport {
         let control: Control
 
         func receive() async throws -> String? {
-            let text = try await inner.receive()
-            guard control.isCut(number) else { return text }
+            guard let text = try await inner.receive() else { return nil }
+            guard control.cuts(text, on: number) else { return text }
             // The connection ends before the answer is read, as a dropped one does.
             await inner.close()
             return nil
         }
 
         func send(_ text: String) async throws {
-            // Marked before it goes: the answer can come back before the send returns.
+            // Noted before it goes: the answer can come back before the send returns.
             control.sending(text, on: number)
             try await inner.send(text)
         }
 
         func close() async { await inner.close() }
+
+        func abandon() async { await inner.abandon() }
     }
 
     func withSocket(

@@ -212,6 +212,39 @@ struct NIOTransportTests {
         }
     }
 
+    @Test("an abandoned socket ends at once though the server answers nothing, over TLS too", .timeLimit(.minutes(1)))
+    func anAbandonedSocketEndsAtOnce() async throws {
+        let tls = try Self.localhostTLS()
+        try await TestServer.with { server in
+            var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+            _ = try await api.signIn(displayName: "Ann")
+            let view = try await api.createSession()
+            let token = try #require(api.token)
+            for secure in [false, true] {
+                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
+                    var trusting = TLSConfiguration.makeClientConfiguration()
+                    trusting.trustRoots = .certificates([tls.certificate])
+                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+                    // A close waits 30 s for its answer here, and TLS's own close 5 s.
+                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(30), tlsConfiguration: trusting)
+                    let abandoned = Mutex<ContinuousClock.Instant?>(nil)
+                    do {
+                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                            _ = try await socket.receive()
+                            relay.silenceOpenConnections()
+                            abandoned.withLock { $0 = .now }
+                            await socket.abandon()
+                        }
+                    } catch {
+                        // A connection cut short may end with an error; how long it took is what counts.
+                    }
+                    let took = ContinuousClock.now - (try #require(abandoned.withLock { $0 }, "the socket opened"))
+                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after it was abandoned")
+                }
+            }
+        }
+    }
+
     @Test("a server whose certificate the client does not trust fails the open", .timeLimit(.minutes(1)))
     func aServerWhoseCertificateTheClientDoesNotTrustFailsTheOpen() async throws {
         let tls = try Self.localhostTLS()
