@@ -128,9 +128,9 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
 
     func abandon() async {
         // Waiting for the server's answer to a close (`closeTimeout`, 5 s by default) would
-        // hold the reconnect back that long for a close nobody will answer. (Over TLS the
-        // channel itself may linger up to TLS's `shutdownTimeout` for the server's
-        // close_notify; the socket is done with at once all the same.)
+        // hold the reconnect back that long for a close nobody will answer. Over TLS, whose
+        // own close waits for the server's close_notify, the close frame the transport writes
+        // next fails and ends the channel at once (`NIOTransportTests` holds both).
         channel.close(promise: nil)
     }
 }

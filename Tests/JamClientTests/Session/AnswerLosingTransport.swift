@@ -17,10 +17,12 @@ struct AnswerLosingTransport: RealtimeTransport {
         private struct State {
             var marker: String?
             var socket = 0
-            /// The marked message's socket and the answer that cuts it.
-            var answer: (socket: Int, id: String)?
+            /// The id of the marked message, whose answer cuts the socket it comes on.
+            var answer: String?
             var cutSocket: Int?
             var holding = false
+            /// Once let go, no later cut holds a connection back.
+            var released = false
             var waiting: [CheckedContinuation<Void, Never>] = []
         }
         private let state = Mutex(State())
@@ -32,6 +34,7 @@ struct AnswerLosingTransport: RealtimeTransport {
         func reconnect() {
             let waiting = state.withLock { state in
                 state.holding = false
+                state.released = true
                 defer { state.waiting = [] }
                 return state.waiting
             }
@@ -56,19 +59,24 @@ struct AnswerLosingTransport: RealtimeTransport {
             state.withLock { state in
                 guard let marker = state.marker, text.contains(marker), let id = Self.id(of: text) else { return }
                 state.marker = nil
-                state.answer = (socket, id)
+                state.answer = id
             }
         }
+
+        /// Whether the marked message's answer was lost.
+        var hasCut: Bool { state.withLock { $0.cutSocket != nil } }
 
         /// Whether `text`, read on `socket`, is the marked message's answer or comes after it.
         fileprivate func cuts(_ text: String, on socket: Int) -> Bool {
             state.withLock { state in
                 if state.cutSocket == socket { return true }
-                guard let answer = state.answer, answer.socket == socket, text.contains(#""id":"\#(answer.id)""#),
+                // On whichever socket it comes: one that dropped on its own sends the message again.
+                guard let answer = state.answer, text.contains(#""id":"\#(answer)""#),
                     text.contains(#""type":"ack""#) || text.contains(#""type":"error""#)
                 else { return false }
+                state.answer = nil
                 state.cutSocket = socket
-                state.holding = true
+                state.holding = !state.released
                 return true
             }
         }

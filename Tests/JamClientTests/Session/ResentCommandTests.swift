@@ -22,9 +22,11 @@ import Testing
 
                 // The phone's vote reaches the server; its answer is lost with the connection.
                 losing.control.arm(#""type":"vote""#)
-                // However the test ends, the phone's next connection is let go.
-                defer { losing.control.reconnect() }
                 async let voted: Void = phone.store.vote(queued, 1)
+                // However the test ends, the phone's next connection is let go (declared after
+                // the vote, so it runs before the vote is awaited on the way out).
+                defer { losing.control.reconnect() }
+                try await eventually("the vote's answer lost") { losing.control.hasCut }
                 try await laptop.until("the phone's vote, as Gil's") { $0.queue.first?.myVote == 1 }
                 // While the phone is away, Gil takes the vote back on the laptop.
                 await laptop.store.vote(queued, 0)
