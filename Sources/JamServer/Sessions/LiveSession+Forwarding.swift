@@ -174,11 +174,7 @@ extension LiveSession {
         guard let pending = forwards.removeValue(forKey: reply.key) else { return }
         switch pending {
         case .socket(let connection, let showsChoices):
-            replyFramed(to: connection, frame)
-            // No record carried it: a refusal, a vote for the value already held, or the
-            // owner's stored answer to a command sent again, which says what the member chose
-            // then (`answerRetry`).
-            if showsChoices, let user = connections[connection]?.user { sendChoices(to: connection, of: user) }
+            replyWithoutRecord(frame, to: connection, showingChoicesOf: showsChoices ? connections[connection]?.user : nil)
         case .rest(let continuation):
             if let error = reply.error {
                 continuation.resume(returning: .failure(error))

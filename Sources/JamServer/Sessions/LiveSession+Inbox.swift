@@ -132,10 +132,7 @@ extension LiveSession {
     private func answerForward(_ forwarded: ForwardedCommand, key: String, frame: ByteBuffer, error: JamError?, local: ConnectionID?, node: ClusterNode) {
         if forwarded.origin == node.nodeID {
             forwards[key] = nil
-            if let local {
-                replyFramed(to: local, frame)
-                if forwarded.command.changesOwnChoices { sendChoices(to: local, of: forwarded.user) }
-            }
+            if let local { replyWithoutRecord(frame, to: local, showingChoicesOf: forwarded.command.changesOwnChoices ? forwarded.user : nil) }
             return
         }
         node.reply(

@@ -227,15 +227,19 @@ extension LiveSession {
     }
 
     /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
-    ///
-    /// The stored answer of a vote or skip request says what the member chose then; their
-    /// client shows it as their choice. Another of their devices may have changed it since,
-    /// so their choices as they are now follow it.
     func answerRetry(_ command: Command?, _ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
         guard let answer = answers[Self.answerKey(user, replyId)] else { return false }
-        replyFramed(to: connectionID, answer)
-        if command?.changesOwnChoices == true { sendChoices(to: connectionID, of: user) }
+        replyWithoutRecord(answer, to: connectionID, showingChoicesOf: command?.changesOwnChoices == true ? user : nil)
         return true
+    }
+
+    /// Queues an answer no record carries (a stored one sent again, a refusal, an ack of a
+    /// change that changed nothing), followed by `user`'s choices when given: a vote's or skip
+    /// request's answer says what the member chose then, and their client shows it as their
+    /// choice, while another of their devices may have changed it since.
+    func replyWithoutRecord(_ answer: ByteBuffer, to connection: ConnectionID, showingChoicesOf user: UserID?) {
+        replyFramed(to: connection, answer)
+        if let user { sendChoices(to: connection, of: user) }
     }
 
     /// Applies a command whose id is not answered yet (or forwards it to the owner).
