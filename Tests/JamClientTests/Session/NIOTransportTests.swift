@@ -179,17 +179,28 @@ struct NIOTransportTests {
         return (server, certificate)
     }
 
+    /// A TLS client configuration that trusts `certificate`.
+    static func trusting(_ certificate: NIOSSLCertificate) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.trustRoots = .certificates([certificate])
+        return configuration
+    }
+
+    /// Ann signs in and opens a session: the session and her token.
+    static func annsSession(on server: TestServer) async throws -> (SessionView, String) {
+        var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
+        _ = try await api.signIn(displayName: "Ann")
+        let view = try await api.createSession()
+        return (view, try #require(api.token))
+    }
+
     @Test("a wss address is opened over TLS, the socket carries the session, and a close is answered at once", .timeLimit(.minutes(1)))
     func aWSSAddressIsOpenedOverTLS() async throws {
         let tls = try Self.localhostTLS()
         try await TestServer.with { server in
-            var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
-            _ = try await api.signIn(displayName: "Ann")
-            let view = try await api.createSession()
-            let token = try #require(api.token)
+            let (view, token) = try await Self.annsSession(on: server)
             try await SilentRelay.with(to: server.port, tls: tls.server) { relay in
-                var trusting = TLSConfiguration.makeClientConfiguration()
-                trusting.trustRoots = .certificates([tls.certificate])
+                let trusting = Self.trusting(tls.certificate)
                 // By name, and by address (checked against the certificate's IP entry).
                 for host in ["localhost", "127.0.0.1"] {
                     let url = try #require(URL(string: "wss://\(host):\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
@@ -216,14 +227,10 @@ struct NIOTransportTests {
     func anAbandonedSocketEndsAtOnce() async throws {
         let tls = try Self.localhostTLS()
         try await TestServer.with { server in
-            var api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:\(server.port)")))
-            _ = try await api.signIn(displayName: "Ann")
-            let view = try await api.createSession()
-            let token = try #require(api.token)
+            let (view, token) = try await Self.annsSession(on: server)
             for secure in [false, true] {
                 try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
-                    var trusting = TLSConfiguration.makeClientConfiguration()
-                    trusting.trustRoots = .certificates([tls.certificate])
+                    let trusting = Self.trusting(tls.certificate)
                     let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
                     // A close waits 30 s for its answer here, and TLS's own close 5 s.
                     let transport = NIOWebSocketTransport(closeTimeout: .seconds(30), tlsConfiguration: trusting)
