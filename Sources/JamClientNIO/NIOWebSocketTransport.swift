@@ -123,14 +123,34 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
     }
 
     func close() async {
-        try? await outbound.close(.normalClosure, reason: nil)
+        do {
+            try await outbound.close(.normalClosure, reason: nil)
+        } catch {
+            // The close frame did not go out (NIO refuses a write from a cancelled task, for
+            // one), yet the WebSocket counts its close as sent: the transport would wait its
+            // whole close timeout for an answer that cannot come.
+            cut()
+        }
     }
 
     func abandon() async {
         // Waiting for the server's answer to a close (`closeTimeout`, 5 s by default) would
-        // hold the reconnect back that long for a close nobody will answer. Over TLS, whose
-        // own close waits for the server's close_notify, the close frame the transport writes
-        // next fails and ends the channel at once (`NIOTransportTests` holds both).
-        channel.close(promise: nil)
+        // hold the reconnect back that long for a close nobody will answer.
+        cut()
+    }
+
+    /// Ends the connection at once, beneath TLS: TLS's own close would wait for the server's
+    /// close_notify (up to the configuration's `shutdownTimeout`, 5 s by default).
+    private func cut() {
+        let channel = channel
+        channel.eventLoop.execute {
+            do {
+                // A close from the TLS handler's place in the pipeline passes it by.
+                try channel.pipeline.syncOperations.context(handlerType: NIOSSLClientHandler.self).close(promise: nil)
+            } catch {
+                // A plain connection has no TLS handler.
+                channel.close(promise: nil)
+            }
+        }
     }
 }

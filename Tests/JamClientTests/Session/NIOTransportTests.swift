@@ -223,12 +223,12 @@ struct NIOTransportTests {
         }
     }
 
-    @Test("an abandoned socket ends at once though the server answers nothing, over TLS too", .timeLimit(.minutes(1)))
+    @Test("an abandoned socket ends at once, whether or not the server still answers, over TLS too", .timeLimit(.minutes(1)))
     func anAbandonedSocketEndsAtOnce() async throws {
         let tls = try Self.localhostTLS()
         try await TestServer.with { server in
             let (view, token) = try await Self.annsSession(on: server)
-            for secure in [false, true] {
+            for secure in [false, true] { for silent in [true, false] {
                 try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
                     let trusting = Self.trusting(tls.certificate)
                     let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
@@ -238,7 +238,7 @@ struct NIOTransportTests {
                     do {
                         _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
                             _ = try await socket.receive()
-                            relay.silenceOpenConnections()
+                            if silent { relay.silenceOpenConnections() }
                             abandoned.withLock { $0 = .now }
                             await socket.abandon()
                         }
@@ -246,7 +246,40 @@ struct NIOTransportTests {
                         // A connection cut short may end with an error; how long it took is what counts.
                     }
                     let took = ContinuousClock.now - (try #require(abandoned.withLock { $0 }, "the socket opened"))
-                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after it was abandoned")
+                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering"): ended \(took) after it was abandoned")
+                }
+            } }
+        }
+    }
+
+    @Test("a close from a cancelled task ends the socket at once, over TLS too", .timeLimit(.minutes(1)))
+    func aCloseFromACancelledTaskEndsTheSocketAtOnce() async throws {
+        let tls = try Self.localhostTLS()
+        try await TestServer.with { server in
+            let (view, token) = try await Self.annsSession(on: server)
+            for secure in [false, true] {
+                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
+                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+                    // The close would wait 30 s for an answer to a close frame that was never sent.
+                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(30), tlsConfiguration: Self.trusting(tls.certificate))
+                    let closed = Mutex<ContinuousClock.Instant?>(nil)
+                    do {
+                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                            _ = try await socket.receive()
+                            closed.withLock { $0 = .now }
+                            await withTaskGroup(of: Void.self) { group in
+                                group.addTask {
+                                    // A cancelled task may not write; its close must still end the socket.
+                                    withUnsafeCurrentTask { $0?.cancel() }
+                                    await socket.close()
+                                }
+                            }
+                        }
+                    } catch {
+                        // A connection cut short may end with an error; how long it took is what counts.
+                    }
+                    let took = ContinuousClock.now - (try #require(closed.withLock { $0 }, "the socket opened"))
+                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
                 }
             }
         }
