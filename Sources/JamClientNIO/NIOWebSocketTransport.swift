@@ -77,8 +77,8 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                 // and reads on until the server's close answers it. Cancelling the reader at
                 // once would stop the reads that take the answer in (over TLS every close then
                 // took the whole `closeTimeout`). A server that does not answer in time, or a
-                // caller that is cancelled, has the connection cut at once, so the WebSocket
-                // does not wait all over again.
+                // caller that is cancelled, has the connection cut at once, beneath TLS, so
+                // neither the WebSocket nor TLS waits all over again.
                 await socket.close()
                 group.addTask {
                     try await Task.sleep(for: closeTimeout)
@@ -91,7 +91,7 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                     // The caller was cancelled: nothing more to wait for.
                 }
                 group.cancelAll()
-                if !answered { context.channel.close(promise: nil) }
+                if !answered { socket.cut() }
                 if let ending { throw ending }
             }
         }
@@ -139,9 +139,10 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
         cut()
     }
 
-    /// Ends the connection at once, beneath TLS: TLS's own close would wait for the server's
-    /// close_notify (up to the configuration's `shutdownTimeout`, 5 s by default).
-    private func cut() {
+    /// Ends the connection at once, beneath TLS. TLS's own close waits out the configuration's
+    /// `shutdownTimeout` (5 s by default) on these connections, whose half-closure is allowed:
+    /// the server's close_notify does not end it.
+    func cut() {
         let channel = channel
         channel.eventLoop.execute {
             do {

@@ -260,8 +260,8 @@ struct NIOTransportTests {
             for secure in [false, true] {
                 try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
                     let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
-                    // The close would wait 30 s for an answer to a close frame that was never sent.
-                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(30), tlsConfiguration: Self.trusting(tls.certificate))
+                    // The close would wait 10 s for an answer to a close frame that was never sent.
+                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(10), tlsConfiguration: Self.trusting(tls.certificate))
                     let closed = Mutex<ContinuousClock.Instant?>(nil)
                     do {
                         _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
@@ -280,6 +280,34 @@ struct NIOTransportTests {
                     }
                     let took = ContinuousClock.now - (try #require(closed.withLock { $0 }, "the socket opened"))
                     #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
+                }
+            }
+        }
+    }
+
+    @Test("a close the server does not answer ends when the close timeout runs out, over TLS too", .timeLimit(.minutes(1)))
+    func aCloseTheServerDoesNotAnswerEndsWhenTheCloseTimeoutRunsOut() async throws {
+        let tls = try Self.localhostTLS()
+        try await TestServer.with { server in
+            let (view, token) = try await Self.annsSession(on: server)
+            for secure in [false, true] {
+                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
+                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(1), tlsConfiguration: Self.trusting(tls.certificate))
+                    let closed = Mutex<ContinuousClock.Instant?>(nil)
+                    do {
+                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                            _ = try await socket.receive()
+                            relay.silenceOpenConnections()
+                            closed.withLock { $0 = .now }
+                            await socket.close()
+                        }
+                    } catch {
+                        // A connection cut short may end with an error; how long it took is what counts.
+                    }
+                    let took = ContinuousClock.now - (try #require(closed.withLock { $0 }, "the socket opened"))
+                    // The close timeout (1 s), and not TLS's own wait for its close (5 s) after it.
+                    #expect(took >= .seconds(1) && took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
                 }
             }
         }
