@@ -223,92 +223,77 @@ struct NIOTransportTests {
         }
     }
 
+    /// How long a socket to Ann's session, through a relay (over TLS when `secure`), takes to
+    /// end once `ending` starts to end it, after the socket's first message. A connection cut
+    /// short may end with an error: how long it took is what these tests judge.
+    static func timeToEnd(
+        secure: Bool, closeTimeout: Duration, on server: TestServer,
+        _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async -> Void
+    ) async throws -> Duration {
+        let tls = try localhostTLS()
+        let (view, token) = try await annsSession(on: server)
+        return try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
+            let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+            let transport = NIOWebSocketTransport(closeTimeout: closeTimeout, tlsConfiguration: trusting(tls.certificate))
+            let started = Mutex<ContinuousClock.Instant?>(nil)
+            do {
+                _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                    _ = try await socket.receive()
+                    started.withLock { $0 = .now }
+                    await ending(socket, relay)
+                }
+            } catch {
+                // Judged by its time below.
+            }
+            return ContinuousClock.now - (try #require(started.withLock { $0 }, "the socket opened"))
+        }
+    }
+
     @Test("an abandoned socket ends at once, whether or not the server still answers, over TLS too", .timeLimit(.minutes(1)))
     func anAbandonedSocketEndsAtOnce() async throws {
-        let tls = try Self.localhostTLS()
         try await TestServer.with { server in
-            let (view, token) = try await Self.annsSession(on: server)
-            for secure in [false, true] { for silent in [true, false] {
-                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
-                    let trusting = Self.trusting(tls.certificate)
-                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
+            for secure in [false, true] {
+                for silent in [true, false] {
                     // A close waits 30 s for its answer here, and TLS's own close 5 s.
-                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(30), tlsConfiguration: trusting)
-                    let abandoned = Mutex<ContinuousClock.Instant?>(nil)
-                    do {
-                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
-                            _ = try await socket.receive()
-                            if silent { relay.silenceOpenConnections() }
-                            abandoned.withLock { $0 = .now }
-                            await socket.abandon()
-                        }
-                    } catch {
-                        // A connection cut short may end with an error; how long it took is what counts.
+                    let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
+                        if silent { relay.silenceOpenConnections() }
+                        await socket.abandon()
                     }
-                    let took = ContinuousClock.now - (try #require(abandoned.withLock { $0 }, "the socket opened"))
                     #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering"): ended \(took) after it was abandoned")
                 }
-            } }
+            }
         }
     }
 
     @Test("a close from a cancelled task ends the socket at once, over TLS too", .timeLimit(.minutes(1)))
     func aCloseFromACancelledTaskEndsTheSocketAtOnce() async throws {
-        let tls = try Self.localhostTLS()
         try await TestServer.with { server in
-            let (view, token) = try await Self.annsSession(on: server)
             for secure in [false, true] {
-                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
-                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
-                    // The close would wait 10 s for an answer to a close frame that was never sent.
-                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(10), tlsConfiguration: Self.trusting(tls.certificate))
-                    let closed = Mutex<ContinuousClock.Instant?>(nil)
-                    do {
-                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
-                            _ = try await socket.receive()
-                            closed.withLock { $0 = .now }
-                            await withTaskGroup(of: Void.self) { group in
-                                group.addTask {
-                                    // A cancelled task may not write; its close must still end the socket.
-                                    withUnsafeCurrentTask { $0?.cancel() }
-                                    await socket.close()
-                                }
-                            }
+                // The close would wait 10 s for an answer to a close frame that was never sent.
+                let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(10), on: server) { socket, _ in
+                    await withTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            // A cancelled task may not write; its close must still end the socket.
+                            withUnsafeCurrentTask { $0?.cancel() }
+                            await socket.close()
                         }
-                    } catch {
-                        // A connection cut short may end with an error; how long it took is what counts.
                     }
-                    let took = ContinuousClock.now - (try #require(closed.withLock { $0 }, "the socket opened"))
-                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
                 }
+                #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
             }
         }
     }
 
     @Test("a close the server does not answer ends when the close timeout runs out, over TLS too", .timeLimit(.minutes(1)))
     func aCloseTheServerDoesNotAnswerEndsWhenTheCloseTimeoutRunsOut() async throws {
-        let tls = try Self.localhostTLS()
         try await TestServer.with { server in
-            let (view, token) = try await Self.annsSession(on: server)
             for secure in [false, true] {
-                try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
-                    let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
-                    let transport = NIOWebSocketTransport(closeTimeout: .seconds(1), tlsConfiguration: Self.trusting(tls.certificate))
-                    let closed = Mutex<ContinuousClock.Instant?>(nil)
-                    do {
-                        _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
-                            _ = try await socket.receive()
-                            relay.silenceOpenConnections()
-                            closed.withLock { $0 = .now }
-                            await socket.close()
-                        }
-                    } catch {
-                        // A connection cut short may end with an error; how long it took is what counts.
-                    }
-                    let took = ContinuousClock.now - (try #require(closed.withLock { $0 }, "the socket opened"))
-                    // The close timeout (1 s), and not TLS's own wait for its close (5 s) after it.
-                    #expect(took >= .seconds(1) && took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
+                let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(1), on: server) { socket, relay in
+                    relay.silenceOpenConnections()
+                    await socket.close()
                 }
+                // The close timeout (1 s), and not TLS's own wait for its close (5 s) after it.
+                #expect(took >= .seconds(1) && took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
             }
         }
     }
