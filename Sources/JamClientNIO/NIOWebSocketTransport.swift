@@ -11,8 +11,8 @@ import WSCore
 public struct NIOWebSocketTransport: RealtimeTransport {
     /// Largest frame accepted from the server (queue updates of big sessions are large).
     public var maxFrameSize: Int
-    /// How long a close waits for the server's answering close before the connection is cut:
-    /// the whole wait when the client drops a socket the server stopped answering on.
+    /// How long a close waits for the server's answering close before the connection is cut.
+    /// A socket dropped with `abandon()` does not wait.
     public var closeTimeout: Duration
     /// How long the open may take, from the name's lookup to the server's answer to the
     /// upgrade: an unreachable server, or one that takes the connection and never answers, fails
@@ -141,7 +141,8 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
 
     /// Ends the connection at once, beneath TLS. TLS's own close waits out the configuration's
     /// `shutdownTimeout` (5 s by default) on these connections, whose half-closure is allowed:
-    /// the server's close_notify does not end it.
+    /// the server's close_notify does not end it. Over TLS a reader still waiting then ends with
+    /// `NIOSSLError.uncleanShutdown` rather than `nil`, and the server sees no close_notify.
     func cut() {
         let channel = channel
         channel.eventLoop.execute {
@@ -149,7 +150,7 @@ final class NIOSocket: RealtimeSocket, @unchecked Sendable {
                 // A close from the TLS handler's place in the pipeline passes it by.
                 try channel.pipeline.syncOperations.context(handlerType: NIOSSLClientHandler.self).close(promise: nil)
             } catch {
-                // A plain connection has no TLS handler.
+                // A plain connection has no TLS handler, and a closed one no handlers at all.
                 channel.close(promise: nil)
             }
         }

@@ -7,11 +7,11 @@ import NIOSSL
 import Synchronization
 import Testing
 
-/// `NIOWebSocketTransport` where the opening does not go as planned: a connection that is
-/// never made or refused, a server that takes the connection and never answers the upgrade, a
-/// caller that gives up meanwhile, and a server that answers with something other than a
-/// WebSocket. (Open sockets are what the
-/// SDK's end-to-end tests run on, and TLS below.)
+/// `NIOWebSocketTransport` where the opening or the end does not go as planned: a connection
+/// that is never made or refused, a server that takes the connection and never answers the
+/// upgrade, a caller that gives up meanwhile, a server that answers with something other than
+/// a WebSocket; a socket abandoned, closed from a cancelled task, or whose close goes
+/// unanswered. (Open sockets are what the SDK's end-to-end tests run on, and TLS below.)
 struct NIOTransportTests {
     /// The address of a session's socket on a loopback port (nobody's session).
     static func socketURL(port: Int) throws -> URL {
@@ -254,7 +254,9 @@ struct NIOTransportTests {
         try await TestServer.with { server in
             for secure in [false, true] {
                 for silent in [true, false] {
-                    // A close waits 30 s for its answer here, and TLS's own close 5 s.
+                    // A close waits 30 s for its answer here, and TLS's own close 5 s. A server
+                    // that still answers may end a socket at once even without the cut (whichever
+                    // comes first wins); the silent runs are the ones that hold the cut.
                     let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
                         if silent { relay.silenceOpenConnections() }
                         await socket.abandon()
