@@ -10,9 +10,7 @@ struct ClusterOwnChoicesTests {
     @Test func aVoteOnTheOwnersNodeShowsOnTheMembersDeviceOnAnotherNode() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))
-            let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
-            _ = try await owner.api.add(host.token, id, testTrack(1))
-            let queued = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            let (host, guest, id, queued) = try await Self.songQueued(in: cluster)
             // Two members connected: one skip request does not skip.
             let hostSocket = TestSocket(server: owner, session: id, token: host.token)
             try await hostSocket.next(.stateSync)
@@ -42,9 +40,7 @@ struct ClusterOwnChoicesTests {
     @Test func aVoteSentAgainThroughANodeWithoutItsAnswerIsFollowedByTheChoicesAsTheyAreNow() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))
-            let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
-            _ = try await owner.api.add(host.token, id, testTrack(1))
-            let queued = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            let (_, guest, id, queued) = try await Self.songQueued(in: cluster)
             let phone = TestSocket(server: owner, session: id, token: guest.token)
             try await phone.next(.stateSync)
             let laptop = TestSocket(server: other, session: id, token: guest.token)
@@ -76,5 +72,15 @@ struct ClusterOwnChoicesTests {
             await back.close()
             await laptop.close()
         }
+    }
+
+    /// The first node's session, its guest joined on the second: song 1 playing, song 2 queued.
+    private static func songQueued(in cluster: TestCluster) async throws
+        -> (host: GuestAuthResponse, guest: GuestAuthResponse, id: SessionID, queued: ItemID)
+    {
+        let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
+        _ = try await cluster.node(0).api.add(host.token, id, testTrack(1))
+        let queued = try await cluster.node(0).api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+        return (host, guest, id, queued)
     }
 }
