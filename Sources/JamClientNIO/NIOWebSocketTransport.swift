@@ -52,9 +52,9 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound, channel: context.channel)
-            // Each child says whether the socket's close was answered: the reader when the
-            // server's close ended it, the timer never.
-            try await withThrowingTaskGroup(of: Bool.self) { group in
+            // The first child to end, the reader (the server's close ended it) or the close
+            // timer, ends the wait for the server's answer.
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
                         for try await message in inbound.messages(maxSize: maxSize) {
@@ -64,7 +64,6 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                     } catch {
                         continuation.finish(throwing: error)
                     }
-                    return !Task.isCancelled
                 }
                 let ending: (any Error)?
                 do {
@@ -76,22 +75,21 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                 // However the body ended, the client closes as RFC 6455 asks: it sends a close
                 // and reads on until the server's close answers it. Cancelling the reader at
                 // once would stop the reads that take the answer in (over TLS every close then
-                // took the whole `closeTimeout`). A server that does not answer in time, or a
-                // caller that is cancelled, has the connection cut at once, beneath TLS, so
-                // neither the WebSocket nor TLS waits all over again.
+                // took the whole `closeTimeout`). Then the connection is cut, beneath TLS: once
+                // the close frames are exchanged (RFC 6455 lets the client end the connection
+                // then), and when the server does not answer in time or the caller is cancelled.
+                // TLS's own close would wait up to 5 s more for a peer slow to close.
                 await socket.close()
                 group.addTask {
                     try await Task.sleep(for: closeTimeout)
-                    return false
                 }
-                var answered = false
                 do {
-                    answered = try await group.next() ?? false
+                    try await group.next()
                 } catch {
                     // The caller was cancelled: nothing more to wait for.
                 }
                 group.cancelAll()
-                if !answered { socket.cut() }
+                socket.cut()
                 if let ending { throw ending }
             }
         }

@@ -8,8 +8,9 @@ import Synchronization
 /// connected, as when a server's machine or the network path to it goes away without a word.
 /// Connections opened later are relayed as before. A connection can also be cut just as its
 /// server answers (`cutWhenServerSends`), or have what its client sends held back for a while
-/// (`holdWhenClientSends`). With a TLS context it also ends TLS, as a reverse proxy in front of
-/// a server does.
+/// (`holdWhenClientSends`), or be kept open toward its client for a while after its server
+/// has ended it (`lingerAfterServerCloses`). With a TLS context it also ends TLS, as a reverse
+/// proxy in front of a server does.
 public final class SilentRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
@@ -17,12 +18,14 @@ public final class SilentRelay: Sendable {
     private let links = Mutex<[RelayLink]>([])
     private let cut: RelayTrigger
     private let hold: RelayTrigger
+    private let linger: RelayLinger
 
-    private init(listener: any Channel, port: Int, cut: RelayTrigger, hold: RelayTrigger) {
+    private init(listener: any Channel, port: Int, cut: RelayTrigger, hold: RelayTrigger, linger: RelayLinger) {
         self.listener = listener
         self.port = port
         self.cut = cut
         self.hold = hold
+        self.linger = linger
     }
 
     /// Listens on an ephemeral loopback port and relays each connection to `targetPort`; with
@@ -31,6 +34,7 @@ public final class SilentRelay: Sendable {
         let box = Mutex<SilentRelay?>(nil)
         let cut = RelayTrigger()
         let hold = RelayTrigger()
+        let linger = RelayLinger()
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { client in
@@ -48,7 +52,7 @@ public final class SilentRelay: Sendable {
                 // child is registered, after this future.
                 return ClientBootstrap(group: client.eventLoop)
                     .channelInitializer { server in
-                        server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: cut))
+                        server.pipeline.addHandler(RelayHandler(link: link, partner: client, cut: cut, linger: linger))
                     }
                     .connect(host: "127.0.0.1", port: targetPort)
                     .flatMap { server in
@@ -58,7 +62,7 @@ public final class SilentRelay: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut, hold: hold)
+        let relay = SilentRelay(listener: listener, port: listener.localAddress?.port ?? 0, cut: cut, hold: hold, linger: linger)
         box.withLock { $0 = relay }
         return relay
     }
@@ -108,6 +112,12 @@ public final class SilentRelay: Sendable {
     /// Sends on what the hold kept back, in order, and relays that connection as before.
     public func releaseHeld() {
         for link in links.withLock({ $0 }) { link.release() }
+    }
+
+    /// From now on, a connection whose server ends it stays open toward its client for `delay`
+    /// more (what the server sent is relayed at once), as a proxy that is slow to close does.
+    public func lingerAfterServerCloses(for delay: Duration) {
+        linger.delay.withLock { $0 = delay }
     }
 
     /// How many connections the relay has taken so far.
@@ -173,6 +183,11 @@ final class RelayTrigger: Sendable {
     }
 }
 
+/// How long the client's side of a connection stays open after its server ended it.
+final class RelayLinger: Sendable {
+    let delay = Mutex<Duration>(.zero)
+}
+
 /// Writes what one side reads to the other, unless the link is silent.
 final class RelayHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
@@ -184,12 +199,15 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
     private let cut: RelayTrigger?
     /// On the client's side only.
     private let hold: RelayTrigger?
+    /// On the server's side only.
+    private let linger: RelayLinger?
 
-    init(link: RelayLink, partner: any Channel, cut: RelayTrigger?, hold: RelayTrigger? = nil) {
+    init(link: RelayLink, partner: any Channel, cut: RelayTrigger?, hold: RelayTrigger? = nil, linger: RelayLinger? = nil) {
         self.link = link
         self.partner = partner
         self.cut = cut
         self.hold = hold
+        self.linger = linger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -205,7 +223,13 @@ final class RelayHandler: ChannelInboundHandler, Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        partner.close(promise: nil)
+        let partner = partner
+        let delay = linger?.delay.withLock { $0 } ?? .zero
+        if delay > .zero {
+            partner.eventLoop.scheduleTask(in: TimeAmount(delay)) { partner.close(promise: nil) }
+        } else {
+            partner.close(promise: nil)
+        }
         context.fireChannelInactive()
     }
 

@@ -300,6 +300,25 @@ struct NIOTransportTests {
         }
     }
 
+    @Test("an answered close ends at once, also when the connection stays open after the answer, over TLS too", .timeLimit(.minutes(1)))
+    func anAnsweredCloseEndsAtOnceAlsoWhenTheConnectionStaysOpenAfterTheAnswer() async throws {
+        try await TestServer.with { server in
+            for secure in [false, true] {
+                for lingering in [false, true] {
+                    // The close waits 30 s for its answer here. The server answers at once; with
+                    // `lingering`, a proxy between keeps the connection open 10 s after that.
+                    let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
+                        if lingering { relay.lingerAfterServerCloses(for: .seconds(10)) }
+                        await socket.close()
+                    }
+                    // Once the close frames are exchanged, nothing waits for the connection's end:
+                    // not TLS's own close (5 s), nor the proxy.
+                    #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"), \(lingering ? "lingering" : "closed"): ended \(took) after the close")
+                }
+            }
+        }
+    }
+
     @Test("a server whose certificate the client does not trust fails the open", .timeLimit(.minutes(1)))
     func aServerWhoseCertificateTheClientDoesNotTrustFailsTheOpen() async throws {
         let tls = try Self.localhostTLS()
