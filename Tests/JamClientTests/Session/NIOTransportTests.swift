@@ -224,28 +224,24 @@ struct NIOTransportTests {
     }
 
     /// How long a socket to Ann's session, through a relay (over TLS when `secure`), takes to
-    /// end once `ending` starts to end it, after the socket's first message. A connection cut
-    /// short may end with an error: how long it took is what these tests judge.
+    /// end once `ending` starts to end it, after the socket's first message, and the close it
+    /// ended with. However the connection ends, `withSocket` returns: an error fails the test.
     static func timeToEnd(
         secure: Bool, closeTimeout: Duration, on server: TestServer,
         _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async -> Void
-    ) async throws -> Duration {
+    ) async throws -> (took: Duration, close: RealtimeClose) {
         let tls = try localhostTLS()
         let (view, token) = try await annsSession(on: server)
         return try await SilentRelay.with(to: server.port, tls: secure ? tls.server : nil) { relay in
             let url = try #require(URL(string: "\(secure ? "wss" : "ws")://127.0.0.1:\(relay.port)/api/v1/sessions/\(view.session.id)/realtime"))
             let transport = NIOWebSocketTransport(closeTimeout: closeTimeout, tlsConfiguration: trusting(tls.certificate))
             let started = Mutex<ContinuousClock.Instant?>(nil)
-            do {
-                _ = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
-                    _ = try await socket.receive()
-                    started.withLock { $0 = .now }
-                    await ending(socket, relay)
-                }
-            } catch {
-                // Judged by its time below.
+            let close = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
+                _ = try await socket.receive()
+                started.withLock { $0 = .now }
+                await ending(socket, relay)
             }
-            return ContinuousClock.now - (try #require(started.withLock { $0 }, "the socket opened"))
+            return (ContinuousClock.now - (try #require(started.withLock { $0 }, "the socket opened")), close)
         }
     }
 
@@ -257,10 +253,12 @@ struct NIOTransportTests {
                     // A close waits 30 s for its answer here, and TLS's own close 5 s. A server
                     // that still answers may end a socket at once even without the cut (whichever
                     // comes first wins); the silent runs are the ones that hold the cut.
-                    let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
+                    let (took, close) = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
                         if silent { relay.silenceOpenConnections() }
                         await socket.abandon()
                     }
+                    // No close frame went out, so none came back.
+                    #expect(close.code == nil, "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering"): \(close)")
                     #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering"): ended \(took) after it was abandoned")
                 }
             }
@@ -272,7 +270,7 @@ struct NIOTransportTests {
         try await TestServer.with { server in
             for secure in [false, true] {
                 // The close would wait 10 s for an answer to a close frame that was never sent.
-                let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(10), on: server) { socket, _ in
+                let (took, close) = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(10), on: server) { socket, _ in
                     await withTaskGroup(of: Void.self) { group in
                         group.addTask {
                             // A cancelled task may not write; its close must still end the socket.
@@ -281,6 +279,7 @@ struct NIOTransportTests {
                         }
                     }
                 }
+                #expect(close.code == nil, "\(secure ? "TLS" : "TCP"): \(close)")
                 #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
             }
         }
@@ -290,11 +289,12 @@ struct NIOTransportTests {
     func aCloseTheServerDoesNotAnswerEndsWhenTheCloseTimeoutRunsOut() async throws {
         try await TestServer.with { server in
             for secure in [false, true] {
-                let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(1), on: server) { socket, relay in
+                let (took, close) = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(1), on: server) { socket, relay in
                     relay.silenceOpenConnections()
                     await socket.close()
                 }
                 // The close timeout (1 s), and not TLS's own wait for its close (5 s) after it.
+                #expect(close.code == nil, "\(secure ? "TLS" : "TCP"): \(close)")
                 #expect(took >= .seconds(1) && took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
             }
         }
@@ -307,12 +307,13 @@ struct NIOTransportTests {
                 for lingering in [false, true] {
                     // The close waits 30 s for its answer here. The server answers at once; with
                     // `lingering`, a proxy between keeps the connection open 10 s after that.
-                    let took = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
+                    let (took, close) = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(30), on: server) { socket, relay in
                         if lingering { relay.lingerAfterServerCloses(for: .seconds(10)) }
                         await socket.close()
                     }
                     // Once the close frames are exchanged, nothing waits for the connection's end:
                     // not TLS's own close (5 s), nor the proxy.
+                    #expect(close.code == 1000, "\(secure ? "TLS" : "TCP"), \(lingering ? "lingering" : "closed"): \(close)")
                     #expect(took < .seconds(3), "\(secure ? "TLS" : "TCP"), \(lingering ? "lingering" : "closed"): ended \(took) after the close")
                 }
             }
