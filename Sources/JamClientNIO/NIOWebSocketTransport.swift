@@ -52,8 +52,8 @@ public struct NIOWebSocketTransport: RealtimeTransport {
         ) { inbound, outbound, context in
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: String.self)
             let socket = NIOSocket(messages: messages, outbound: outbound, channel: context.channel)
-            // The first child to end, the reader (the server's close ended it) or the close
-            // timer, ends the wait for the server's answer.
+            // Whichever child ends first ends the wait for the server's answer: the reader (at
+            // the server's close, the connection's end or a read error) or the close timer.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
@@ -75,10 +75,11 @@ public struct NIOWebSocketTransport: RealtimeTransport {
                 // However the body ended, the client closes as RFC 6455 asks: it sends a close
                 // and reads on until the server's close answers it. Cancelling the reader at
                 // once would stop the reads that take the answer in (over TLS every close then
-                // took the whole `closeTimeout`). Then the connection is cut, beneath TLS: once
-                // the close frames are exchanged (RFC 6455 lets the client end the connection
-                // then), and when the server does not answer in time or the caller is cancelled.
-                // TLS's own close would wait up to 5 s more for a peer slow to close.
+                // took the whole `closeTimeout`). Then the connection is cut beneath TLS, with no
+                // close_notify: once the close frames are exchanged (RFC 6455 lets the client
+                // end the connection then), and when the server does not answer in time or the
+                // caller is cancelled. TLS's own close would wait up to 5 s more for a peer slow
+                // to end the connection.
                 await socket.close()
                 group.addTask {
                     try await Task.sleep(for: closeTimeout)

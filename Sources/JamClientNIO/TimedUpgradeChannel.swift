@@ -178,8 +178,8 @@ struct TimedUpgradeChannel: Sendable {
     }
 }
 
-/// The context the WebSocket's handler runs with: the channel, so that a close the server
-/// does not answer can be cut short.
+/// The context the WebSocket's handler runs with: the channel, so that the transport can end
+/// the connection beneath TLS.
 struct TransportContext: WebSocketContext {
     let logger: Logger
     let channel: any Channel

@@ -225,10 +225,12 @@ struct NIOTransportTests {
 
     /// How long a socket to Ann's session, through a relay (over TLS when `secure`), takes to
     /// end once `ending` starts to end it, after the socket's first message, and the close it
-    /// ended with. However the connection ends, `withSocket` returns: an error fails the test.
+    /// ended with; the body then throws what `failing` makes, if anything. An error from
+    /// `withSocket` is thrown on.
     static func timeToEnd(
         secure: Bool, closeTimeout: Duration, on server: TestServer,
-        _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async -> Void
+        _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async -> Void,
+        failing: @escaping @Sendable () -> (any Error)? = { nil }
     ) async throws -> (took: Duration, close: RealtimeClose) {
         let tls = try localhostTLS()
         let (view, token) = try await annsSession(on: server)
@@ -240,6 +242,7 @@ struct NIOTransportTests {
                 _ = try await socket.receive()
                 started.withLock { $0 = .now }
                 await ending(socket, relay)
+                if let failure = failing() { throw failure }
             }
             return (ContinuousClock.now - (try #require(started.withLock { $0 }, "the socket opened")), close)
         }
@@ -296,6 +299,24 @@ struct NIOTransportTests {
                 // The close timeout (1 s), and not TLS's own wait for its close (5 s) after it.
                 #expect(close.code == nil, "\(secure ? "TLS" : "TCP"): \(close)")
                 #expect(took >= .seconds(1) && took < .seconds(3), "\(secure ? "TLS" : "TCP"): ended \(took) after the close")
+            }
+        }
+    }
+
+    struct BodyFailure: Error {}
+
+    @Test("the body's error is what the socket ends with, whether or not the server answers the close, over TLS too", .timeLimit(.minutes(1)))
+    func theBodysErrorIsWhatTheSocketEndsWith() async throws {
+        try await TestServer.with { server in
+            for secure in [false, true] {
+                for silent in [false, true] {
+                    // Cut beneath TLS, the connection's end must not stand in for the caller's error.
+                    await #expect(throws: BodyFailure.self, "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering")") {
+                        _ = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(1), on: server) { _, relay in
+                            if silent { relay.silenceOpenConnections() }
+                        } failing: { BodyFailure() }
+                    }
+                }
             }
         }
     }
