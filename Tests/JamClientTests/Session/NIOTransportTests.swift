@@ -225,12 +225,11 @@ struct NIOTransportTests {
 
     /// How long a socket to Ann's session, through a relay (over TLS when `secure`), takes to
     /// end once `ending` starts to end it, after the socket's first message, and the close it
-    /// ended with; the body then throws what `failing` makes, if anything. An error from
-    /// `withSocket` is thrown on.
+    /// ended with. An error from `ending` ends the body with it; one from `withSocket` is
+    /// thrown on.
     static func timeToEnd(
         secure: Bool, closeTimeout: Duration, on server: TestServer,
-        _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async -> Void,
-        failing: @escaping @Sendable () -> (any Error)? = { nil }
+        _ ending: @escaping @Sendable (any RealtimeSocket, SilentRelay) async throws -> Void
     ) async throws -> (took: Duration, close: RealtimeClose) {
         let tls = try localhostTLS()
         let (view, token) = try await annsSession(on: server)
@@ -241,8 +240,7 @@ struct NIOTransportTests {
             let close = try await transport.withSocket(url: url, headers: ["Authorization": "Bearer \(token)"]) { socket in
                 _ = try await socket.receive()
                 started.withLock { $0 = .now }
-                await ending(socket, relay)
-                if let failure = failing() { throw failure }
+                try await ending(socket, relay)
             }
             return (ContinuousClock.now - (try #require(started.withLock { $0 }, "the socket opened")), close)
         }
@@ -314,7 +312,8 @@ struct NIOTransportTests {
                     await #expect(throws: BodyFailure.self, "\(secure ? "TLS" : "TCP"), \(silent ? "silent" : "answering")") {
                         _ = try await Self.timeToEnd(secure: secure, closeTimeout: .seconds(1), on: server) { _, relay in
                             if silent { relay.silenceOpenConnections() }
-                        } failing: { BodyFailure() }
+                            throw BodyFailure()
+                        }
                     }
                 }
             }
