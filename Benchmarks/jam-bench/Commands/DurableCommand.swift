@@ -104,6 +104,30 @@ struct DurableCommand: AsyncParsableCommand {
 enum DiskProbe {
     /// Latency of writing 4 KiB and fsync-ing it, repeated for `seconds`.
     static func fsyncLatency(directory: URL, seconds: Double) throws -> Distribution {
+        try withProbeFile(in: directory) { fd in
+            var latency = Distribution()
+            let end = MonoTime.seconds() + seconds
+            while MonoTime.seconds() < end { latency.record(try writeAndSync(fd)) }
+            return latency
+        }
+    }
+
+    /// Latency of writing 4 KiB and fsync-ing it after `pauseMilliseconds` without I/O, `count` times: what
+    /// the commit of a command on an otherwise idle server waits for. On a virtual machine it
+    /// can take twice the back-to-back figure, as the host and the halted CPU wake up for it.
+    static func pausedFsyncLatency(directory: URL, pauseMilliseconds: Int, count: Int) throws -> Distribution {
+        try withProbeFile(in: directory) { fd in
+            var latency = Distribution()
+            _ = try writeAndSync(fd)
+            for _ in 0..<count {
+                Thread.sleep(forTimeInterval: Double(pauseMilliseconds) / 1000)
+                latency.record(try writeAndSync(fd))
+            }
+            return latency
+        }
+    }
+
+    private static func withProbeFile<T>(in directory: URL, _ body: (Int32) throws -> T) throws -> T {
         let path = directory.appendingPathComponent("jam-bench-fsync-\(getpid())").path
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard fd >= 0 else { throw ChildProcess.Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
@@ -111,17 +135,18 @@ enum DiskProbe {
             close(fd)
             unlink(path)
         }
-        let block = [UInt8](repeating: 7, count: 4096)
-        var latency = Distribution()
-        let end = MonoTime.seconds() + seconds
-        while MonoTime.seconds() < end {
-            let start = MonoTime.nanos()
-            let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4096, 0) }
-            guard written == 4096, fsync(fd) == 0 else { throw ChildProcess.Failure(description: "write/fsync failed: \(String(cString: strerror(errno)))") }
-            latency.record(Double(MonoTime.nanos() - start) / 1_000_000)
-        }
-        return latency
+        return try body(fd)
     }
+
+    /// Writes one 4 KiB block over the file's first and fsyncs it; returns the milliseconds taken.
+    private static func writeAndSync(_ fd: Int32) throws -> Double {
+        let start = MonoTime.nanos()
+        let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4096, 0) }
+        guard written == 4096, fsync(fd) == 0 else { throw ChildProcess.Failure(description: "write/fsync failed: \(String(cString: strerror(errno)))") }
+        return Double(MonoTime.nanos() - start) / 1_000_000
+    }
+
+    private static let block = [UInt8](repeating: 7, count: 4096)
 }
 
 extension Report {
@@ -130,5 +155,11 @@ extension Report {
     mutating func addDisk(_ fsync: Distribution) {
         add(.distribution("disk_fsync_ms", "disk: write 4 KiB + fsync (the floor of one commit)", fsync))
         add(.value("disk_fsync_p999_ms", "disk: write 4 KiB + fsync, p99.9", fsync.p999, unit: "ms"))
+    }
+
+    /// The same after a pause as long as the idle phase's between commands: that phase's floor.
+    mutating func addIdleDisk(_ fsync: Distribution, pauseMilliseconds: Int) {
+        let label = "disk: write 4 KiB + fsync after \(pauseMilliseconds) ms without I/O (an idle commit's floor)"
+        add(.distribution("disk_paused_fsync_ms", label, fsync))
     }
 }
