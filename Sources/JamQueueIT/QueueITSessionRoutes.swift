@@ -70,6 +70,8 @@ struct QueueITSessionRoutes {
 
         sessions.post("join") { request, context in
             let identity = try edge.identity(context)
+            // Read first, as its backend validates before its limiter: a 422 spends nothing.
+            let code = try await Self.joinCode(of: request, context: context)
             if let limits = edge.limits {
                 // Its backend's limit is per user, so a party on one network joins at once; the
                 // address keeps a cap ten times OpenJam's own, against guessing codes.
@@ -78,7 +80,6 @@ struct QueueITSessionRoutes {
                     ("join:\(RouteHelpers.clientAddress(context))", (limits.join.count * 10, limits.join.window)),
                 ])
             }
-            let code = try await Self.joinCode(of: request, context: context)
             let session: LiveSession
             do throws(JamError) {
                 session = try await edge.registry.session(code: code)

@@ -54,9 +54,10 @@ struct QueueITSongRoutes {
     func register(on router: Router<JamRequestContext>) {
         router.post("api/v1/songs/add") { request, context in
             let identity = try edge.identity(context)
-            try await edge.limit("add", identity.userId, Self.addLimit)
+            // Its backend validates the body before its limiter counts the call: a 422 spends nothing.
             var body = try await QueueITBody.read(request, context: context)
             let track = try Self.track(&body)
+            try await edge.limit("add", identity.userId, Self.addLimit)
             let session = try await edge.requireCurrentSession(of: identity.userId, else: QueueITError(.badRequest, "User has no active session"))
             let itemId = edge.registry.newID()
             let song = try await session.perform(.add(track: track, nonce: itemId.rawValue, itemId: itemId), by: identity.userId, budgeted: false) { state, _ -> QueueIT.QueuedSong? in
@@ -69,10 +70,11 @@ struct QueueITSongRoutes {
 
         router.post("api/v1/songs/:queued_song_id/vote") { request, context in
             let identity = try edge.identity(context)
-            try await edge.limit("vote", identity.userId, Self.voteLimit)
             var body = try await QueueITBody.read(request, context: context)
             let literal = body.literal("vote_value", [1, -1])
             let value = try body.validated(literal)
+            try await edge.limit("vote", identity.userId, Self.voteLimit)
+            // After the limiter: its backend reads the song id in the handler.
             let itemId = try Self.songId(context)
             return try await vote(itemId, value: Int(value), by: identity.userId)
         }
@@ -85,8 +87,8 @@ struct QueueITSongRoutes {
 
         router.get("api/v1/spotify/search") { request, context in
             let identity = try edge.identity(context)
-            try await edge.limit("search", identity.userId, Self.searchLimit)
             let (query, limit) = try Self.searchQuery(request.uri.queryParameters)
+            try await edge.limit("search", identity.userId, Self.searchLimit)
             let library = await catalog.library
             let tracks = library.search(query, limit: limit).map { QueueITViews.track($0.wireTrack) }
             return try QueueITEdge.json(QueueIT.SearchResults(tracks: tracks))
