@@ -17,6 +17,16 @@ enum QueueIT {
             case musicProvider = "music_provider"
             case isAnonymous = "is_anonymous"
         }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            // The backend writes `null` for a user without a name rather than leaving the key out.
+            try c.encode(username, forKey: .username)
+            try c.encode(musicProvider, forKey: .musicProvider)
+            try c.encode(storefront, forKey: .storefront)
+            try c.encode(isAnonymous, forKey: .isAnonymous)
+        }
     }
 
     /// A song (`TrackOut`): `isrc`, `album` and `duration_ms` are never null, `image_url` may be.
@@ -69,6 +79,19 @@ enum QueueIT {
             case addedBy = "added_by"
             case lastEnteredTierAt = "last_entered_tier_at"
             case enteredTierByGain = "entered_tier_by_gain"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(status, forKey: .status)
+            try c.encode(addedAt, forKey: .addedAt)
+            try c.encode(votes, forKey: .votes)
+            try c.encode(song, forKey: .song)
+            try c.encode(addedBy, forKey: .addedBy)
+            // `null` for a song that has played, as the backend writes it, not a missing key.
+            try c.encode(lastEnteredTierAt, forKey: .lastEnteredTierAt)
+            try c.encode(enteredTierByGain, forKey: .enteredTierByGain)
         }
     }
 
