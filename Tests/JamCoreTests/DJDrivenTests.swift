@@ -67,16 +67,18 @@ import Testing
         #expect(jam.state.history.last?.outcome == .played)
     }
 
-    @Test func anEmptyQueueKeepsTheLastTrackHeldAtItsEnd() throws {
+    @Test func anEmptyQueueKeepsTheLastTrackHeldWhereItsTimelineWasLastSet() throws {
         var jam = try jam()
         try jam.apply(.djPrepare(track: track(7, durationMs: 1000), itemId: itemID(7)), by: host)
-        try jam.apply(.djTimeline(.commit(positionMs: 0, at: jam.now)), by: host)
-        let events = jam.wait(1000)
+        try jam.apply(.djTimeline(.commit(positionMs: 200, at: jam.now)), by: host)
+        let events = jam.wait(800)
         #expect(events.types == [.pause])
         let current = try jam.requireCurrent()
         #expect(current.item.id == itemID(7))
         #expect(current.state == .paused)
-        #expect(current.positionMs == 1000)
+        // Where the commit set it, not the end: the DJ's play replays the track from there.
+        #expect(current.positionMs == 200)
+        #expect(current.anchorMs == jam.now)
         #expect(jam.state.epoch == 1)
         #expect(jam.state.nextDeadline() == nil)
     }

@@ -52,6 +52,32 @@ struct AutoAdvanceTests {
         }
     }
 
+    @Test("After the queue ran out, the DJ's play replays the last track from where its commit started it")
+    func playAfterTheQueueRanOutReplaysTheLastTrack() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let track = prTrack(1, durationMs: 700)
+            try await party.play(track)
+            for person in party.everyone {
+                _ = try await person.socket.next("stateSync", timeout: .seconds(30), "after the end of the only track") { _ in true }
+            }
+            let ended = try await party.snapshot()
+            #expect(ended.bool("isPlaying") == false, "\(ended)")
+            #expect(ended.int("positionMs") == 0, "held where the commit set it, as its server keeps it: \(ended)")
+
+            // The app's play button: resume {executionTime, ntpTimestamp}, no position.
+            let at = nowMs() + 300
+            party.dj.socket.send("resume", ["executionTime": at, "ntpTimestamp": at])
+            for person in party.everyone {
+                let resume = try await person.socket.next("resume")
+                #expect(resume.data.int("positionMs") == 0, "\(person.id): from the start, not the end: \(resume.text)")
+            }
+            let replaying = try await party.snapshot()
+            #expect(replaying.bool("isPlaying") == true, "\(replaying)")
+            #expect(sameTrack(replaying.object("currentTrack"), track), "\(replaying)")
+        }
+    }
+
     @Test("A pause cancels the end-of-track timer; a resume re-arms it for the rest of the track")
     func pauseCancelsAndResumeRearmsTheTimer() async throws {
         try await PirateServer.with { server in
