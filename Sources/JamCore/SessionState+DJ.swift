@@ -67,9 +67,9 @@ extension SessionState {
     }
 
     /// DJ-driven auto-advance: at the end the queue head plays; with an empty queue the
-    /// last item stays current, held at the position its timeline was last set to (by the
-    /// commit or a seek), as PirateRadio's server keeps it: the DJ's play then replays it
-    /// from there rather than from its end.
+    /// last item stays current, held where the DJ's last commit, seek, pause or resume put
+    /// its timeline, as PirateRadio's server keeps the position: the DJ's play then replays
+    /// it from there rather than from its end.
     mutating func djAdvance(to now: Millis, into outcome: inout Outcome) {
         for _ in 0..<10_000 {
             guard var current, let endsAt = current.endsAt, now >= endsAt else { return }

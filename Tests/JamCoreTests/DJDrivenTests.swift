@@ -76,7 +76,8 @@ import Testing
         let current = try jam.requireCurrent()
         #expect(current.item.id == itemID(7))
         #expect(current.state == .paused)
-        // Where the commit set it, not the end: the DJ's play replays the track from there.
+        // Where the DJ's last timeline change (here the commit) set it, not the end: the DJ's
+        // play replays the track from there.
         #expect(current.positionMs == 200)
         #expect(current.anchorMs == jam.now)
         #expect(jam.state.epoch == 1)

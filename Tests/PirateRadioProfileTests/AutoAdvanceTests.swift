@@ -65,8 +65,9 @@ struct AutoAdvanceTests {
             #expect(ended.bool("isPlaying") == false, "\(ended)")
             #expect(ended.int("positionMs") == 0, "held where the commit set it, as its server keeps it: \(ended)")
 
-            // The app's play button: resume {executionTime, ntpTimestamp}, no position.
-            let at = nowMs() + 300
+            // The app's play button: resume {executionTime, ntpTimestamp}, no position. Well
+            // ahead, so the 700 ms track still plays when the snapshot is read on a slow machine.
+            let at = nowMs() + 5_000
             party.dj.socket.send("resume", ["executionTime": at, "ntpTimestamp": at])
             for person in party.everyone {
                 let resume = try await person.socket.next("resume")

@@ -114,7 +114,7 @@ enum DiskProbe {
 
     /// Latency of writing 4 KiB and fsync-ing it after `pauseMilliseconds` without I/O, `count` times: what
     /// the commit of a command on an otherwise idle server waits for. On a virtual machine it
-    /// can take twice the back-to-back figure, as the host and the halted CPU wake up for it.
+    /// takes several times the back-to-back figure, as the host and the halted CPU wake up for it.
     static func pausedFsyncLatency(directory: URL, pauseMilliseconds: Int, count: Int) throws -> Distribution {
         try withProbeFile(in: directory) { fd in
             var latency = Distribution()

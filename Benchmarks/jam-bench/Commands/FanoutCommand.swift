@@ -83,7 +83,7 @@ struct FanoutCommand: AsyncParsableCommand {
             report.addDisk(try DiskProbe.fsyncLatency(directory: FileManager.default.temporaryDirectory, seconds: smoke ? 0.3 : 3))
         }
         if common.serverURL == nil, chosen.contains("idle") {
-            let pause = Int(1000 / Self.idleRate)
+            let pause = Int(1000 / Self.idleRate(smoke: smoke))
             let paused = try DiskProbe.pausedFsyncLatency(
                 directory: FileManager.default.temporaryDirectory, pauseMilliseconds: pause, count: smoke ? 3 : 60)
             report.addIdleDisk(paused, pauseMilliseconds: pause)
@@ -175,7 +175,7 @@ struct FanoutCommand: AsyncParsableCommand {
     }
 
     /// Commands per second of the idle phase.
-    private static let idleRate = 20.0
+    private static func idleRate(smoke: Bool) -> Double { smoke ? 10 : 20 }
 
     /// One 10-member session on an otherwise idle server, at `idleRate` commands a second.
     private func idlePhase(server: ServerUnderTest, wire: WireProtocol, into report: inout Report) async throws {
@@ -183,7 +183,7 @@ struct FanoutCommand: AsyncParsableCommand {
         let idleMembers = smoke ? 3 : min(10, wire == .pirateRadio ? 10 : 1000)
         Console.line("fanout: one \(idleMembers)-member session on an idle server…")
         let single = try await room(server, wire, sessions: 1, members: idleMembers, seed: common.seed)
-        let idle = try await single.runPhase("idle session", rate: smoke ? 10 : Self.idleRate, seconds: smoke ? 1.5 : 10, server: server)
+        let idle = try await single.runPhase("idle session", rate: Self.idleRate(smoke: smoke), seconds: smoke ? 1.5 : 10, server: server)
         Console.line(idle.summary)
         await single.close()
         report.add(.distribution("idle_delivery_ms", "idle server, \(idleMembers)-member session: delivery", idle.delivery,
