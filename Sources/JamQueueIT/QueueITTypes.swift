@@ -6,7 +6,7 @@ enum QueueIT {
     /// A user as `host` and `added_by` show one; the app requires `id` and `is_anonymous`.
     struct User: Encodable, Sendable, Equatable {
         var id: String
-        var username: String?
+        @Nullable var username: String?
         /// The backend never passes the stored value for nested users, so its default shows.
         var musicProvider = "none"
         var storefront = "us"
@@ -16,16 +16,6 @@ enum QueueIT {
             case id, username, storefront
             case musicProvider = "music_provider"
             case isAnonymous = "is_anonymous"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            // The backend writes `null` for a user without a name rather than leaving the key out.
-            try c.encode(username, forKey: .username)
-            try c.encode(musicProvider, forKey: .musicProvider)
-            try c.encode(storefront, forKey: .storefront)
-            try c.encode(isAnonymous, forKey: .isAnonymous)
         }
     }
 
@@ -37,7 +27,7 @@ enum QueueIT {
         var artists: String
         var album: String
         var durationMs: Int64
-        var imageURL: String?
+        @Nullable var imageURL: String?
         /// "spotify" or "apple_music": the only values the app's enum accepts.
         var source: String
 
@@ -45,19 +35,6 @@ enum QueueIT {
             case id, isrc, name, artists, album, source
             case durationMs = "duration_ms"
             case imageURL = "image_url"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(isrc, forKey: .isrc)
-            try c.encode(name, forKey: .name)
-            try c.encode(artists, forKey: .artists)
-            try c.encode(album, forKey: .album)
-            try c.encode(durationMs, forKey: .durationMs)
-            // The backend writes `null` rather than leaving the key out.
-            try c.encode(imageURL, forKey: .imageURL)
-            try c.encode(source, forKey: .source)
         }
     }
 
@@ -70,7 +47,7 @@ enum QueueIT {
         var votes: Int
         var song: Track
         var addedBy: User
-        var lastEnteredTierAt: String?
+        @Nullable var lastEnteredTierAt: String?
         var enteredTierByGain: Bool
 
         enum CodingKeys: String, CodingKey {
@@ -79,19 +56,6 @@ enum QueueIT {
             case addedBy = "added_by"
             case lastEnteredTierAt = "last_entered_tier_at"
             case enteredTierByGain = "entered_tier_by_gain"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(status, forKey: .status)
-            try c.encode(addedAt, forKey: .addedAt)
-            try c.encode(votes, forKey: .votes)
-            try c.encode(song, forKey: .song)
-            try c.encode(addedBy, forKey: .addedBy)
-            // `null` for a song that has played, as the backend writes it, not a missing key.
-            try c.encode(lastEnteredTierAt, forKey: .lastEnteredTierAt)
-            try c.encode(enteredTierByGain, forKey: .enteredTierByGain)
         }
     }
 
@@ -115,7 +79,7 @@ enum QueueIT {
     /// What create, join and current answer (`CurrentSessionResponse`).
     struct CurrentSession: Encodable, Sendable, Equatable {
         var session: Session
-        var currentSong: QueuedSong?
+        @Nullable var currentSong: QueuedSong?
         var queue: [QueuedSong]
         var myVotes: [String: Int]
         var skipRequestCount: Int
@@ -131,19 +95,6 @@ enum QueueIT {
             case participantCount = "participant_count"
             case userRequestedSkip = "user_requested_skip"
             case lastSkipWasCrowdsourced = "last_skip_was_crowdsourced"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(session, forKey: .session)
-            // Always present, `null` when nothing plays, as the backend writes it.
-            try c.encode(currentSong, forKey: .currentSong)
-            try c.encode(queue, forKey: .queue)
-            try c.encode(myVotes, forKey: .myVotes)
-            try c.encode(skipRequestCount, forKey: .skipRequestCount)
-            try c.encode(participantCount, forKey: .participantCount)
-            try c.encode(userRequestedSkip, forKey: .userRequestedSkip)
-            try c.encode(lastSkipWasCrowdsourced, forKey: .lastSkipWasCrowdsourced)
         }
     }
 
