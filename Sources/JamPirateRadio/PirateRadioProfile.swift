@@ -16,6 +16,9 @@ public struct PirateRadioOptions: Sendable {
     public var idleTimeoutMs: Int64 = 1_800_000
     /// How long a session with a track or a queue outlives its last socket.
     public var gracePeriodMs: Int64 = 300_000
+    /// How often every socket is pinged: one that has answered nothing by the next ping is
+    /// closed and its member leaves, 15–30 s after it went silent, as at its server's sweep.
+    public var pingIntervalMs: Int64 = 15_000
     /// How often members without a socket are looked for: one without a socket at two sweeps
     /// running leaves (its server drops them at its sweep every 15 s).
     public var sweepIntervalMs: Int64 = 15_000
@@ -61,6 +64,9 @@ package struct PirateRadioProfile: WireProfile {
     package var idleTimeout: IdleTimeout? {
         IdleTimeout(milliseconds: options.idleTimeoutMs, code: PirateRadio.CloseCode.idle, reason: "Session idle timeout")
     }
+
+    /// Its server pings every member at each sweep, busy or not.
+    package var heartbeat: Heartbeat { .every(.milliseconds(options.pingIntervalMs)) }
 
     /// DJ-driven sessions of 10 members with 100 queued tracks and 4-digit codes.
     package var defaults: SessionDefaults {

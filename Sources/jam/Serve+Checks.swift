@@ -107,6 +107,7 @@ extension Serve {
             ("--grace-period-ms", gracePeriodMs != nil, [.pirateRadio], "a PirateRadio setting"),
             ("--code-lifetime-ms", codeLifetimeMs != nil, [.pirateRadio], "a PirateRadio setting"),
             ("--sweep-interval-ms", sweepIntervalMs != nil, [.pirateRadio], "a PirateRadio setting"),
+            ("--ping-interval-ms", pingIntervalMs != nil, [.pirateRadio], "a PirateRadio setting"),
             ("--music", !music.isEmpty, [.openjam, .queueit], "PirateRadio plays no library"),
             ("--rescan-seconds", rescanSeconds != nil, [.openjam, .queueit], "PirateRadio plays no library"),
             ("--web-root", webRoot != nil, [.openjam], "only OpenJam's own profile serves the web client"),

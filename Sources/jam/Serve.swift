@@ -122,6 +122,11 @@ struct Serve: AsyncParsableCommand {
         help: "pirate-radio: how often members without a socket are looked for; one without at two sweeps running leaves (JAM_PR_SWEEP_INTERVAL_MS, default 15000).")
     var sweepIntervalMs: Int64?
 
+    @Option(
+        name: .customLong("ping-interval-ms"),
+        help: "pirate-radio: how often every socket is pinged; one that answered nothing by the next ping is closed and its member leaves (JAM_PR_PING_INTERVAL_MS, default 15000).")
+    var pingIntervalMs: Int64?
+
     @Option(name: .customLong("code-lifetime-ms"), help: "pirate-radio: how long a join code admits people (JAM_PR_CODE_LIFETIME_MS, default 3600000).")
     var codeLifetimeMs: Int64?
 
@@ -244,6 +249,7 @@ struct Serve: AsyncParsableCommand {
             options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS", "--grace-period-ms") ?? options.gracePeriodMs
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS", "--code-lifetime-ms") ?? options.codeLifetimeMs
             options.sweepIntervalMs = try milliseconds(sweepIntervalMs, "JAM_PR_SWEEP_INTERVAL_MS", "--sweep-interval-ms") ?? options.sweepIntervalMs
+            options.pingIntervalMs = try milliseconds(pingIntervalMs, "JAM_PR_PING_INTERVAL_MS", "--ping-interval-ms") ?? options.pingIntervalMs
             configuration.profile = PirateRadioProfile(options: options)
         case .queueit:
             configuration.profile = QueueITProfile()

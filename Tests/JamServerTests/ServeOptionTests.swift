@@ -18,6 +18,9 @@ import Testing
         (["--profile", "pirate-radio", "--token-hours", "1"], ["JWT_SECRET": goodSecret], "--token-hours has no effect with the pirate-radio profile"),
         (["--profile", "pirate-radio", "--music", "/tmp"], ["JWT_SECRET": goodSecret], "--music has no effect with the pirate-radio profile: PirateRadio plays no library"),
         (["--profile", "pirate-radio", "--idle-timeout-ms", "0"], ["JWT_SECRET": goodSecret], "--idle-timeout-ms must be 1 to 31536000000 milliseconds (a year), got 0"),
+        (["--ping-interval-ms", "1000"], [:], "--ping-interval-ms has no effect with the openjam profile: a PirateRadio setting"),
+        (["--profile", "pirate-radio"], ["JWT_SECRET": goodSecret, "JAM_PR_PING_INTERVAL_MS": "0"],
+         "JAM_PR_PING_INTERVAL_MS must be 1 to 31536000000 milliseconds (a year), got \"0\""),
         // The variable that was read is the one named.
         ([], ["JAM_TOKEN_HOURS": "0"], "JAM_TOKEN_HOURS must be 1 to 8760, got 0"),
         ([], ["JAM_END_ABANDONED_HOURS": "9000"], "JAM_END_ABANDONED_HOURS must be 0 (never) to 8760, got 9000"),

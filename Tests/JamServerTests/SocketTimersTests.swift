@@ -12,8 +12,7 @@ import Testing
         let loop = EmbeddedEventLoop()
         let channel = EmbeddedChannel(loop: loop)
         let sink = RawFrameSink()
-        var timing = RealtimeHandler.Timing()
-        timing.pingInterval = .seconds(30)
+        let timing = RealtimeHandler.Timing()
         let handler = RealtimeHandler(
             profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: timing, logger: Logger(label: "test"))
         try channel.pipeline.syncOperations.addHandler(sink)

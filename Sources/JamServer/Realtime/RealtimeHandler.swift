@@ -22,8 +22,6 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         /// same read as the `101 Switching Protocols` response, so nothing goes out until the
         /// socket is this old.
         var firstFrameDelay: TimeAmount = .milliseconds(100)
-        /// A ping goes out after this much silence; no answer by the next one closes the socket.
-        var pingInterval: TimeAmount = .seconds(30)
         /// How long a close frame may wait for the peer's before the socket is dropped anyway.
         var closeGrace: TimeAmount = .seconds(5)
         /// Messages held while the session is being found.
@@ -49,9 +47,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     /// Frames written before the first-frame delay passed.
     private var early: [ByteBuffer]? = []
-    private var lastHeard = NIODeadline.now()
+    private var heartbeat: HeartbeatState
     private var lastMessage = NIODeadline.now()
-    private var awaitingPong = false
     /// The latest ping's payload, not answered while the socket took no more bytes.
     private var pendingPong: ByteBuffer?
     private(set) var timers = SocketTimers()
@@ -59,6 +56,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
         self.profile = profile
         idleTimeout = profile.idleTimeout
+        heartbeat = HeartbeatState(profile.heartbeat, now: .now())
         self.sink = sink
         self.clock = clock
         self.timing = timing
@@ -68,6 +66,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let loop = context.eventLoop
+        heartbeat = HeartbeatState(profile.heartbeat, now: loop.now)
         let bound = NIOLoopBound(self, eventLoop: loop)
         timers.firstFrame = loop.scheduleTask(in: timing.firstFrameDelay) { bound.value.releaseEarlyFrames() }
         schedulePing(bound)
@@ -112,8 +111,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        lastHeard = .now()
-        awaitingPong = false
+        // The loop's clock, which a test's loop advances at will.
+        heartbeat.heard(at: context.eventLoop.now)
         switch frame.opcode {
         case .text:
             heardMessage()
@@ -152,9 +151,10 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func heardMessage() {
-        lastMessage = lastHeard
+        let heard = NIODeadline.now()
+        lastMessage = heard
         if idleTimeout != nil, case .attached(let session, _) = state {
-            session.lastMessageNanos.store(lastHeard.uptimeNanoseconds, ordering: .relaxed)
+            session.lastMessageNanos.store(heard.uptimeNanoseconds, ordering: .relaxed)
         }
     }
 
@@ -317,19 +317,20 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func schedulePing(_ bound: NIOLoopBound<RealtimeHandler>) {
         guard let loop = context?.eventLoop else { return }
-        timers.ping = loop.scheduleTask(in: timing.pingInterval) { bound.value.pingTick(bound) }
+        timers.ping = loop.scheduleTask(in: heartbeat.heartbeat.interval) { bound.value.pingTick(bound) }
     }
 
     private func pingTick(_ bound: NIOLoopBound<RealtimeHandler>) {
         guard let context, context.channel.isActive else { return }
-        if awaitingPong {
+        switch heartbeat.tick(at: context.eventLoop.now) {
+        case .none:
+            break
+        case .ping:
+            write(WebSocketText.control(opcode: 0x9, payload: ByteBuffer()), flush: true)
+        case .close:
             // No answer to the last ping and nothing else heard since: the peer is gone.
             context.close(promise: nil)
             return
-        }
-        if NIODeadline.now() - lastHeard >= timing.pingInterval {
-            awaitingPong = true
-            write(WebSocketText.control(opcode: 0x9, payload: ByteBuffer()), flush: true)
         }
         schedulePing(bound)
     }

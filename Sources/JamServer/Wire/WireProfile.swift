@@ -208,6 +208,8 @@ package protocol WireProfile: Sendable {
     var defaults: SessionDefaults { get }
     /// Close a session's sockets after this long without a message from any member.
     var idleTimeout: IdleTimeout? { get }
+    /// When its sockets are pinged, so that one whose peer went away without a word closes.
+    var heartbeat: Heartbeat { get }
     /// Whether its sessions need the music library (fallback, search, audio).
     var usesLibrary: Bool { get }
     /// Whether members' socket messages are held to `ServerConfiguration.commandLimits`
@@ -242,4 +244,7 @@ package protocol WireProfile: Sendable {
 extension WireProfile {
     /// OpenJam's own protocol is text frames only.
     package var acceptsBinaryFrames: Bool { false }
+    /// OpenJam's own: a ping after 30 s of silence, so a dead peer leaves within 60–90 s and
+    /// a busy socket is never pinged.
+    package var heartbeat: Heartbeat { .afterSilence(.seconds(30)) }
 }

@@ -16,6 +16,7 @@ final class PirateServer: @unchecked Sendable {
         var gracePeriodMs: Int? = nil
         var codeLifetimeMs: Int? = nil
         var sweepIntervalMs: Int? = nil
+        var pingIntervalMs: Int? = nil
     }
 
     let process: ChildProcess
@@ -65,6 +66,7 @@ final class PirateServer: @unchecked Sendable {
         if let value = options.gracePeriodMs { arguments += ["--grace-period-ms", String(value)] }
         if let value = options.codeLifetimeMs { arguments += ["--code-lifetime-ms", String(value)] }
         if let value = options.sweepIntervalMs { arguments += ["--sweep-interval-ms", String(value)] }
+        if let value = options.pingIntervalMs { arguments += ["--ping-interval-ms", String(value)] }
         return arguments
     }
 

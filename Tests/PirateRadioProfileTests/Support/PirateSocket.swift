@@ -73,12 +73,14 @@ final class PirateSocket: Sendable {
         }
     }
 
-    /// Connects to `/<path>?token=<token>&sessionId=<session>` (either may be left out).
-    init(_ server: PirateServer, token: String?, session: String?, path: String = "/", label: String? = nil) {
+    /// Connects to `/<path>?token=<token>&sessionId=<session>` (either may be left out), on the
+    /// server's port or on `port` (a relay's in front of it).
+    init(_ server: PirateServer, token: String?, session: String?, path: String = "/", port: Int? = nil, label: String? = nil) {
         var query: [String] = []
         if let token { query.append("token=\(Self.escape(token))") }
         if let session { query.append("sessionId=\(Self.escape(session))") }
-        let url = server.webSocketBaseURL + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        let base = port.map { "ws://127.0.0.1:\($0)" } ?? server.webSocketBaseURL
+        let url = base + path + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
         self.label = label ?? "socket"
         let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 22, closeTimeout: .seconds(2))
         let (stream, continuation) = AsyncStream.makeStream(of: Outgoing.self)
