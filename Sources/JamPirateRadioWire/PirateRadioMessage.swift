@@ -149,11 +149,28 @@ extension PirateRadio {
         /// not strings are empty for the session (the object is still shown as sent); a
         /// duration that is not a positive number up to `maxAutoAdvanceDurationMs` is unknown,
         /// so the track does not auto-advance, as its server skips auto-advance for it.
+        ///
+        /// Its server takes any text, and members see the object as sent, so the session's own
+        /// copy of the name, artist and album is made fit (control characters as spaces, cut
+        /// to OpenJam's length) rather than the add refused, and art that OpenJam would refuse
+        /// is left out of it. The id stays as sent: `removeFromQueue` names it.
         package static func openJamTrack(_ object: [String: Value], id fallbackId: String?) -> OpenJamTrack {
             OpenJamTrack(
-                id: object["id"].map(\.idText) ?? fallbackId ?? "", name: object["name"]?.string ?? "",
-                artist: object["artist"]?.string ?? "", album: object["albumName"]?.string,
-                durationMs: duration(object["durationMs"]), artworkURL: object["albumArtURL"]?.string, source: .spotify)
+                id: object["id"].map(\.idText) ?? fallbackId ?? "", name: shownText(object["name"]) ?? "",
+                artist: shownText(object["artist"]) ?? "", album: shownText(object["albumName"]),
+                durationMs: duration(object["durationMs"]), artworkURL: artwork(object["albumArtURL"]), source: .spotify)
+        }
+
+        private static func shownText(_ value: Value?) -> String? {
+            value?.string.map { Validate.displayable($0, max: OpenJamTrack.maxTextLength) }
+        }
+
+        private static func artwork(_ value: Value?) -> String? {
+            guard let link = value?.string, link.count <= OpenJamTrack.maxArtworkURLLength,
+                link.utf8.count <= OpenJamTrack.maxArtworkURLLength * Validate.maxBytesPerCharacter,
+                !Validate.hasControlCharacters(link)
+            else { return nil }
+            return link
         }
 
         private static func duration(_ value: Value?) -> Int64? {

@@ -42,4 +42,19 @@ struct PirateRadioValueTests {
             #expect(PirateRadio.ClientMessage.openJamTrack(track, id: nil).durationMs == expected, "durationMs \(duration)")
         }
     }
+
+    @Test("A track's text is made fit for the session's own copy, and its id kept as sent")
+    func trackTextIsMadeFit() throws {
+        let long = String(repeating: "x", count: 400)
+        guard case .object(let track) = try Self.value(
+            #"{"id":"spotify:track:1","name":" Line\none ","artist":"\#(long)","albumName":"A\tB","albumArtURL":"https://i.example/a\nb.jpg"}"#)
+        else { Issue.record("not an object"); return }
+        let fit = PirateRadio.ClientMessage.openJamTrack(track, id: nil)
+        #expect(fit.id == "spotify:track:1")
+        #expect(fit.name == "Line one")
+        #expect(fit.artist == String(repeating: "x", count: 300))
+        #expect(fit.album == "A B")
+        #expect(fit.artworkURL == nil)
+        #expect(throws: Never.self) { try fit.validate(requireIdAndName: false) }
+    }
 }

@@ -72,6 +72,32 @@ struct LeniencyTests {
         }
     }
 
+    @Test("A track whose text has control characters, or is longer than OpenJam's, is queued and shown as sent")
+    func anyTrackTextIsQueued() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            var track = prTrack(1)
+            track["name"] = "Line one\nLine\ttwo\u{7}"
+            track["artist"] = String(repeating: "Orchestra ", count: 60)
+            track["albumName"] = "Live\r\n"
+            track["albumArtURL"] = "https://i.example/a\nb.jpg"
+            party.members[0].socket.send("addToQueue", ["track": track, "nonce": "n-1"])
+            var expected = track
+            expected["nonce"] = "n-1"
+            expected["addedBy"] = "m1"
+            let update = try await party.dj.socket.next("queueUpdate")
+            #expect(jsonEqual(update.data.objects("queue")?.first, expected), "\(update.text)")
+            await party.members[0].socket.expectNoErrors()
+
+            party.dj.socket.send("playPrepare", ["trackId": "spotify:track:1", "track": track])
+            let prepared = try await party.members[0].socket.next("playPrepare")
+            #expect(jsonEqual(prepared.data.object("track"), track), "\(prepared.text)")
+            let snapshot = try await party.snapshot()
+            #expect(jsonEqual(snapshot.object("currentTrack"), track), "\(snapshot)")
+            await party.dj.socket.expectNoErrors()
+        }
+    }
+
     @Test("Queue entries and currentTrack keep what the client sent across a kill -9 and restart")
     func entriesKeepWhatTheClientSentAcrossARestart() async throws {
         try await PirateServer.with { server in
