@@ -72,7 +72,9 @@ def base_url():
     from jam_server import JamServer, jam_binary
 
     folder = Path(tempfile.mkdtemp(prefix="openjam-browser-"))
-    server = JamServer("server", jam_binary(), folder)
+    # As scripts/browser-tests.sh starts it: request limits off, since everybody in every test
+    # comes from 127.0.0.1.
+    server = JamServer("server", jam_binary(), folder, environment={"JAM_RATE_LIMITS": "off"})
     try:
         server.wait_listening()
         yield server.url

@@ -163,7 +163,8 @@ def test_refused_vote_is_undone_and_the_reason_shown(base_url, held, browsers):
 
     held.release()
     notice = notice_with(bob, "Your vote didn't count")
-    assert "no item" in notice.lower() and "in the queue" in notice, notice
+    # In words: the server's message names the song by its id.
+    assert notice.startswith("Your vote didn't count: That song is no longer in the queue."), notice
     wait_for(bob, lambda d: queue_titles(d) == [kept], message="Bob's queue did not follow the server's")
     assert not in_flight(bob), "the refused vote is still shown as on its way"
     assert entry(bob, kept) == (0, False, False, False)

@@ -8,7 +8,7 @@ import time
 import pytest
 from selenium.common.exceptions import ElementNotInteractableException
 
-from jam_page import click, create_session, el, visible, wait_connected, wait_for
+from jam_page import click, create_session, el, join_by_link, rest, visible, wait_connected, wait_for
 from jam_server import JamServer, jam_binary
 
 # Counts the sockets the page opens; installed before the page's own scripts run.
@@ -109,6 +109,25 @@ def test_a_reload_that_cannot_read_the_session_keeps_it_for_the_next_visit(base_
     wait_connected(page)
 
 
+def test_a_page_reopened_after_its_session_ended_says_so(base_url, browsers):
+    status, alice = rest(base_url, "POST", "/auth/guest", body={"displayName": "Alice"})
+    assert status == 201, (status, alice)
+    status, created = rest(base_url, "POST", "/api/v1/sessions", alice["token"], {})
+    assert status == 201, (status, created)
+    page = browsers.open("member")
+    join_by_link(page, base_url, created["session"]["joinCode"], "Bob")
+    wait_connected(page)
+    # Bob closes the tab; overnight the host ends the session.
+    page.get("about:blank")
+    status, _ = rest(base_url, "DELETE", "/api/v1/sessions/" + created["session"]["id"], alice["token"])
+    assert status in (200, 204), status
+    page.get(base_url + "/")
+    said = wait_for(page, lambda d: visible(d, "ended") and el(d, "ended").text,
+                    message="the page showed the start screen without a word about the session")
+    assert "Session over" in said and ("The session has ended." in said or "This session no longer exists." in said), said
+    assert not visible(page, "rejoin-button"), "an ended session cannot be joined again"
+
+
 REFUSAL_WORDS = """
 const [done] = arguments;
 (async () => {
@@ -146,6 +165,8 @@ const [done] = arguments;
     offline: describeError(new JamError('unavailable', ''), 'pause'),
     full: describeError(new JamError('queueLimit', 'the queue is full (1000 tracks)'), 'add', 'Song'),
     mine: describeError(new JamError('queueLimit', 'you already have 3 items queued (limit 3)'), 'add', 'Song'),
+    goneSong: describeError(new JamError('notFound', 'no item 3f2a9c1e-0b7d-4c55-9a10-2f1d3e4a5b6c in the queue'), 'remove', 'Song'),
+    gonePerson: describeError(new JamError('notFound', 'no member 7c1d in this session'), 'kick'),
   };
 })().then(done, (error) => done({ error: String(error && error.stack || error) }));
 """
@@ -168,6 +189,9 @@ def test_a_refusal_says_how_long_to_wait_what_became_of_the_change_and_which_lim
     assert words["unexplained"] == "Couldn't join: The server answered 418 without saying why.", words
     assert words["mine"] == ("Couldn't add “Song”: You already have as many songs waiting as this session allows. "
                              "Wait until one has played."), words
+    # Not found, in words rather than the server's ids.
+    assert words["goneSong"] == "Couldn't remove “Song”: That song is no longer in the queue.", words
+    assert words["gonePerson"] == "Couldn't remove the member: That person is no longer in the session.", words
 
 
 # Lets the page's first create reach the server, then loses its answer on the way back, as a

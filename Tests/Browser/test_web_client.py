@@ -11,6 +11,7 @@ import time
 
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from jam_page import (
@@ -626,6 +627,43 @@ def hana_with_gus(base_url, browsers):
     join_by_code(guest, base_url, code, "Gus")
     wait_for(host, lambda d: "Gus" in el(d, "members-list").text)
     return host, guest, code
+
+
+def double_click(driver, element):
+    """Two clicks as one double-click (the second has detail 2), the way people press buttons out of habit."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    ActionChains(driver).double_click(element).perform()
+
+
+def test_a_double_click_neither_answers_a_question_nor_toggles_back(base_url, browsers):
+    host, guest, _ = hana_with_gus(base_url, browsers)
+    add_track(host, 0)  # plays
+    voted, doomed = add_track(host, 1), add_track(host, 2)
+    wait_for(guest, lambda d: queue_titles(d) == [voted, doomed], message="Gus does not see Hana's queue")
+
+    # Toggles: a double-click counts once, and stays counted once the server has answered.
+    double_click(guest, el(guest, "skip-request"))
+    up = queue_item(guest, voted).find_element(By.CSS_SELECTOR, "button.vote-up")
+    double_click(guest, up)
+    time.sleep(1)
+    assert el(guest, "skip-request").get_attribute("aria-pressed") == "true", "the double-click took the skip request back"
+    assert queue_item(guest, voted).find_element(By.CSS_SELECTOR, "button.vote-up").get_attribute("aria-pressed") == "true", \
+        "the double-click took the vote back"
+    gus = next(m for m in host.find_elements(By.CSS_SELECTOR, "#members-list li.member") if "Gus" in m.text)
+    double_click(host, gus.find_element(By.XPATH, ".//button[text()='Make co-host']"))
+    wait_for(guest, lambda d: visible(d, "host-skip"), message="the double-clicked promotion did not arrive")
+    time.sleep(1)
+    assert visible(guest, "host-skip"), "the double-click made Gus a member again"
+
+    # A button that asks first: the double-click's second click is not the answer.
+    remove = queue_item(host, doomed).find_element(By.CSS_SELECTOR, "button.remove")
+    double_click(host, remove)
+    time.sleep(1)
+    assert doomed in queue_titles(host), "a double-click removed the song without asking"
+    assert remove.text == "Really remove?", remove.text
+    click(host, remove)
+    wait_for(guest, lambda d: doomed not in queue_titles(d), message="the answered question did not remove the song")
+    assert_clean_console(host, guest)
 
 
 def choose(driver, select_id, value):

@@ -8,7 +8,7 @@ import { ErrorCode, normaliseJoinCode } from './protocol.js';
 import { installDebugHook } from './debug.js';
 import { SessionPage } from './session-page.js';
 import { SignIn } from './sign-in.js';
-import { describeError } from './ui/errors.js';
+import { describeError, describeSessionFailure } from './ui/errors.js';
 import { byId, h } from './ui/dom.js';
 import { HeaderView } from './ui/header.js';
 import { Notices } from './ui/notices.js';
@@ -77,7 +77,13 @@ class App {
         // again on the next visit; any other refusal forgets it.
         const transient = [ErrorCode.unavailable, ErrorCode.internal, ErrorCode.rateLimited].includes(error.code);
         if (!transient) saveLastSession(null);
-        if (!code && !sessionIsGone(error)) {
+        if (!code && sessionIsGone(error)) {
+          // Said, not dropped: the session ended, or let this member go, while they were away.
+          // One that let them go is still there to join again.
+          this.sessionOver(describeSessionFailure(error), error.code === ErrorCode.notMember ? last.joinCode : null);
+          return;
+        }
+        if (!code) {
           this.showWelcome({ error: describeError(error, 'resume_session') });
           return;
         }

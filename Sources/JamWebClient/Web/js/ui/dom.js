@@ -113,11 +113,32 @@ export function confirmButton(label, confirmLabel, action, props = {}) {
 }
 
 /**
+ * Calls `action` when a toggle is pressed, but not for the second click of a double-click
+ * (`detail` 2 and up): people double-click buttons out of habit, and on a toggle the second
+ * click would take back the first at once (a co-host made a member again, a vote withdrawn).
+ * A second press later, or by key, toggles back as asked.
+ */
+export function onToggle(button, action) {
+  button.addEventListener('click', (event) => {
+    if (event.detail > 1) return;
+    action(event);
+  });
+}
+
+/**
+ * A pointer press sooner than this after a button asked is the second half of a double-click
+ * or double-tap, not an answer: without the gap, a double-clicked Remove would ban a member
+ * without ever asking. (A key press, whose click has `detail` 0, is always deliberate.)
+ */
+export const CONFIRM_MIN_GAP_MS = 500;
+
+/**
  * Makes an existing button ask `question()` (its text until pressed again, for 4 s) before
  * `action`, as confirmButton does; when `question()` is null, a press acts at once.
  */
 export function askBefore(button, label, question, action) {
   let armed = null;
+  let askedAt = 0;
   const disarm = () => {
     clearTimeout(armed);
     armed = null;
@@ -125,7 +146,8 @@ export function askBefore(button, label, question, action) {
     button.classList.remove('armed');
     nameConfirmButton(button);
   };
-  button.addEventListener('click', () => {
+  button.addEventListener('click', (event) => {
+    if (armed && event.detail > 0 && performance.now() - askedAt < CONFIRM_MIN_GAP_MS) return;
     const asked = armed ? null : question();
     if (!asked) {
       disarm();
@@ -136,6 +158,7 @@ export function askBefore(button, label, question, action) {
     button.textContent = asked;
     button.classList.add('armed');
     nameConfirmButton(button);
+    askedAt = performance.now();
     armed = setTimeout(disarm, 4_000);
   });
   button.addEventListener('blur', () => setTimeout(() => { if (armed && document.activeElement !== button) disarm(); }, 0));

@@ -43,6 +43,20 @@ const ACTIONS = {
   calibrate: () => "Couldn't start the calibration",
 };
 
+// What is no longer there when an action on a song or a person is refused as not found:
+// said in words, where the server's message names the item or member by its id.
+const SONG_GONE = 'That song is no longer in the queue.';
+const PERSON_GONE = 'That person is no longer in the session.';
+const NOT_FOUND = {
+  vote: SONG_GONE,
+  remove: SONG_GONE,
+  role: PERSON_GONE,
+  kick: PERSON_GONE,
+  delay: PERSON_GONE,
+  resync: PERSON_GONE,
+  calibrate: PERSON_GONE,
+};
+
 /** "no session with code X" -> "No session with code X." */
 function sentence(message) {
   const text = String(message || '').trim();
@@ -80,6 +94,8 @@ export function describeError(error, action, subject) {
     detail = sentence(error.message);
   } else if (action === 'join' && code === ErrorCode.invalidField) {
     detail = `${sentence(error.message)} A join code has 6 letters and digits, like K7MPQ2.`;
+  } else if (code === ErrorCode.notFound && NOT_FOUND[action]) {
+    detail = NOT_FOUND[action];
   } else if (action === 'add' && code === ErrorCode.rateLimited && error.message) {
     // The session's add cooldown: its words say how long to wait.
     detail = sentence(error.message);

@@ -3,7 +3,7 @@
 // can change their own name.
 import { Limits, Role } from '../protocol.js';
 import { checkDisplayName, describeTextProblem } from '../text-limits.js';
-import { confirmButton, h, heldFocus, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
+import { confirmButton, h, heldFocus, onToggle, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 
 const ROLE_NAMES = { [Role.host]: 'host', [Role.cohost]: 'co-host', [Role.member]: '' };
 
@@ -105,7 +105,7 @@ export class MembersView {
       this.kicked = parts.kick;
       this.actions.onKick(parts.member);
     }, { class: 'quiet small danger' });
-    parts.promote.addEventListener('click', () => {
+    onToggle(parts.promote, () => {
       this.actions.onRole(parts.member, parts.member.role === Role.cohost ? Role.member : Role.cohost);
     });
     const li = h('li', { class: 'member' },

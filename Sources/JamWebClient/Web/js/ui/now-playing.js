@@ -4,7 +4,7 @@
 // controls, and "play on this device" with its sync indicator.
 import { PlaybackState, hasHostControls, isPlayable } from '../protocol.js';
 import { fromNowPlaying, positionAt } from '../timeline.js';
-import { h, setAttr, setText, untilAnswered } from './dom.js';
+import { h, onToggle, setAttr, setText, untilAnswered } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime } from './format.js';
 import { SyncIndicator } from './sync-indicator.js';
@@ -70,10 +70,8 @@ export class NowPlayingView {
     this.unplayable = h('p', { class: 'np-note', id: 'np-unplayable', hidden: true },
       'This song is not from the server\'s library, so it is not playable on this device; the progress bar still follows the session.');
     // A toggle: pressed while the member's request counts; pressing again takes it back.
-    this.skipRequest = h('button', {
-      type: 'button', id: 'skip-request', 'aria-pressed': 'false',
-      onclick: () => (this.skipRequest.getAttribute('aria-pressed') === 'true' ? actions.onWithdrawSkipRequest() : actions.onRequestSkip()),
-    }, 'Vote to skip');
+    this.skipRequest = h('button', { type: 'button', id: 'skip-request', 'aria-pressed': 'false' }, 'Vote to skip');
+    onToggle(this.skipRequest, () => (this.skipRequest.getAttribute('aria-pressed') === 'true' ? actions.onWithdrawSkipRequest() : actions.onRequestSkip()));
     this.skip = h('button', { type: 'button', id: 'host-skip', onclick: () => actions.onSkip() }, 'Skip');
     this.pauseResume = h('button', { type: 'button', id: 'host-pause', onclick: () => this.togglePause() }, 'Pause');
     this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => untilAnswered(this.play, actions.onPlay()) }, 'Play the queue');

@@ -3,7 +3,7 @@
 // down votes (shown at once, rolled back if refused) and, for the adder and the
 // hosts, a remove button.
 import { hasHostControls } from '../protocol.js';
-import { confirmButton, h, heldFocus, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
+import { confirmButton, h, heldFocus, onToggle, refocusInPlace, setAttr, setConfirmLabel, setText, syncList } from './dom.js';
 import { makeCover, updateCover } from './cover.js';
 import { formatTime, plural } from './format.js';
 
@@ -57,8 +57,8 @@ export class QueueView {
       this.removed = parts.remove;
       this.actions.onRemove(parts.entry.item);
     }, { class: 'remove quiet' });
-    parts.up.addEventListener('click', () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === 1 ? 0 : 1));
-    parts.down.addEventListener('click', () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === -1 ? 0 : -1));
+    onToggle(parts.up, () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === 1 ? 0 : 1));
+    onToggle(parts.down, () => this.actions.onVote(parts.entry.item.id, parts.entry.myVote === -1 ? 0 : -1));
     const li = h('li', { class: 'queue-item' },
       parts.cover,
       h('span', { class: 'item-text' }, parts.title, parts.meta),
