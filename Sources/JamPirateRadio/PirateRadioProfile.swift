@@ -17,7 +17,8 @@ public struct PirateRadioOptions: Sendable {
     /// How long a session with a track or a queue outlives its last socket.
     public var gracePeriodMs: Int64 = 300_000
     /// How often every socket is pinged: one that has answered nothing by the next ping is
-    /// closed and its member leaves, 15–30 s after it went silent, as at its server's sweep.
+    /// closed and its member leaves, 1–2 intervals (15–30 s) after it went silent, as at its
+    /// server's sweep. At least 250 ms.
     public var pingIntervalMs: Int64 = 15_000
     /// How often members without a socket are looked for: one without a socket at two sweeps
     /// running leaves (its server drops them at its sweep every 15 s).

@@ -40,6 +40,20 @@ extension Serve {
 
     static let yearMs: Int64 = 365 * 24 * 3_600_000
 
+    /// Shortest PirateRadio ping interval: a ping must be able to go out (a socket's first
+    /// frames wait 100 ms) and its answer come back within one, or healthy sockets close.
+    static let shortestPingMs: Int64 = 250
+
+    /// The PirateRadio ping interval, from `--ping-interval-ms` or `JAM_PR_PING_INTERVAL_MS`.
+    func pingInterval() throws -> Int64? {
+        guard let value = try milliseconds(pingIntervalMs, "JAM_PR_PING_INTERVAL_MS", "--ping-interval-ms") else { return nil }
+        guard value >= Self.shortestPingMs else {
+            let source = pingIntervalMs != nil ? "--ping-interval-ms" : "JAM_PR_PING_INTERVAL_MS"
+            throw ValidationError("\(source) must be at least \(Self.shortestPingMs) milliseconds (a ping and its answer must fit in one), got \(value)")
+        }
+        return value
+    }
+
     /// How often to rescan the music folders, in seconds (0 never, at most a year), from
     /// `--rescan-seconds` or `JAM_RESCAN_SECONDS`. Only music folders are rescanned, so the
     /// option without them, which would be ignored without a word, is refused; the variable

@@ -249,7 +249,7 @@ struct Serve: AsyncParsableCommand {
             options.gracePeriodMs = try milliseconds(gracePeriodMs, "JAM_PR_GRACE_PERIOD_MS", "--grace-period-ms") ?? options.gracePeriodMs
             options.codeLifetimeMs = try milliseconds(codeLifetimeMs, "JAM_PR_CODE_LIFETIME_MS", "--code-lifetime-ms") ?? options.codeLifetimeMs
             options.sweepIntervalMs = try milliseconds(sweepIntervalMs, "JAM_PR_SWEEP_INTERVAL_MS", "--sweep-interval-ms") ?? options.sweepIntervalMs
-            options.pingIntervalMs = try milliseconds(pingIntervalMs, "JAM_PR_PING_INTERVAL_MS", "--ping-interval-ms") ?? options.pingIntervalMs
+            options.pingIntervalMs = try pingInterval() ?? options.pingIntervalMs
             configuration.profile = PirateRadioProfile(options: options)
         case .queueit:
             configuration.profile = QueueITProfile()

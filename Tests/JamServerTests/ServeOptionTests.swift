@@ -21,6 +21,8 @@ import Testing
         (["--ping-interval-ms", "1000"], [:], "--ping-interval-ms has no effect with the openjam profile: a PirateRadio setting"),
         (["--profile", "pirate-radio"], ["JWT_SECRET": goodSecret, "JAM_PR_PING_INTERVAL_MS": "0"],
          "JAM_PR_PING_INTERVAL_MS must be 1 to 31536000000 milliseconds (a year), got \"0\""),
+        (["--profile", "pirate-radio", "--ping-interval-ms", "100"], ["JWT_SECRET": goodSecret],
+         "--ping-interval-ms must be at least 250 milliseconds (a ping and its answer must fit in one), got 100"),
         // The variable that was read is the one named.
         ([], ["JAM_TOKEN_HOURS": "0"], "JAM_TOKEN_HOURS must be 1 to 8760, got 0"),
         ([], ["JAM_END_ABANDONED_HOURS": "9000"], "JAM_END_ABANDONED_HOURS must be 0 (never) to 8760, got 9000"),

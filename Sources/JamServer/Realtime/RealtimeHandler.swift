@@ -56,6 +56,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     init(profile: any WireProfile, sink: RawFrameSink, clock: any ServerClock, timing: Timing, logger: Logger) {
         self.profile = profile
         idleTimeout = profile.idleTimeout
+        // Started again on the loop's own clock once the handler is in a pipeline.
         heartbeat = HeartbeatState(profile.heartbeat, now: .now())
         self.sink = sink
         self.clock = clock

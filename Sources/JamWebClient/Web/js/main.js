@@ -77,10 +77,10 @@ class App {
         // again on the next visit; any other refusal forgets it.
         const transient = [ErrorCode.unavailable, ErrorCode.internal, ErrorCode.rateLimited].includes(error.code);
         if (!transient) saveLastSession(null);
-        if (!code && sessionIsGone(error)) {
-          // Said, not dropped: the session ended, or let this member go, while they were away.
-          // One that let them go is still there to join again.
-          this.sessionOver(describeSessionFailure(error), error.code === ErrorCode.notMember ? last.joinCode : null);
+        if (!code && (sessionIsGone(error) || error.code === ErrorCode.forbidden)) {
+          // Said, not dropped: the session ended, or this member was let go or removed, while
+          // they were away. No "Join again": the code this device kept may be an old one.
+          this.sessionOver(describeSessionFailure(error));
           return;
         }
         if (!code) {

@@ -113,14 +113,19 @@ export function confirmButton(label, confirmLabel, action, props = {}) {
 }
 
 /**
- * Calls `action` when a toggle is pressed, but not for the second click of a double-click
- * (`detail` 2 and up): people double-click buttons out of habit, and on a toggle the second
- * click would take back the first at once (a co-host made a member again, a vote withdrawn).
- * A second press later, or by key, toggles back as asked.
+ * Calls `action` when a toggle is pressed, but not for the second click of a double-click on
+ * it (`detail` 2 and up, within CONFIRM_MIN_GAP_MS of its last press): people double-click
+ * buttons out of habit, and on a toggle the second click would take back the first at once
+ * (a vote withdrawn, playing on this device stopped). The click count is the platform's,
+ * not the button's, so a quick press on another toggle still counts. A second press later,
+ * or by key, toggles back as asked.
  */
 export function onToggle(button, action) {
+  let pressedAt = -Infinity;
   button.addEventListener('click', (event) => {
-    if (event.detail > 1) return;
+    const now = performance.now();
+    if (event.detail > 1 && now - pressedAt < CONFIRM_MIN_GAP_MS) return;
+    pressedAt = now;
     action(event);
   });
 }

@@ -54,7 +54,6 @@ const NOT_FOUND = {
   kick: PERSON_GONE,
   delay: PERSON_GONE,
   resync: PERSON_GONE,
-  calibrate: PERSON_GONE,
 };
 
 /** "no session with code X" -> "No session with code X." */

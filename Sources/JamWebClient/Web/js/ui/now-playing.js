@@ -76,9 +76,8 @@ export class NowPlayingView {
     this.pauseResume = h('button', { type: 'button', id: 'host-pause', onclick: () => this.togglePause() }, 'Pause');
     this.play = h('button', { type: 'button', id: 'host-play', class: 'primary', onclick: () => untilAnswered(this.play, actions.onPlay()) }, 'Play the queue');
     this.hostControls = h('div', { class: 'host-controls', role: 'group', 'aria-label': 'Host controls' }, this.skip, this.pauseResume);
-    this.device = h('button', {
-      type: 'button', id: 'device-toggle', class: 'device-toggle', 'aria-pressed': 'false', onclick: () => this.toggleDevice(),
-    }, 'Play on this device');
+    this.device = h('button', { type: 'button', id: 'device-toggle', class: 'device-toggle', 'aria-pressed': 'false' }, 'Play on this device');
+    onToggle(this.device, () => this.toggleDevice());
     this.volume = h('input', {
       type: 'range', id: 'device-volume', min: 0, max: 1, step: 0.05, value: 1, 'aria-label': 'Volume on this device',
       oninput: () => actions.onVolume(Number(this.volume.value)),
