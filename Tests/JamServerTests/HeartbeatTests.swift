@@ -1,4 +1,3 @@
-import Logging
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
@@ -59,7 +58,7 @@ import Testing
     /// The handler carries the actions out on its own loop: a silent socket gets a ping
     /// frame after an interval, and is closed an interval later.
     @Test(.timeLimit(.minutes(1))) func theHandlerPingsASilentSocketAndClosesItWhenNothingAnswers() async throws {
-        let channel = try await Self.openSocket()
+        let channel = try await openRealtimeTestChannel()
         let loop = channel.testingEventLoop
         await loop.advanceTime(by: .seconds(29))
         #expect(try await Self.pings(channel) == 0, "no ping before 30 s of silence")
@@ -72,7 +71,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func theHandlerKeepsASocketWhosePeerAnswersItsPings() async throws {
-        let channel = try await Self.openSocket()
+        let channel = try await openRealtimeTestChannel()
         let loop = channel.testingEventLoop
         for _ in 0..<10 {
             await loop.advanceTime(by: .seconds(30))
@@ -83,23 +82,6 @@ import Testing
             #expect(channel.isActive)
         }
         _ = try await channel.finish(acceptAlreadyClosed: true)
-    }
-
-    /// A realtime handler of OpenJam's profile on a test channel, its first frames read.
-    static func openSocket() async throws -> NIOAsyncTestingChannel {
-        let channel = NIOAsyncTestingChannel()
-        let loop = channel.testingEventLoop
-        var timing = RealtimeHandler.Timing()
-        timing.firstFrameDelay = .zero
-        try await loop.submit {
-            let sink = RawFrameSink()
-            let handler = RealtimeHandler(profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: timing, logger: Logger(label: "test"))
-            try channel.pipeline.syncOperations.addHandlers([sink, handler])
-        }.get()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
-        await loop.advanceTime(by: .milliseconds(0))
-        while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
-        return channel
     }
 
     /// Ping frames written out (FIN + opcode 0x9).

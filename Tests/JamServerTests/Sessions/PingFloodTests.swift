@@ -1,4 +1,3 @@
-import Logging
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
@@ -9,18 +8,8 @@ import Testing
 /// A peer that pings while it reads nothing gets no pongs piled up for it.
 @Suite struct PingFloodTests {
     @Test(.timeLimit(.minutes(1))) func pingsWhileTheSocketTakesNoMoreBytesGetOnePongOnceItDrains() async throws {
-        let channel = NIOAsyncTestingChannel()
+        let channel = try await openRealtimeTestChannel()
         let loop = channel.testingEventLoop
-        var timing = RealtimeHandler.Timing()
-        timing.firstFrameDelay = .zero
-        try await loop.submit {
-            let sink = RawFrameSink()
-            let handler = RealtimeHandler(profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: timing, logger: Logger(label: "test"))
-            try channel.pipeline.syncOperations.addHandlers([sink, handler])
-        }.get()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
-        await loop.advanceTime(by: .milliseconds(1))
-        while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
 
         let ping = WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "p"))
         try await loop.submit { channel.isWritable = false }.get()
