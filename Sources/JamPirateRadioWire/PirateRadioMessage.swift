@@ -166,11 +166,14 @@ extension PirateRadio {
         }
 
         private static func artwork(_ value: Value?) -> String? {
-            guard let link = value?.string, link.count <= OpenJamTrack.maxArtworkURLLength,
-                link.utf8.count <= OpenJamTrack.maxArtworkURLLength * Validate.maxBytesPerCharacter,
-                !Validate.hasControlCharacters(link)
-            else { return nil }
-            return link
+            guard let link = value?.string else { return nil }
+            do {
+                // The track's own rule for art, so the session's copy passes its check.
+                try Validate.text(link, field: "track.artworkURL", max: OpenJamTrack.maxArtworkURLLength, allowEmpty: true)
+                return link
+            } catch {
+                return nil // left out of the session's copy; members see the object as sent
+            }
         }
 
         private static func duration(_ value: Value?) -> Int64? {

@@ -194,3 +194,12 @@ def rest(base, method, path, token=None, body=None):
             return answer.status, json.loads(answer.read() or b"null")
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode(errors="replace")
+
+
+def session_by_rest(base, host_name):
+    """A host elsewhere (no page) signs in and starts a session over REST: (their token, the session)."""
+    status, host = rest(base, "POST", "/auth/guest", body={"displayName": host_name})
+    assert status == 201, (status, host)
+    status, created = rest(base, "POST", "/api/v1/sessions", host["token"], {})
+    assert status == 201, (status, created)
+    return host["token"], created["session"]

@@ -8,7 +8,7 @@ import time
 import pytest
 from selenium.common.exceptions import ElementNotInteractableException
 
-from jam_page import click, create_session, el, join_by_link, rest, visible, wait_connected, wait_for
+from jam_page import click, create_session, el, join_by_link, rest, session_by_rest, visible, wait_connected, wait_for
 from jam_server import JamServer, jam_binary
 
 # Counts the sockets the page opens; installed before the page's own scripts run.
@@ -110,16 +110,13 @@ def test_a_reload_that_cannot_read_the_session_keeps_it_for_the_next_visit(base_
 
 
 def test_a_page_reopened_after_its_session_ended_says_so(base_url, browsers):
-    status, alice = rest(base_url, "POST", "/auth/guest", body={"displayName": "Alice"})
-    assert status == 201, (status, alice)
-    status, created = rest(base_url, "POST", "/api/v1/sessions", alice["token"], {})
-    assert status == 201, (status, created)
+    alice, session = session_by_rest(base_url, "Alice")
     page = browsers.open("member")
-    join_by_link(page, base_url, created["session"]["joinCode"], "Bob")
+    join_by_link(page, base_url, session["joinCode"], "Bob")
     wait_connected(page)
     # Bob closes the tab; overnight the host ends the session.
     page.get("about:blank")
-    status, _ = rest(base_url, "DELETE", "/api/v1/sessions/" + created["session"]["id"], alice["token"])
+    status, _ = rest(base_url, "DELETE", "/api/v1/sessions/" + session["id"], alice)
     assert status in (200, 204), status
     page.get(base_url + "/")
     said = wait_for(page, lambda d: visible(d, "ended") and el(d, "ended").text,

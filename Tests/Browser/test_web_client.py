@@ -16,7 +16,7 @@ from selenium.webdriver.common.keys import Keys
 
 from jam_page import (
     add_track, click, click_at, create_session, debug, el, join_by_code, join_by_link, now_playing_title,
-    queue_item, queue_titles, rest, search_results, severe_logs, visible, wait_connected, wait_for, watch, watched_instant,
+    queue_item, queue_titles, rest, search_results, session_by_rest, severe_logs, visible, wait_connected, wait_for, watch, watched_instant,
 )
 
 
@@ -87,12 +87,9 @@ def test_add_and_vote_reach_the_other_browser_within_a_second(base_url, browsers
 
 def test_a_vote_on_one_device_shows_as_the_members_own_on_their_other_device(base_url, browsers):
     # The host is somebody elsewhere (no page); Bob has a phone and a laptop, signed in as himself on both.
-    status, alice = rest(base_url, "POST", "/auth/guest", body={"displayName": "Alice"})
-    assert status == 201, (status, alice)
-    status, created = rest(base_url, "POST", "/api/v1/sessions", alice["token"], {})
-    assert status == 201, (status, created)
+    _, session = session_by_rest(base_url, "Alice")
     phone = browsers.open("bob-phone")
-    join_by_link(phone, base_url, created["session"]["joinCode"], "Bob")
+    join_by_link(phone, base_url, session["joinCode"], "Bob")
     add_track(phone, 0)  # the first add plays at once
     second = add_track(phone, 1)
     wait_for(phone, lambda d: queue_item(d, second) is not None, message="the second song did not queue")

@@ -86,10 +86,6 @@ import Testing
 
     /// Ping frames written out (FIN + opcode 0x9).
     static func pings(_ channel: NIOAsyncTestingChannel) async throws -> Int {
-        var count = 0
-        while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
-            if bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 0x89 { count += 1 }
-        }
-        return count
+        try await writtenFrames(channel, firstByte: 0x89)
     }
 }

@@ -29,10 +29,6 @@ import Testing
 
     /// Pong frames written out (FIN + opcode 0xA).
     static func pongs(_ channel: NIOAsyncTestingChannel) async throws -> Int {
-        var count = 0
-        while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
-            if bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 0x8A { count += 1 }
-        }
-        return count
+        try await writtenFrames(channel, firstByte: 0x8A)
     }
 }

@@ -21,3 +21,13 @@ func openRealtimeTestChannel() async throws -> NIOAsyncTestingChannel {
     while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
     return channel
 }
+
+/// Control frames the handler wrote since the last look, of the one kind whose first byte
+/// (FIN + opcode) is `firstByte`: 0x89 a ping, 0x8A a pong.
+func writtenFrames(_ channel: NIOAsyncTestingChannel, firstByte: UInt8) async throws -> Int {
+    var count = 0
+    while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
+        if bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == firstByte { count += 1 }
+    }
+    return count
+}
