@@ -11,7 +11,7 @@ extension SessionClient {
         pongHandler = handler
     }
 
-    func received(_ text: String) async {
+    func received(_ text: String) async throws(JamError) {
         let receivedAt = clock.now()
         lastHeardAt = receivedAt
         let envelope: ServerEnvelope
@@ -22,7 +22,7 @@ extension SessionClient {
                 logger.warning("a server frame did not decode", metadata: ["error": "\(error)"])
             }
             // Either way the frame's change is missing here, and a resume would replay it.
-            await unreadable(text)
+            try await unreadable(text)
             return
         }
         switch envelope.event {
@@ -97,8 +97,23 @@ extension SessionClient {
     /// A frame this build cannot read: a newer server's event type, or a known one in a shape
     /// it cannot decode. One that took a `seq` this mirror lacks changed the session in a way
     /// only the whole state can show: asking to resume after the frame before it would replay
-    /// the same frame. One that did not (a passing frame) is dropped.
-    func unreadable(_ text: String) async {
+    /// the same frame. One that did not (a passing frame) is dropped. An unreadable whole
+    /// state ends the connection with `malformed`.
+    func unreadable(_ text: String) async throws(JamError) {
+        // The whole state is what an unreadable event is mended with: one this build cannot
+        // read (a newer server's value in it) would come the same when asked again, and the
+        // session would stand still without a word. The connection ends, saying why.
+        struct Typed: Decodable { let type: String }
+        let type: String?
+        do {
+            type = try WireCoding.decode(Typed.self, from: Data(text.utf8)).type
+        } catch {
+            type = nil // no type to read: handled below as any other unreadable frame
+        }
+        if type == ServerEventType.stateSync.rawValue {
+            logger.error("the server sent a session state this client cannot read", metadata: ["frame.bytes": "\(text.utf8.count)"])
+            throw JamError(.malformed, "the server sent the session's state in a form this version of the app cannot read; update the app")
+        }
         // An answer this build cannot read (a newer server's error code, say) still answers
         // its command: left waiting, the command would be sent again after every reconnect
         // and get the same answer.

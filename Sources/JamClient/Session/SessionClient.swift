@@ -137,7 +137,7 @@ public actor SessionClient {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
                             while let text = try await socket.receive() {
-                                await self.received(text)
+                                try await self.received(text)
                             }
                         }
                         if keepsToken {

@@ -45,6 +45,31 @@ import Testing
         try await Self.until("the request for the state") { try await socket.hellos() == [nil, 9, nil] }
     }
 
+    @Test("a whole state this build cannot read ends the connection saying so, rather than leaving the session standing still", .timeLimit(.minutes(1)))
+    func anUnreadableWholeStateEndsTheConnectionSayingWhy() async throws {
+        let socket = ScriptedSocket()
+        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
+        let client = SessionClient(api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+
+        // A newer server's state: a member with a role this build does not know.
+        let state = Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5).jsonString()
+        let newer = state.replacingOccurrences(of: #""role":"host""#, with: #""role":"producer""#)
+        #expect(newer != state, "the fixture's host has no role to change")
+        await socket.push(newer)
+        await socket.push(Self.envelope(.memberJoined(Member(userId: "gil", displayName: "Gil", role: .member, connected: true)), seq: 6))
+        let error = await #expect(throws: JamError.self) { try await running.value }
+        #expect(error?.code == .malformed)
+        #expect(error?.message.contains("cannot read") == true, "\(String(describing: error))")
+        guard case .failed(let failure) = await client.phase else {
+            Issue.record("the phase is \(await client.phase), not failed")
+            return
+        }
+        #expect(failure.code == .malformed)
+        #expect(await client.mirror.view == nil, "nothing was shown from a state that could not be read")
+    }
+
     static func until(_ what: String, _ condition: @Sendable () async throws -> Bool) async throws {
         // Generous: everything here runs on the shared task pool, which the whole suite keeps
         // busy; in a full run this test takes ~50 s of waiting for its turn (alone, 20 ms).
