@@ -30,7 +30,7 @@ for (const [name, run] of [['timeline', runner.runTimeline], ['correction', runn
   ['clock', runner.runClock], ['defaults', runner.runDefaults], ['credits', runner.runCredits], ['probe', runner.runProbe],
   ['display-names', runner.runDisplayNames], ['join-codes', runner.runJoinCodes], ['device-ids', runner.runDeviceIds],
   ['settings', runner.runSettings], ['error-statuses', runner.runErrorStatuses],
-  ['close-failures', runner.runCloseFailures], ['load-retry', runner.runLoadRetry]]) {
+  ['close-failures', runner.runCloseFailures], ['load-retry', runner.runLoadRetry], ['connection-watch', runner.runConnectionWatch]]) {
   const failures = await run(base, load(name));
   console.log(`${name}: ${failures.length ? failures.join('\n') : 'ok'}`);
   failed ||= failures.length > 0;

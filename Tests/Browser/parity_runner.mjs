@@ -332,9 +332,9 @@ export async function runCloseFailures(base, fixture) {
   return failures;
 }
 
-/** ConnectionWatch's limits and isDead (connection-watch.js) against the shared cases. */
+/** ConnectionWatch's limits, isDead and shouldProbe (connection-watch.js) against the shared cases. */
 export async function runConnectionWatch(base, fixture) {
-  const { ConnectionWatch, isDead } = await import(`${base}connection-watch.js`);
+  const { ConnectionWatch, isDead, shouldProbe } = await import(`${base}connection-watch.js`);
   const failures = [];
   for (const [key, value] of Object.entries(fixture.watch)) {
     if (ConnectionWatch[key] !== value) failures.push(`default ${key}: ${ConnectionWatch[key]}, expected ${value}`);
@@ -342,6 +342,11 @@ export async function runConnectionWatch(base, fixture) {
   for (const c of fixture.cases) {
     const actual = isDead(c);
     if (actual !== c.dead) failures.push(`${c.name}: ${actual}, expected ${c.dead}`);
+  }
+  if (!fixture.probeCases || fixture.probeCases.length === 0) failures.push('no probe cases');
+  for (const c of fixture.probeCases || []) {
+    const actual = shouldProbe(c);
+    if (actual !== c.probe) failures.push(`${c.name}: probe ${actual}, expected ${c.probe}`);
   }
   return failures;
 }

@@ -475,3 +475,37 @@ def test_a_socket_the_server_stopped_answering_is_dropped_and_the_page_says_why(
              timeout=45, poll=0.2, message="the page never gave up on the silent socket, or did not say why")
     held.release()
     wait_connected(bob, timeout=30)
+
+
+def test_a_command_on_a_socket_that_went_quiet_sends_a_ping_to_find_out(base_url, held, browsers):
+    alice, bob, first = two_people_hearing_a_song(base_url, held, browsers)
+    # When Bob's page sends each ping (clock bursts and the connection's own).
+    bob.execute_script("""
+        window.pingsSent = [];
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (data) {
+          if (JSON.parse(data).type === 'ping') window.pingsSent.push(performance.now());
+          return send.call(this, data);
+        };
+        const region = document.getElementById('connection');
+        window.shown = [region.textContent];
+        new MutationObserver(() => window.shown.push(region.textContent.replace(/\\s+/g, ' ').trim()))
+          .observe(region, { subtree: true, childList: true, characterData: true });
+    """)
+    # Just after a clock burst: the next one is more than 5 s away (bursts 7.5 s apart, 2.4 s long).
+    wait_for(bob, lambda d: d.execute_script("""
+        const sent = window.pingsSent, quiet = sent.length ? performance.now() - sent[sent.length - 1] : 0;
+        return quiet > 200 && quiet < 500;"""), timeout=30, poll=0.05, message="no clock burst ended")
+    # The server's answers stop reaching Bob, and he asks to skip: the answer does not come.
+    held.hold(DOWN)
+    asked_at = bob.execute_script("const t = performance.now(); document.getElementById('skip-request').click(); return t;")
+    time.sleep(4.7)
+    pings = [t - asked_at for t in bob.execute_script("return window.pingsSent") if t > asked_at]
+    # The watch looks every 2 s: once the request has waited 2 s with nothing heard, one ping goes.
+    assert len(pings) == 1 and 2000 < pings[0] <= 4600, pings
+    wait_for(bob, lambda d: any("Offline (the server stopped answering)" in text for text in d.execute_script("return window.shown")),
+             timeout=15, poll=0.2, message="the page never gave up on the silent socket")
+    held.release()
+    wait_connected(bob, timeout=30)
+    # The request went again on the new socket, with its id: it counts once.
+    wait_for(alice, lambda d: "Vote to skip (1 of 2)" in el(d, "skip-request").text, message="Bob's request never reached Alice")

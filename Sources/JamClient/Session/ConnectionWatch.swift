@@ -13,12 +13,23 @@ public struct ConnectionWatch: Sendable, Equatable {
     public var silenceLimitMs: Double
     /// How often the client looks, ms.
     public var checkEveryMs: Double
+    /// An answered socket nothing came on for this long is sent a ping of its own, ms: a client
+    /// that pings for nothing else (no clock to keep) would otherwise never find a dead socket.
+    public var quietProbeMs: Double
+    /// A command that has waited this long for its answer, on a socket nothing came on for as
+    /// long, sends that ping sooner, ms: someone is waiting on it.
+    public var commandProbeMs: Double
 
     /// Creates the rule; the defaults are the web client's.
-    public init(openLimitMs: Double = 10_000, silenceLimitMs: Double = 6_000, checkEveryMs: Double = 2_000) {
+    public init(
+        openLimitMs: Double = 10_000, silenceLimitMs: Double = 6_000, checkEveryMs: Double = 2_000,
+        quietProbeMs: Double = 15_000, commandProbeMs: Double = 2_000
+    ) {
         self.openLimitMs = openLimitMs
         self.silenceLimitMs = silenceLimitMs
         self.checkEveryMs = checkEveryMs
+        self.quietProbeMs = quietProbeMs
+        self.commandProbeMs = commandProbeMs
     }
 
     /// Whether to drop the socket now.
@@ -34,5 +45,19 @@ public struct ConnectionWatch: Sendable, Equatable {
         guard answered else { return sinceOpenedMs > openLimitMs }
         guard let waited = oldestUnansweredPingMs else { return false }
         return waited > silenceLimitMs && sinceHeardMs > silenceLimitMs
+    }
+
+    /// Whether to send a ping now to learn whether the socket is alive: it is answered, no ping
+    /// already waits (its pong or its silence will tell), and nothing came for `quietProbeMs`,
+    /// or for `commandProbeMs` while a command has waited as long. `isDead` then judges the ping.
+    ///
+    /// - Parameters:
+    ///   - oldestWaitingCommandMs: how long the oldest command without its answer has waited;
+    ///     `nil` when none waits.
+    public func shouldProbe(answered: Bool, oldestUnansweredPingMs: Double?, oldestWaitingCommandMs: Double?, sinceHeardMs: Double) -> Bool {
+        guard answered, oldestUnansweredPingMs == nil else { return false }
+        if sinceHeardMs > quietProbeMs { return true }
+        guard let waited = oldestWaitingCommandMs else { return false }
+        return waited > commandProbeMs && sinceHeardMs > commandProbeMs
     }
 }

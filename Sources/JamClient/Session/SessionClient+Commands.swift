@@ -20,7 +20,7 @@ extension SessionClient {
         guard frame.utf8.count <= ClientFrame.maxBytes else {
             throw JamError(.tooLarge, "the command is \(frame.utf8.count) bytes; a frame holds at most \(ClientFrame.maxBytes)")
         }
-        var entry = PendingCommand(frame: frame)
+        var entry = PendingCommand(frame: frame, sentAt: clock.now())
         let playing = mirror.view?.nowPlaying?.item.id
         switch command {
         case .leave: entry.leaves = true

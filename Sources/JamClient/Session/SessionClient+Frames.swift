@@ -29,9 +29,8 @@ extension SessionClient {
         case .pong(let pong):
             unansweredPings.removeValue(forKey: pong.clientSendTime)
             answered()
-            if pong.clientSendTime == attachPing {
-                // The socket's own ping (below): not a clock sample anyone asked for.
-                attachPing = nil
+            if ownPings.remove(pong.clientSendTime) != nil {
+                // The socket's first ping or the watch's probe: not a clock sample anyone asked for.
                 return
             }
             broadcast(.envelope(envelope))

@@ -19,6 +19,8 @@ public actor SessionClient {
 
     struct PendingCommand {
         let frame: String
+        /// When it was first sent (local ms): a command waiting long makes the watch probe.
+        let sentAt: Double
         /// A `leave`: once it is answered, the server closes this member's sockets for good.
         var leaves = false
         /// What its answer tells the mirror (the server broadcasts scores and counts, not whose).
@@ -60,8 +62,9 @@ public actor SessionClient {
     /// Paces the watch and the waits between reconnects, on `clock`'s time.
     let sleeper: any Sleeper
     var pongHandler: (@Sendable (Pong, Double) async -> Void)?
-    /// The send time of the ping each new socket starts with, until its pong comes.
-    var attachPing: Double?
+    /// The send times of this client's own pings (each new socket's first, and the watch's
+    /// probes) until their pongs come: they are not clock samples anyone asked for.
+    var ownPings: Set<Double> = []
     /// When the current socket opened, and when the server was last heard on it (local ms).
     var openedAt: Double = 0
     var lastHeardAt: Double = 0
@@ -220,13 +223,14 @@ public actor SessionClient {
         }
         // A resume with nothing missed brings no frame: the pong says the socket is answered.
         let ping = clock.now()
-        attachPing = ping
+        ownPings = [ping]
         // Noted before it goes: its pong can come while the send is still being awaited.
         unansweredPings[ping] = ping
         do {
             try await socket.send(ClientFrame(.ping(Ping(clientSendTime: ping))).jsonString())
         } catch {
             unansweredPings.removeValue(forKey: ping)
+            ownPings.remove(ping)
             logger.debug("the socket's first ping failed", metadata: ["error": "\(error)"])
         }
     }
@@ -239,7 +243,12 @@ public actor SessionClient {
             try await sleeper.sleep(ms: watch.checkEveryMs)
             let now = clock.now()
             let oldestPing = unansweredPings.values.min().map { now - $0 }
-            guard watch.isDead(answered: phase == .connected, sinceOpenedMs: now - openedAt, oldestUnansweredPingMs: oldestPing, sinceHeardMs: now - lastHeardAt) else {
+            let answered = phase == .connected
+            guard watch.isDead(answered: answered, sinceOpenedMs: now - openedAt, oldestUnansweredPingMs: oldestPing, sinceHeardMs: now - lastHeardAt) else {
+                let oldestCommand = pending.values.lazy.filter { $0.result == nil }.map(\.sentAt).min().map { now - $0 }
+                if watch.shouldProbe(answered: answered, oldestUnansweredPingMs: oldestPing, oldestWaitingCommandMs: oldestCommand, sinceHeardMs: now - lastHeardAt) {
+                    await probe()
+                }
                 continue
             }
             let silence = Int(now - lastHeardAt)
@@ -249,6 +258,14 @@ public actor SessionClient {
             logger.info("dropping a connection the server no longer answers on", metadata: ["silence.ms": "\(silence)"])
             return
         }
+    }
+
+    /// Pings the server on a socket the watch wants to hear from; the watch then judges it
+    /// by its pong or its silence.
+    func probe() async {
+        let ping = clock.now()
+        ownPings.insert(ping)
+        if await !post(.ping(Ping(clientSendTime: ping))) { ownPings.remove(ping) }
     }
 
     /// Whether a refusal as not a member answers this member's `leave`: sent, and its answer

@@ -178,21 +178,45 @@ struct ClientParityFixtureTests {
         struct Case: Decodable {
             var name: String, answered: Bool, sinceOpenedMs: Double, oldestUnansweredPingMs: Double?, sinceHeardMs: Double, dead: Bool
         }
+        struct ProbeCase: Decodable {
+            var name: String, answered: Bool, oldestUnansweredPingMs: Double?, oldestWaitingCommandMs: Double?, sinceHeardMs: Double, probe: Bool
+        }
         var watch: ConnectionWatchLimits
         var cases: [Case]
+        var probeCases: [ProbeCase]
     }
 
-    struct ConnectionWatchLimits: Decodable { var openLimitMs: Double, silenceLimitMs: Double, checkEveryMs: Double }
+    struct ConnectionWatchLimits: Decodable {
+        var openLimitMs: Double, silenceLimitMs: Double, checkEveryMs: Double, quietProbeMs: Double, commandProbeMs: Double
+    }
 
     @Test("a socket counts as dead at the same instants as in the web client, with the same default limits")
     func aSocketCountsAsDeadAtTheSameInstants() throws {
         let fixture = try ParityFixtures.load(ConnectionWatchFixture.self, "connection-watch")
         let watch = ConnectionWatch()
-        #expect(watch == ConnectionWatch(openLimitMs: fixture.watch.openLimitMs, silenceLimitMs: fixture.watch.silenceLimitMs, checkEveryMs: fixture.watch.checkEveryMs))
+        let limits = fixture.watch
+        #expect(
+            watch
+                == ConnectionWatch(
+                    openLimitMs: limits.openLimitMs, silenceLimitMs: limits.silenceLimitMs, checkEveryMs: limits.checkEveryMs,
+                    quietProbeMs: limits.quietProbeMs, commandProbeMs: limits.commandProbeMs))
         #expect(!fixture.cases.isEmpty)
         for c in fixture.cases {
             let dead = watch.isDead(answered: c.answered, sinceOpenedMs: c.sinceOpenedMs, oldestUnansweredPingMs: c.oldestUnansweredPingMs, sinceHeardMs: c.sinceHeardMs)
             #expect(dead == c.dead, "\(c.name)")
+        }
+    }
+
+    @Test("a quiet socket or a waiting command is probed at the same instants as in the web client")
+    func aQuietSocketIsProbedAtTheSameInstants() throws {
+        let fixture = try ParityFixtures.load(ConnectionWatchFixture.self, "connection-watch")
+        let watch = ConnectionWatch()
+        #expect(!fixture.probeCases.isEmpty)
+        for c in fixture.probeCases {
+            let probe = watch.shouldProbe(
+                answered: c.answered, oldestUnansweredPingMs: c.oldestUnansweredPingMs, oldestWaitingCommandMs: c.oldestWaitingCommandMs,
+                sinceHeardMs: c.sinceHeardMs)
+            #expect(probe == c.probe, "\(c.name)")
         }
     }
 

@@ -10,6 +10,10 @@ export const ConnectionWatch = Object.freeze({
   silenceLimitMs: 6_000,
   /** How often the page looks. */
   checkEveryMs: 2_000,
+  /** An answered socket nothing came on for this long is sent a ping of its own. */
+  quietProbeMs: 15_000,
+  /** A command that has waited this long, on a socket nothing came on for as long, sends that ping sooner. */
+  commandProbeMs: 2_000,
 });
 
 /**
@@ -23,4 +27,19 @@ export function isDead({ answered, sinceOpenedMs, oldestUnansweredPingMs, sinceH
   if (!answered) return sinceOpenedMs > watch.openLimitMs;
   if (oldestUnansweredPingMs == null) return false;
   return oldestUnansweredPingMs > watch.silenceLimitMs && sinceHeardMs > watch.silenceLimitMs;
+}
+
+/**
+ * Whether to send a ping now to learn whether the socket is alive: it is answered, no ping
+ * already waits (its pong or its silence will tell), and nothing came for quietProbeMs, or for
+ * commandProbeMs while a command has waited as long. isDead then judges the ping.
+ * @param {{answered: boolean, oldestUnansweredPingMs: number|null, oldestWaitingCommandMs: number|null, sinceHeardMs: number}} look
+ * @param {{quietProbeMs: number, commandProbeMs: number}} [watch]
+ * @returns {boolean}
+ */
+export function shouldProbe({ answered, oldestUnansweredPingMs, oldestWaitingCommandMs, sinceHeardMs }, watch = ConnectionWatch) {
+  if (!answered || oldestUnansweredPingMs != null) return false;
+  if (sinceHeardMs > watch.quietProbeMs) return true;
+  if (oldestWaitingCommandMs == null) return false;
+  return oldestWaitingCommandMs > watch.commandProbeMs && sinceHeardMs > watch.commandProbeMs;
 }

@@ -4,10 +4,10 @@
 // command twice), and a watchdog, because a browser only notices a dead TCP path
 // when it next writes — a phone switching networks would otherwise sit "connected".
 import {
-  CloseCode, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, isKnownEvent, permanentCloseFailure, realtimePath, socketProtocols,
+  CloseCode, Command, DIRECT_EVENTS, ErrorCode, Event, JamError, decodeEnvelope, encodeFrame, isKnownEvent, permanentCloseFailure, realtimePath, socketProtocols,
 } from './protocol.js';
 import { randomFraction, randomUUID } from './ids.js';
-import { ConnectionWatch, isDead } from './connection-watch.js';
+import { ConnectionWatch, isDead, shouldProbe } from './connection-watch.js';
 
 /** Capped exponential back-off with full jitter (JamClient's Backoff). */
 export function backoffDelayMs(attempt, baseMs = 250, capMs = 15_000) {
@@ -42,7 +42,9 @@ export class Connection {
     this.attempt = 0;
     this.retryTimer = null;
     this.watchdog = null;
-    this.pending = new Map(); // id -> {frame, resolve, reject, sent}
+    this.pending = new Map(); // id -> {frame, resolve, reject, sentAt}
+    // The send time of the watch's own ping on this socket until its pong (not a clock sample).
+    this.probeSentAt = null;
     this.counter = 0;
     this.stopped = false;
     this.lastRefusal = null;
@@ -114,6 +116,7 @@ export class Connection {
     }
     this.socket = socket;
     this.heardFirst = false;
+    this.probeSentAt = null;
     socket.onopen = () => {
       this.lastHeardAt = this.now();
       // Commands that never got an answer go again with the same ids.
@@ -151,7 +154,8 @@ export class Connection {
     }
     const data = envelope.data || {};
     if (envelope.type === Event.pong) {
-      this.options.onPong(data, receivedAt);
+      if (this.probeSentAt !== null && data.clientSendTime === this.probeSentAt) this.probeSentAt = null;
+      else this.options.onPong(data, receivedAt);
     } else if (envelope.type === Event.ack) {
       this.settle(data.id, null, data);
     } else if (envelope.type === Event.error) {
@@ -160,6 +164,8 @@ export class Connection {
         this.settle(data.id, error);
       } else {
         this.lastRefusal = error;
+        // A refused ping (over the server's budget) is answered, if not with a pong.
+        this.probeSentAt = null;
         if (this.options.onRefusal) this.options.onRefusal(error);
       }
     } else {
@@ -229,15 +235,26 @@ export class Connection {
     const { phase } = this.phase;
     if (!this.socket || (phase !== Phase.connecting && phase !== Phase.connected)) return;
     const now = this.now();
-    const waited = this.options.unansweredAge ? this.options.unansweredAge() : 0;
+    const clockWaited = this.options.unansweredAge ? this.options.unansweredAge() : 0;
+    const waited = Math.max(clockWaited, this.probeSentAt === null ? 0 : now - this.probeSentAt);
+    let oldestCommand = Infinity;
+    for (const entry of this.pending.values()) oldestCommand = Math.min(oldestCommand, entry.sentAt);
     const look = {
       answered: phase === Phase.connected,
       sinceOpenedMs: now - this.openedAt,
       oldestUnansweredPingMs: waited > 0 ? waited : null,
+      oldestWaitingCommandMs: oldestCommand === Infinity ? null : now - oldestCommand,
       sinceHeardMs: now - this.lastHeardAt,
     };
     // Said as JamClient's SessionClient says it, not as a bare "reconnecting".
     if (isDead(look)) this.reconnect(look.answered ? 'the server stopped answering' : 'the server did not answer on the new connection');
+    else if (shouldProbe(look)) this.probe();
+  }
+
+  /** Pings the server on a socket the watch wants to hear from; the watch then judges it by its pong or its silence. */
+  probe() {
+    const sentAt = this.now();
+    if (this.post(Command.ping, { clientSendTime: sentAt })) this.probeSentAt = sentAt;
   }
 
   /** Sends a command and resolves with the server's ack; rejects with the server's JamError. */
@@ -248,7 +265,7 @@ export class Connection {
     const id = `${this.idPrefix}-${this.counter}`;
     const frame = encodeFrame(type, data, id);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { frame, resolve, reject });
+      this.pending.set(id, { frame, resolve, reject, sentAt: this.now() });
       if (this.isOpen) this.socket.send(frame);
     });
   }
