@@ -199,6 +199,54 @@ def test_a_start_that_never_came_is_made_again(page):
     assert by[10000] == 2, by
 
 
+# A device joining 8 minutes into a song while the server's clock runs 100 ppm faster than
+# its own: the engine starts it where the server's clock says the song is now, not by counting
+# the device's ms since the anchor (48 ms short here), as JamClient's SyncEngine does
+# (SyncEngineTests.midSongJoinOnADriftingClock).
+DRIFTING_JOIN = PLAYING_VIEW + """
+const [done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  let now = 1_000_000;
+  const server = (local) => local + 5000 + (local - 1_000_000) * 100e-6;
+  const clock = new ClockSync({ now: () => now });
+  for (let burst = 0; burst < 8; burst += 1) {
+    for (let i = 0; i < 24; i += 1) {
+      now += 25;
+      const ping = clock.makePing();
+      const t1 = server(ping.clientSendTime + 10);
+      clock.record({ clientSendTime: ping.clientSendTime, serverReceiveTime: t1, serverSendTime: t1 }, ping.clientSendTime + 20);
+    }
+    now += 15_000;
+  }
+  let course = null;
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    async load(track) { this.loadedTrackId = track.id; },
+    preload() {}, pause() { this.isPlaying = false; }, async seek() {}, setRate() {}, learnStartError() {},
+    play(position, atLocal) { this.isPlaying = true; course = { position, atLocal }; },
+    // As an audio element does: its position moves on with the device's own clock.
+    position(t) { return course ? course.position + (t - course.atLocal) : null; },
+  };
+  const engine = new SyncEngine({ player, clock, post: () => true, now: () => now });
+  const anchor = Math.round(server(now) - 8 * 60_000);
+  engine.setEnabled(true);
+  engine.handle({ type: 'stateSync', data: playingView(0, anchor), epoch: 1, seq: 1, timestamp: 0 });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  now += 1000;
+  done({ fitted: clock.driftFitted, errorMs: course ? player.position(now) - (server(now) - anchor) : null });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_device_joining_mid_song_counts_the_time_since_its_start_on_the_servers_clock(page):
+    answer = page.execute_async_script(DRIFTING_JOIN)
+    assert "error" not in answer, answer.get("error")
+    assert answer["fitted"], answer
+    assert answer["errorMs"] is not None and abs(answer["errorMs"]) <= 2, answer
+
+
 # The optimistic layer: a vote on its way shows its score at once, and in votes
 # ordering the reason that goes with it (QueueItem.votesReason in JamClient's store).
 OPTIMISTIC_VOTE = """

@@ -155,7 +155,10 @@ extension SyncEngine {
         await startCourse(course, estimate: estimate, now: now)
     }
 
-    /// Starts the player on `course` at the local instant its anchor falls on.
+    /// Starts the player on `course` at the local instant its anchor falls on, or, when that
+    /// instant has passed (a device joining mid-song), now at the position the server's clock
+    /// gives for now. The player would count the time since a past instant in local ms, which
+    /// the drift makes longer or shorter than the server's: 60 ms after 20 minutes at 50 ppm.
     func startCourse(_ course: PlaybackTimeline, estimate: ClockEstimate, now: Double) async {
         let restarts = restartsAsked
         resetCorrection()
@@ -163,8 +166,13 @@ extension SyncEngine {
             await player.setRate(1)
             status.rate = 1
         }
-        let startLocal = estimate.localTime(atServer: course.anchorMs) - compensationMs
-        await player.play(from: course.positionMs, atLocal: startLocal)
+        var startLocal = estimate.localTime(atServer: course.anchorMs) - compensationMs
+        var positionMs = course.positionMs
+        if startLocal < now {
+            positionMs += estimate.serverTime(atLocal: now + compensationMs) - course.anchorMs
+            startLocal = now
+        }
+        await player.play(from: positionMs, atLocal: startLocal)
         // A resync that came while the player started asks for a start on the new clock: this
         // one, timed on the old, must not pass for it (the next drive starts again).
         followed = restartsAsked == restarts ? course : nil

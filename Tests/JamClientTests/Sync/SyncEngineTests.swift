@@ -169,13 +169,43 @@ struct SyncEngineTests {
         await rig.handle(.stateSync(view))
         #expect(await rig.loadCalls == 1)
         let play = try! #require(await rig.playCalls.last)
-        #expect(play.fromMs == 30_000 && play.atLocal == rig.local(anchor))
+        // The anchor has passed: it starts now, where the server's clock says the song is now.
+        #expect(play.atLocal == rig.now && abs(play.fromMs - (30_000 + rig.serverNow - Double(anchor))) < 1e-6)
         rig.clock.advance(by: 1_000)
         let expected = 30_000 + (rig.serverNow - Double(anchor))
         #expect(await rig.player.truePosition(atLocal: rig.now) == expected)
         #expect(await rig.trueError() == 0)
         #expect(await rig.engine.status.epoch == 7)
         #expect(rig.sent.readies.isEmpty) // nothing to confirm: it is playing already
+    }
+
+    @Test("a device joining 20 minutes into a song counts the time since its start on the server's clock, not its drifting own")
+    func midSongJoinOnADriftingClock() async throws {
+        let rig = await EngineRig(synchronised: false)
+        // The server's clock runs 50 ppm faster than the device's: 60 ms in 20 minutes.
+        let drift = 50e-6
+        let server = { (local: Double) in local + rig.offset + (local - 1_000_000) * drift }
+        // Eight bursts over 105 s, over a 10 ms + 10 ms path: enough for the clock to fit the drift.
+        for _ in 0..<8 {
+            for _ in 0..<8 {
+                let ping = await rig.sync.makePing()
+                let t1 = server(ping.clientSendTime + 10)
+                await rig.sync.record(Pong(clientSendTime: ping.clientSendTime, serverReceiveTime: t1, serverSendTime: t1), receivedAt: ping.clientSendTime + 20)
+                rig.clock.advance(by: 25)
+            }
+            rig.clock.advance(by: 15_000)
+        }
+        #expect(await rig.sync.hasDriftFit)
+        let long = Fixture.item("long", durationMs: 7_200_000)
+        let anchor = Millis((server(rig.now) - 20 * 60_000).rounded())
+        let view = Fixture.view(nowPlaying: NowPlaying(item: long, epoch: 4, state: .playing, positionMs: 0, anchorMs: anchor))
+        await rig.handle(.stateSync(view))
+        rig.clock.advance(by: 1_000)
+        let heard = try #require(await rig.player.truePosition(atLocal: rig.now))
+        let error = heard - (server(rig.now) - Double(anchor))
+        print("[figures] a start 20 min after the anchor, server clock 50 ppm fast: error \(error) ms")
+        // Counted in the device's ms since the anchor's local instant it would be 60 ms behind.
+        #expect(abs(error) <= 2)
     }
 
     @Test("a stateSync while preparing loads, sends ready and schedules the start; the commit changes nothing")
@@ -213,8 +243,8 @@ struct SyncEngineTests {
         rig.clock.set(rig.local(startAt) + 400)
         await rig.handle(.playCommit(PlayCommit(itemId: song.id, epoch: 1, startAt: startAt, positionMs: 0)))
         let play = try! #require(await rig.playCalls.last)
-        #expect(play.atLocal == rig.local(startAt))
-        #expect(play.at - play.atLocal == 400)
+        #expect(play.atLocal == play.at && play.at == rig.local(startAt) + 400)
+        #expect(abs(play.fromMs - 400) < 1e-6)
         rig.clock.advance(by: 1_000)
         #expect(await rig.player.truePosition(atLocal: rig.now) == 1_400)
         #expect(await rig.trueError() == 0)

@@ -293,11 +293,20 @@ export class SyncEngine {
     this.startCourse(course, estimate, now);
   }
 
+  // Starts at the local instant the anchor falls on, or, when that has passed (a device
+  // joining mid-song), now at the position the server's clock gives for now: the player would
+  // count the time since a past instant in local ms, which the drift makes longer or shorter
+  // than the server's (JamClient's SyncEngine.startCourse does the same).
   startCourse(course, estimate, now) {
     this.resetCorrection();
     this.setRate(1);
-    const startLocal = estimate.localTime(course.anchorMs) - this.compensationMs();
-    this.player.play(course.positionMs, startLocal);
+    let startLocal = estimate.localTime(course.anchorMs) - this.compensationMs();
+    let positionMs = course.positionMs;
+    if (startLocal < now) {
+      positionMs += estimate.serverTime(now + this.compensationMs()) - course.anchorMs;
+      startLocal = now;
+    }
+    this.player.play(positionMs, startLocal);
     this.followed = course;
     this.status.starts += 1;
     this.scheduledStartLocal = startLocal;
