@@ -198,7 +198,8 @@ public actor ClockSync {
 
     /// The loop: a burst now, then a burst every `startupResyncIntervalMs` until the window
     /// spans `startupMs` and every `resyncIntervalMs` after (`unsyncedRetryMs` after each
-    /// burst's last ping while no pong came back), and one at once after `reset()`.
+    /// burst's last ping while no pong came back), and one at once after `reset()`, which
+    /// also ends the burst under way.
     /// Pongs arrive separately through `record(_:receivedAt:)`. Ends when the task is
     /// cancelled (the sleeper throws); a failing `send` is logged and retried later.
     public func run(send: @escaping @Sendable (Ping) async throws -> Void, sleeper: any Sleeper) async throws {
@@ -211,7 +212,12 @@ public actor ClockSync {
             let count = firstBurstDue ? configuration.firstBurstSize : configuration.burstSize
             do {
                 for index in 0..<max(1, count) {
-                    if index > 0 { try await sleeper.sleep(ms: spacing) }
+                    if index > 0 {
+                        try await sleeper.sleep(ms: spacing)
+                        // A reset (a reconnect) abandons this burst for a new first one: both in
+                        // full would be up to twice the pings the server allows a socket at once.
+                        if resyncRequested { break }
+                    }
                     try await send(makePing())
                 }
                 // Sent in full, and no reset since: the next burst is an ordinary one.

@@ -206,6 +206,26 @@ struct ClockSyncTests {
         #expect(await sync.isSynchronised == false)
     }
 
+    @Test("a reset during a burst abandons it for a new first burst at once, as the web client's does")
+    func resetAbandonsTheBurstUnderWay() async {
+        let clock = ManualClock(0)
+        let sync = ClockSync(clock: clock)
+        let sent = SentPings()
+        let sleeper = AdvancingSleeper(clock: clock, until: 2_000)
+        await #expect(throws: CancellationError.self) {
+            try await sync.run(
+                send: { ping in
+                    sent.append(ping.clientSendTime)
+                    // The socket dropped and a new one is answered: the Participant resets.
+                    if sent.times.count == 10 { await sync.reset() }
+                }, sleeper: sleeper)
+        }
+        // Ten of the first burst (0–270 ms), then a new first burst of 48 from the next
+        // ping's turn (300–1,710 ms), unanswered; the retry would be at 2,710 ms.
+        let expected = (0..<10).map { Double($0 * 30) } + (0..<48).map { 300 + Double($0 * 30) }
+        #expect(sent.times == expected)
+    }
+
     @Test("pongs for unknown or already answered pings and impossible samples are ignored")
     func unknownPongsIgnored() async {
         let clock = ManualClock(10_000)
