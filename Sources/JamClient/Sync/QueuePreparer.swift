@@ -16,9 +16,11 @@ public protocol TrackPreparer: Sendable {
 ///
 /// `update(current:queue:)` prepares the head itself (the caller awaits it) and hands
 /// the tail to `run()`, a loop the owner runs in its own task (e.g. a task group
-/// next to the connection). Every update with other tracks cancels the background work of
-/// the one before; tracks already prepared are skipped, and a failure is recorded per track
-/// (retried on later updates up to `maxAttempts`), never fatal.
+/// next to the connection). An update with other tracks cancels the background work on a
+/// track it no longer lists, and on any track while its own head still needs preparing (the
+/// head goes first); a track still listed keeps its work under way, so a queue that votes
+/// reorder does not start a long download over. Tracks already prepared are skipped, and a
+/// failure is recorded per track (retried on later updates up to `maxAttempts`), never fatal.
 public actor QueuePreparer {
     /// Tuning knobs.
     public struct Configuration: Sendable {
@@ -43,13 +45,17 @@ public actor QueuePreparer {
     private let signal = GenerationSignal()
 
     private var generation = 0
-    /// The background plan: bumped to cancel it, and again to hand it a new tail.
+    /// The background plan: bumped whenever an update changes it.
     private var tailGeneration = 0
     private var tail: [Track] = []
+    /// The tail's tracks the background loop has tried under the current tail.
+    private var triedInTail: Set<String> = []
+    /// The track the background loop is preparing, and whether an update has since stopped
+    /// wanting it (decided as the update is made, not when the loop next looks).
+    private var background: (id: String, unwanted: Bool)?
     /// The tracks of the last update whose head was prepared (in order), and whose tail the
     /// background loop has.
     private var settledIds: [String]?
-    private var completedGeneration = 0
     private var attempts: [String: Int] = [:]
     private var inFlight: Set<String> = []
     /// Callers waiting for a track's prepare under way to end before they look at it again.
@@ -89,52 +95,69 @@ public actor QueuePreparer {
         }
         generation += 1
         let mine = generation
-        let head = ordered.prefix(max(0, configuration.headCount))
-        let rest = ordered.dropFirst(max(0, configuration.headCount))
-        // Stop the old background work now, so it does not compete with the head.
-        publishTail([])
+        let headCount = max(0, configuration.headCount)
+        let head = ordered.prefix(headCount)
+        let afterHead = ordered.dropFirst(headCount)
+        let rest = Array(configuration.tailLimit.map { afterHead.prefix($0) } ?? afterHead)
+        let listed = Set(head.map(\.id)).union(rest.map(\.id))
+        // Background work on a track no longer listed stops now; while the head needs work, so
+        // does any on the tail, so that it does not compete with the head.
+        let headReady = head.allSatisfy { preparedSet.contains($0.id) || attempts[$0.id, default: 0] >= configuration.maxAttempts }
+        publishTail([], wanted: headReady ? listed : Set(head.map(\.id)))
         for track in head {
             guard generation == mine, !Task.isCancelled else { break }
             await prepareOne(track)
         }
         guard generation == mine else { return } // a newer update owns the tail
         settledIds = Task.isCancelled ? nil : ids
-        publishTail(Array(configuration.tailLimit.map { rest.prefix($0) } ?? rest))
+        publishTail(rest, wanted: listed)
     }
 
-    private func publishTail(_ tracks: [Track]) {
+    /// Hands the background loop `tracks`; its work under way goes on only on a track in
+    /// `wanted` (the head, and the tail once the head is prepared).
+    private func publishTail(_ tracks: [Track], wanted: Set<String>) {
         tail = tracks
+        if let current = background, !wanted.contains(current.id) { background?.unwanted = true }
+        triedInTail = []
         tailGeneration += 1
         signal.advance(to: tailGeneration)
     }
 
     /// The background loop: prepares the tail of the latest update, in queue order,
-    /// one at a time; a newer update cancels the work in progress. Runs until its task
-    /// is cancelled.
+    /// one at a time; a newer update that no longer wants the track in progress cancels
+    /// it. Runs until its task is cancelled.
     public func run() async {
         while !Task.isCancelled {
-            let current = tailGeneration
-            if completedGeneration < current {
-                let work = tail
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await self.prepareTail(work, generation: current) }
-                    group.addTask { await self.signal.wait(past: current) }
-                    await group.next()
-                    group.cancelAll()
-                }
-            } else {
-                await signal.wait(past: current)
+            let plan = tailGeneration
+            guard let track = nextInTail() else {
+                await signal.wait(past: plan)
+                continue
             }
+            triedInTail.insert(track.id)
+            background = (track.id, false)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.prepareOne(track) }
+                group.addTask { await self.untilUnwanted(after: plan) }
+                await group.next()
+                group.cancelAll()
+            }
+            background = nil
         }
     }
 
-    private func prepareTail(_ tracks: [Track], generation mine: Int) async {
-        for track in tracks {
-            guard !Task.isCancelled, tailGeneration == mine else { return }
-            if inFlight.contains(track.id) { continue }
-            await prepareOne(track)
+    /// The first track of the tail not prepared, not under way and not yet tried under it.
+    private func nextInTail() -> Track? {
+        tail.first { !preparedSet.contains($0.id) && !inFlight.contains($0.id) && !triedInTail.contains($0.id) }
+    }
+
+    /// Returns once an update no longer wants the background track (or the task is cancelled).
+    private func untilUnwanted(after plan: Int) async {
+        var seen = plan
+        while !Task.isCancelled {
+            await signal.wait(past: seen)
+            seen = tailGeneration
+            if background?.unwanted ?? true { return }
         }
-        if !Task.isCancelled, tailGeneration == mine { completedGeneration = mine }
     }
 
     private func prepareOne(_ track: Track) async {
