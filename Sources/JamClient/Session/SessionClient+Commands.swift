@@ -6,10 +6,14 @@ import Logging
 extension SessionClient {
     /// Sends `command` and waits for the server's answer; while disconnected it waits for
     /// the next connection. A refusal throws the server's typed error; a command the server
-    /// would refuse for its values or its size throws at once, without being sent.
+    /// would refuse for its values or its size throws at once, without being sent, and so does
+    /// any command once this member's `leave` was answered (`notMember`).
     @discardableResult
     public func send(_ command: ClientCommand) async throws -> Ack {
         if case .failed(let error) = phase { throw error }
+        // The server answered this member's leave: no connection of this run will take it, and
+        // the next would be refused. A `run()` after joining again clears this.
+        if hasLeft { throw JamError(.notMember, "this member left the session; join it again first") }
         // Refused here, with the server's words, rather than sent: a frame the server refuses
         // as too large closes the socket, and going again after the reconnect it would close
         // every socket after it.

@@ -311,6 +311,34 @@ import Testing
         #expect(await client.phase == .idle)
     }
 
+    @Test("a command after this member's answered leave fails at once, not waiting for a connection that will not come")
+    func aCommandAfterAnAnsweredLeaveFails() async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let leaving = Task { try await client.send(.leave) }
+        try await eventually("the leave sent") { try await socket.commands().contains(.leave) }
+        let id = try #require(try await socket.frames().first { $0.command == .leave }?.id)
+        await socket.push(Self.envelope(.ack(Ack(id: id)), seq: 0))
+        _ = try await leaving.value
+        // The server closes the member's socket; the run ends.
+        await socket.close()
+        try await running.value
+        let late = Task { try await client.send(.skip(Skip())) }
+        let giveUp = Task {
+            try await Task.sleep(for: .seconds(5))
+            late.cancel()
+        }
+        defer { giveUp.cancel() }
+        let result = await late.result
+        if case .failure(let error) = result, error is CancellationError { Issue.record("the command after the leave was still waiting after 5 s") }
+        if case .failure(let error as JamError) = result { #expect(error.code == .notMember) } else { Issue.record("not refused: \(result)") }
+        #expect(try await socket.commands().contains(.skip(Skip())) == false)
+    }
+
     @Test("a store's snapshot streams outlive a cancelled run, and a later run feeds them")
     func snapshotStreamsOutliveACancelledRun() async throws {
         let socket = ScriptedSocket()
