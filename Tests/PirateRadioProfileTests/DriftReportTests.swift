@@ -24,6 +24,19 @@ struct DriftReportTests {
         }
     }
 
+    @Test("The DJ's own driftReport comes back to the DJ, as its server writes every report to the DJ's socket")
+    func theDJsOwnReportComesBackToTheDJ() async throws {
+        try await PirateServer.with { server in
+            let party = try await Party.start(server, members: ["m1"])
+            let report: JSONObject = ["driftMs": -3, "epoch": 0]
+            party.dj.socket.send("driftReport", report)
+            let relayed = try await party.dj.socket.next("driftReport")
+            #expect(relayed.data.string("fromUserId") == "dj", "\(relayed.text)")
+            try await party.marker(1)
+            #expect(await party.members[0].socket.frames("driftReport").isEmpty)
+        }
+    }
+
     @Test("A message up to its server's 512,000 bytes is taken: a 100 KB driftReport reaches the DJ and the sender stays")
     func aLargeMessageUpToItsServersLimitIsTaken() async throws {
         try await PirateServer.with { server in

@@ -176,7 +176,7 @@ extension LiveSession {
             let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
             RealtimeConnection.deliver([.init(connection: connection, frames: [WebSocketText.frame(pong)], close: nil)])
         case .toHost(let frame):
-            execute(outbox.relay(WebSocketText.frame(frame), to: state.hostId, except: connectionID))
+            execute(outbox.relay(WebSocketText.frame(frame), to: state.hostId))
         case .reply(let frame):
             reply(to: connectionID, frame)
         case .refuse(let error, let replyId):

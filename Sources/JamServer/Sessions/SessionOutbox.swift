@@ -181,12 +181,13 @@ struct SessionOutbox {
     }
 
     /// A frame relayed as it came, unstored (a PirateRadio listener's drift report for its DJ),
-    /// to `user`'s connections other than `sender`. It goes only to sockets that drain and never
+    /// to `user`'s connections, the sender's among them when it is `user`'s (PirateRadio's
+    /// server hands a DJ its own report too). It goes only to sockets that drain and never
     /// counts toward a backlog: a report is advice the next one replaces, so a listener sending
     /// faster than the DJ reads loses reports, and cannot get the DJ evicted as a slow reader.
-    func relay(_ frame: ByteBuffer, to user: UserID, except sender: ConnectionID) -> Actions {
+    func relay(_ frame: ByteBuffer, to user: UserID) -> Actions {
         var actions = Actions()
-        for (connection, peer) in peers where peer.user == user && connection != sender && peer.writable {
+        for (connection, peer) in peers where peer.user == user && peer.writable {
             actions.write(frame, to: connection)
         }
         return actions

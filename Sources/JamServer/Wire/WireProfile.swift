@@ -79,7 +79,7 @@ package enum SessionRequest: Sendable {
     case ping(clientSendTime: Double)
     /// A device's sync report, or a calibration or re-sync: passing, never logged as such.
     case deviceSync(DeviceSyncRequest, replyId: String?)
-    /// Send `frame` to the host's other sockets only.
+    /// Send `frame` to the host's sockets only (the sender's too, when it is the host's).
     case toHost(ByteBuffer)
     /// Send `frame` to the sender's socket only.
     case reply(ByteBuffer)
