@@ -19,7 +19,7 @@ public actor SessionClient {
 
     struct PendingCommand {
         let frame: String
-        /// When it was first sent (local ms): a command waiting long makes the watch probe.
+        /// When it was queued to go (local ms): a command waiting long makes the watch probe.
         let sentAt: Double
         /// A `leave`: once it is answered, the server closes this member's sockets for good.
         var leaves = false
@@ -150,11 +150,17 @@ public actor SessionClient {
                                 try await self.keepTokenFresh()
                             }
                         }
+                        // The watch's pings go from a task of their own: a send can wait on a
+                        // dead path's full buffer, and the watch must go on looking meanwhile.
+                        let (probes, probe) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                        group.addTask {
+                            for await _ in probes { await self.probe() }
+                        }
                         group.addTask {
                             // Some transports' receive ignores cancellation (URLSession's): the
                             // close is what ends it, also when the caller cancelled the run.
                             do {
-                                try await self.untilSilent()
+                                try await self.untilSilent(probe: { probe.yield() })
                             } catch {
                                 await socket.close()
                                 throw error
@@ -236,8 +242,9 @@ public actor SessionClient {
     }
 
     /// Looks at the socket every `ConnectionWatch.checkEveryMs` and returns once the watch
-    /// takes it for dead, with the reason kept for the retry.
-    func untilSilent() async throws {
+    /// takes it for dead, with the reason kept for the retry; asks `probe` for a ping when
+    /// the watch wants to hear from the server.
+    func untilSilent(probe: @Sendable () -> Void) async throws {
         let watch = connectionWatch
         while true {
             try await sleeper.sleep(ms: watch.checkEveryMs)
@@ -247,7 +254,7 @@ public actor SessionClient {
             guard watch.isDead(answered: answered, sinceOpenedMs: now - openedAt, oldestUnansweredPingMs: oldestPing, sinceHeardMs: now - lastHeardAt) else {
                 let oldestCommand = pending.values.lazy.filter { $0.result == nil }.map(\.sentAt).min().map { now - $0 }
                 if watch.shouldProbe(answered: answered, oldestUnansweredPingMs: oldestPing, oldestWaitingCommandMs: oldestCommand, sinceHeardMs: now - lastHeardAt) {
-                    await probe()
+                    probe()
                 }
                 continue
             }
@@ -261,8 +268,10 @@ public actor SessionClient {
     }
 
     /// Pings the server on a socket the watch wants to hear from; the watch then judges it
-    /// by its pong or its silence.
+    /// by its pong or its silence. Skipped when a ping already waits (asked twice before
+    /// the first went).
     func probe() async {
+        guard unansweredPings.isEmpty else { return }
         let ping = clock.now()
         ownPings.insert(ping)
         if await !post(.ping(Ping(clientSendTime: ping))) { ownPings.remove(ping) }

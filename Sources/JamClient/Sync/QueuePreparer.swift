@@ -82,7 +82,8 @@ public actor QueuePreparer {
 
     /// Sets what is playing and what follows. Prepares the current and the next
     /// track before it returns (unless a newer update supersedes it), then leaves the
-    /// rest to `run()`; the previous update's background work is cancelled.
+    /// rest to `run()`; background work on a track this update no longer lists (or on any,
+    /// while its head needs preparing) is cancelled.
     public func update(current: Track?, queue: [Track]) async {
         var seen: Set<String> = []
         let ordered = ([current].compactMap { $0 } + queue).filter { seen.insert($0.id).inserted }

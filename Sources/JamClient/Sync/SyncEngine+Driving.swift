@@ -169,7 +169,7 @@ extension SyncEngine {
         var startLocal = estimate.localTime(atServer: course.anchorMs) - compensationMs
         var positionMs = course.positionMs
         if startLocal < now {
-            positionMs += estimate.serverTime(atLocal: now + compensationMs) - course.anchorMs
+            positionMs = course.position(atServer: estimate.serverTime(atLocal: now + compensationMs))
             startLocal = now
         }
         await player.play(from: positionMs, atLocal: startLocal)

@@ -88,6 +88,17 @@ import Testing
         }
     }
 
+    @Test("a probe stuck in a full send buffer does not stop the watch from dropping the socket")
+    func aProbeStuckInTheSendDoesNotStopTheWatch() async throws {
+        try await Self.connected { socket, client, clock in
+            await socket.holdSends()
+            clock.advance(by: 15_001)
+            try await eventually("the probe") { try await Self.pings(socket) == 2 }
+            clock.advance(by: 6_001)
+            try await eventually("closed", timeout: .seconds(5)) { await socket.isClosed }
+        }
+    }
+
     @Test("an answered probe keeps the socket, and its pong is not handed on as a clock sample")
     func anAnsweredProbeKeepsTheSocket() async throws {
         try await Self.connected { socket, client, clock in

@@ -32,7 +32,16 @@ actor ScriptedSocket: RealtimeSocket {
         }
     }
 
-    func send(_ text: String) async throws { sent.append(text) }
+    /// Whether a send waits until the socket closes, as one does on a dead path whose send
+    /// buffer is full (the frame is kept as sent all the same).
+    private var holdsSends = false
+
+    func holdSends() { holdsSends = true }
+
+    func send(_ text: String) async throws {
+        sent.append(text)
+        while holdsSends, !closed { try await Task.sleep(for: .milliseconds(2)) }
+    }
     func close() async { closed = true }
 
     /// Whether the client closed the socket.

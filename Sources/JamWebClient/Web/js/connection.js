@@ -27,7 +27,7 @@ export class Connection {
    * @param {() => (number|null)} options.lastSeq the last applied seq, for resuming
    * @param {(envelope: object, receivedAt: number) => void} options.onEnvelope session events and passing frames (not pong/ack/error)
    * @param {(envelope: object) => void} options.onUnknownEvent a frame of a type this client does not know (a newer server's)
-   * @param {(error: JamError) => void} [options.onRefusal] the server refused a frame sent without an id (a hello, say)
+   * @param {(error: JamError, answered: {clockPingAnswered: boolean}) => void} [options.onRefusal] the server refused a frame sent without an id (a hello, say; a refused ping answers the clock's oldest unless the watch's own was older)
    * @param {(pong: object, receivedAt: number) => void} options.onPong
    * @param {(phase: object) => void} options.onPhase
    * @param {() => void} [options.onOpen] a new socket is open (clock sync restarts)
@@ -164,9 +164,12 @@ export class Connection {
         this.settle(data.id, error);
       } else {
         this.lastRefusal = error;
-        // A refused ping (over the server's budget) is answered, if not with a pong.
-        this.probeSentAt = null;
-        if (this.options.onRefusal) this.options.onRefusal(error);
+        // A refused ping (over the server's budget) is answered, if not with a pong: the oldest
+        // waiting, the watch's own or else the clock's (as in JamClient).
+        const clockWaited = this.options.unansweredAge ? this.options.unansweredAge() : 0;
+        const probeIsOldest = this.probeSentAt !== null && this.now() - this.probeSentAt >= clockWaited;
+        if (probeIsOldest) this.probeSentAt = null;
+        if (this.options.onRefusal) this.options.onRefusal(error, { clockPingAnswered: !probeIsOldest });
       }
     } else {
       // The passing device-sync frames (syncStatus, calibration, …): the store hands them on.

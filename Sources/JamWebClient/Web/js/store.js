@@ -56,10 +56,10 @@ export class SessionStore {
       // A refused hello brings no resume: the next gap asks again (JamClient does the same).
       // A refused ping is answered, if not with a pong: the server answers in order and pongs
       // at once, so it is the oldest still waiting (as in JamClient).
-      onRefusal: () => {
+      onRefusal: (error, { clockPingAnswered }) => {
         this.helloInFlight = false;
         this.wholeStateInFlight = false;
-        this.clock.forgetOldestPending();
+        if (clockPingAnswered) this.clock.forgetOldestPending();
       },
       onPong: (pong, receivedAt) => this.clock.record(pong, receivedAt),
       onPhase: (phase) => {

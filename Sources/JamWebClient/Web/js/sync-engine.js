@@ -303,7 +303,7 @@ export class SyncEngine {
     let startLocal = estimate.localTime(course.anchorMs) - this.compensationMs();
     let positionMs = course.positionMs;
     if (startLocal < now) {
-      positionMs += estimate.serverTime(now + this.compensationMs()) - course.anchorMs;
+      positionMs = Timeline.positionAt(course, estimate.serverTime(now + this.compensationMs()));
       startLocal = now;
     }
     this.player.play(positionMs, startLocal);
