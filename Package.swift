@@ -121,6 +121,7 @@ let package = Package(
             dependencies: [
                 "JamServer", "JamPirateRadio", "JamQueueIT", "JamClient", "JamClientNIO", "JamQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

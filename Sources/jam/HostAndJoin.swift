@@ -64,14 +64,12 @@ struct Host: AsyncParsableCommand {
         // Before anything is created: a session nobody could ever host would be left behind.
         try LiveSession.requireTerminal("jam host")
         let signIn = TerminalSignIn(server: server, name: name)
-        let (api, me, view) = try await signIn.run { api throws(JamError) in
+        let (api, me, view) = try await signIn.runSaying { api throws(JamError) in
             try await api.createSession(CreateSessionRequest(name: "\(name)'s session"))
         }
-        let link = api.joinLink(code: view.session.joinCode).absoluteString
-        let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
         try await LiveSession.show(
-            api: api, view: view, me: me, invite: invite, startWithInvite: true, signIn: signIn,
-            again: options.joinCommand(code: view.session.joinCode))
+            api: api, view: view, me: me, invite: ScreenModel.Invite(code: view.session.joinCode, api: api), startWithInvite: true, signIn: signIn,
+            again: { options.joinCommand(code: $0) })
     }
 }
 
@@ -90,12 +88,10 @@ struct Join: AsyncParsableCommand {
         // Before joining: a member who can never see the session would be counted in it.
         try LiveSession.requireTerminal("jam join")
         let signIn = TerminalSignIn(server: server, name: name)
-        let (api, me, view) = try await signIn.run { api throws(JamError) in try await api.join(code: code) }
-        let link = api.joinLink(code: view.session.joinCode).absoluteString
-        let invite = ScreenModel.Invite(code: view.session.joinCode, link: link, qrLines: InviteCode.lines(for: link))
+        let (api, me, view) = try await signIn.runSaying { api throws(JamError) in try await api.join(code: code) }
         try await LiveSession.show(
-            api: api, view: view, me: me, invite: invite, startWithInvite: false, signIn: signIn,
-            again: options.joinCommand(code: view.session.joinCode, linked: linked))
+            api: api, view: view, me: me, invite: ScreenModel.Invite(code: view.session.joinCode, api: api), startWithInvite: false, signIn: signIn,
+            again: { options.joinCommand(code: $0, linked: linked) })
     }
 
     /// The server and code of an invite link (`http(s)://server/j/CODE`, as `jam host` and the
@@ -138,9 +134,10 @@ enum LiveSession {
     }
 
     /// Shows the live screen; after a connection that failed, the process exits with 1.
-    /// `again` is the command that opens the session again, for the line left behind.
+    /// `again` makes the command that opens the session by a join code again, for the line
+    /// left behind.
     static func show(
-        api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool, signIn: TerminalSignIn, again: String
+        api: JamAPI, view: SessionView, me: UserID, invite: ScreenModel.Invite, startWithInvite: Bool, signIn: TerminalSignIn, again: (String) -> String
     ) async throws {
         // The connection's log lines would land on the live screen, which shows its state itself.
         LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
@@ -151,20 +148,21 @@ enum LiveSession {
             // screen has no room to say that it could not be kept (the old one still works
             // until it expires).
             keepToken: { answer, refreshAt in try? signIn.keep(answer, refreshAt: refreshAt) })
-        let ending = try await screen.run()
+        let (ending, lastCode) = try await screen.run()
+        let code = lastCode ?? view.session.joinCode
         // A closed terminal refuses every write (EIO): FileHandle's write would trap on it,
         // and the crash report then kept the process alive for seconds.
         switch ending {
         case .hungUp:
             return
         case .quit:
-            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)); `\(again)` opens it again.") + "\n")
+            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(code)); `\(again(code))` opens it again.") + "\n")
         case .sessionEnded(let reason):
             Terminal().write(TerminalText.safe("\(view.session.name) has ended: \(reason).") + "\n")
         case .left:
             Terminal().write(TerminalText.safe("You left \(view.session.name).") + "\n")
         case .failed(let reason):
-            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(view.session.joinCode)): \(reason).") + "\n")
+            Terminal().write(TerminalText.safe("Left the live screen of \(view.session.name) (code \(code)): \(reason).") + "\n")
             throw ExitCode.failure
         }
     }

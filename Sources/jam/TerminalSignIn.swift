@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import JamClient
 import JamProtocol
@@ -93,6 +94,20 @@ struct TerminalSignIn {
             return (api, me, try await call(api))
         case .failure(let error):
             throw error
+        }
+    }
+}
+
+extension TerminalSignIn {
+    /// `run`, saying a refusal or an unreachable server in its own words ("jam: no session
+    /// with code XYZ") and ending with exit code 1, rather than as the value ArgumentParser
+    /// prints ("Error: notFound: …").
+    func runSaying<T>(_ call: (JamAPI) async throws(JamError) -> T) async throws -> (JamAPI, UserID, T) {
+        do {
+            return try await run(call)
+        } catch let error as JamError {
+            FileHandle.standardError.write(Data("jam: \(TerminalText.safe(error.message))\n".utf8))
+            throw ExitCode.failure
         }
     }
 }

@@ -254,6 +254,57 @@ import Testing
         }
     }
 
+    @Test func aWrongCodeIsSaidInWordsAndAnAddWithoutATitleAsksForOne() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let url = "http://127.0.0.1:\(server.port)"
+            let jam = try ServerProcess.executable.path
+            let wrong = try await Pane("wrong-\(suffix)", command: "\(jam) join ZZZZ22 --server \(url) --name Gil; echo WRONG-EXITED $?; sleep 30")
+            try await Self.closing(wrong) {
+                let said = try await wrong.waitFor("WRONG-EXITED 1")
+                #expect(said.contains("jam: no session"), "\(said)")
+                #expect(!said.contains("notFound") && !said.contains("Error:"), "\(said)")
+            }
+            let api = RestClient(baseURL: url)
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let guest = try await Pane("untitled-\(suffix)", command: "\(jam) join \(view.session.joinCode) --server \(url) --name Gil")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                try await guest.keys("a")
+                try await guest.type(" - Band")
+                try await guest.keys("Enter")
+                try await guest.waitFor("Type a title first", "Add (title - artist):")
+                try await guest.type("Harvest Moon")
+                try await guest.keys("Enter")
+                try await guest.waitFor("Harvest Moon")
+            }
+        }
+    }
+
+    @Test func aNewJoinCodeShowsInTheInviteAndTheWayBack() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let url = "http://127.0.0.1:\(server.port)"
+            let api = RestClient(baseURL: url)
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let jam = try ServerProcess.executable.path
+            let guest = try await Pane("newcode-\(suffix)", command: "\(jam) join \(view.session.joinCode) --server \(url) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                let changed = try await api.send("PATCH", "/api/v1/sessions/\(view.session.id)", token: host.token, json: UpdateSessionRequest(regenerateJoinCode: true))
+                let code = try changed.decode(SessionView.self).session.joinCode
+                #expect(code != view.session.joinCode)
+                try await guest.waitFor("code \(code)")
+                try await guest.keys("i")
+                try await guest.waitFor("Join code:  \(code)", "/j/\(code)")
+                try await guest.keys("Enter")
+                try await guest.keys("q")
+                let left = try await guest.waitFor("GUEST-EXITED 0").filter { !$0.isWhitespace }
+                #expect(left.contains("jamjoin\(code)"), "\(left)")
+            }
+        }
+    }
+
     @Test func aServerThatGoesAwayShowsAsOfflineWithoutLogLinesOnTheScreen() async throws {
         try await Self.withServerInTmux { server, suffix in
             let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")

@@ -97,13 +97,11 @@ extension LiveScreen {
         if case .adding(let text) = model.mode {
             switch key {
             case .enter:
+                guard let track = TypedTrack.track(from: text) else {
+                    model.message = "Type a title first (Title - Artist)."
+                    return .keepGoing
+                }
                 model.mode = .normal
-                // " - " parts title from artist; a hyphen inside either ("Anti-Hero") stays.
-                let split = text.range(of: " - ")
-                let title = String(split.map { text[..<$0.lowerBound] } ?? text[...]).trimmingCharacters(in: .whitespaces)
-                guard !title.isEmpty else { return .keepGoing }
-                let artist = split.map { text[$0.upperBound...].trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 } ?? "Unknown artist"
-                let track = Track(id: "tui-\(UUID().uuidString.lowercased())", name: title, artist: artist, durationMs: 180_000, source: .external)
                 group.addTask { await store.add(track) }
             case .escape, .interrupt:
                 model.mode = .normal

@@ -55,8 +55,9 @@ struct LiveScreen {
     /// the terminal, or the session itself ended (`reason` from the server).
     enum Ending: Sendable, Equatable { case quit, left, failed(String), hungUp, sessionEnded(String) }
 
-    /// Shows the session until the person quits or the terminal goes away.
-    func run() async throws -> Ending {
+    /// Shows the session until the person quits or the terminal goes away; returns how it
+    /// ended and the session's join code then (a host may have made a new one meanwhile).
+    func run() async throws -> (ending: Ending, joinCode: String?) {
         let terminal = Terminal()
         terminal.enter()
         defer { terminal.restore() }
@@ -105,6 +106,10 @@ struct LiveScreen {
                     // The selection follows its item when votes reorder the queue.
                     let selectedId = model.selectedItem?.id
                     model.snapshot = snapshot
+                    // A new join code (the host made one): the invite shows it, not the old.
+                    if let code = snapshot.session?.joinCode, let shown = model.invite, shown.code != code {
+                        model.invite = ScreenModel.Invite(code: code, api: api)
+                    }
                     if let selectedId, let index = snapshot.queue.firstIndex(where: { $0.id == selectedId }) {
                         model.selection = index
                     }
@@ -155,7 +160,7 @@ struct LiveScreen {
                 terminal.draw(ScreenRenderer.render(model))
             }
             group.cancelAll()
-            return ending
+            return (ending, model.snapshot.session?.joinCode ?? invite?.code)
         }
     }
 

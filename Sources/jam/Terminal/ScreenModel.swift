@@ -84,3 +84,11 @@ struct ScreenModel: Sendable {
         return snapshot.session.map { "Leave the session? Code \($0.joinCode) lets you join again." } ?? "Leave the session?"
     }
 }
+
+extension ScreenModel.Invite {
+    /// The invite to `code` on `api`'s server: its link and that link's QR code.
+    init(code: String, api: JamAPI) {
+        let link = api.joinLink(code: code).absoluteString
+        self.init(code: code, link: link, qrLines: InviteCode.lines(for: link))
+    }
+}

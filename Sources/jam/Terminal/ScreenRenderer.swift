@@ -31,8 +31,11 @@ enum ScreenRenderer {
         let wait = model.cooldownLeftMs
         lines.append("Queue (\(snapshot.queue.count))" + (wait > 0 ? " · your next add in \(clock(wait + 999))" : ""))
         let syncLines = model.hasHostControls ? SyncColumn.lines(model.syncBoard, members: snapshot.members, selection: model.syncSelection) : []
-        let reserved = 8 + (syncLines.isEmpty ? 0 : syncLines.count + 1) + (snapshot.history.isEmpty ? 0 : 1)
-        let room = max(1, model.rows - lines.count - reserved)
+        // The foot first: what the queue may take is what the foot and the members leave, so a
+        // search's results and the keys always show (Enter adds what the person sees).
+        let foot = footLines(model, width: width, withSyncKeys: !syncLines.isEmpty)
+        let below = 3 + (syncLines.isEmpty ? 0 : syncLines.count + 1) + (snapshot.history.isEmpty ? 0 : 1)
+        let room = max(1, model.rows - lines.count - below - foot.count)
         let queueLines = queue(model, width: width)
         if queueLines.isEmpty {
             lines.append("  (empty — press a to add a song)")
@@ -48,9 +51,19 @@ enum ScreenRenderer {
             lines += syncLines
         }
         lines.append(rule(width))
+        lines += foot
+        return fit(lines, rows: model.rows, width: width)
+    }
+
+    /// The screen's foot: what the keyboard is doing (a prompt, search results, a question or
+    /// the latest news) and the keys, wrapped to the width so none is cut off.
+    static func footLines(_ model: ScreenModel, width: Int, withSyncKeys: Bool) -> [String] {
+        let snapshot = model.snapshot
+        var lines: [String] = []
         switch model.mode {
         case .adding(let text):
             lines.append("Add (title - artist): \(text)█")
+            if let message = model.message { lines.append(message) }
         case .searching(let query, let results, let choice):
             lines.append("Search the library: \(query)█   (Enter: search / add the chosen one, ↑↓ choose, Esc cancel)")
             for (index, track) in results.prefix(searchResultsShown).enumerated() {
@@ -73,11 +86,28 @@ enum ScreenRenderer {
                 lines.append("")
             }
         }
-        var keys = "↑↓ select  +/- vote  0 clear  / search  a add a title  s ask to skip  i invite  L leave  q quit"
-        if model.hasHostControls { keys += "  |  n skip  p pause/resume  , . seek ∓10 s  l lock  d remove  o settings" }
-        if !syncLines.isEmpty { keys += "  [ ] < > r c sync" }
-        lines.append(keys)
-        return fit(lines, rows: model.rows, width: width)
+        var keys = ["↑↓ select", "+/- vote", "0 clear", "/ search", "a add a title", "d remove", "s ask to skip", "i invite", "L leave", "q quit"]
+        if model.hasHostControls { keys += ["| host:", "n skip", "p pause/resume", ", . seek ∓10 s", "l lock", "o settings"] }
+        if withSyncKeys { keys.append("[ ] < > r c sync") }
+        return lines + wrap(keys, width: width)
+    }
+
+    /// `items` joined by two spaces, on as many lines as `width` needs.
+    static func wrap(_ items: [String], width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for item in items {
+            if line.isEmpty {
+                line = item
+            } else if visibleCount(line) + 2 + visibleCount(item) <= width {
+                line += "  " + item
+            } else {
+                lines.append(line)
+                line = item
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 
     static func nowPlayingLines(_ model: ScreenModel, width: Int) -> [String] {

@@ -1,0 +1,64 @@
+import Foundation
+import JamProtocol
+import Testing
+
+@testable import JamClient
+@testable import jam
+
+/// The live screen as lines (`ScreenRenderer.render`, a pure function) and the songs typed into
+/// its add prompt, without a terminal.
+@Suite struct TerminalScreenTests {
+    static let me: UserID = "00000000-0000-0000-0000-0000000000aa"
+
+    /// A screen of `rows` × `columns` for a member (or the host) with `queued` songs.
+    static func model(rows: Int = 24, columns: Int = 80, host: Bool = false, queued: Int = 0) -> ScreenModel {
+        var model = ScreenModel()
+        model.me = me
+        model.rows = rows
+        model.columns = columns
+        let member = Member(userId: me, displayName: "Gil", role: host ? .host : .member, connected: true)
+        model.snapshot.members = [member]
+        model.snapshot.role = host ? .host : .member
+        model.snapshot.queue = (0..<queued).map { n in
+            let track = Track(id: "song-\(n)", name: "Song \(n)", artist: "Band", durationMs: 180_000, source: .library)
+            return StoreItem(item: QueueItem(id: ItemID("item-\(n)"), track: track, addedBy: member, addedAt: 0, score: 0, reason: ""), myVote: 0, pending: false, voteInFlight: false)
+        }
+        return model
+    }
+
+    @Test func everyKeyShowsOnAnEightyColumnTerminalForMembersAndHosts() {
+        for host in [false, true] {
+            let lines = ScreenRenderer.render(Self.model(host: host))
+            let text = lines.joined(separator: "\n")
+            for key in ["↑↓ select", "d remove", "i invite", "L leave", "q quit"] { #expect(text.contains(key), "\(key) missing (host: \(host)):\n\(text)") }
+            if host {
+                for key in ["n skip", "p pause/resume", "l lock", "o settings"] { #expect(text.contains(key), "\(key) missing:\n\(text)") }
+            }
+            #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 80 && !$0.hasSuffix("…") }, "a line was cut:\n\(text)")
+        }
+    }
+
+    @Test func everySearchResultThatEnterCanAddShowsBesideALongQueue() {
+        var model = Self.model(queued: 20)
+        let results = (0..<8).map { Track(id: "found-\($0)", name: "Found \($0)", artist: "Band", durationMs: 200_000, source: .library) }
+        model.mode = .searching(query: "found", results: results, choice: ScreenRenderer.searchResultsShown - 1)
+        let lines = ScreenRenderer.render(model)
+        #expect(lines.count <= model.rows)
+        let text = lines.joined(separator: "\n")
+        for n in 0..<ScreenRenderer.searchResultsShown { #expect(text.contains("Found \(n) — Band"), "result \(n) hidden:\n\(text)") }
+        #expect(lines.contains { $0.hasPrefix("› Found \(ScreenRenderer.searchResultsShown - 1)") }, "the chosen result is not marked:\n\(text)")
+        #expect(text.contains("q quit"), "the keys went:\n\(text)")
+    }
+
+    @Test func aTypedSongIsTheSameSongWhateverItsCaseOrSpacing() throws {
+        let first = try #require(TypedTrack.track(from: "Harvest Moon - Neil Young"))
+        let again = try #require(TypedTrack.track(from: "  harvest moon  -  NEIL YOUNG "))
+        #expect(first.id == again.id, "the server could not tell the second add is the same song")
+        #expect(first.name == "Harvest Moon" && first.artist == "Neil Young")
+        #expect(try #require(TypedTrack.track(from: "Harvest Moon - Other Band")).id != first.id)
+        #expect(try #require(TypedTrack.track(from: "Harvest Moon")).artist == "Unknown artist")
+        #expect(TypedTrack.track(from: " - Band") == nil)
+        #expect(TypedTrack.track(from: "   ") == nil)
+        #expect(first.id.count < 64)
+    }
+}
