@@ -14,8 +14,7 @@ struct ClientOptions: ParsableArguments {
     var name: String?
 
     /// The server and the display name; `linked` is the server an invite link named.
-    func resolve(linked: URL? = nil) throws -> (URL, String) {
-        let environment = ProcessInfo.processInfo.environment
+    func resolve(linked: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (URL, String) {
         let (text, source) = linked.map { ($0.absoluteString, "the invite link's server") }
             ?? server.map { ($0, "--server") }
             ?? environment["JAM_SERVER"].map { ($0, "JAM_SERVER") }
@@ -28,10 +27,12 @@ struct ClientOptions: ParsableArguments {
         guard url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil, url.user == nil else {
             throw ValidationError("\(source) must be an address only (http://host:port), got \"\(text)\"")
         }
-        let given = name ?? environment["JAM_NAME"] ?? environment["USER"] ?? "Guest"
+        let (given, field) =
+            name.map { ($0, "--name") } ?? environment["JAM_NAME"].map { ($0, "JAM_NAME") } ?? environment["USER"].map { ($0, "USER (the default name)") }
+            ?? ("Guest", "--name")
         // As the server will take it (trimmed), so the saved sign-in under it is found again.
         do throws(JamError) {
-            return (url, try Validate.displayName(given, field: "--name"))
+            return (url, try Validate.displayName(given, field: field))
         } catch {
             throw ValidationError(error.message)
         }

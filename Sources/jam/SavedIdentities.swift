@@ -56,10 +56,17 @@ struct SavedIdentities {
     /// Every saved sign-in; none when the file does not exist yet.
     func load() throws -> [String: Entry] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [:] }
+        let data: Data
         do {
-            return try JSONDecoder().decode([String: Entry].self, from: Data(contentsOf: file))
+            data = try Data(contentsOf: file)
         } catch {
-            throw SavedIdentitiesError(file: file, problem: "cannot be read (\(error)); delete it to sign in anew")
+            throw SavedIdentitiesError(file: file, problem: "cannot be read (\(error.localizedDescription)); delete it to sign in anew")
+        }
+        do {
+            return try JSONDecoder().decode([String: Entry].self, from: data)
+        } catch {
+            // The decoder's own account (coding paths, underlying errors) says nothing to a person.
+            throw SavedIdentitiesError(file: file, problem: "is not a sign-in file OpenJam can read (not the JSON it writes); delete it to sign in anew")
         }
     }
 

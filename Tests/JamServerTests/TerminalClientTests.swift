@@ -204,6 +204,13 @@ import Testing
                 let kicked = try await api.request("DELETE", "/api/v1/sessions/\(view.session.id)/members/\(gil.userId)", token: host.token)
                 #expect(kicked.status == 204)
                 try await guest.waitFor("Connection closed:")
+                // Keys that would act say again that nothing can, rather than nothing at all.
+                try await guest.keys("a")
+                try await guest.type("Too late - Band")
+                try await guest.keys("Enter")
+                try await Task.sleep(for: .milliseconds(300))
+                let after = try await guest.waitFor("Connection closed:", "Press q to quit")
+                #expect(!after.contains("Add (title - artist)") && !after.contains("Too late"), "\(after)")
                 try await guest.keys("q")
                 try await guest.waitFor("GUEST-EXITED 1")
             }

@@ -29,6 +29,15 @@ import Testing
             let options = try ClientOptions.parse(["--server", "http://127.0.0.1:9", "--name", bad])
             #expect(throws: ValidationError.self) { try options.resolve() }
         }
+        // A name from the environment is refused under the name it came by.
+        let unnamed = try ClientOptions.parse(["--server", "http://127.0.0.1:9"])
+        for (environment, said) in [(["JAM_NAME": "a\tb"], "JAM_NAME"), (["USER": "a\tb"], "USER")] {
+            #expect {
+                try unnamed.resolve(environment: environment)
+            } throws: { error in
+                "\(error)".contains(said) && !"\(error)".contains("--name")
+            }
+        }
     }
 
     @Test func aServerAddressWithAPathOrQueryIsRefusedRatherThanDropped() throws {
@@ -168,5 +177,13 @@ import Testing
             #expect(try await api.createSession().members.map(\.userId) == [me], "a working sign-in")
         }
         #expect(try Data(contentsOf: saved.file) == Data("not json".utf8), "the file is its owner's to look at")
+        // Said in words, not as the decoder's account of coding paths.
+        #expect(throws: SavedIdentitiesError.self) { try saved.load() }
+        do {
+            _ = try saved.load()
+        } catch {
+            let said = "\(error)"
+            #expect(said.contains("is not a sign-in file OpenJam can read") && !said.contains("DecodingError") && !said.contains("dataCorrupted"), "\(said)")
+        }
     }
 }

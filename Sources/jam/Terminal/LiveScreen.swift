@@ -132,6 +132,7 @@ struct LiveScreen {
                         endedWhileLeaving = (reason, failed)
                         break
                     }
+                    model.closed = reason
                     model.message = "Connection closed: \(reason). Press q to quit."
                     if failed { ending = .failed(reason) } else if over { ending = .sessionEnded(reason) }
                 case .left(.success):
@@ -142,6 +143,7 @@ struct LiveScreen {
                     model.leaving = false
                     model.message = "Couldn't leave: \(error.message)"
                     if let (reason, failed) = endedWhileLeaving {
+                        model.closed = reason
                         model.message = "Couldn't leave: \(error.message). Connection closed: \(reason). Press q to quit."
                         if failed { ending = .failed(reason) }
                     }

@@ -45,6 +45,8 @@ struct ScreenModel: Sendable {
     /// A leave asked of the server and not answered yet.
     var leaving = false
     var message: String?
+    /// Why the connection closed for good, once it has: keys then only say so.
+    var closed: String?
     var invite: Invite?
     var rows = 24
     var columns = 80
