@@ -18,6 +18,18 @@ import Testing
         ServerEnvelope(event: event, epoch: 0, seq: seq, timestamp: 0)
     }
 
+    /// Runs `body` with a client whose run holds `socket`, connected on an empty session at
+    /// seq 5; the run is cancelled after `body`.
+    static func connected(_ body: (ScriptedSocket, SessionClient, Task<Void, any Error>) async throws -> Void) async throws {
+        let socket = ScriptedSocket()
+        let client = try Self.client(ScriptedTransport(socket: socket))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        try await body(socket, client, running)
+    }
+
     static func member(_ name: String) -> Member {
         Member(userId: UserID(name.lowercased()), displayName: name, role: .member, connected: true)
     }
@@ -72,25 +84,21 @@ import Testing
 
     @Test("a command the server would refuse is refused before it is sent, and the socket stays")
     func aCommandTheServerWouldRefuseIsRefusedBeforeItIsSent() async throws {
-        let socket = ScriptedSocket()
-        let client = try Self.client(ScriptedTransport(socket: socket))
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
-        try await eventually("connected") { await client.phase == .connected }
-        // An embedded cover makes the frame larger than a server takes: it would close the
-        // socket with 1009, and the command, sent again after each reconnect, every socket after.
-        var covered = Track(id: "t", name: "Song", artist: "Artist")
-        covered.artworkURL = "data:image/jpeg;base64," + String(repeating: "A", count: ClientFrame.maxBytes)
-        await #expect(throws: JamError(.invalidField, "track.artworkURL must be at most 2048 characters, got \(covered.artworkURL?.count ?? 0)")) {
-            try await client.send(.addToQueue(AddToQueue(track: covered, nonce: "n1")))
+        try await Self.connected { socket, client, _ in
+            // An embedded cover makes the frame larger than a server takes: it would close the
+            // socket with 1009, and the command, sent again after each reconnect, every socket after.
+            var covered = Track(id: "t", name: "Song", artist: "Artist")
+            covered.artworkURL = "data:image/jpeg;base64," + String(repeating: "A", count: ClientFrame.maxBytes)
+            await #expect(throws: JamError(.invalidField, "track.artworkURL must be at most 2048 characters, got \(covered.artworkURL?.count ?? 0)")) {
+                try await client.send(.addToQueue(AddToQueue(track: covered, nonce: "n1")))
+            }
+            await #expect(throws: JamError(.invalidField, "positionMs must not be negative, got -1")) {
+                try await client.send(.seek(Seek(positionMs: -1)))
+            }
+            let sent = try await socket.commands()
+            #expect(!sent.contains { if case .addToQueue = $0 { true } else { false } }, "nothing of the add reached the socket")
+            #expect(await client.phase == .connected)
         }
-        await #expect(throws: JamError(.invalidField, "positionMs must not be negative, got -1")) {
-            try await client.send(.seek(Seek(positionMs: -1)))
-        }
-        let sent = try await socket.commands()
-        #expect(!sent.contains { if case .addToQueue = $0 { true } else { false } }, "nothing of the add reached the socket")
-        #expect(await client.phase == .connected)
     }
 
     @Test("a reason for good fails every waiting command with it and ends every subscription")
@@ -143,28 +151,24 @@ import Testing
 
     @Test("an answer this build cannot read still answers its command, which is not left waiting")
     func anAnswerThisBuildCannotReadStillAnswersItsCommand() async throws {
-        let socket = ScriptedSocket()
-        let client = try Self.client(ScriptedTransport(socket: socket))
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
-        try await eventually("connected") { await client.phase == .connected }
-        let sending = Task { try await client.send(.skip(Skip())) }
-        try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
-        let id = try #require(try await Self.skipId(socket))
-        // A newer server's error code: the envelope does not decode.
-        await socket.push(#"{"type":"error","data":{"id":"\#(id)","code":"somethingNew","message":"no"},"epoch":0,"seq":5,"timestamp":0}"#)
-        let outcome = await sending.result
-        #expect(throws: JamError(.internal, "no")) { try outcome.get() }
-        // An ack this build cannot read (a newer server's item id): the command was applied.
-        let pausing = Task { try await client.send(.pause) }
-        try await eventually("the pause on the socket") {
-            try await socket.frames().contains { if case .pause = $0.command { true } else { false } }
+        try await Self.connected { socket, client, _ in
+            let sending = Task { try await client.send(.skip(Skip())) }
+            try await eventually("the skip on the socket") { try await Self.skipId(socket) != nil }
+            let id = try #require(try await Self.skipId(socket))
+            // A newer server's error code: the envelope does not decode.
+            await socket.push(#"{"type":"error","data":{"id":"\#(id)","code":"somethingNew","message":"no"},"epoch":0,"seq":5,"timestamp":0}"#)
+            let outcome = await sending.result
+            #expect(throws: JamError(.internal, "no")) { try outcome.get() }
+            // An ack this build cannot read (a newer server's item id): the command was applied.
+            let pausing = Task { try await client.send(.pause) }
+            try await eventually("the pause on the socket") {
+                try await socket.frames().contains { if case .pause = $0.command { true } else { false } }
+            }
+            let pauseId = try #require(try await socket.frames().first { if case .pause = $0.command { true } else { false } }?.id)
+            await socket.push(#"{"type":"ack","data":{"id":"\#(pauseId)","itemId":7},"epoch":0,"seq":5,"timestamp":0}"#)
+            #expect(try await pausing.value == Ack(id: pauseId))
+            #expect(try await socket.hellos().isEmpty, "an answer carries the current seq: nothing is missing")
         }
-        let pauseId = try #require(try await socket.frames().first { if case .pause = $0.command { true } else { false } }?.id)
-        await socket.push(#"{"type":"ack","data":{"id":"\#(pauseId)","itemId":7},"epoch":0,"seq":5,"timestamp":0}"#)
-        #expect(try await pausing.value == Ack(id: pauseId))
-        #expect(try await socket.hellos().isEmpty, "an answer carries the current seq: nothing is missing")
     }
 
     @Test("a send whose caller gives up stops waiting and is not sent later")
@@ -313,30 +317,26 @@ import Testing
 
     @Test("a command after this member's answered leave fails at once, not waiting for a connection that will not come")
     func aCommandAfterAnAnsweredLeaveFails() async throws {
-        let socket = ScriptedSocket()
-        let client = try Self.client(ScriptedTransport(socket: socket))
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        await socket.push(Self.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
-        try await eventually("connected") { await client.phase == .connected }
-        let leaving = Task { try await client.send(.leave) }
-        try await eventually("the leave sent") { try await socket.commands().contains(.leave) }
-        let id = try #require(try await socket.frames().first { $0.command == .leave }?.id)
-        await socket.push(Self.envelope(.ack(Ack(id: id)), seq: 0))
-        _ = try await leaving.value
-        // The server closes the member's socket; the run ends.
-        await socket.close()
-        try await running.value
-        let late = Task { try await client.send(.skip(Skip())) }
-        let giveUp = Task {
-            try await Task.sleep(for: .seconds(5))
-            late.cancel()
+        try await Self.connected { socket, client, running in
+            let leaving = Task { try await client.send(.leave) }
+            try await eventually("the leave sent") { try await socket.commands().contains(.leave) }
+            let id = try #require(try await socket.frames().first { $0.command == .leave }?.id)
+            await socket.push(Self.envelope(.ack(Ack(id: id)), seq: 0))
+            _ = try await leaving.value
+            // The server closes the member's socket; the run ends.
+            await socket.close()
+            try await running.value
+            let late = Task { try await client.send(.skip(Skip())) }
+            let giveUp = Task {
+                try await Task.sleep(for: .seconds(5))
+                late.cancel()
+            }
+            defer { giveUp.cancel() }
+            let result = await late.result
+            if case .failure(let error) = result, error is CancellationError { Issue.record("the command after the leave was still waiting after 5 s") }
+            if case .failure(let error as JamError) = result { #expect(error.code == .notMember) } else { Issue.record("not refused: \(result)") }
+            #expect(try await socket.commands().contains(.skip(Skip())) == false)
         }
-        defer { giveUp.cancel() }
-        let result = await late.result
-        if case .failure(let error) = result, error is CancellationError { Issue.record("the command after the leave was still waiting after 5 s") }
-        if case .failure(let error as JamError) = result { #expect(error.code == .notMember) } else { Issue.record("not refused: \(result)") }
-        #expect(try await socket.commands().contains(.skip(Skip())) == false)
     }
 
     @Test("a store's snapshot streams outlive a cancelled run, and a later run feeds them")
