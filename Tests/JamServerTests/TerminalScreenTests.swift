@@ -50,6 +50,28 @@ import Testing
         #expect(text.contains("q quit"), "the keys went:\n\(text)")
     }
 
+    @Test func aHostsSearchBesideALongSyncColumnOnAShortTerminalKeepsItsResultsAndKeys() {
+        for devices in [1, 3, 8] {
+            var model = Self.model(rows: 24, host: true, queued: 20)
+            model.snapshot.history = []
+            model.syncBoard = SyncStatusUpdate(
+                devices: (0..<devices).map { n in
+                    DeviceSyncStatus(
+                        userId: Self.me, deviceId: "device-\(n)", clockErrorMs: 1, playbackErrorMs: 2, clockDriftPpm: 3, outputLatencyMs: 10,
+                        delayMs: 0, playing: true, ageMs: 500, grade: .good)
+                })
+            let results = (0..<8).map { Track(id: "found-\($0)", name: "Found \($0)", artist: "Band", durationMs: 200_000, source: .library) }
+            model.mode = .searching(query: "found", results: results, choice: 0)
+            let lines = ScreenRenderer.render(model)
+            let text = lines.joined(separator: "\n")
+            #expect(lines.count <= 24)
+            for n in 0..<ScreenRenderer.searchResultsShown { #expect(text.contains("Found \(n) — Band"), "\(devices) devices: result \(n) hidden:\n\(text)") }
+            for key in ["q quit", "o settings", "r c sync"] { #expect(text.contains(key), "\(devices) devices: \(key) hidden:\n\(text)") }
+            // The host's keys begin on the line that names them, never after a lone "| host:".
+            #expect(!lines.contains { $0.hasSuffix("| host:") }, "\(text)")
+        }
+    }
+
     @Test func aTypedSongIsTheSameSongWhateverItsCaseOrSpacing() throws {
         let first = try #require(TypedTrack.track(from: "Harvest Moon - Neil Young"))
         let again = try #require(TypedTrack.track(from: "  harvest moon  -  NEIL YOUNG "))
@@ -57,6 +79,8 @@ import Testing
         #expect(first.name == "Harvest Moon" && first.artist == "Neil Young")
         #expect(try #require(TypedTrack.track(from: "Harvest Moon - Other Band")).id != first.id)
         #expect(try #require(TypedTrack.track(from: "Harvest Moon")).artist == "Unknown artist")
+        // An accent pasted as a letter and a combining mark is the letter typed.
+        #expect(TypedTrack.track(from: "Cafe\u{301} - Band")?.id == TypedTrack.track(from: "Caf\u{E9} - Band")?.id)
         #expect(TypedTrack.track(from: " - Band") == nil)
         #expect(TypedTrack.track(from: "   ") == nil)
         #expect(first.id.count < 64)

@@ -11,12 +11,16 @@ extension LiveScreen {
     /// Acts on `key` in the screen's current mode.
     func handle(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>, sink: AsyncStream<Event>.Continuation) -> Outcome {
         let store = participant.store
-        // Closed for good: an add or a vote would go nowhere and show nothing. Quitting and
-        // leaving (a removed member's leave still ends as a leave) go on as ever.
-        if let closed = model.closed, model.mode != .confirmingLeave, ![.interrupt, .character("q"), .character("L")].contains(key) {
-            model.mode = .normal
-            model.message = "Connection closed: \(closed). Press q to quit."
-            return .keepGoing
+        // Closed for good: an add or a vote would go nowhere and show nothing. `q` quits from
+        // any mode (a prompt would take it as a letter), and leaving (a removed member's
+        // leave still ends as a leave) goes on as ever.
+        if let closed = model.closed, model.mode != .confirmingLeave {
+            if key == .interrupt || key == .character("q") { return .quit }
+            if !(key == .character("L") && model.mode == .normal) {
+                model.mode = .normal
+                model.message = "Connection closed: \(closed). Press q to quit."
+                return .keepGoing
+            }
         }
         model.message = nil
         if model.mode == .confirmingLeave {

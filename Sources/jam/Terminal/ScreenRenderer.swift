@@ -51,8 +51,9 @@ enum ScreenRenderer {
             lines += syncLines
         }
         lines.append(rule(width))
-        lines += foot
-        return fit(lines, rows: model.rows, width: width)
+        // Too many rows still (a short terminal, a long sync column): the middle gives way,
+        // never the foot, whose results Enter adds and whose keys are the way out.
+        return fit(Array(lines.prefix(max(0, model.rows - foot.count))) + foot, rows: model.rows, width: width)
     }
 
     /// The screen's foot: what the keyboard is doing (a prompt, search results, a question or
@@ -87,7 +88,7 @@ enum ScreenRenderer {
             }
         }
         var keys = ["↑↓ select", "+/- vote", "0 clear", "/ search", "a add a title", "d remove", "s ask to skip", "i invite", "L leave", "q quit"]
-        if model.hasHostControls { keys += ["| host:", "n skip", "p pause/resume", ", . seek ∓10 s", "l lock", "o settings"] }
+        if model.hasHostControls { keys += ["| host:  n skip", "p pause/resume", ", . seek ∓10 s", "l lock", "o settings"] }
         if withSyncKeys { keys.append("[ ] < > r c sync") }
         return lines + wrap(keys, width: width)
     }

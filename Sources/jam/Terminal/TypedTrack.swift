@@ -13,7 +13,9 @@ enum TypedTrack {
         let title = String(split.map { text[..<$0.lowerBound] } ?? text[...]).trimmingCharacters(in: .whitespaces)
         guard !title.isEmpty else { return nil }
         let artist = split.map { text[$0.upperBound...].trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 } ?? "Unknown artist"
-        let digest = SHA256.hash(data: Data("\(title.lowercased())\n\(artist.lowercased())".utf8))
+        // Composed first: an "é" pasted as e + accent is the same song as one typed.
+        let key = "\(title.lowercased())\n\(artist.lowercased())".precomposedStringWithCanonicalMapping
+        let digest = SHA256.hash(data: Data(key.utf8))
         let id = "tui-" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
         return Track(id: id, name: title, artist: artist, durationMs: 180_000, source: .external)
     }
