@@ -131,8 +131,11 @@ struct QueuePreparerTests {
         #expect(await preparer.failures.isEmpty)
     }
 
-    @Test("an update with the same tracks leaves the background work under way alone", .timeLimit(.minutes(1)))
-    func theSameTracksAgainLeaveTheWorkUnderWayAlone() async {
+    /// Runs `body` beside the background loop once "c", which blocks until released, is
+    /// downloading in the tail of a, [b, c, d]; stops the loop after it.
+    func whileCDownloads(
+        _ body: (FakePreparer, QueuePreparer, inout AsyncStream<FakePreparer.Event>.Iterator, inout TaskGroup<Void>) async -> Void
+    ) async -> (fake: FakePreparer, preparer: QueuePreparer) {
         let fake = FakePreparer(blocked: ["c"])
         let preparer = QueuePreparer(preparer: fake)
         var events = fake.events.makeAsyncIterator()
@@ -140,11 +143,19 @@ struct QueuePreparerTests {
             group.addTask { await preparer.run() }
             await preparer.update(current: a, queue: [b, c, d])
             await waitFor(.started("c"), in: &events)
+            await body(fake, preparer, &events, &group)
+            group.cancelAll()
+        }
+        return (fake, preparer)
+    }
+
+    @Test("an update with the same tracks leaves the background work under way alone", .timeLimit(.minutes(1)))
+    func theSameTracksAgainLeaveTheWorkUnderWayAlone() async {
+        let (fake, preparer) = await whileCDownloads { fake, preparer, events, _ in
             // A vote elsewhere, a member connecting: the session's tracks are the same.
             for _ in 0..<3 { await preparer.update(current: a, queue: [b, c, d]) }
             await fake.release("c")
             await waitFor(.finished("d"), in: &events)
-            group.cancelAll()
         }
         #expect(await fake.starts(of: "c") == 1, "the download under way was started over")
         #expect(!(await fake.log).contains(.cancelled("c")))
@@ -153,20 +164,13 @@ struct QueuePreparerTests {
 
     @Test("a track the background work is preparing becomes current: its download goes on, and the head waits for it", .timeLimit(.minutes(1)))
     func aTrackUnderWayGoesOnWhenItBecomesCurrent() async throws {
-        let fake = FakePreparer(blocked: ["c"])
-        let preparer = QueuePreparer(preparer: fake)
-        var events = fake.events.makeAsyncIterator()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await preparer.run() }
-            await preparer.update(current: a, queue: [b, c, d])
-            await waitFor(.started("c"), in: &events)
+        let (fake, preparer) = await whileCDownloads { fake, preparer, events, group in
             // The song changes to "c" while its download is still under way in the background.
             group.addTask { await preparer.update(current: c, queue: [d]) }
             try? await Task.sleep(for: .milliseconds(50))
             #expect(await !preparer.isPrepared("c"))
             await fake.release("c")
             await waitFor(.finished("d"), in: &events)
-            group.cancelAll()
         }
         #expect(await fake.starts(of: "c") == 1, "the download under way was started over")
         #expect(await fake.mostAtOnce["c"] == 1, "two prepares of one track at once")
@@ -176,14 +180,8 @@ struct QueuePreparerTests {
 
     @Test("votes that reorder the tail leave the download under way alone", .timeLimit(.minutes(1)))
     func aReorderedTailKeepsTheWorkUnderWay() async {
-        let fake = FakePreparer(blocked: ["c"])
-        let preparer = QueuePreparer(preparer: fake)
-        var events = fake.events.makeAsyncIterator()
         let e = Fixture.track("e")
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await preparer.run() }
-            await preparer.update(current: a, queue: [b, c, d])
-            await waitFor(.started("c"), in: &events)
+        let (fake, preparer) = await whileCDownloads { fake, preparer, events, _ in
             // Votes move "d" above "c", then a new song in below both.
             await preparer.update(current: a, queue: [b, d, c])
             await preparer.update(current: a, queue: [b, d, c, e])
@@ -191,7 +189,6 @@ struct QueuePreparerTests {
             try? await Task.sleep(for: .milliseconds(50))
             await fake.release("c")
             await waitFor(.finished("e"), in: &events)
-            group.cancelAll()
         }
         #expect(await fake.starts(of: "c") == 1, "the download under way was started over")
         #expect(await !(fake.log).contains(.cancelled("c")))
@@ -201,21 +198,14 @@ struct QueuePreparerTests {
 
     @Test("a new head that needs preparing stops the tail's download first, which starts again after it", .timeLimit(.minutes(1)))
     func aHeadThatNeedsWorkGoesBeforeTheTail() async {
-        let fake = FakePreparer(blocked: ["c"])
-        let preparer = QueuePreparer(preparer: fake)
-        var events = fake.events.makeAsyncIterator()
         let e = Fixture.track("e")
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await preparer.run() }
-            await preparer.update(current: a, queue: [b, c, d])
-            await waitFor(.started("c"), in: &events)
+        let (fake, preparer) = await whileCDownloads { fake, preparer, events, _ in
             // A skip: "b" plays, a new song "e" is next (not prepared), "c" still follows.
             await preparer.update(current: b, queue: [e, c, d])
             #expect(await preparer.isPrepared("e"))
             await waitFor(.started("c"), in: &events)
             await fake.release("c")
             await waitFor(.finished("d"), in: &events)
-            group.cancelAll()
         }
         let log = await fake.log
         #expect(log.contains(.cancelled("c")))
