@@ -359,8 +359,14 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
             // The session closes its sockets once the end is stored, so a client that hears
             // the close and asks again finds the session gone.
             session.dispatch { session in
-                guard !session.idledOut(idle) else { return }
-                loop.execute { bound.value.close(code: idle.code, reason: idle.reason) }
+                switch session.idledOut(idle) {
+                case .ends:
+                    break
+                case .notOwned:
+                    loop.execute { bound.value.close(code: idle.code, reason: idle.reason) }
+                case .heard(let lookAgainIn):
+                    loop.execute { bound.value.scheduleIdleCheck(bound, after: lookAgainIn, idle: idle) }
+                }
             }
         } else {
             scheduleIdleCheck(bound, after: limit - silent, idle: idle)

@@ -40,11 +40,16 @@ extension LiveSession {
     /// session ends (`SessionInput.idleEnd`). Left to close one by one, the sockets would hand
     /// the DJ role to whoever's socket closed after the DJ's, and the apps, which reconnect
     /// after this code, would find the session still there. False when this node does not
-    /// close them (it does not own the session): the socket closes on its own.
-    func idledOut(_ idle: IdleTimeout) -> Bool {
-        guard role == .owner else { return false }
+    /// close them (it does not own the session): the socket closes on its own. A message
+    /// heard since the socket looked (on another event loop, before this turn) keeps the
+    /// session: the socket looks again when the timeout has passed since that message.
+    func idledOut(_ idle: IdleTimeout) -> IdleVerdict {
+        guard role == .owner else { return .notOwned }
         // Ended already: the end closes every socket.
-        guard !state.hasEnded else { return true }
+        guard !state.hasEnded else { return .ends }
+        let silent = NIODeadline.now() - NIODeadline.uptimeNanoseconds(lastMessageNanos.load(ordering: .relaxed))
+        let limit = TimeAmount.milliseconds(idle.milliseconds)
+        guard silent >= limit else { return .heard(lookAgainIn: limit - silent) }
         let now = environment.clock.now()
         // Behind the end's own record (the next): the sockets close once the end is stored,
         // before the end's own close (4410), which then finds none.
@@ -55,7 +60,7 @@ extension LiveSession {
             // The store refusing: the closed sockets' members leave one by one, as before.
             logger.warning("an idle session could not be ended", metadata: ["error": .loggable(error)])
         }
-        return true
+        return .ends
     }
 
     /// What a closed socket of `user` makes them do now, if anything.
@@ -119,4 +124,14 @@ extension LiveSession {
             }
         }
     }
+}
+
+/// What a session made of a socket's finding that it went quiet (`LiveSession.idledOut`).
+enum IdleVerdict: Equatable {
+    /// The session ends (or has ended); its sockets close once the end is stored.
+    case ends
+    /// Another node owns the session: the socket closes on its own.
+    case notOwned
+    /// A message came since: the socket looks again after this long.
+    case heard(lookAgainIn: TimeAmount)
 }
