@@ -38,6 +38,13 @@ import Testing
             try await Self.tmux(["send-keys", "-t", name, "-l", text])
         }
 
+        /// Pastes `text` as a terminal does, marked as a paste when the program asked for that
+        /// (bracketed paste); line breaks arrive as carriage returns, as typed.
+        func paste(_ text: String) async throws {
+            try await Self.tmux(["set-buffer", "-b", name, text])
+            try await Self.tmux(["paste-buffer", "-p", "-d", "-b", name, "-t", name])
+        }
+
         var screen: String {
             get async throws { try await Self.tmux(["capture-pane", "-p", "-t", name]) }
         }
@@ -283,6 +290,38 @@ import Testing
                 try await guest.type("Harvest Moon")
                 try await guest.keys("Enter")
                 try await guest.waitFor("Harvest Moon — Unknown artist")  // playing at once: the queue was empty
+            }
+        }
+    }
+
+    @Test func aPastedSongIsTextForThePromptAndAPasteElsewhereActsOnNothing() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let url = "http://127.0.0.1:\(server.port)"
+            let api = RestClient(baseURL: url)
+            let host = try await api.guest("Hana")
+            let view = try await api.create(host.token)
+            let guest = try await Pane("paste-\(suffix)", command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server \(url) --name Gil; echo PASTE-EXITED $?; sleep 30")
+            try await Self.closing(guest) {
+                try await guest.waitFor("● Gil")
+                // On the main screen a paste's letters are not keys: no leave question, no quit.
+                try await guest.paste("Lq")
+                let said = try await guest.waitFor("To paste a song, press a")
+                #expect(!said.contains("Leave") && !said.contains("PASTE-EXITED"), "\(said)")
+                // A title and artist copied on two lines, with the line break after them.
+                try await guest.keys("a")
+                try await guest.paste("Pasted Song\n- The Band\n")
+                try await guest.waitFor("Add (title - artist): Pasted Song - The Band")
+                try await guest.keys("Enter")
+                try await guest.waitFor("Pasted Song — The Band")  // playing at once: the queue was empty
+                // An arrow key whose ESC came on its own (a slow link) is still the arrow.
+                try await guest.keys("a")
+                try await guest.keys("Escape")
+                try await guest.type("[B")
+                try await Task.sleep(for: .milliseconds(400))
+                #expect(try await guest.screen.contains("Add (title - artist):"), "the split arrow closed the prompt")
+                // Escape alone still closes the prompt.
+                try await guest.keys("Escape")
+                try await guest.waitUntil("the prompt closed") { !$0.contains("Add (title - artist):") }
             }
         }
     }

@@ -186,4 +186,52 @@ import Testing
             #expect(said.contains("is not a sign-in file OpenJam can read") && !said.contains("DecodingError") && !said.contains("dataCorrupted"), "\(said)")
         }
     }
+
+    @Test func anArrowKeyWhoseEscapeCameAloneIsStillTheArrow() {
+        let decoder = KeyDecoder()
+        #expect(decoder.feed([0x1B]) == [])
+        #expect(decoder.heldEscape != nil, "the ESC waits for its rest")
+        #expect(decoder.feed(Array("[A".utf8)[...]) == [.up])
+        #expect(decoder.heldEscape == nil)
+    }
+
+    @Test func anEscapeNothingFollowsIsEscapeOnceTheWaitEnds() throws {
+        let decoder = KeyDecoder()
+        #expect(decoder.feed([0x1B]) == [])
+        let held = try #require(decoder.heldEscape)
+        #expect(decoder.escapeTimedOut(held) == [.escape])
+        #expect(decoder.escapeTimedOut(held) == [], "one Escape for one ESC")
+
+        // A wait whose ESC was answered by a later read does nothing.
+        #expect(decoder.feed([0x1B]) == [])
+        let stale = try #require(decoder.heldEscape)
+        #expect(decoder.feed(Array("[".utf8)[...]) == [])
+        let rest = try #require(decoder.heldEscape)
+        #expect(decoder.escapeTimedOut(stale) == [])
+        // `ESC [` never finished: Escape, then the bracket as typed.
+        #expect(decoder.escapeTimedOut(rest) == [.escape, .character("[")])
+        #expect(decoder.feed([0x1B, UInt8(ascii: "x")]) == [.escape, .character("x")])
+    }
+
+    @Test func aBracketedPasteIsOneTextWhateverTheReadsItCameIn() {
+        let decoder = KeyDecoder()
+        #expect(decoder.feed(Array("j\u{1B}[200~Song - Art".utf8)[...]) == [.character("j")])
+        #expect(decoder.feed(Array("ist\rq\u{1B}[2".utf8)[...]) == [])
+        #expect(decoder.feed(Array("01~k".utf8)[...]) == [.paste("Song - Artist\rq"), .character("k")])
+    }
+
+    @Test func aRunawayPasteIsCutAtTheLimitAndWhatFollowsIsRead() {
+        let decoder = KeyDecoder()
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: KeyDecoder.pasteLimit + 5_000)
+        #expect(decoder.feed(Array("\u{1B}[200~".utf8)[...]) == [])
+        #expect(decoder.feed(long[...]) == [])
+        let keys = decoder.feed(Array("\u{1B}[201~q".utf8)[...])
+        #expect(keys == [.paste(String(repeating: "x", count: KeyDecoder.pasteLimit)), .character("q")])
+    }
+
+    @Test func pastedLinesBecomeOnePromptLineWithoutControlCharacters() {
+        #expect(TerminalText.pastedLine("  Pasted Song\r\n- The Band\n\n") == "Pasted Song - The Band")
+        #expect(TerminalText.pastedLine("Tab\there\u{1B}[2J\u{7}") == "Tab here[2J")
+        #expect(TerminalText.pastedLine("\n\r\n") == "")
+    }
 }

@@ -11,6 +11,9 @@ enum Key: Equatable, Sendable {
     case up, down, left, right
     case enter, escape, backspace, tab
     case interrupt
+    /// Text the terminal says was pasted (bracketed paste), newlines and all: it is text for a
+    /// prompt, never keys to act on.
+    case paste(String)
 }
 
 /// Something for the live screen to react to.
@@ -41,6 +44,13 @@ enum TerminalInputs {
                 return
             }
             for key in decoder.feed(buffer[0..<count]) { continuation.yield(.key(key)) }
+            // An ESC alone at the end of a read may be the start of an arrow key whose rest is
+            // still on its way (a slow ssh link): it is Escape only if nothing follows soon.
+            if let held = decoder.heldEscape {
+                queue.asyncAfter(deadline: .now() + KeyDecoder.escapeWait) {
+                    for key in decoder.escapeTimedOut(held) { continuation.yield(.key(key)) }
+                }
+            }
         }
         signal(SIGWINCH, SIG_IGN)
         let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
@@ -67,38 +77,72 @@ enum TerminalInputs {
     }
 }
 
-/// Turns bytes into keys, including arrow escape sequences split across reads.
+/// Turns bytes into keys, including arrow escape sequences split across reads and text
+/// pasted between the terminal's bracketed-paste marks.
 final class KeyDecoder: @unchecked Sendable {
+    /// How long an ESC alone waits for the rest of a sequence before it counts as Escape:
+    /// readline waits 500 ms, vim commonly 100; a press of Escape should still feel at once.
+    static let escapeWait: DispatchTimeInterval = .milliseconds(200)
+    /// The most of one paste kept: far more than any title, and a bound on what a runaway
+    /// paste (a whole file) holds in memory.
+    static let pasteLimit = 16 * 1024
+    private static let pasteEnd: [UInt8] = Array("\u{1B}[201~".utf8)
+
     // Used only on the input queue.
     private var pending: [UInt8] = []
+    /// The paste under way, between `ESC [ 200 ~` and `ESC [ 201 ~`.
+    private var pasted: [UInt8]?
+    /// Counts the reads fed, so that a wait for an ESC's rest knows whether anything came.
+    private var reads = 0
+
+    /// The read that left an ESC alone at the end, waiting for its rest; nil when none waits.
+    var heldEscape: Int? {
+        pasted == nil && pending.first == 0x1B ? reads : nil
+    }
+
+    /// The wait for the held ESC's rest ended: when nothing came since `read`, it is Escape,
+    /// and whatever is held after it is read as typed.
+    func escapeTimedOut(_ read: Int) -> [Key] {
+        guard read == reads, heldEscape != nil else { return [] }
+        pending.removeFirst()
+        return [.escape] + decode()
+    }
 
     func feed(_ bytes: ArraySlice<UInt8>) -> [Key] {
+        reads += 1
         pending += bytes
+        return decode()
+    }
+
+    private func decode() -> [Key] {
         var keys: [Key] = []
         while !pending.isEmpty {
+            if pasted != nil {
+                guard let paste = takePaste() else { break }
+                keys.append(paste)
+                continue
+            }
             let byte = pending[0]
             if byte == 0x1B {
-                if pending.count >= 2 && pending[1] == UInt8(ascii: "[") {
-                    // A control sequence runs to its final byte (0x40–0x7E): Delete is
-                    // `ESC [ 3 ~`, Ctrl+→ `ESC [ 1 ; 5 C`. All of it is one key, or none.
-                    guard let end = pending.indices.dropFirst(2).first(where: { (0x40...0x7E).contains(pending[$0]) }) else { break }
-                    switch pending[end] {
-                    case UInt8(ascii: "A"): keys.append(.up)
-                    case UInt8(ascii: "B"): keys.append(.down)
-                    case UInt8(ascii: "C"): keys.append(.right)
-                    case UInt8(ascii: "D"): keys.append(.left)
-                    default: break
-                    }
-                    pending.removeFirst(end + 1)
-                } else if pending.count == 1 {
+                // ESC alone: the rest of a sequence may still come (`heldEscape`).
+                guard pending.count >= 2 else { break }
+                guard pending[1] == UInt8(ascii: "[") else {
                     keys.append(.escape)
                     pending.removeFirst()
-                } else if pending[1] != UInt8(ascii: "[") {
-                    keys.append(.escape)
-                    pending.removeFirst()
-                } else {
-                    break
+                    continue
                 }
+                // A control sequence runs to its final byte (0x40–0x7E): Delete is
+                // `ESC [ 3 ~`, Ctrl+→ `ESC [ 1 ; 5 C`. All of it is one key, or none.
+                guard let end = pending.indices.dropFirst(2).first(where: { (0x40...0x7E).contains(pending[$0]) }) else { break }
+                switch pending[end] {
+                case UInt8(ascii: "A"): keys.append(.up)
+                case UInt8(ascii: "B"): keys.append(.down)
+                case UInt8(ascii: "C"): keys.append(.right)
+                case UInt8(ascii: "D"): keys.append(.left)
+                case UInt8(ascii: "~") where Array(pending[2..<end]) == Array("200".utf8): pasted = []
+                default: break
+                }
+                pending.removeFirst(end + 1)
                 continue
             }
             pending.removeFirst()
@@ -127,6 +171,25 @@ final class KeyDecoder: @unchecked Sendable {
             }
         }
         return keys
+    }
+
+    /// The paste, once its end mark has come; until then its bytes are kept (all but what
+    /// may be the start of a mark split across reads).
+    private func takePaste() -> Key? {
+        guard var text = pasted else { return nil }
+        let mark = Self.pasteEnd
+        let found = pending.count >= mark.count
+            ? (0...(pending.count - mark.count)).first(where: { pending[$0..<($0 + mark.count)].elementsEqual(mark) })
+            : nil
+        let taken = found ?? max(0, pending.count - (mark.count - 1))
+        text += pending[..<taken].prefix(max(0, Self.pasteLimit - text.count))
+        pending.removeFirst(found.map { $0 + mark.count } ?? taken)
+        guard found != nil else {
+            pasted = text
+            return nil
+        }
+        pasted = nil
+        return .paste(String(decoding: text, as: UTF8.self))
     }
 }
 

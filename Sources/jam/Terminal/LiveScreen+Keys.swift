@@ -100,6 +100,8 @@ extension LiveScreen {
                 model.mode = .searching(query: String(query.dropLast()), results: [], choice: 0)
             case .character(let character):
                 model.mode = .searching(query: query + String(character), results: [], choice: 0)
+            case .paste(let text):
+                model.mode = .searching(query: query + TerminalText.pastedLine(text), results: [], choice: 0)
             default:
                 break
             }
@@ -120,6 +122,8 @@ extension LiveScreen {
                 model.mode = .adding(String(text.dropLast()))
             case .character(let character):
                 model.mode = .adding(text + String(character))
+            case .paste(let pasted):
+                model.mode = .adding(text + TerminalText.pastedLine(pasted))
             default:
                 break
             }
@@ -177,6 +181,9 @@ extension LiveScreen {
             group.addTask { await store.perform(.updateSettings(SettingsPatch(locked: !locked)), as: locked ? "unlock" : "lock") }
         case .character("d"):
             if let selected, !selected.pending { group.addTask { await store.perform(.removeFromQueue(ItemRef(itemId: selected.id)), as: "remove") } }
+        case .paste:
+            // Pasted letters are not keys: "skip" pasted here must not skip.
+            model.message = "To paste a song, press a (add) or / (search) first."
         default:
             break
         }

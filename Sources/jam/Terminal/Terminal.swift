@@ -33,14 +33,16 @@ final class Terminal: @unchecked Sendable {
         raw.c_iflag &= ~tcflag_t(IXON | ICRNL | BRKINT | INPCK | ISTRIP)
         raw.c_cflag |= tcflag_t(CS8)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
-        write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
+        // Bracketed paste: the terminal marks pasted text, so a paste's lines are text for a
+        // prompt and never keys that act.
+        write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[2J")
         active = true
     }
 
     /// Everything back as it was.
     func restore() {
         guard active else { return }
-        write("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
+        write("\u{1B}[0m\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l")
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
         active = false
     }

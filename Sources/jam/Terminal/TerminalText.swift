@@ -1,3 +1,5 @@
+import Foundation
+
 /// What reaches the terminal: printable text and the screen's own colours (`Colour`). Every
 /// other control character is dropped, so a name or a title from a server cannot move the
 /// cursor, set the window's title, write the clipboard (OSC 52), or hide text (`ESC [ 8 m`,
@@ -41,6 +43,20 @@ enum TerminalText {
             index += 1
         }
         return String(kept)
+    }
+
+    /// Pasted text as one prompt line: its lines joined by a space (a title copied with the
+    /// line break after it, or a title and artist on lines of their own), tabs as spaces, and
+    /// every other control character dropped.
+    static func pastedLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline)
+            .map { line in
+                String(String.UnicodeScalarView(line.unicodeScalars.compactMap { scalar in
+                    scalar == "\t" ? " " : scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? nil : scalar
+                })).trimmingCharacters(in: .whitespaces)
+            }
+            .filter { !$0.isEmpty }
+            .joined(separator: " ")
     }
 
     /// Where the screen's colour sequence starting at `start` (an ESC) ends, or nil when it is
