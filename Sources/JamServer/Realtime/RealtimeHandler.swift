@@ -362,7 +362,7 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
                 switch session.idledOut(idle) {
                 case .ends:
                     break
-                case .notOwned:
+                case .socketClosesAlone:
                     loop.execute { bound.value.close(code: idle.code, reason: idle.reason) }
                 case .heard(let lookAgainIn):
                     loop.execute { bound.value.scheduleIdleCheck(bound, after: lookAgainIn, idle: idle) }

@@ -44,7 +44,7 @@ extension LiveSession {
     /// heard since the socket looked (on another event loop, before this turn) keeps the
     /// session: the socket looks again when the timeout has passed since that message.
     func idledOut(_ idle: IdleTimeout) -> IdleVerdict {
-        guard role == .owner else { return .notOwned }
+        guard role == .owner else { return .socketClosesAlone }
         // Ended already: the end closes every socket.
         guard !state.hasEnded else { return .ends }
         let silent = NIODeadline.now() - NIODeadline.uptimeNanoseconds(lastMessageNanos.load(ordering: .relaxed))
@@ -57,8 +57,10 @@ extension LiveSession {
         do {
             _ = try take(.idleEnd, cause: .tick)
         } catch {
-            // The store refusing: the closed sockets' members leave one by one, as before.
+            // The store refusing: the close waits behind a record that will not be stored, so
+            // each socket closes on its own and its member leaves, one by one.
             logger.warning("an idle session could not be ended", metadata: ["error": .loggable(error)])
+            return .socketClosesAlone
         }
         return .ends
     }
@@ -130,8 +132,9 @@ extension LiveSession {
 enum IdleVerdict: Equatable {
     /// The session ends (or has ended); its sockets close once the end is stored.
     case ends
-    /// Another node owns the session: the socket closes on its own.
-    case notOwned
+    /// The session is not ended here (another node owns it, or the store refused the end):
+    /// the socket closes on its own.
+    case socketClosesAlone
     /// A message came since: the socket looks again after this long.
     case heard(lookAgainIn: TimeAmount)
 }
