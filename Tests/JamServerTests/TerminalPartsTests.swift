@@ -187,46 +187,65 @@ import Testing
         }
     }
 
-    @Test func anArrowKeyWhoseEscapeCameAloneIsStillTheArrow() {
-        let decoder = KeyDecoder()
+    @Test func anArrowKeyWhoseEscapeCameAloneIsStillTheArrow() throws {
+        let decoder = KeyDecoder(environment: [:])
         #expect(decoder.feed([0x1B]) == [])
-        #expect(decoder.heldEscape != nil, "the ESC waits for its rest")
-        #expect(decoder.feed(Array("[A".utf8)[...]) == [.up])
-        #expect(decoder.heldEscape == nil)
+        let (read, wait) = try #require(decoder.waiting, "the ESC waits for its rest")
+        #expect(wait == .milliseconds(200))
+        #expect(decoder.feed(Array("[".utf8)[...]) == [])
+        #expect(decoder.waiting == nil, "a sequence begun waits for its end however long it takes")
+        #expect(decoder.timedOut(read) == [], "the wait was answered")
+        #expect(decoder.feed(Array("A".utf8)[...]) == [.up])
     }
 
     @Test func anEscapeNothingFollowsIsEscapeOnceTheWaitEnds() throws {
-        let decoder = KeyDecoder()
+        let decoder = KeyDecoder(environment: ["ESCDELAY": "1000"])
         #expect(decoder.feed([0x1B]) == [])
-        let held = try #require(decoder.heldEscape)
-        #expect(decoder.escapeTimedOut(held) == [.escape])
-        #expect(decoder.escapeTimedOut(held) == [], "one Escape for one ESC")
-
-        // A wait whose ESC was answered by a later read does nothing.
-        #expect(decoder.feed([0x1B]) == [])
-        let stale = try #require(decoder.heldEscape)
-        #expect(decoder.feed(Array("[".utf8)[...]) == [])
-        let rest = try #require(decoder.heldEscape)
-        #expect(decoder.escapeTimedOut(stale) == [])
-        // `ESC [` never finished: Escape, then the bracket as typed.
-        #expect(decoder.escapeTimedOut(rest) == [.escape, .character("[")])
+        let (read, wait) = try #require(decoder.waiting)
+        #expect(wait == .milliseconds(1000), "ESCDELAY sets the wait, as for ncurses programs")
+        #expect(decoder.timedOut(read) == [.escape])
+        #expect(decoder.timedOut(read) == [], "one Escape for one ESC")
         #expect(decoder.feed([0x1B, UInt8(ascii: "x")]) == [.escape, .character("x")])
     }
 
+    @Test func aLeadByteWithoutItsContinuationCannotSwallowTheEscapeAfterIt() {
+        let decoder = KeyDecoder(environment: [:])
+        // An 8-bit Alt+a, then a paste: the paste is still a paste.
+        #expect(decoder.feed(Array([0xE1] + Array("\u{1B}[200~qL\u{1B}[201~".utf8))[...]) == [.paste("qL")])
+        #expect(decoder.feed(Array("é".utf8).prefix(1)) == [])
+        #expect(decoder.feed(Array("é".utf8).suffix(1)) == [.character("é")])
+    }
+
+    @Test func aPasteWhoseEndNeverComesEndsAfterAQuietWait() throws {
+        let decoder = KeyDecoder(environment: [:])
+        #expect(decoder.feed(Array("\u{1B}[200~Song\u{1B}[2".utf8)[...]) == [])
+        let (read, wait) = try #require(decoder.waiting)
+        #expect(wait == KeyDecoder.pasteWait)
+        #expect(decoder.timedOut(read) == [.paste("Song\u{1B}[2")])
+        #expect(decoder.feed(Array("q".utf8)[...]) == [.character("q")], "keys are keys again")
+    }
+
     @Test func aBracketedPasteIsOneTextWhateverTheReadsItCameIn() {
-        let decoder = KeyDecoder()
+        let decoder = KeyDecoder(environment: [:])
         #expect(decoder.feed(Array("j\u{1B}[200~Song - Art".utf8)[...]) == [.character("j")])
         #expect(decoder.feed(Array("ist\rq\u{1B}[2".utf8)[...]) == [])
         #expect(decoder.feed(Array("01~k".utf8)[...]) == [.paste("Song - Artist\rq"), .character("k")])
     }
 
     @Test func aRunawayPasteIsCutAtTheLimitAndWhatFollowsIsRead() {
-        let decoder = KeyDecoder()
+        let decoder = KeyDecoder(environment: [:])
         let long = [UInt8](repeating: UInt8(ascii: "x"), count: KeyDecoder.pasteLimit + 5_000)
         #expect(decoder.feed(Array("\u{1B}[200~".utf8)[...]) == [])
         #expect(decoder.feed(long[...]) == [])
         let keys = decoder.feed(Array("\u{1B}[201~q".utf8)[...])
         #expect(keys == [.paste(String(repeating: "x", count: KeyDecoder.pasteLimit)), .character("q")])
+
+        // Cut inside a character, the paste ends at the last whole one.
+        let accents = Array(String(repeating: "é", count: KeyDecoder.pasteLimit).utf8)
+        #expect(decoder.feed(Array("\u{1B}[200~x".utf8)[...] ) == [])
+        #expect(decoder.feed(accents[...]) == [])
+        let cut = decoder.feed(Array("\u{1B}[201~".utf8)[...])
+        #expect(cut == [.paste("x" + String(repeating: "é", count: (KeyDecoder.pasteLimit - 1) / 2))])
     }
 
     @Test func pastedLinesBecomeOnePromptLineWithoutControlCharacters() {

@@ -1,4 +1,5 @@
 @preconcurrency import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -44,11 +45,11 @@ enum TerminalInputs {
                 return
             }
             for key in decoder.feed(buffer[0..<count]) { continuation.yield(.key(key)) }
-            // An ESC alone at the end of a read may be the start of an arrow key whose rest is
-            // still on its way (a slow ssh link): it is Escape only if nothing follows soon.
-            if let held = decoder.heldEscape {
-                queue.asyncAfter(deadline: .now() + KeyDecoder.escapeWait) {
-                    for key in decoder.escapeTimedOut(held) { continuation.yield(.key(key)) }
+            // An ESC alone may be the start of an arrow key whose rest is still on its way (a
+            // slow ssh link), and a paste may still be coming: each ends if nothing follows.
+            if let (read, wait) = decoder.waiting {
+                queue.asyncAfter(deadline: .now() + wait) {
+                    for key in decoder.timedOut(read) { continuation.yield(.key(key)) }
                 }
             }
         }
@@ -81,8 +82,13 @@ enum TerminalInputs {
 /// pasted between the terminal's bracketed-paste marks.
 final class KeyDecoder: @unchecked Sendable {
     /// How long an ESC alone waits for the rest of a sequence before it counts as Escape:
-    /// readline waits 500 ms, vim commonly 100; a press of Escape should still feel at once.
-    static let escapeWait: DispatchTimeInterval = .milliseconds(200)
+    /// `ESCDELAY` (ms), as for programs built on ncurses, else 200 ms (readline waits 500,
+    /// vim commonly 100; a press of Escape should still feel at once).
+    let escapeWait: DispatchTimeInterval
+    /// How long a paste whose end mark has not come waits for more before it ends as it is:
+    /// a terminal that dropped the mark must not leave every later key, Ctrl-C included,
+    /// taken as pasted text.
+    static let pasteWait: DispatchTimeInterval = .seconds(2)
     /// The most of one paste kept: far more than any title, and a bound on what a runaway
     /// paste (a whole file) holds in memory.
     static let pasteLimit = 16 * 1024
@@ -92,20 +98,33 @@ final class KeyDecoder: @unchecked Sendable {
     private var pending: [UInt8] = []
     /// The paste under way, between `ESC [ 200 ~` and `ESC [ 201 ~`.
     private var pasted: [UInt8]?
-    /// Counts the reads fed, so that a wait for an ESC's rest knows whether anything came.
+    /// Counts the reads fed, so that a wait knows whether anything came since it began.
     private var reads = 0
 
-    /// The read that left an ESC alone at the end, waiting for its rest; nil when none waits.
-    var heldEscape: Int? {
-        pasted == nil && pending.first == 0x1B ? reads : nil
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let delay = environment["ESCDELAY"].flatMap(Int.init).map { min(max($0, 0), 10_000) }
+        escapeWait = .milliseconds(delay ?? 200)
     }
 
-    /// The wait for the held ESC's rest ended: when nothing came since `read`, it is Escape,
-    /// and whatever is held after it is read as typed.
-    func escapeTimedOut(_ read: Int) -> [Key] {
-        guard read == reads, heldEscape != nil else { return [] }
-        pending.removeFirst()
-        return [.escape] + decode()
+    /// What waits for more bytes after the last read, and for how long: an ESC alone, or a
+    /// paste without its end. Nil when nothing does.
+    var waiting: (read: Int, wait: DispatchTimeInterval)? {
+        if pasted != nil { return (reads, Self.pasteWait) }
+        return pending == [0x1B] ? (reads, escapeWait) : nil
+    }
+
+    /// A wait that began after read number `read` ended: when nothing came since, an ESC alone
+    /// is Escape and a paste ends with what it has.
+    func timedOut(_ read: Int) -> [Key] {
+        guard read == reads else { return [] }
+        if pasted != nil {
+            pasted! += pending
+            pending = []
+            return [finishPaste()]
+        }
+        guard pending == [0x1B] else { return [] }
+        pending = []
+        return [.escape]
     }
 
     func feed(_ bytes: ArraySlice<UInt8>) -> [Key] {
@@ -124,7 +143,7 @@ final class KeyDecoder: @unchecked Sendable {
             }
             let byte = pending[0]
             if byte == 0x1B {
-                // ESC alone: the rest of a sequence may still come (`heldEscape`).
+                // ESC alone: the rest of a sequence may still come (`waiting`).
                 guard pending.count >= 2 else { break }
                 guard pending[1] == UInt8(ascii: "[") else {
                     keys.append(.escape)
@@ -155,9 +174,11 @@ final class KeyDecoder: @unchecked Sendable {
                 if byte >= 0x20 && byte < 0x7F {
                     keys.append(.character(Character(UnicodeScalar(byte))))
                 } else if byte >= 0xC0 {
-                    // A UTF-8 sequence: take its continuation bytes with it.
+                    // A UTF-8 sequence: take its continuation bytes with it. A lead byte without
+                    // them (an 8-bit Alt) is dropped, so it cannot swallow an ESC that follows.
                     let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
                     let needed = length - 1
+                    guard pending.prefix(needed).allSatisfy({ (0x80...0xBF).contains($0) }) else { continue }
                     guard pending.count >= needed else {
                         pending.insert(byte, at: 0)
                         return keys
@@ -176,21 +197,24 @@ final class KeyDecoder: @unchecked Sendable {
     /// The paste, once its end mark has come; until then its bytes are kept (all but what
     /// may be the start of a mark split across reads).
     private func takePaste() -> Key? {
-        guard var text = pasted else { return nil }
+        guard let text = pasted else { return nil }
         let mark = Self.pasteEnd
         let found = pending.count >= mark.count
             ? (0...(pending.count - mark.count)).first(where: { pending[$0..<($0 + mark.count)].elementsEqual(mark) })
             : nil
         let taken = found ?? max(0, pending.count - (mark.count - 1))
-        text += pending[..<taken].prefix(max(0, Self.pasteLimit - text.count))
+        pasted = text + pending[..<taken].prefix(max(0, Self.pasteLimit - text.count))
         pending.removeFirst(found.map { $0 + mark.count } ?? taken)
-        guard found != nil else {
-            pasted = text
-            return nil
-        }
+        return found == nil ? nil : finishPaste()
+    }
+
+    /// The paste under way as text; cut at the limit, it ends at its last whole character.
+    private func finishPaste() -> Key {
+        let bytes = (pasted ?? []).prefix(Self.pasteLimit)
         pasted = nil
-        return .paste(String(decoding: text, as: UTF8.self))
+        var text = String(decoding: bytes, as: UTF8.self)
+        if bytes.count == Self.pasteLimit, text.last == "\u{FFFD}" { text.removeLast() }
+        return .paste(text)
     }
 }
 
-import Foundation
