@@ -116,6 +116,19 @@ import Testing
         for pane in panes { await pane.kill() }
     }
 
+    /// A session Hana opened over REST, and a pane where Gil joins it with `jam join` (after
+    /// `environment`, e.g. `ESCDELAY=4000`); the pane says `GUEST-EXITED <status>` once `jam` ends.
+    private static func gilJoinsHanasSession(
+        _ server: ServerProcess, pane name: String, environment: String = ""
+    ) async throws -> (api: RestClient, host: GuestAuthResponse, view: SessionView, guest: Pane) {
+        let url = "http://127.0.0.1:\(server.port)"
+        let api = RestClient(baseURL: url)
+        let host = try await api.guest("Hana")
+        let view = try await api.create(host.token)
+        let command = "\(environment)\(try ServerProcess.executable.path) join \(view.session.joinCode) --server \(url) --name Gil; echo GUEST-EXITED $?; sleep 30"
+        return (api, host, view, try await Pane(name, command: command))
+    }
+
     @Test func aClosedTerminalOrASIGTERMEndsTheLiveScreen() async throws {
         try await Self.withServerInTmux { server, suffix in
             let command = "exec \(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana"
@@ -199,12 +212,7 @@ import Testing
 
     @Test func aMemberTheHostRemovesSeesWhyAndTheProcessEndsWithOne() async throws {
         try await Self.withServerInTmux { server, suffix in
-            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
-            let host = try await api.guest("Hana")
-            let view = try await api.create(host.token)
-            let guest = try await Pane(
-                "kicked-\(suffix)",
-                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            let (api, host, view, guest) = try await Self.gilJoinsHanasSession(server, pane: "kicked-\(suffix)")
             try await Self.closing(guest) {
                 try await guest.waitFor("● Gil")
                 // Removed while typing a song: the prompt must not take the q that quits.
@@ -223,12 +231,7 @@ import Testing
 
     @Test func aSessionTheHostEndsSaysSoAndOffersNoWayBack() async throws {
         try await Self.withServerInTmux { server, suffix in
-            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
-            let host = try await api.guest("Hana")
-            let view = try await api.create(host.token)
-            let guest = try await Pane(
-                "ended-\(suffix)",
-                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            let (api, host, view, guest) = try await Self.gilJoinsHanasSession(server, pane: "ended-\(suffix)")
             try await Self.closing(guest) {
                 try await guest.waitFor("● Gil")
                 let ended = try await api.request("DELETE", "/api/v1/sessions/\(view.session.id)", token: host.token)
@@ -296,19 +299,15 @@ import Testing
 
     @Test func aPastedSongIsTextForThePromptAndAPasteElsewhereActsOnNothing() async throws {
         try await Self.withServerInTmux { server, suffix in
-            let url = "http://127.0.0.1:\(server.port)"
-            let api = RestClient(baseURL: url)
-            let host = try await api.guest("Hana")
-            let view = try await api.create(host.token)
             // A long ESC wait (ncurses' ESCDELAY), so that the split below is a split however
             // slowly this machine runs the two tmux commands.
-            let guest = try await Pane("paste-\(suffix)", command: "ESCDELAY=4000 \(try ServerProcess.executable.path) join \(view.session.joinCode) --server \(url) --name Gil; echo PASTE-EXITED $?; sleep 30")
+            let guest = try await Self.gilJoinsHanasSession(server, pane: "paste-\(suffix)", environment: "ESCDELAY=4000 ").guest
             try await Self.closing(guest) {
                 try await guest.waitFor("● Gil")
                 // On the main screen a paste's letters are not keys: no leave question, no quit.
                 try await guest.paste("Lq")
                 let said = try await guest.waitFor("To paste a song, press a")
-                #expect(!said.contains("Leave") && !said.contains("PASTE-EXITED"), "\(said)")
+                #expect(!said.contains("Leave") && !said.contains("GUEST-EXITED"), "\(said)")
                 // A title and artist copied on two lines, with the line break after them.
                 try await guest.keys("a")
                 try await guest.paste("Pasted Song\n- The Band\n")
@@ -378,13 +377,8 @@ import Testing
 
     @Test func aMemberLeavesForGoodWithLAfterSayingYesAndAnyOtherKeyStays() async throws {
         try await Self.withServerInTmux { server, suffix in
-            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
-            let host = try await api.guest("Hana")
-            let view = try await api.create(host.token)
+            let (api, host, view, guest) = try await Self.gilJoinsHanasSession(server, pane: "leaver-\(suffix)")
             let code = view.session.joinCode
-            let guest = try await Pane(
-                "leaver-\(suffix)",
-                command: "\(try ServerProcess.executable.path) join \(code) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
             try await Self.closing(guest) {
                 try await guest.waitFor("● Gil")
                 try await guest.keys("L")
@@ -404,12 +398,7 @@ import Testing
 
     @Test func aRemovedMemberWhoThenLeavesStillEndsWithOne() async throws {
         try await Self.withServerInTmux { server, suffix in
-            let api = RestClient(baseURL: "http://127.0.0.1:\(server.port)")
-            let host = try await api.guest("Hana")
-            let view = try await api.create(host.token)
-            let guest = try await Pane(
-                "removed-leaver-\(suffix)",
-                command: "\(try ServerProcess.executable.path) join \(view.session.joinCode) --server http://127.0.0.1:\(server.port) --name Gil; echo GUEST-EXITED $?; sleep 30")
+            let (api, host, view, guest) = try await Self.gilJoinsHanasSession(server, pane: "removed-leaver-\(suffix)")
             try await Self.closing(guest) {
                 try await guest.waitFor("● Gil")
                 let gil = try #require(try await api.view(host.token, view.session.id).members.first { $0.displayName == "Gil" })
