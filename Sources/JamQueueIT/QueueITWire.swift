@@ -49,8 +49,15 @@ struct QueueITWire: SessionWire {
                 break
             }
         }
-        if case .command(let command, _, _, _) = cause, events.contains(where: Self.changesSong) {
-            lastSkipWasCrowdsourced = !Self.isHostDecision(command)
+        // A node following the session reads the same commands from its log: its readers must
+        // see the flag its owner's do.
+        let applied: Command? =
+            switch cause {
+            case .command(let command, _, _, _), .followed(let command, _): command
+            case .tick: nil
+            }
+        if let applied, events.contains(where: Self.changesSong), let crowd = Self.wasTheCrowds(applied) {
+            lastSkipWasCrowdsourced = crowd
         }
         var frames: [WireFrame] = []
         func add(_ name: String, _ data: QueueIT.EventData) {
@@ -71,16 +78,21 @@ struct QueueITWire: SessionWire {
         }
     }
 
-    /// A host's skip or finish, or an add that started the first song; anything else that
-    /// changed the song (a skip request, or a member leaving) was the crowd's.
-    private static func isHostDecision(_ command: Command) -> Bool {
+    /// Whether a change of song `command` made was the crowd's: a host's skip or finish was
+    /// not, a skip request or a member leaving was. Nil for an add that started the first
+    /// song, which leaves the flag as it was, as the backend's auto-play does (only its
+    /// `set_current_song` clears it).
+    private static func wasTheCrowds(_ command: Command) -> Bool? {
         switch command {
-        case .skip, .finish, .add, .play, .djPrepare: true
-        case .all(let commands): commands.contains(where: isHostDecision)
-        case .whileCurrent(_, let command): isHostDecision(command)
+        case .skip, .finish, .play, .djPrepare: false
+        case .add: nil
+        case .all(let commands):
+            // A host's part decides; else an add's; else the crowd's.
+            commands.map(wasTheCrowds).contains(false) ? false : commands.map(wasTheCrowds).contains(nil) ? nil : true
+        case .whileCurrent(_, let command): wasTheCrowds(command)
         case .join, .leave, .connect, .disconnect, .remove, .vote, .requestSkip, .withdrawSkipRequest, .pause, .resume, .seek, .ready, .syncReport,
             .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djTimeline:
-            false
+            true
         }
     }
 

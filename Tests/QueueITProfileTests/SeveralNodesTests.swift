@@ -77,6 +77,35 @@ struct SeveralNodesTests {
         }
     }
 
+    @Test("a crowd's skip on the session's node shows as the crowd's to a member read on another node, and a host's skip as not")
+    func theCrowdsFlagFollowsTheSessionToAnotherNode() async throws {
+        try await Self.withTwoNodes { a, b, _ in
+            let ann = try await a.signIn("Ann")
+            let bob = try await b.signIn("Bob")
+            _ = try await a.hosting(ann, code: "PARTY")
+            _ = try b.ok(try await b.join(bob, code: "PARTY"), "join on the second node")
+            _ = try await a.added(ann, song(1))
+            let next = try await a.added(ann, song(2))
+            _ = try await a.added(ann, song(3))
+            _ = try a.ok(try await a.requestSkip(ann), "ann asks")
+            #expect(try b.ok(try await b.requestSkip(bob), "bob asks").bool("skipped") == true)
+
+            var seen: JSONObject = [:]
+            try await eventually("the second node never read the crowd's skip: \(seen)") {
+                seen = try b.ok(try await b.current(bob), "current on the second node")
+                return seen.object("current_song")?.string("id") == next
+            }
+            #expect(seen.bool("last_skip_was_crowdsourced") == true, "\(seen)")
+
+            _ = try a.ok(try await a.control(ann, ["skip_current_track": true]), "host skips")
+            try await eventually("the second node never read the host's skip: \(seen)") {
+                seen = try b.ok(try await b.current(bob), "current on the second node")
+                return seen.object("current_song")?.string("id") != next
+            }
+            #expect(seen.bool("last_skip_was_crowdsourced") == false, "\(seen)")
+        }
+    }
+
     @Test("a code whose session ended on one node can be chosen on another, and the first node then joins the new session")
     func aChosenCodeFollowsTheDatabaseAcrossNodes() async throws {
         try await Self.withTwoNodes { a, b, _ in

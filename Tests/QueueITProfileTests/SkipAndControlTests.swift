@@ -66,6 +66,29 @@ struct SkipAndControlTests {
         }
     }
 
+    @Test("a crowd's skip of the last song stays the crowd's when an add starts the next, and a host's skip clears it")
+    func theCrowdsFlagOutlivesAnAutoPlay() async throws {
+        try await QueueITServer.with { api, _ in
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            _ = try api.ok(try await api.requestSkip(ann), "ann")
+            #expect(try api.ok(try await api.requestSkip(bob), "bob").bool("skipped") == true)
+            let emptied = try api.ok(try await api.current(bob), "current")
+            #expect(emptied.object("current_song") == nil, "\(emptied)")
+            #expect(emptied.bool("last_skip_was_crowdsourced") == true)
+
+            // The add plays at once, as the backend's auto-play does, without touching the flag.
+            let next = try await api.added(bob, song(2))
+            let playing = try api.ok(try await api.current(bob), "current")
+            #expect(playing.object("current_song")?.string("id") == next)
+            #expect(playing.bool("last_skip_was_crowdsourced") == true, "\(playing)")
+
+            _ = try await api.added(bob, song(3))
+            _ = try api.ok(try await api.control(ann, ["skip_current_track": true]), "host skips")
+            #expect(try api.ok(try await api.current(bob), "current").bool("last_skip_was_crowdsourced") == false)
+        }
+    }
+
     @Test("the host's skip_current_track marks the song skipped and plays the next; a guest's is 403")
     func hostSkips() async throws {
         try await QueueITServer.with { api, _ in
