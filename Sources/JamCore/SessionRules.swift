@@ -32,8 +32,12 @@ public struct SessionRules: Codable, Hashable, Sendable {
         /// threshold at once (OpenJam's).
         case withdrawn
         /// It stays counted until the song changes, and is theirs again if they come back;
-        /// nothing is checked until the next request (QueueIT's backend keeps the row).
+        /// nothing is checked until the next new request (QueueIT sessions stored before
+        /// 2026-12-02).
         case kept
+        /// As `kept`, and every request, a repeated one too, checks them: QueueIT's backend
+        /// keeps the row, and counts and compares at each call.
+        case keptCheckedAtEveryRequest
     }
 
     /// Who hosts a session whose host left it empty, when somebody arrives.

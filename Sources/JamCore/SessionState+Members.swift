@@ -65,7 +65,7 @@ extension SessionState {
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
-        removeMember(user, keepingSkipRequest: rules.departedSkipRequests == .kept, at: now, into: &outcome)
+        removeMember(user, keepingSkipRequest: rules.departedSkipRequests != .withdrawn, at: now, into: &outcome)
         guard members.isEmpty else { return }
         if rules.emptyGraceMs != nil && (current != nil || !queue.isEmpty) {
             emptySince = now

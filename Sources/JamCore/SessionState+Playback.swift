@@ -75,7 +75,12 @@ extension SessionState {
 
     mutating func requestSkip(by user: UserID, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         guard current != nil else { throw JamError(.conflict, "nothing is playing") }
-        guard !skipRequests.contains(user) else { return }
+        guard !skipRequests.contains(user) else {
+            // Asked again: where leavers' requests stay unchecked, a departure since may have
+            // left them over the threshold, which QueueIT's backend finds at any request.
+            if rules.departedSkipRequests == .keptCheckedAtEveryRequest { evaluateSkipRequests(at: now, into: &outcome) }
+            return
+        }
         skipRequests.insert(user)
         emit(.skipRequests(skipRequestFigures), at: now, into: &outcome)
         evaluateSkipRequests(at: now, into: &outcome)

@@ -36,7 +36,7 @@ extension SessionState {
         let present = members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
         switch rules.departedSkipRequests {
         case .withdrawn: return present
-        case .kept: return present + skipRequests.count { member($0) == nil }
+        case .kept, .keptCheckedAtEveryRequest: return present + skipRequests.count { member($0) == nil }
         }
     }
 

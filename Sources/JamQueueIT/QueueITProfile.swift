@@ -41,7 +41,7 @@ package struct QueueITProfile: WireProfile {
             // nobody takes the role meanwhile (its app's host device plays).
             rules: SessionRules(
                 startMode: .hostDevice, maxQueueLength: 1000, emptyGraceMs: 24 * 3_600_000, tracksNeedIdAndName: false, equalScores: .fallenFirst,
-                departedSkipRequests: .kept, hostOfEmptySession: .kept, hostSuccession: .nobody),
+                departedSkipRequests: .keptCheckedAtEveryRequest, hostOfEmptySession: .kept, hostSuccession: .nobody),
             settings: SessionSettings(maxMembers: SessionSettings.memberLimit, maxQueuedPerMember: SessionSettings.queueLimit, allowDuplicates: true),
             codes: .openJam, codeLifetimeMs: nil,
             makeWire: { _ in QueueITWire(currentSessions: index) })

@@ -136,6 +136,23 @@ import Testing
         #expect(jam.state.skipRequestCount == 0, "a new song starts with no requests, the leavers' gone too")
     }
 
+    @Test func aRepeatedRequestChecksKeptRequestsOnlyWhereEveryRequestChecks() throws {
+        for (rule, skips) in [(SessionRules.DepartedSkipRequests.kept, false), (.keptCheckedAtEveryRequest, true)] {
+            var rules = Self.rules
+            rules.departedSkipRequests = rule
+            var jam = try Jam(members: [alice, bob, carol], connected: false, rules: rules)
+            try jam.add(1, by: alice)
+            try jam.add(2, by: bob)
+            try jam.apply(.requestSkip, by: alice)
+            try jam.apply(.requestSkip, by: bob)
+            try jam.apply(.leave, by: carol)
+            // 2 of 3 (host, alice, bob) now; alice asks again.
+            let again = try jam.apply(.requestSkip, by: alice)
+            #expect((jam.state.current?.item.id == itemID(2)) == skips, "\(rule): \(again.events.types)")
+            #expect((jam.state.history.last?.outcome == .skipped) == skips, "\(rule)")
+        }
+    }
+
     @Test func keptRequestsAreNotCheckedWhenSomebodyConnects() throws {
         var jam = try keptJam()
         try jam.add(1, by: alice)
