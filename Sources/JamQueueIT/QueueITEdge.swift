@@ -104,7 +104,7 @@ struct QueueITEdge: Sendable {
 
     /// Reads the caller's `CurrentSessionResponse` from a session.
     static func current(for user: UserID) -> @Sendable (SessionState, any SessionWire) -> QueueIT.CurrentSession {
-        { state, wire in QueueITViews.current(state, for: user, lastSkipWasCrowdsourced: (wire as? QueueITWire)?.lastSkipWasCrowdsourced ?? false) }
+        { state, _ in QueueITViews.current(state, for: user) }
     }
 
     /// A JSON answer in its backend's encoding.

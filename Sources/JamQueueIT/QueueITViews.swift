@@ -65,8 +65,18 @@ enum QueueITViews {
         return songs
     }
 
+    /// Whether the last song to leave was skipped by members' requests: the backend's
+    /// `last_skip_was_crowdsourced`, which its crowd skip sets and its host's skip or a
+    /// finished song clears, and which an add that starts the first song leaves as it was.
+    /// Read from the session's history (a crowd's skip is the one no member ended), so every
+    /// node, and a restarted one, answers alike.
+    static func lastSkipWasCrowdsourced(_ state: SessionState) -> Bool {
+        guard let last = state.history.last else { return false }
+        return last.outcome == .skipped && last.endedBy == nil
+    }
+
     /// `CurrentSessionResponse` for `viewer`.
-    static func current(_ state: SessionState, for viewer: UserID, lastSkipWasCrowdsourced: Bool) -> QueueIT.CurrentSession {
+    static func current(_ state: SessionState, for viewer: UserID) -> QueueIT.CurrentSession {
         var myVotes: [String: Int] = [:]
         for item in state.queue {
             if let vote = item.votes[viewer] { myVotes[item.id.rawValue] = vote }
@@ -79,6 +89,6 @@ enum QueueITViews {
                 host: user(state.hostId, name: host?.displayName ?? state.absentHostName)),
             currentSong: currentSong(state), queue: queue(state), myVotes: myVotes,
             skipRequestCount: state.skipRequestCount, participantCount: max(1, state.members.count),
-            userRequestedSkip: state.skipRequests.contains(viewer), lastSkipWasCrowdsourced: lastSkipWasCrowdsourced)
+            userRequestedSkip: state.skipRequests.contains(viewer), lastSkipWasCrowdsourced: lastSkipWasCrowdsourced(state))
     }
 }

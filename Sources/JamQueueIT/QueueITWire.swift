@@ -10,13 +10,10 @@ struct QueueITSocketMessage: DecodedMessage {}
 
 /// How QueueIT sessions speak on their realtime socket: `{"event", "session_id", "data"}` with
 /// `queue.updated`, `votes.updated`, `now_playing.updated` and `session.updated`, after which
-/// its app reads `GET /sessions/current` again. The session's own counters (whether the last
-/// skip was the crowd's) live here too.
+/// its app reads `GET /sessions/current` again.
 struct QueueITWire: SessionWire {
     /// Learns who left which session (kicked, or dropped after a long absence).
     let currentSessions: CurrentSessions?
-    /// Whether the last change of song came from members' skip requests.
-    private(set) var lastSkipWasCrowdsourced = false
 
     init(currentSessions: CurrentSessions?) {
         self.currentSessions = currentSessions
@@ -49,16 +46,6 @@ struct QueueITWire: SessionWire {
                 break
             }
         }
-        // A node following the session reads the same commands from its log: its readers must
-        // see the flag its owner's do.
-        let applied: Command? =
-            switch cause {
-            case .command(let command, _, _, _), .followed(let command, _): command
-            case .tick: nil
-            }
-        if let applied, events.contains(where: Self.changesSong), let crowd = Self.wasTheCrowds(applied) {
-            lastSkipWasCrowdsourced = crowd
-        }
         var frames: [WireFrame] = []
         func add(_ name: String, _ data: QueueIT.EventData) {
             frames.append(WireFrame(seq: last.seq, bytes: Self.frame(name, state: state, data), audience: .everyone, logged: false))
@@ -69,31 +56,6 @@ struct QueueITWire: SessionWire {
         for data in votes { add("votes.updated", data) }
         if sessionChanged { add("session.updated", QueueIT.EventData()) }
         return frames
-    }
-
-    private static func changesSong(_ envelope: ServerEnvelope) -> Bool {
-        switch envelope.event {
-        case .playPrepare, .stopped: true
-        default: false
-        }
-    }
-
-    /// Whether a change of song `command` made was the crowd's: a host's skip or finish was
-    /// not, a skip request or a member leaving was. Nil for an add that started the first
-    /// song, which leaves the flag as it was, as the backend's auto-play does (only its
-    /// `set_current_song` clears it).
-    private static func wasTheCrowds(_ command: Command) -> Bool? {
-        switch command {
-        case .skip, .finish, .play, .djPrepare: false
-        case .add: nil
-        case .all(let commands):
-            // A host's part decides; else an add's; else the crowd's.
-            commands.map(wasTheCrowds).contains(false) ? false : commands.map(wasTheCrowds).contains(nil) ? nil : true
-        case .whileCurrent(_, let command): wasTheCrowds(command)
-        case .join, .leave, .connect, .disconnect, .remove, .vote, .requestSkip, .withdrawSkipRequest, .pause, .resume, .seek, .ready, .syncReport,
-            .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djTimeline:
-            true
-        }
     }
 
     func request(for message: any DecodedMessage, from user: UserID, state: SessionState, ids: any IDGenerator, now: Millis) -> SessionRequest {

@@ -336,6 +336,26 @@ struct SessionTests {
         }
     }
 
+    @Test("a crowd's skip still reads as the crowd's after a restart")
+    func theCrowdsSkipSurvivesARestart() async throws {
+        let folder = TestServer.makeDataDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bob = try await TestServer.with(dataDirectory: folder, configure: { $0.profile = QueueITProfileForTests.make() }) { server in
+            let api = QueueITAPI(base: server.baseURL)
+            let (ann, bob) = try await api.party()
+            _ = try await api.added(ann, song(1))
+            _ = try await api.added(ann, song(2))
+            _ = try api.ok(try await api.requestSkip(ann), "ann")
+            #expect(try api.ok(try await api.requestSkip(bob), "bob").bool("skipped") == true)
+            return bob
+        }
+        try await QueueITServer.with(dataDirectory: folder) { api, _ in
+            let current = try api.ok(try await api.current(bob), "current after restart")
+            #expect(current.object("current_song")?.object("song")?.string("id") == "track2")
+            #expect(current.bool("last_skip_was_crowdsourced") == true, "\(current)")
+        }
+    }
+
     @Test("a path it has, asked with another method, is 405 Method Not Allowed without Allow; a path it lacks is 404 Not Found")
     func aPathAskedWithAnotherMethodIs405() async throws {
         try await QueueITServer.with { api, _ in

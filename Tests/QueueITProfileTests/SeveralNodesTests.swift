@@ -77,29 +77,29 @@ struct SeveralNodesTests {
         }
     }
 
-    @Test("a crowd's skip on the session's node shows as the crowd's to a member read on another node, and a host's skip as not")
+    @Test("a crowd's skip shows as the crowd's on a node that loads the session after it, and a host's skip as not")
     func theCrowdsFlagFollowsTheSessionToAnotherNode() async throws {
         try await Self.withTwoNodes { a, b, _ in
             let ann = try await a.signIn("Ann")
-            let bob = try await b.signIn("Bob")
+            let bob = try await a.signIn("Bob")
             _ = try await a.hosting(ann, code: "PARTY")
-            _ = try b.ok(try await b.join(bob, code: "PARTY"), "join on the second node")
+            _ = try a.ok(try await a.join(bob, code: "PARTY"), "join")
             _ = try await a.added(ann, song(1))
             let next = try await a.added(ann, song(2))
             _ = try await a.added(ann, song(3))
             _ = try a.ok(try await a.requestSkip(ann), "ann asks")
-            #expect(try b.ok(try await b.requestSkip(bob), "bob asks").bool("skipped") == true)
+            #expect(try a.ok(try await a.requestSkip(bob), "bob asks").bool("skipped") == true)
 
-            var seen: JSONObject = [:]
-            try await eventually("the second node never read the crowd's skip: \(seen)") {
-                seen = try b.ok(try await b.current(bob), "current on the second node")
-                return seen.object("current_song")?.string("id") == next
-            }
-            #expect(seen.bool("last_skip_was_crowdsourced") == true, "\(seen)")
+            // The second node has not seen the session yet: Cat's join there reads it from the store.
+            let cat = try await b.signIn("Cat")
+            let joined = try b.ok(try await b.join(cat, code: "PARTY"), "cat joins on the second node")
+            #expect(joined.object("current_song")?.string("id") == next, "\(joined)")
+            #expect(joined.bool("last_skip_was_crowdsourced") == true, "\(joined)")
 
             _ = try a.ok(try await a.control(ann, ["skip_current_track": true]), "host skips")
+            var seen: JSONObject = [:]
             try await eventually("the second node never read the host's skip: \(seen)") {
-                seen = try b.ok(try await b.current(bob), "current on the second node")
+                seen = try b.ok(try await b.current(cat), "current on the second node")
                 return seen.object("current_song")?.string("id") != next
             }
             #expect(seen.bool("last_skip_was_crowdsourced") == false, "\(seen)")
