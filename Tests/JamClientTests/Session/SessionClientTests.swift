@@ -253,7 +253,9 @@ import Testing
         // A replay of one frame: the phone, away for several changes, gets the whole state back.
         try await TestServer.with(configure: { $0.replayLogLimit = 1 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
-            let (phone, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 500, capMs: 500), socket: socket)
+            // Away long enough (the wait is a seeded share of 2 s) to be seen away by a test
+            // starved for a moment on a loaded machine: at 500 ms a full run once missed it.
+            let (phone, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 2000, capMs: 2000), socket: socket)
             let laptop = phone.anotherDevice(named: "Gil's laptop", socket: socket)
             try await running([host, phone, laptop]) {
                 await host.store.add(song(1))
@@ -293,7 +295,8 @@ import Testing
     func aVoteMadeOfflineIsSentOnReconnectAndRolledBackWhenRefused(_ socket: SocketKind) async throws {
         try await TestServer.with { server in
             let (host, created) = try await AppMember.make(server, name: "Hana", socket: socket)
-            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 300, capMs: 300), socket: socket)
+            // Offline long enough to be seen offline by a test starved for a moment (as above).
+            let (guest, _) = try await AppMember.make(server, name: "Gil", code: created.session.joinCode, backoff: Backoff(baseMs: 1500, capMs: 1500), socket: socket)
             try await running([host, guest]) {
                 await host.store.add(song(1))
                 let next = try #require(await host.store.add(song(2)))
