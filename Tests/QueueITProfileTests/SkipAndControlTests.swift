@@ -36,12 +36,7 @@ struct SkipAndControlTests {
     @Test("a participant who leaves keeps their skip request counted; leaving checks nothing")
     func skipRequestsOutliveLeaving() async throws {
         try await QueueITServer.with { api, _ in
-            let ann = try await api.signIn("Ann")
-            let bob = try await api.signIn("Bob")
-            let cat = try await api.signIn("Cat")
-            let dan = try await api.signIn("Dan")
-            _ = try await api.hosting(ann, code: "PARTY")
-            for guest in [bob, cat, dan] { _ = try api.ok(try await api.join(guest, code: "PARTY"), "join") }
+            let (ann, bob, cat, dan) = try await api.partyOfFour()
             let playing = try await api.added(ann, song(1))
             _ = try await api.added(ann, song(2))
 
@@ -92,12 +87,7 @@ struct SkipAndControlTests {
     @Test("asking again counts again: a request a leaver's departure left over half skips when repeated")
     func aRepeatedRequestSkipsOnceALeaverMadeItEnough() async throws {
         try await QueueITServer.with { api, _ in
-            let ann = try await api.signIn("Ann")
-            let bob = try await api.signIn("Bob")
-            let cat = try await api.signIn("Cat")
-            let dan = try await api.signIn("Dan")
-            _ = try await api.hosting(ann, code: "PARTY")
-            for guest in [bob, cat, dan] { _ = try api.ok(try await api.join(guest, code: "PARTY"), "join") }
+            let (ann, bob, cat, dan) = try await api.partyOfFour()
             _ = try await api.added(ann, song(1))
             let next = try await api.added(ann, song(2))
             _ = try api.ok(try await api.requestSkip(bob), "bob")

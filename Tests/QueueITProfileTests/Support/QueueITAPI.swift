@@ -146,6 +146,15 @@ struct QueueITAPI: Sendable {
         return (ann, bob)
     }
 
+    /// Ann hosts a session with the code PARTY that Bob, Cat and Dan have joined.
+    func partyOfFour() async throws -> (ann: Guest, bob: Guest, cat: Guest, dan: Guest) {
+        let (ann, bob) = try await party()
+        let cat = try await signIn("Cat")
+        let dan = try await signIn("Dan")
+        for guest in [cat, dan] { _ = try ok(try await join(guest, code: "PARTY"), "join") }
+        return (ann, bob, cat, dan)
+    }
+
     /// Adds `song`, returning the queued song's id.
     func added(_ guest: Guest, _ song: JSONObject) async throws -> String {
         let json = try ok(try await add(guest, song), "add")
