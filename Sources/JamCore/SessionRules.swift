@@ -36,8 +36,34 @@ public struct SessionRules: Codable, Hashable, Sendable {
         /// 2026-12-02).
         case kept
         /// As `kept`, and every request, a repeated one too, checks them: QueueIT's backend
-        /// keeps the row, and counts and compares at each call.
+        /// keeps the row, and counts and compares at each call. A member dropped for being
+        /// away keeps theirs too.
         case keptCheckedAtEveryRequest
+
+        /// Whether a member who leaves keeps their request (and leaving checks nothing).
+        public var keepsLeaversRequests: Bool {
+            switch self {
+            case .withdrawn: false
+            case .kept, .keptCheckedAtEveryRequest: true
+            }
+        }
+
+        /// Whether a member dropped for being away keeps their request (and the drop checks
+        /// nothing). Not for `kept`: its sessions' stored commands replay as they were applied.
+        public var keepsAwayMembersRequests: Bool {
+            switch self {
+            case .withdrawn, .kept: false
+            case .keptCheckedAtEveryRequest: true
+            }
+        }
+
+        /// Whether a member's repeated request checks the requests against the threshold.
+        public var checksRepeatedRequests: Bool {
+            switch self {
+            case .withdrawn, .kept: false
+            case .keptCheckedAtEveryRequest: true
+            }
+        }
     }
 
     /// Who hosts a session whose host left it empty, when somebody arrives.

@@ -15,7 +15,8 @@ extension SessionState {
     mutating func dropAwayMembers(at now: Millis, into outcome: inout Outcome) {
         guard let after = timing.dropAwayMs, connectedCount > 0 else { return }
         let gone = members.filter { member in member.awaySince.map { now >= $0 + after } ?? false }
-        for member in gone { removeMember(member.userId, at: now, into: &outcome) }
+        let keeping = rules.departedSkipRequests.keepsAwayMembersRequests
+        for member in gone { removeMember(member.userId, keepingSkipRequest: keeping, at: now, into: &outcome) }
     }
 
     /// When the first away member's time is up, while somebody is connected.

@@ -65,7 +65,7 @@ extension SessionState {
     }
 
     mutating func leave(_ user: UserID, at now: Millis, into outcome: inout Outcome) {
-        removeMember(user, keepingSkipRequest: rules.departedSkipRequests != .withdrawn, at: now, into: &outcome)
+        removeMember(user, keepingSkipRequest: rules.departedSkipRequests.keepsLeaversRequests, at: now, into: &outcome)
         guard members.isEmpty else { return }
         if rules.emptyGraceMs != nil && (current != nil || !queue.isEmpty) {
             emptySince = now
@@ -82,7 +82,8 @@ extension SessionState {
     }
 
     /// Removes a member, passes the host role on when needed and re-checks skip requests,
-    /// unless the member's request stays (`DepartedSkipRequests.kept`: nothing is re-checked);
+    /// unless the member's request stays (`DepartedSkipRequests.keepsLeaversRequests`: nothing
+    /// is re-checked);
     /// moved skip request figures go out either way.
     mutating func removeMember(_ user: UserID, keepingSkipRequest: Bool = false, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
@@ -137,7 +138,7 @@ extension SessionState {
         if !members[index].connected { readyMembers.remove(user) }
         emit(.memberUpdated(members[index].view), at: now, into: &outcome)
         // Where requests outlive leaving, only a request checks them (QueueIT's backend).
-        if rules.departedSkipRequests == .withdrawn { evaluateSkipRequests(at: now, into: &outcome) }
+        if !rules.departedSkipRequests.keepsLeaversRequests { evaluateSkipRequests(at: now, into: &outcome) }
         announceSkipRequests(movedFrom: figures, epoch: epochBefore, at: now, into: &outcome)
         if !members[index].connected { commitIfAllReady(at: now, into: &outcome) }
     }

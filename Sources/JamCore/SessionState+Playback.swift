@@ -78,7 +78,7 @@ extension SessionState {
         guard !skipRequests.contains(user) else {
             // Asked again: where leavers' requests stay unchecked, a departure since may have
             // left them over the threshold, which QueueIT's backend finds at any request.
-            if rules.departedSkipRequests == .keptCheckedAtEveryRequest { evaluateSkipRequests(at: now, into: &outcome) }
+            if rules.departedSkipRequests.checksRepeatedRequests { evaluateSkipRequests(at: now, into: &outcome) }
             return
         }
         skipRequests.insert(user)

@@ -31,7 +31,7 @@ extension SessionState {
     }
 
     /// Skip requests that count: those of members who may ask (`skipVoterCount`), and those
-    /// of members who left where requests outlive their leaving (`DepartedSkipRequests.kept`).
+    /// of members who left where requests outlive their leaving (`DepartedSkipRequests.keepsLeaversRequests`).
     public var skipRequestCount: Int {
         let present = members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
         switch rules.departedSkipRequests {

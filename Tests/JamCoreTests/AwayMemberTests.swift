@@ -72,4 +72,21 @@ struct AwayMemberTests {
         jam.wait(30 * 24 * 3_600_000)
         #expect(jam.state.member(alice) != nil)
     }
+
+    @Test func anAwayMembersSkipRequestStaysWhereEveryRequestChecksAndGoesElsewhere() throws {
+        for (rule, kept) in [(SessionRules.DepartedSkipRequests.withdrawn, false), (.kept, false), (.keptCheckedAtEveryRequest, true)] {
+            var rules = SessionRules(startMode: .hostDevice)
+            rules.departedSkipRequests = rule
+            var jam = try Jam(members: [alice, bob, carol], timing: Self.timing, rules: rules)
+            try jam.add(1, by: alice)
+            try jam.add(2, by: alice)
+            try jam.apply(.requestSkip, by: alice)
+            try jam.apply(.requestSkip, by: bob)
+            try jam.apply(.disconnect, by: bob)
+            _ = jam.advance(to: jam.now + Self.dropAfter)
+            #expect(jam.state.member(bob) == nil, "\(rule)")
+            #expect(jam.state.skipRequests.contains(bob) == kept, "\(rule)")
+            #expect(jam.state.current?.item.id == itemID(1), "\(rule): nothing reached the threshold")
+        }
+    }
 }
