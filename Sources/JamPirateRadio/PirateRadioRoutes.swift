@@ -168,9 +168,7 @@ struct PirateRadioRoutes {
             var found: [(createdAt: Millis, session: PirateRadio.AdminSession)] = []
             for session in registry.liveSessions {
                 // Another loop may note a message after `now` is read: that is no quiet at all.
-                let (now, uptime) = (clock.now(), NIODeadline.now().uptimeNanoseconds)
-                let heard = session.lastMessageNanos.load(ordering: .relaxed)
-                let quietMs = heard < uptime ? Int64((uptime - heard) / 1_000_000) : 0
+                let (now, quietMs) = (clock.now(), session.silence(at: .now()).nanoseconds / 1_000_000)
                 let view = await session.inspectWithSockets { state, wire, sockets in
                     let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
                     let members = state.members.map {

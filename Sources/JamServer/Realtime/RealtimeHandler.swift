@@ -346,11 +346,9 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// itself for that long) closes on its own.
     private func idleCheck(_ bound: NIOLoopBound<RealtimeHandler>, idle: IdleTimeout) {
         let limit = TimeAmount.milliseconds(idle.milliseconds)
-        var heard = lastMessage
-        if case .attached(let session, _) = state {
-            heard = max(heard, NIODeadline.uptimeNanoseconds(session.lastMessageNanos.load(ordering: .relaxed)))
-        }
-        let silent = NIODeadline.now() - heard
+        let now = NIODeadline.now()
+        var silent = now - lastMessage
+        if case .attached(let session, _) = state { silent = min(silent, session.silence(at: now)) }
         if silent >= limit {
             guard case .attached(let session, _) = state, let loop = context?.eventLoop else {
                 close(code: idle.code, reason: idle.reason)

@@ -39,17 +39,17 @@ extension LiveSession {
     /// server destroys such a session, every socket closes with the timeout's code and the
     /// session ends (`SessionInput.idleEnd`). Left to close one by one, the sockets would hand
     /// the DJ role to whoever's socket closed after the DJ's, and the apps, which reconnect
-    /// after this code, would find the session still there. False when this node does not
-    /// close them (it does not own the session): the socket closes on its own. A message
-    /// heard since the socket looked (on another event loop, before this turn) keeps the
-    /// session: the socket looks again when the timeout has passed since that message.
+    /// after this code, would find the session still there. A message heard since the socket
+    /// looked (on another event loop, before this turn) keeps the session: the socket looks
+    /// again when the timeout has passed since that message. Where this node does not end
+    /// the session (another owns it, or it was let go), the socket closes on its own.
     func idledOut(_ idle: IdleTimeout) -> IdleVerdict {
-        guard role == .owner else { return .socketClosesAlone }
+        let limit = TimeAmount.milliseconds(idle.milliseconds)
+        let silent = silence(at: .now())
+        guard silent >= limit else { return .heard(lookAgainIn: limit - silent) }
+        guard role == .owner, !releasedFlag.load(ordering: .relaxed) else { return .socketClosesAlone }
         // Ended already: the end closes every socket.
         guard !state.hasEnded else { return .ends }
-        let silent = NIODeadline.now() - NIODeadline.uptimeNanoseconds(lastMessageNanos.load(ordering: .relaxed))
-        let limit = TimeAmount.milliseconds(idle.milliseconds)
-        guard silent >= limit else { return .heard(lookAgainIn: limit - silent) }
         let now = environment.clock.now()
         // Behind the end's own record (the next): the sockets close once the end is stored,
         // before the end's own close (4410), which then finds none.
@@ -57,12 +57,19 @@ extension LiveSession {
         do {
             _ = try take(.idleEnd, cause: .tick)
         } catch {
-            // The store refusing: the close waits behind a record that will not be stored, so
-            // each socket closes on its own and its member leaves, one by one.
+            // Not taken (let go meanwhile): the close waits behind a record that will not be
+            // stored, so each socket closes on its own.
             logger.warning("an idle session could not be ended", metadata: ["error": .loggable(error)])
             return .socketClosesAlone
         }
         return .ends
+    }
+
+    /// How long no member's socket has sent a message, at `now`: zero when one was heard
+    /// after `now` was read (on another event loop).
+    nonisolated package func silence(at now: NIODeadline) -> TimeAmount {
+        let (heard, uptime) = (lastMessageNanos.load(ordering: .relaxed), now.uptimeNanoseconds)
+        return heard < uptime ? .nanoseconds(Int64(uptime - heard)) : .zero
     }
 
     /// What a closed socket of `user` makes them do now, if anything.
@@ -132,8 +139,8 @@ extension LiveSession {
 enum IdleVerdict: Equatable {
     /// The session ends (or has ended); its sockets close once the end is stored.
     case ends
-    /// The session is not ended here (another node owns it, or the store refused the end):
-    /// the socket closes on its own.
+    /// The session is not ended here (another node owns it, or it was let go): the socket
+    /// closes on its own.
     case socketClosesAlone
     /// A message came since: the socket looks again after this long.
     case heard(lookAgainIn: TimeAmount)
