@@ -208,6 +208,12 @@ import Testing
         #expect(decoder.feed([0x1B, UInt8(ascii: "x")]) == [.escape, .character("x")])
     }
 
+    @Test func anEscapeAndABracketThatStartNoSequenceAreEscapeAndABracket() {
+        let decoder = KeyDecoder(environment: [:])
+        #expect(decoder.feed(Array("\u{1B}[\u{1B}[A".utf8)[...]) == [.escape, .character("["), .up])
+        #expect(decoder.feed(Array("\u{1B}[1\r".utf8)[...]) == [.escape, .character("["), .character("1"), .enter])
+    }
+
     @Test func aLeadByteWithoutItsContinuationCannotSwallowTheEscapeAfterIt() {
         let decoder = KeyDecoder(environment: [:])
         // An 8-bit Alt+a, then a paste: the paste is still a paste.
@@ -249,7 +255,10 @@ import Testing
     }
 
     @Test func pastedLinesBecomeOnePromptLineWithoutControlCharacters() {
-        #expect(TerminalText.pastedLine("  Pasted Song\r\n- The Band\n\n") == "Pasted Song - The Band")
+        #expect(TerminalText.pastedLine("Pasted Song  \r\n  - The Band\n\n") == "Pasted Song - The Band")
+        // Spaces at its two ends stay: " - Band" pasted after "Song" is "Song - Band".
+        #expect(TerminalText.pastedLine(" - Band") == " - Band")
+        #expect(TerminalText.pastedLine("Song \n") == "Song")
         #expect(TerminalText.pastedLine("Tab\there\u{1B}[2J\u{7}") == "Tab here[2J")
         #expect(TerminalText.pastedLine("\n\r\n") == "")
     }

@@ -150,9 +150,15 @@ final class KeyDecoder: @unchecked Sendable {
                     pending.removeFirst()
                     continue
                 }
-                // A control sequence runs to its final byte (0x40–0x7E): Delete is
-                // `ESC [ 3 ~`, Ctrl+→ `ESC [ 1 ; 5 C`. All of it is one key, or none.
-                guard let end = pending.indices.dropFirst(2).first(where: { (0x40...0x7E).contains(pending[$0]) }) else { break }
+                // A control sequence runs through parameter bytes (0x20–0x3F) to its final byte
+                // (0x40–0x7E): Delete is `ESC [ 3 ~`, Ctrl+→ `ESC [ 1 ; 5 C`. All of it is one
+                // key, or none; any other byte means it was no sequence, but Escape and `[`.
+                guard let end = pending.indices.dropFirst(2).first(where: { !(0x20...0x3F).contains(pending[$0]) }) else { break }
+                guard (0x40...0x7E).contains(pending[end]) else {
+                    keys.append(.escape)
+                    pending.removeFirst()
+                    continue
+                }
                 switch pending[end] {
                 case UInt8(ascii: "A"): keys.append(.up)
                 case UInt8(ascii: "B"): keys.append(.down)

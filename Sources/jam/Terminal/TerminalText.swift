@@ -37,7 +37,7 @@ enum TerminalText {
             }
             if scalar == "\t" {
                 kept.append(" ")
-            } else if scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value) {
+            } else if isPrintable(scalar) {
                 kept.append(scalar)
             }
             index += 1
@@ -45,18 +45,27 @@ enum TerminalText {
         return String(kept)
     }
 
-    /// Pasted text as one prompt line: its lines joined by a space (a title copied with the
-    /// line break after it, or a title and artist on lines of their own), tabs as spaces, and
-    /// every other control character dropped.
+    /// Whether `scalar` may reach the screen: neither a C0 nor a C1 control character.
+    static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Pasted text as one prompt line: its lines joined by one space (a title copied with the
+    /// line break after it, or a title and artist on lines of their own), the spaces around
+    /// each break dropped but those at its two ends kept (" - Band" pasted after "Song" is
+    /// "Song - Band"), tabs as spaces, and every other control character dropped.
     static func pastedLine(_ text: String) -> String {
-        text.split(whereSeparator: \.isNewline)
-            .map { line in
-                String(String.UnicodeScalarView(line.unicodeScalars.compactMap { scalar in
-                    scalar == "\t" ? " " : scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? nil : scalar
-                })).trimmingCharacters(in: .whitespaces)
-            }
-            .filter { !$0.isEmpty }
-            .joined(separator: " ")
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { line in
+            String(String.UnicodeScalarView(line.unicodeScalars.compactMap { $0 == "\t" ? " " : isPrintable($0) ? $0 : nil }))
+        }
+        var parts: [Substring] = []
+        for (index, line) in lines.enumerated() {
+            var part = Substring(line)
+            if index > 0 { part = part.drop(while: \.isWhitespace) }
+            if index < lines.count - 1 { while part.last?.isWhitespace == true { part = part.dropLast() } }
+            if !part.isEmpty { parts.append(part) }
+        }
+        return parts.joined(separator: " ")
     }
 
     /// Where the screen's colour sequence starting at `start` (an ESC) ends, or nil when it is
