@@ -82,9 +82,8 @@ extension SessionState {
     }
 
     /// Removes a member, passes the host role on when needed and re-checks skip requests,
-    /// unless the member's request stays (`DepartedSkipRequests.keepsLeaversRequests`: nothing
-    /// is re-checked);
-    /// moved skip request figures go out either way.
+    /// unless the member's request stays (`keepingSkipRequest`: nothing is re-checked); moved
+    /// skip request figures go out either way.
     mutating func removeMember(_ user: UserID, keepingSkipRequest: Bool = false, at now: Millis, into outcome: inout Outcome) {
         guard let index = members.firstIndex(where: { $0.userId == user }) else { return }
         let figures = skipRequestFigures, epochBefore = epoch

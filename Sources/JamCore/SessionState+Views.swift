@@ -34,10 +34,8 @@ extension SessionState {
     /// of members who left where requests outlive their leaving (`DepartedSkipRequests.keepsLeaversRequests`).
     public var skipRequestCount: Int {
         let present = members.reduce(0) { $0 + (countsForSkip($1) && skipRequests.contains($1.userId) ? 1 : 0) }
-        switch rules.departedSkipRequests {
-        case .withdrawn: return present
-        case .kept, .keptCheckedAtEveryRequest: return present + skipRequests.count { member($0) == nil }
-        }
+        guard rules.departedSkipRequests.keepsLeaversRequests else { return present }
+        return present + skipRequests.count { member($0) == nil }
     }
 
     /// Members whose skip requests count: the connected ones, or every member where the

@@ -167,7 +167,6 @@ struct PirateRadioRoutes {
         router.get("admin/sessions") { _, _ in
             var found: [(createdAt: Millis, session: PirateRadio.AdminSession)] = []
             for session in registry.liveSessions {
-                // Another loop may note a message after `now` is read: that is no quiet at all.
                 let (now, quietMs) = (clock.now(), session.silence(at: .now()).nanoseconds / 1_000_000)
                 let view = await session.inspectWithSockets { state, wire, sockets in
                     let pirate = (wire as? PirateRadioWire) ?? PirateRadioWire(epoch: state.epoch)
