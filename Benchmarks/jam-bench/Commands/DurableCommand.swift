@@ -104,44 +104,50 @@ struct DurableCommand: AsyncParsableCommand {
 enum DiskProbe {
     /// Latency of writing 4 KiB and fsync-ing it, repeated for `seconds`.
     static func fsyncLatency(directory: URL, seconds: Double) throws -> Distribution {
-        try withProbeFile(in: directory) { fd in
-            var latency = Distribution()
-            let end = MonoTime.seconds() + seconds
-            while MonoTime.seconds() < end { latency.record(try writeAndSync(fd)) }
-            return latency
-        }
+        let file = try SyncedBlockFile(in: directory)
+        var latency = Distribution()
+        let end = MonoTime.seconds() + seconds
+        while MonoTime.seconds() < end { latency.record(try file.writeAndSync()) }
+        return latency
     }
 
     /// Latency of writing 4 KiB and fsync-ing it after `pauseMilliseconds` without I/O, `count` times: what
     /// the commit of a command on an otherwise idle server waits for. On a virtual machine it
     /// takes several times the back-to-back figure, as the host and the halted CPU wake up for it.
     static func pausedFsyncLatency(directory: URL, pauseMilliseconds: Int, count: Int) throws -> Distribution {
-        try withProbeFile(in: directory) { fd in
-            var latency = Distribution()
-            _ = try writeAndSync(fd)
-            for _ in 0..<count {
-                Thread.sleep(forTimeInterval: Double(pauseMilliseconds) / 1000)
-                latency.record(try writeAndSync(fd))
-            }
-            return latency
+        let file = try SyncedBlockFile(in: directory)
+        var latency = Distribution()
+        _ = try file.writeAndSync()
+        for _ in 0..<count {
+            Thread.sleep(forTimeInterval: Double(pauseMilliseconds) / 1000)
+            latency.record(try file.writeAndSync())
         }
+        return latency
+    }
+}
+
+/// A scratch file whose first 4 KiB block is written over and fsynced, as a commit does. Its name
+/// is removed as soon as it is open, so nothing is left behind even by a killed process. Used by
+/// one thread at a time.
+final class SyncedBlockFile {
+    private let fd: Int32
+
+    /// A new file in `directory`, named for this process and `name`.
+    init(in directory: URL, name: String = "fsync") throws {
+        let path = directory.appendingPathComponent("jam-bench-\(name)-\(getpid())").path
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw ChildProcess.Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        unlink(path)
     }
 
-    private static func withProbeFile<T>(in directory: URL, _ body: (Int32) throws -> T) throws -> T {
-        let path = directory.appendingPathComponent("jam-bench-fsync-\(getpid())").path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw ChildProcess.Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer {
-            close(fd)
-            unlink(path)
-        }
-        return try body(fd)
+    deinit {
+        close(fd)
     }
 
     /// Writes one 4 KiB block over the file's first and fsyncs it; returns the milliseconds taken.
-    private static func writeAndSync(_ fd: Int32) throws -> Double {
+    func writeAndSync() throws -> Double {
         let start = MonoTime.nanos()
-        let written = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4096, 0) }
+        let written = Self.block.withUnsafeBytes { pwrite(fd, $0.baseAddress, 4096, 0) }
         guard written == 4096, fsync(fd) == 0 else { throw ChildProcess.Failure(description: "write/fsync failed: \(String(cString: strerror(errno)))") }
         return Double(MonoTime.nanos() - start) / 1_000_000
     }

@@ -11,7 +11,8 @@ import NIOWebSocket
 /// answers a command, with none of its work: one event (padded to `--bytes`) to everyone
 /// in the room with the next seq, then an ack carrying the message's id. If the load client
 /// keeps up with this at the rates it offers the real server, the client is not what limits
-/// the real figures.
+/// the real figures. Rooms under `/echo/durable/` first write each message's 4 KiB block and
+/// fsync it, on the loop: the least a server that stores a command before answering can do.
 struct EchoServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "echo-server", abstract: "A trivial fan-out echo server (used by fanout to check the load client).", shouldDisplay: false)
@@ -25,11 +26,15 @@ struct EchoServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds after which the server stops by itself.")
     var lifetime = 300
 
+    @Option(name: .customLong("sync-dir"), help: "Folder of the file the durable rooms write and fsync (default: the temporary folder).")
+    var syncDirectory: String?
+
     /// Serves on loopback until `--lifetime` runs out.
     func run() async throws {
         // One loop: the rooms need no locks and every member gets events in seq order.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let rooms = EchoRooms(padding: max(0, bytes - 80))
+        let directory = syncDirectory.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        let rooms = EchoRooms(padding: max(0, bytes - 80), log: try SyncedBlockFile(in: directory, name: "echo-log"))
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: 1 << 20,
             shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
@@ -59,11 +64,16 @@ final class EchoRooms: @unchecked Sendable {
     private var members: [String: [any Channel]] = [:]
     private var seqs: [String: Int64] = [:]
     private let padding: String
+    private let log: SyncedBlockFile
 
-    /// Rooms whose events carry `padding` bytes of filler.
-    init(padding: Int) {
+    /// Rooms whose events carry `padding` bytes of filler; durable rooms write to `log`.
+    init(padding: Int, log: SyncedBlockFile) {
         self.padding = String(repeating: "x", count: padding)
+        self.log = log
     }
+
+    /// The path prefix of rooms that store each message before answering.
+    static let durablePrefix = "/echo/durable/"
 
     /// A new socket joins `room` and, 100 ms later, gets a snapshot carrying the room's seq.
     /// (NIO clients lose a frame that arrives with the upgrade response; OpenJam waits too.)
@@ -80,8 +90,18 @@ final class EchoRooms: @unchecked Sendable {
         members[room]?.removeAll { $0 === channel }
     }
 
-    /// One message: an event to the room, then the ack to the sender.
+    /// One message: in a durable room written and fsynced first, then an event to the room and
+    /// the ack to the sender. A failed write closes the sender's socket, unanswered.
     func message(_ text: ByteBuffer, from channel: any Channel, room: String) {
+        if room.hasPrefix(Self.durablePrefix) {
+            do {
+                _ = try log.writeAndSync()
+            } catch {
+                FileHandle.standardError.write(Data("echo: \(error)\n".utf8))
+                channel.close(promise: nil)
+                return
+            }
+        }
         let seq = seqs[room, default: 0] + 1
         seqs[room] = seq
         let event = channel.allocator.buffer(string: #"{"data":{"pad":"\#(padding)"},"epoch":1,"seq":\#(seq),"timestamp":0,"type":"votesUpdate"}"#)

@@ -8,7 +8,8 @@ struct FanoutCommand: AsyncParsableCommand {
         abstract: "Delivery latency, deliveries/s, loss, server CPU and memory for S sessions × M members under open-loop votes and adds.",
         discussion: """
             Phases (--phases): echo — the load client against a trivial echo server at 1.5 × --rate,
-            to show the client is not the limit; idle — one 10-member session on an idle server;
+            to show the client is not the limit, with the floors it measures on the way (its own CPU
+            per command, and a quiet session whose messages it fsyncs before relaying); idle — one 10-member session on an idle server;
             load — S × M members at --rate; ramp — from --ramp-from, ×--ramp-factor a step, the highest rate
             whose p99 stays under 20 ms with nothing lost. Latency runs from a command's intended
             send instant (open loop, so a slow server cannot slow the load down) to each member's
@@ -58,7 +59,7 @@ struct FanoutCommand: AsyncParsableCommand {
     @Option(help: "A PostgreSQL cluster (postgres://…, loopback): the run creates a database of its own there and every node keeps its sessions in it (scripts/postgres.sh start prints one).")
     var database: String?
 
-    @Option(name: .customLong("echo-bytes"), help: "Size of the echo server's event frames, bytes (OpenJam's mean under this load is about 2.7 KB).")
+    @Option(name: .customLong("echo-bytes"), help: "Size of the echo server's event frames, bytes (larger than OpenJam's, whose mean the load phase reports: ~190 bytes since events carry only the change).")
     var echoBytes = 2_700
 
     /// Runs the echo check and the phases, and prints the report.
@@ -92,20 +93,30 @@ struct FanoutCommand: AsyncParsableCommand {
         if chosen.contains("echo") {
             let echoRate = loadRate * 1.5
             do {
-                let (quiet, busy) = try await echoCheck(
+                let (quiet, durable, busy) = try await echoCheck(
                     idleMembers: smoke ? 3 : 10, sessions: sessionCount, members: memberCount, rate: echoRate, seconds: smoke ? 1 : 4)
                 Console.line(quiet.summary)
+                Console.line(durable.summary)
                 Console.line(busy.summary)
                 report.add(.distribution("echo_idle_delivery_ms", "echo server, one quiet session: delivery (the floor)", quiet.delivery))
+                report.add(.distribution(
+                    "echo_durable_idle_delivery_ms", "echo server, one quiet session, each message fsynced first: delivery (a stored command's floor)",
+                    durable.delivery))
                 report.add(.value("echo_deliveries_per_s", "echo server under load: deliveries/s", busy.deliveryRate, unit: "/s"))
                 report.add(.distribution("echo_delivery_ms", "echo server under load: delivery", busy.delivery))
                 if let cpu = busy.clientCPU { report.add(.value("echo_client_cpu_percent", "echo server under load: load client CPU", cpu, unit: "% of a core")) }
-                for phase in [quiet, busy] where !phase.isClean {
+                if let cpu = busy.serverCPU, busy.answeredRate > 0 {
+                    // The same socket writes as the server's, with no decoding, state or store: what
+                    // any server on NIO pays per command for this fan-out on this machine.
+                    report.add(.value("echo_server_cpu_ms_per_command", "echo server under load: its CPU per command (writes only)", cpu * 10 / busy.answeredRate, unit: "ms"))
+                }
+                for phase in [quiet, durable, busy] where !phase.isClean {
                     report.fail("the load client lost events against the echo server: \(phase.lost) lost, \(phase.duplicated) duplicated, \(phase.errors.prefix(2))")
                 }
                 report.note(String(
-                    format: "load client check: from a trivial echo server offered %.0f cmd/s (%.1f× the load phase's rate) it received %.0f deliveries/s, p99 %@; a quiet echo session's p50 %@ is the wake-up floor of this machine",
-                    echoRate, echoRate / loadRate, busy.deliveryRate, Report.ms(busy.delivery.p99), Report.ms(quiet.delivery.median)))
+                    format: "load client check: from a trivial echo server offered %.0f cmd/s (%.1f× the load phase's rate) it received %.0f deliveries/s, p99 %@; a quiet echo session's p50 %@ is the wake-up floor of this machine, and %@ with each message fsynced first the floor of a stored idle command",
+                    echoRate, echoRate / loadRate, busy.deliveryRate, Report.ms(busy.delivery.p99), Report.ms(quiet.delivery.median),
+                    Report.ms(durable.delivery.median)))
             } catch {
                 report.fail("the echo check failed: \(error)")
             }
@@ -299,8 +310,11 @@ struct FanoutCommand: AsyncParsableCommand {
     }
 
     /// Runs the load client against `jam-bench echo-server`: one quiet session at 20
-    /// commands/s (what the idle phase does), then S × M members at `rate`.
-    private func echoCheck(idleMembers: Int, sessions: Int, members: Int, rate: Double, seconds: Double) async throws -> (PhaseResult, PhaseResult) {
+    /// commands/s (what the idle phase does), the same with each message fsynced before it is
+    /// answered, then S × M members at `rate`.
+    private func echoCheck(
+        idleMembers: Int, sessions: Int, members: Int, rate: Double, seconds: Double
+    ) async throws -> (quiet: PhaseResult, durable: PhaseResult, busy: PhaseResult) {
         let executable = try EchoServerProcess.selfPath()
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("jam-bench-echo-\(getpid()).log").path
         let child = try ChildProcess.start(executable, ["echo-server", "--port", "0", "--bytes", "\(echoBytes)", "--lifetime", "120"], logPath: log)
@@ -320,13 +334,17 @@ struct FanoutCommand: AsyncParsableCommand {
             let echoServer = ServerUnderTest(host: "127.0.0.1", port: port, pid: child.pid, child: child, dataDirectory: nil, startupSeconds: nil)
             Console.line("fanout: checking the load client against an echo server at 20 and \(Int(rate)) cmd/s…")
             let single = try await LoadRoom.echo(host: "127.0.0.1", port: port, sessions: 1, members: idleMembers, seed: common.seed)
-            let quiet = try await single.runPhase("echo, quiet session", rate: common.smoke ? 10 : 20, seconds: max(1, seconds), server: echoServer)
+            let quiet = try await single.runPhase("echo, quiet session", rate: Self.idleRate(smoke: common.smoke), seconds: max(1, seconds), server: echoServer)
             await single.close()
+            let stored = try await LoadRoom.echo(host: "127.0.0.1", port: port, sessions: 1, members: idleMembers, durable: true, seed: common.seed &+ 3)
+            let durable = try await stored.runPhase(
+                "echo, quiet session, fsync first", rate: Self.idleRate(smoke: common.smoke), seconds: max(1, seconds), server: echoServer)
+            await stored.close()
             let room = try await LoadRoom.echo(host: "127.0.0.1", port: port, sessions: sessions, members: members, seed: common.seed &+ 7)
             let busy = try await room.runPhase("echo, under load", rate: rate, seconds: seconds, server: echoServer)
             await room.close()
             await child.stop()
-            return (quiet, busy)
+            return (quiet, durable, busy)
         } catch {
             await child.stop()
             throw error

@@ -73,14 +73,16 @@ struct LoadRoom: Sendable {
         return LoadRoom(sinks: sinks, dialect: .pirateRadio)
     }
 
-    /// Connects to the echo server: no sign-in, one room per session path.
-    static func echo(host: String, port: Int, sessions: Int, members: Int, seed: UInt64) async throws -> LoadRoom {
+    /// Connects to the echo server: no sign-in, one room per session path; `durable` rooms
+    /// write and fsync each message before answering it.
+    static func echo(host: String, port: Int, sessions: Int, members: Int, durable: Bool = false, seed: UInt64) async throws -> LoadRoom {
         let sinks = (0..<sessions).map { s in
             (0..<members).map { m in MemberSink(session: s, member: m, dialect: .echo, voteShare: 0, seed: seed &+ UInt64(s * 1000 + m)) }
         }
         let server = ServerUnderTest(host: host, port: port, pid: nil, child: nil, dataDirectory: nil, startupSeconds: nil)
         let tag = seed
-        try await connect(sinks, server: server) { s, _ in (path: "/echo/\(tag)-\(s)", token: nil) }
+        let prefix = durable ? EchoRooms.durablePrefix : "/echo/"
+        try await connect(sinks, server: server) { s, _ in (path: "\(prefix)\(tag)-\(s)", token: nil) }
         return LoadRoom(sinks: sinks, dialect: .echo)
     }
 
