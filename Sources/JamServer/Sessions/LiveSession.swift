@@ -181,7 +181,6 @@ public actor LiveSession: CommitReceiver {
             Self.applyInfallible(topUp, to: &state)
             inputs.append(topUp)
         }
-        let frames = wire.frames(for: outcome.events, cause: cause, state: state, now: now)
         var ack: ByteBuffer?
         var answer: StoredAnswer?
         if let reply, let json = reply.answer(Ack(id: reply.id, itemId: outcome.itemId, score: outcome.score), wire: wire, state: state, now: now) {
@@ -202,6 +201,9 @@ public actor LiveSession: CommitReceiver {
         } else {
             lsn = nextLsn - 1
         }
+        // Encoded once the record is on its way: the store's thread wakes and writes while this
+        // loop encodes, and the frames wait for the record anyway.
+        let frames = wire.frames(for: outcome.events, cause: cause, state: state, now: now)
         var actions = SessionOutbox.Actions()
         for var frame in frames {
             // Encoded once, WebSocket header included, for every member.
