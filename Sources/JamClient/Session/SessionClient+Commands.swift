@@ -78,9 +78,17 @@ extension SessionClient {
         entry.continuation?.resume(throwing: CancellationError())
     }
 
-    /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected.
+    /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected,
+    /// or when the server would refuse its values (logged, not sent: a figure that is not a
+    /// number cannot even be written as JSON).
     @discardableResult
     public func post(_ command: ClientCommand) async -> Bool {
+        do {
+            try command.validate()
+        } catch {
+            logger.warning("not sent: the server would refuse it", metadata: ["command.type": "\(command.type.rawValue)", "error": "\(error.message)"])
+            return false
+        }
         guard let socket else { return false }
         // A ping is noted before it goes: its pong can come while the send is still awaited.
         let generation = socketGeneration

@@ -47,7 +47,8 @@ extension SyncEngine {
             }
             return
         }
-        guard let actual = await player.position(atLocal: now), generation == target, !driving else { return }
+        // A player without a valid position (AVPlayer's is NaN while its time is invalid) is not measured.
+        guard let actual = await player.position(atLocal: now), actual.isFinite, generation == target, !driving else { return }
         let expected = wanted.position(atServer: serverNow)
         let error = actual - expected
         status.lastErrorMs = error
@@ -88,7 +89,8 @@ extension SyncEngine {
     func checkLanding(of seek: PendingSeek, now: Double) async {
         guard let actual = await player.position(atLocal: now) else { return }
         let oldCourse = seek.actualAtIssue + (now - seek.issuedAt)
-        let moved = abs(actual - oldCourse) > max(abs(seek.errorAtIssue) / 2, configuration.deadBandMs)
+        // An invalid position says nothing of the landing; the timeout below still ends the wait.
+        let moved = actual.isFinite && abs(actual - oldCourse) > max(abs(seek.errorAtIssue) / 2, configuration.deadBandMs)
         if moved {
             let landedAt = now - (actual - seek.target)
             let observed = min(max(0, landedAt - seek.issuedAt), configuration.seekLandingTimeoutMs)

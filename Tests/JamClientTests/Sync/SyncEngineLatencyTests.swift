@@ -88,6 +88,19 @@ struct SyncEngineLatencyTests {
         try! report.validate()
     }
 
+    @Test("a player whose position is not a number is not measured, and its reports stay valid")
+    func aPositionThatIsNotANumberIsNotMeasured() async {
+        let rig = await EngineRig(device: Self.me, playerSeen: { InvalidPositionPlayer($0) })
+        await rig.startPlaying(Fixture.item("a"))
+        await rig.correct(forMs: 2_000)
+        #expect(await rig.engine.status.lastErrorMs == nil)
+        #expect(await rig.engine.status.measurements == 0)
+        #expect(await rig.seekCalls == 0, "no correction chases a position nobody knows")
+        #expect(await rig.engine.report())
+        let report = try! #require(rig.sent.reports.last?.report)
+        #expect(throws: Never.self) { try ClientCommand.syncReport(report).validate() }
+    }
+
     @Test("the first report, sent before anything plays, already carries the output latency")
     func firstReportCarriesTheLatencyBeforeAnythingPlays() async {
         let rig = await EngineRig(player: .init(outputLatencyMs: 180), device: Self.me)
@@ -196,6 +209,23 @@ actor HeldStartPlayer: Player {
     func seek(to positionMs: Double) async { await inner.seek(to: positionMs) }
     func setRate(_ rate: Double) async { await inner.setRate(rate) }
     func position(atLocal: Double) async -> Double? { await inner.position(atLocal: atLocal) }
+    var loadedTrackId: String? { get async { await inner.loadedTrackId } }
+    var isPlaying: Bool { get async { await inner.isPlaying } }
+    var outputLatencyMs: Double { get async { await inner.outputLatencyMs } }
+}
+
+/// A simulated player whose position reads as not a number, as AVPlayer's does while its time is invalid.
+actor InvalidPositionPlayer: Player {
+    let inner: SimulatedPlayer
+
+    init(_ inner: SimulatedPlayer) { self.inner = inner }
+
+    func play(from positionMs: Double, atLocal: Double) async { await inner.play(from: positionMs, atLocal: atLocal) }
+    func load(_ track: Track) async throws { try await inner.load(track) }
+    func pause() async { await inner.pause() }
+    func seek(to positionMs: Double) async { await inner.seek(to: positionMs) }
+    func setRate(_ rate: Double) async { await inner.setRate(rate) }
+    func position(atLocal: Double) async -> Double? { .nan }
     var loadedTrackId: String? { get async { await inner.loadedTrackId } }
     var isPlaying: Bool { get async { await inner.isPlaying } }
     var outputLatencyMs: Double { get async { await inner.outputLatencyMs } }

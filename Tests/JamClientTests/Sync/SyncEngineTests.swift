@@ -16,7 +16,8 @@ struct EngineRig {
 
     init(
         player configuration: SimulatedPlayer.Configuration = .init(loadDelayMs: 300, seekLatencyMs: 120, startLatencyMs: 40),
-        engine engineConfiguration: SyncEngine.Configuration = .init(), synchronised: Bool = true, device: DeviceRef? = nil
+        engine engineConfiguration: SyncEngine.Configuration = .init(), synchronised: Bool = true, device: DeviceRef? = nil,
+        playerSeen: (SimulatedPlayer) -> any Player = { $0 }
     ) async {
         clock = ManualClock(1_000_000)
         player = SimulatedPlayer(clock: clock, sleeper: AdvancingSleeper(clock: clock), configuration: configuration)
@@ -24,7 +25,7 @@ struct EngineRig {
         let sent = SentLog(clock: clock)
         self.sent = sent
         engine = SyncEngine(
-            player: player, clockSync: sync, clock: clock, send: { sent.append($0) }, configuration: engineConfiguration,
+            player: playerSeen(player), clockSync: sync, clock: clock, send: { sent.append($0) }, configuration: engineConfiguration,
             device: device)
         if synchronised { await synchronise() }
     }
