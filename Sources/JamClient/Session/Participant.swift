@@ -50,7 +50,19 @@ public struct Participant: Sendable {
     }
 
     /// Runs everything until cancelled; throws when the session is gone for this member.
+    /// However it ends, the player is paused: a device out of the session falls silent.
     public func run() async throws {
+        do {
+            try await runParts()
+        } catch {
+            await engine?.stop()
+            throw error
+        }
+        await engine?.stop()
+    }
+
+    /// The client, the clock, the store, the preparer and the engine, side by side.
+    private func runParts() async throws {
         let clockSync = self.clockSync
         let client = self.client
         let sleeper = self.sleeper

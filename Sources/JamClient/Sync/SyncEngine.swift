@@ -156,6 +156,20 @@ public actor SyncEngine {
         await drive()
     }
 
+    /// Stops following the session: the schedule is dropped and the player paused and set back
+    /// to normal speed. `Participant` calls it when its run ends (the member left or was
+    /// removed, the session is gone, or the run was cancelled), so a device that is no longer
+    /// in the session falls silent rather than play on uncorrected. A later `take` starts
+    /// following again.
+    public func stop() async {
+        timeline = nil
+        upNext = nil
+        generation &+= 1
+        status.epoch = nil
+        status.itemId = nil
+        await drive()
+    }
+
     func apply(_ view: SessionView) -> Bool {
         loadRetry = nil // a snapshot (e.g. after a reconnect) retries a failed load at once
         if let device { status.deviceDelayMs = view.deviceDelays?.first { $0.device == device }?.delayMs ?? 0 }

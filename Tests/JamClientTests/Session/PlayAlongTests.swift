@@ -13,6 +13,7 @@ import Testing
         let participant: Participant
         let player: SimulatedPlayer
         let clock: SystemMonotonicClock
+        let me: UserID
 
         static func join(_ server: TestServer, name: String, code: String, deviceId: String? = nil) async throws -> Device {
             var api = JamAPI(server: URL(string: server.baseURL)!)
@@ -22,7 +23,7 @@ import Testing
             let player = SimulatedPlayer(clock: clock, sleeper: TaskSleeper(), configuration: .init(loadDelayMs: 30, startLatencyMs: 0))
             let participant = Participant(
                 api: api, sessionId: view.session.id, me: identity.userId, transport: NIOWebSocketTransport(), player: player, deviceId: deviceId, clock: clock)
-            return Device(participant: participant, player: player, clock: clock)
+            return Device(participant: participant, player: player, clock: clock, me: identity.userId)
         }
 
         /// How far the player is from where the server's timeline says it should be, now.
@@ -151,6 +152,36 @@ import Testing
                     #expect(await phone.participant.engine?.status.calibrationProbes == 1)
                     group.cancelAll()
                 }
+            }
+        }
+    }
+
+    @Test("a device falls silent when its member is removed, and when its run is cancelled")
+    func aDeviceFallsSilentWhenItsRunEnds() async throws {
+        try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let removed = try await Device.join(server, name: "Gil", code: created.session.joinCode)
+            let cancelled = try await Device.join(server, name: "Ines", code: created.session.joinCode)
+            try await running([host]) {
+                let removedRun = Task { try await removed.participant.run() }
+                let cancelledRun = Task { try await cancelled.participant.run() }
+                try await Task.sleep(for: .milliseconds(600))
+                await host.store.add(song(1, durationMs: 120_000))
+                _ = try await settledError(removed, host: host)
+                _ = try await settledError(cancelled, host: host)
+
+                await host.store.perform(.kick(UserRef(userId: removed.me)), as: "remove")
+                do {
+                    try await removedRun.value
+                    Issue.record("the removed member's run should end with an error")
+                } catch {
+                    #expect((error as? JamError)?.code == .forbidden, "\(error)")
+                }
+                #expect(await !removed.player.isPlaying, "a removed member's device plays on")
+
+                cancelledRun.cancel()
+                _ = await cancelledRun.result
+                #expect(await !cancelled.player.isPlaying, "a device whose run was cancelled plays on")
             }
         }
     }
