@@ -46,7 +46,8 @@ extension SessionClient {
             }
         }
         // A caller that gives up (its task cancelled: a screen closed while disconnected)
-        // stops waiting; the command is not sent again.
+        // stops waiting; the command is not sent again, but an answer to the frame already
+        // out still counts (`giveUp`).
         let ack: Ack = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard let entry = pending[id] else {
@@ -70,12 +71,21 @@ extension SessionClient {
         return ack
     }
 
-    /// Stops waiting for the answer to command `id`, and forgets the command.
+    /// Stops waiting for the answer to command `id`. The command is not sent again; an answer
+    /// that still comes for it settles what it shows (a vote as the member's own, a `leave` as
+    /// left), as the server applied it all the same.
     func giveUp(_ id: String) {
-        guard let entry = pending[id] else { return }
-        pending[id] = nil
-        pendingOrder.removeAll { $0 == id }
+        guard var entry = pending[id] else { return }
         entry.continuation?.resume(throwing: CancellationError())
+        entry.continuation = nil
+        guard entry.result == nil else {
+            // Answered already, and its answer settled then: nothing more comes for it.
+            pending[id] = nil
+            pendingOrder.removeAll { $0 == id }
+            return
+        }
+        entry.abandoned = true
+        pending[id] = entry
     }
 
     /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected,

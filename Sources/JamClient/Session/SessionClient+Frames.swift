@@ -184,6 +184,11 @@ extension SessionClient {
             }
             broadcast(.mirror(mirror))
         }
+        if command.abandoned {
+            pending[id] = nil
+            pendingOrder.removeAll { $0 == id }
+            return
+        }
         guard let continuation = command.continuation else {
             command.result = result
             pending[id] = command

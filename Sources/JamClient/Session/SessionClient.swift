@@ -28,6 +28,9 @@ public actor SessionClient {
         var continuation: CheckedContinuation<Ack, any Error>?
         /// An answer that came before anyone waited for it.
         var result: Result<Ack, JamError>?
+        /// Its caller stopped waiting: it is not sent again, but an answer that still comes
+        /// (the frame may be out already) shows in the mirror, and a `leave`'s ends the run.
+        var abandoned = false
     }
 
     /// The session.
@@ -221,12 +224,18 @@ public actor SessionClient {
         // answers a repeated id without applying it twice.
         for id in pendingOrder {
             guard let command = pending[id], command.result == nil else { continue }
+            // Its answer, if any, went with the old socket; nobody waits for it on this one.
+            if command.abandoned {
+                pending[id] = nil
+                continue
+            }
             do {
                 try await socket.send(command.frame)
             } catch {
                 logger.debug("resend failed; it goes again after the next reconnect", metadata: ["command.id": "\(id)"])
             }
         }
+        pendingOrder.removeAll { pending[$0] == nil }
         // A resume with nothing missed brings no frame: the pong says the socket is answered.
         let ping = clock.now()
         ownPings = [ping]
@@ -306,6 +315,8 @@ public actor SessionClient {
             if let continuation = command.continuation {
                 continuation.resume(throwing: unanswered)
                 pending[id] = nil
+            } else if command.abandoned {
+                pending[id] = nil
             } else if command.result == nil {
                 // Its `send` is still handing the frame to the socket: it finds this when it waits.
                 command.result = .failure(unanswered)
@@ -321,6 +332,8 @@ public actor SessionClient {
         for id in pendingOrder {
             if let continuation = pending[id]?.continuation {
                 continuation.resume(throwing: error)
+                pending[id] = nil
+            } else if pending[id]?.abandoned == true {
                 pending[id] = nil
             } else if pending[id]?.result == nil {
                 // An answer that came before its `send` waited stays for it: the command was applied.
