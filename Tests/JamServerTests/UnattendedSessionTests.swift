@@ -12,8 +12,10 @@ import Testing
         try await TestServer.with(configure: {
             // Long enough that the session does not end before its sockets open on a busy machine
             // (a session nobody ever opens is abandoned too, counted from its creation).
+            // 10 s: a full run once starved this test for more than 4 s between the create and
+            // the host's socket, and the session was gone before it opened.
             $0.timing.unattendedPauseMs = 400
-            $0.timing.abandonAfterMs = 4_000
+            $0.timing.abandonAfterMs = 10_000
         }) { server in
             let party = try await Self.playingParty(server)
             await party.close()
@@ -24,7 +26,7 @@ import Testing
             }
             #expect(paused.nowPlaying?.item.track.id == "track-1")
             #expect((paused.nowPlaying?.positionMs ?? 0) > 0)
-            let gone = try await eventually("the session never ended", every: .milliseconds(50)) {
+            let gone = try await eventually("the session never ended", timeout: .seconds(30), every: .milliseconds(50)) {
                 let response = try await server.api.request("GET", "/api/v1/sessions/\(party.id)", token: party.host.token)
                 return response.status == 410 ? response : nil
             }

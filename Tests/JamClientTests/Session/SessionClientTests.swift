@@ -236,8 +236,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(1))
             await guest.store.withdrawSkipRequest()
             await asked
-            try await host.until("both answered") { $0.skipRequests.count == 0 }
-            try await guest.until("taken back") { $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false) }
+            // 30 s: a full run of every suite once starved this wait past the usual 15 s.
+            try await host.until("both answered", timeout: .seconds(30)) { $0.skipRequests.count == 0 }
+            try await guest.until("taken back", timeout: .seconds(30)) { $0.skipRequests == SkipRequestsView(count: 0, needed: 2, mine: false) }
             recorder.cancel()
             let states = await recorder.value
             // Once the withdrawal showed, the request never showed as the member's again: not
