@@ -50,15 +50,17 @@ public struct Participant: Sendable {
     }
 
     /// Runs everything until cancelled; throws when the session is gone for this member.
-    /// However it ends, the player is paused: a device out of the session falls silent.
+    /// However it ends, the player is paused (a device out of the session falls silent); a
+    /// later `run()` plays on where the session is.
     public func run() async throws {
+        let run = await engine?.begin()
         do {
             try await runParts()
         } catch {
-            await engine?.stop()
+            await engine?.stop(run: run)
             throw error
         }
-        await engine?.stop()
+        await engine?.stop(run: run)
     }
 
     /// The client, the clock, the store, the preparer and the engine, side by side.
@@ -93,6 +95,9 @@ public struct Participant: Sendable {
                 // in turn while later events wait, only the one playing by the time a load ends.
                 let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
                 group.addTask {
+                    // A schedule kept from an earlier run plays again now: a resume with nothing
+                    // missed brings no event to start it.
+                    changed.yield()
                     // The engine holds a first start until the clock's first burst is in
                     // (`SyncEngine.clockSettled`); the events themselves go to it at once.
                     for await update in envelopes {

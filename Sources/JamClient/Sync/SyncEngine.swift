@@ -49,6 +49,8 @@ public actor SyncEngine {
     var driving = false
     /// The course last commanded to the player.
     var followed: PlaybackTimeline?
+    /// Runs begun (`begin()`): a stop from a run that a later one replaced does nothing.
+    var runsBegun = 0
     /// Bumped when the player must be started again whatever it follows (a host's resync): a
     /// start that was under way across it must not record its course as followed.
     var restartsAsked = 0
@@ -156,18 +158,30 @@ public actor SyncEngine {
         await drive()
     }
 
-    /// Stops following the session: the schedule is dropped and the player paused and set back
-    /// to normal speed. `Participant` calls it when its run ends (the member left or was
-    /// removed, the session is gone, or the run was cancelled), so a device that is no longer
-    /// in the session falls silent rather than play on uncorrected. A later `take` starts
-    /// following again.
-    public func stop() async {
-        timeline = nil
-        upNext = nil
+    /// A run that feeds this engine begins (`Participant.run`); its number is for `stop(run:)`.
+    public func begin() -> Int {
+        runsBegun += 1
+        return runsBegun
+    }
+
+    /// Silences the player: paused, at normal speed, no longer corrected. `Participant` calls it
+    /// when its run ends (the member left or was removed, the session is gone, or the run was
+    /// cancelled), so a device that is no longer in the session does not play on uncorrected.
+    /// The schedule stays: the next `catchUp()` (a later run's start, or its next event) brings
+    /// the player back to it. With `run`, nothing happens once a later run has begun.
+    public func stop(run: Int? = nil) async {
+        if let run, run != runsBegun { return }
+        // Driven again from scratch by the next catch-up, as after any change.
         generation &+= 1
-        status.epoch = nil
-        status.itemId = nil
-        await drive()
+        followed = nil
+        resetCorrection()
+        scheduledStartLocal = nil
+        await player.pause()
+        if status.rate != 1 {
+            await player.setRate(1)
+            status.rate = 1
+        }
+        status.phase = .stopped
     }
 
     func apply(_ view: SessionView) -> Bool {

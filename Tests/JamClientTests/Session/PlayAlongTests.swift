@@ -156,7 +156,7 @@ import Testing
         }
     }
 
-    @Test("a device falls silent when its member is removed, and when its run is cancelled")
+    @Test("a device falls silent when its member is removed, and when its run is cancelled; a new run plays on")
     func aDeviceFallsSilentWhenItsRunEnds() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in
             let (host, created) = try await AppMember.make(server, name: "Hana")
@@ -182,6 +182,12 @@ import Testing
                 cancelledRun.cancel()
                 _ = await cancelledRun.result
                 #expect(await !cancelled.player.isPlaying, "a device whose run was cancelled plays on")
+
+                // Run again (a screen shown again), with nothing missed: the song plays on, on time.
+                let again = Task { try await cancelled.participant.run() }
+                defer { again.cancel() }
+                let resumed = try await settledError(cancelled, host: host)
+                #expect(abs(resumed.settled) <= resumed.bound + 3, "the new run plays \(resumed.settled) ms off")
             }
         }
     }
