@@ -55,8 +55,7 @@ extension SessionClient {
                     return
                 }
                 if let result = entry.result {
-                    pending[id] = nil
-                    pendingOrder.removeAll { $0 == id }
+                    forget(id)
                     continuation.resume(with: result.mapError { $0 as any Error })
                 } else if Task.isCancelled {
                     giveUp(id)
@@ -80,12 +79,17 @@ extension SessionClient {
         entry.continuation = nil
         guard entry.result == nil else {
             // Answered already, and its answer settled then: nothing more comes for it.
-            pending[id] = nil
-            pendingOrder.removeAll { $0 == id }
+            forget(id)
             return
         }
         entry.abandoned = true
         pending[id] = entry
+    }
+
+    /// Drops command `id` from the commands waiting for an answer.
+    func forget(_ id: String) {
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
     }
 
     /// Sends a frame that needs no answer (ping, ready, syncReport); false when not connected,

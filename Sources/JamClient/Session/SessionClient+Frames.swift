@@ -185,8 +185,7 @@ extension SessionClient {
             broadcast(.mirror(mirror))
         }
         if command.abandoned {
-            pending[id] = nil
-            pendingOrder.removeAll { $0 == id }
+            forget(id)
             return
         }
         guard let continuation = command.continuation else {
@@ -194,8 +193,7 @@ extension SessionClient {
             pending[id] = command
             return
         }
-        pending[id] = nil
-        pendingOrder.removeAll { $0 == id }
+        forget(id)
         continuation.resume(with: result.mapError { $0 as any Error })
     }
 }

@@ -20,12 +20,7 @@ extension SyncEngine {
     func bringPlayer(to target: Int) async -> Bool {
         guard let wanted = timeline else {
             followed = nil
-            resetCorrection()
-            await player.pause()
-            if status.rate != 1 {
-                await player.setRate(1)
-                status.rate = 1
-            }
+            await silencePlayer()
             status.phase = .stopped
             return true
         }
@@ -85,17 +80,22 @@ extension SyncEngine {
         return true
     }
 
-    /// Holds the player paused at the timeline's position.
-    func hold(_ wanted: PlaybackTimeline) async {
-        if let followed, followed.hasSameCourse(as: wanted) { return }
-        followed = wanted
+    /// Pauses the player at normal speed, with no correction under way.
+    func silencePlayer() async {
         resetCorrection()
-        scheduledStartLocal = nil
         await player.pause()
         if status.rate != 1 {
             await player.setRate(1)
             status.rate = 1
         }
+    }
+
+    /// Holds the player paused at the timeline's position.
+    func hold(_ wanted: PlaybackTimeline) async {
+        if let followed, followed.hasSameCourse(as: wanted) { return }
+        followed = wanted
+        scheduledStartLocal = nil
+        await silencePlayer()
         let position = await player.position(atLocal: clock.now())
         if position.map({ abs($0 - wanted.positionMs) > 0.5 }) ?? true {
             await player.seek(to: wanted.positionMs)

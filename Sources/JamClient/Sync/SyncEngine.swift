@@ -174,13 +174,8 @@ public actor SyncEngine {
         // Driven again from scratch by the next catch-up, as after any change.
         generation &+= 1
         followed = nil
-        resetCorrection()
         scheduledStartLocal = nil
-        await player.pause()
-        if status.rate != 1 {
-            await player.setRate(1)
-            status.rate = 1
-        }
+        await silencePlayer()
         status.phase = .stopped
     }
 
