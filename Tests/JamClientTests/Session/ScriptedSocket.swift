@@ -115,12 +115,15 @@ actor SocketsInTurn: RealtimeTransport {
 
     nonisolated func withSocket(url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void) async throws -> RealtimeClose {
         let (socket, index) = await next()
+        // The first socket's close is held however its body ended: a cancelled run's body can
+        // throw (its watch was cancelled) or return (its read saw the socket closed first).
         do {
             try await body(socket)
         } catch {
             if index == 0, let firstClose { try await firstClose.sleep(ms: 0) }
             throw error
         }
+        if index == 0, let firstClose { try await firstClose.sleep(ms: 0) }
         return index < closes.count ? closes[index] : RealtimeClose(code: 1000, reason: nil)
     }
 
