@@ -81,10 +81,15 @@ public struct Participant: Sendable {
                 // The current and next tracks first, the rest of the queue in the background.
                 group.addTask { await preparer.run() }
                 group.addTask {
-                    for await update in await client.subscribe() {
-                        guard case .mirror(let mirror) = update, let view = mirror.view else { continue }
-                        let upcoming = [view.upNext?.item.track].compactMap { $0 } + view.queue.map(\.track)
-                        await preparer.update(current: view.nowPlaying?.item.track, queue: upcoming)
+                    // Each list is taken in order, and its head prepared beside: a song change
+                    // must not wait for the download of one that no longer plays.
+                    await withDiscardingTaskGroup { heads in
+                        for await update in await client.subscribe() {
+                            guard case .mirror(let mirror) = update, let view = mirror.view else { continue }
+                            let upcoming = [view.upNext?.item.track].compactMap { $0 } + view.queue.map(\.track)
+                            guard let plan = await preparer.accept(current: view.nowPlaying?.item.track, queue: upcoming) else { continue }
+                            heads.addTask { await preparer.prepareHead(of: plan) }
+                        }
                     }
                 }
             }
@@ -102,6 +107,9 @@ public struct Participant: Sendable {
                     // (`SyncEngine.clockSettled`); the events themselves go to it at once.
                     for await update in envelopes {
                         guard case .envelope(let envelope) = update else { continue }
+                        // Pongs are recorded above with the instant they arrived; the engine
+                        // would record each a second time, later (and first, when it wins).
+                        if case .pong = envelope.event { continue }
                         await engine.take(envelope)
                         changed.yield()
                     }

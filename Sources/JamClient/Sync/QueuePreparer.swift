@@ -16,15 +16,17 @@ public protocol TrackPreparer: Sendable {
 ///
 /// `update(current:queue:)` prepares the head itself (the caller awaits it) and hands
 /// the tail to `run()`, a loop the owner runs in its own task (e.g. a task group
-/// next to the connection). An update with other tracks cancels the background work on a
-/// track it no longer lists, and on any track while its own head still needs preparing (the
-/// head goes first); a track still listed keeps its work under way, so a queue that votes
-/// reorder does not start a long download over. Tracks already prepared are skipped, and a
-/// failure is recorded per track (retried on later updates up to `maxAttempts`), never fatal.
+/// next to the connection). Updates may overlap: a newer one does not wait for an older
+/// one's head. An update with other tracks cancels the work under way (an older update's
+/// head or the background's) on a track it no longer lists, and on any track outside its
+/// own head while that head still needs preparing (the head goes first); a track still
+/// listed keeps its work under way, so a queue that votes reorder does not start a long
+/// download over. Tracks already prepared are skipped, and a failure is recorded per track
+/// (retried on later updates up to `maxAttempts`), never fatal.
 public actor QueuePreparer {
     /// Tuning knobs.
     public struct Configuration: Sendable {
-        /// Tracks prepared before `update` returns: the current and the next.
+        /// Tracks prepared first, as `update`'s own work: the current and the next.
         public var headCount: Int = 2
         /// Most tracks of the tail prepared in the background (nil: all).
         public var tailLimit: Int?
@@ -50,12 +52,16 @@ public actor QueuePreparer {
     private var tail: [Track] = []
     /// The tail's tracks the background loop has tried under the current tail.
     private var triedInTail: Set<String> = []
-    /// The track the background loop is preparing, and whether an update has since stopped
-    /// wanting it (decided as the update is made, not when the loop next looks).
-    private var background: (id: String, unwanted: Bool)?
+    /// The prepares under way that a later update may stop (the background's, and each
+    /// update's head): their track, and whether an update has since stopped wanting it
+    /// (decided as the update is made, not when the work next looks).
+    private var watched: [Int: (id: String, unwanted: Bool)] = [:]
+    private var nextWatch = 0
     /// The tracks of the last update whose head was prepared (in order), and whose tail the
     /// background loop has.
     private var settledIds: [String]?
+    /// The tracks of the latest update while its head is being prepared.
+    private var pendingIds: [String]?
     private var attempts: [String: Int] = [:]
     private var inFlight: Set<String> = []
     /// Callers waiting for a track's prepare under way to end before they look at it again.
@@ -81,44 +87,76 @@ public actor QueuePreparer {
     public func isPrepared(_ trackId: String) -> Bool { preparedSet.contains(trackId) }
 
     /// Sets what is playing and what follows. Prepares the current and the next
-    /// track before it returns (unless a newer update supersedes it), then leaves the
-    /// rest to `run()`; background work on a track this update no longer lists (or on any,
-    /// while its head needs preparing) is cancelled.
+    /// track before it returns (unless a newer update supersedes it, or an update under way
+    /// already prepares these same tracks), then leaves the rest to `run()`; work under way on
+    /// a track this update no longer lists (or on any outside its head, while that head needs
+    /// preparing) is cancelled.
     public func update(current: Track?, queue: [Track]) async {
+        guard let plan = accept(current: current, queue: queue) else { return }
+        await prepareHead(of: plan)
+    }
+
+    /// An accepted update: its place among updates, and what it prepares first and after.
+    struct Plan: Sendable {
+        let generation: Int
+        let ids: [String]
+        let head: [Track]
+        let rest: [Track]
+        let listed: Set<String>
+    }
+
+    /// The first half of `update`, without waiting: makes the list the latest and stops the
+    /// work it no longer wants. Nil when the list changes nothing. A caller that must not
+    /// wait for a head (a feed of lists) accepts each in order and prepares heads beside.
+    func accept(current: Track?, queue: [Track]) -> Plan? {
         var seen: Set<String> = []
         let ordered = ([current].compactMap { $0 } + queue).filter { seen.insert($0.id).inserted }
         // The same tracks again (a vote on another song, someone connecting): the work under
         // way is the right work, and cancelling it would start a long download over at every
-        // event. Only a failure with attempts left makes the same list go again.
+        // event. Only a failure with attempts left makes the same list go again, once the
+        // update preparing it is done.
         let ids = ordered.map(\.id)
+        if ids == pendingIds { return nil }
         if ids == settledIds, !ordered.contains(where: { failures[$0.id] != nil && attempts[$0.id, default: 0] < configuration.maxAttempts }) {
-            return
+            return nil
         }
         generation += 1
-        let mine = generation
+        pendingIds = ids
+        // Until this head is done, the tail the loop has is not this list's: the list that
+        // settled before must go again if a later update brings it back.
+        settledIds = nil
+        // An older update's head waiting on another's download leaves it now (see `prepareOne`).
+        wakeWaiters()
         let headCount = max(0, configuration.headCount)
-        let head = ordered.prefix(headCount)
+        let head = Array(ordered.prefix(headCount))
         let afterHead = ordered.dropFirst(headCount)
         let rest = Array(configuration.tailLimit.map { afterHead.prefix($0) } ?? afterHead)
         let listed = Set(head.map(\.id)).union(rest.map(\.id))
-        // Background work on a track no longer listed stops now; while the head needs work, so
-        // does any on the tail, so that it does not compete with the head.
+        // Work on a track no longer listed stops now; while the head needs work, so does any
+        // outside it, so that it does not compete with the head.
         let headReady = head.allSatisfy { preparedSet.contains($0.id) || attempts[$0.id, default: 0] >= configuration.maxAttempts }
         publishTail([], wanted: headReady ? listed : Set(head.map(\.id)))
-        for track in head {
-            guard generation == mine, !Task.isCancelled else { break }
-            await prepareOne(track)
-        }
-        guard generation == mine else { return } // a newer update owns the tail
-        settledIds = Task.isCancelled ? nil : ids
-        publishTail(rest, wanted: listed)
+        return Plan(generation: generation, ids: ids, head: head, rest: rest, listed: listed)
     }
 
-    /// Hands the background loop `tracks`; its work under way goes on only on a track in
+    /// The second half of `update`: prepares the plan's head, then hands its tail to `run()`,
+    /// unless a newer update has come meanwhile.
+    func prepareHead(of plan: Plan) async {
+        for track in plan.head {
+            guard generation == plan.generation, !Task.isCancelled else { break }
+            await prepareWatched(track, for: plan.generation)
+        }
+        guard generation == plan.generation else { return } // a newer update owns the tail
+        pendingIds = nil
+        settledIds = Task.isCancelled ? nil : plan.ids
+        publishTail(plan.rest, wanted: plan.listed)
+    }
+
+    /// Hands the background loop `tracks`; work under way goes on only on a track in
     /// `wanted` (the head, and the tail once the head is prepared).
     private func publishTail(_ tracks: [Track], wanted: Set<String>) {
         tail = tracks
-        if let current = background, !wanted.contains(current.id) { background?.unwanted = true }
+        for (watch, work) in watched where !wanted.contains(work.id) { watched[watch]?.unwanted = true }
         triedInTail = []
         tailGeneration += 1
         signal.advance(to: tailGeneration)
@@ -135,14 +173,23 @@ public actor QueuePreparer {
                 continue
             }
             triedInTail.insert(track.id)
-            background = (track.id, false)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.prepareOne(track) }
-                group.addTask { await self.untilUnwanted(after: plan) }
-                await group.next()
-                group.cancelAll()
-            }
-            background = nil
+            await prepareWatched(track)
+        }
+    }
+
+    /// Prepares `track` until done, or until an update no longer wants it (then cancelled);
+    /// for an update's head, `plan` is that update's generation.
+    private func prepareWatched(_ track: Track, for plan: Int? = nil) async {
+        nextWatch += 1
+        let watch = nextWatch
+        let tailPlan = tailGeneration
+        watched[watch] = (track.id, false)
+        defer { watched[watch] = nil }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.prepareOne(track, for: plan) }
+            group.addTask { await self.untilUnwanted(watch, after: tailPlan) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -151,25 +198,39 @@ public actor QueuePreparer {
         tail.first { !preparedSet.contains($0.id) && !inFlight.contains($0.id) && !triedInTail.contains($0.id) }
     }
 
-    /// Returns once an update no longer wants the background track (or the task is cancelled).
-    private func untilUnwanted(after plan: Int) async {
+    /// Returns once an update no longer wants the watched work (or the task is cancelled).
+    private func untilUnwanted(_ watch: Int, after plan: Int) async {
         var seen = plan
         while !Task.isCancelled {
             await signal.wait(past: seen)
             seen = tailGeneration
-            if background?.unwanted ?? true { return }
+            if watched[watch]?.unwanted ?? true { return }
         }
     }
 
-    private func prepareOne(_ track: Track) async {
+    /// Wakes every prepare waiting on another's download, to look again.
+    private func wakeWaiters() {
+        let waiters = waitingOnFlight.values.flatMap { $0 }
+        waitingOnFlight = [:]
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Prepares `track` once, unless it is prepared or out of attempts; `plan` as in
+    /// `prepareWatched`.
+    private func prepareOne(_ track: Track, for plan: Int? = nil) async {
         let id = track.id
         // Under way already (the background tail's, when the song changed to it): a second
         // prepare at once would write the same files beside it. Wait, then look again: that
-        // one may have been cancelled with the old tail.
+        // one may have been cancelled with the old tail. An older update's head stops waiting
+        // once a newer update has come: that one waits for the track if it wants it, and
+        // every vote during a long download would otherwise leave a waiter behind.
         while inFlight.contains(id) {
+            if let plan, plan != generation { return }
             await withCheckedContinuation { waitingOnFlight[id, default: []].append($0) }
         }
-        guard !preparedSet.contains(id), attempts[id, default: 0] < configuration.maxAttempts else { return }
+        // Cancelled while it waited: the download it waited on ended, and starting it again
+        // here would only be cancelled in turn.
+        guard !Task.isCancelled, !preparedSet.contains(id), attempts[id, default: 0] < configuration.maxAttempts else { return }
         attempts[id, default: 0] += 1
         inFlight.insert(id)
         defer {

@@ -63,6 +63,27 @@ import Testing
         throw TestFailure("the device never started playing")
     }
 
+    @Test("each pong is a clock sample once, taken as it arrives")
+    func eachPongIsAClockSampleOnce() async throws {
+        try await TestServer.with { server in
+            let (host, created) = try await AppMember.make(server, name: "Hana")
+            let device = try await Device.join(server, name: "Ines", code: created.session.joinCode)
+            try await running([host]) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await device.participant.run() }
+                    let clockSync = device.participant.clockSync
+                    // A ping or two go out before the socket counts as connected, and the clock
+                    // starts over then: their pongs are ignored. Count from inside the first burst.
+                    try await eventually("clock samples", timeout: .seconds(30)) { await clockSync.acceptedSamples >= 8 }
+                    let ignored = await clockSync.ignoredPongs
+                    try await eventually("more clock samples", timeout: .seconds(30)) { await clockSync.acceptedSamples >= 32 }
+                    #expect(await clockSync.ignoredPongs == ignored, "a pong was recorded twice")
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
     @Test("devices start together and a late joiner lands on position")
     func devicesStartTogetherAndALateJoinerLandsOnPosition() async throws {
         try await TestServer.with(configure: { $0.timing.minLeadMs = 800 }) { server in

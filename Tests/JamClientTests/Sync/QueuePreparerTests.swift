@@ -214,6 +214,97 @@ struct QueuePreparerTests {
         #expect(await preparer.failures.isEmpty)
     }
 
+    @Test("a newer update does not wait for an older one's head, and stops its download when it no longer lists it", .timeLimit(.minutes(1)))
+    func aNewerUpdateDoesNotWaitForAnOlderHead() async {
+        let fake = FakePreparer(blocked: ["a"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        let x = Fixture.track("x"), y = Fixture.track("y")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            // "a" plays and downloads slowly; then the host skips to a queue of x, y.
+            group.addTask { await preparer.update(current: a, queue: [b]) }
+            await waitFor(.started("a"), in: &events)
+            await preparer.update(current: x, queue: [y])
+            #expect(await preparer.prepared == ["x", "y"])
+            await waitFor(.cancelled("a"), in: &events)
+            group.cancelAll()
+        }
+        #expect(await !(fake.log).contains(.started("b")))
+        #expect(await preparer.failures.isEmpty)
+    }
+
+    @Test("an update with the tracks of one whose head is under way leaves the work to it", .timeLimit(.minutes(1)))
+    func theSameTracksAsAnUpdateUnderWayLeaveTheWorkToIt() async {
+        let fake = FakePreparer(blocked: ["a"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            group.addTask { await preparer.update(current: a, queue: [b, c]) }
+            await waitFor(.started("a"), in: &events)
+            // A vote elsewhere while "a" downloads: nothing new to do, and nothing to wait on.
+            for _ in 0..<3 { await preparer.update(current: a, queue: [b, c]) }
+            #expect(await !preparer.isPrepared("a"))
+            await fake.release("a")
+            await waitFor(.finished("c"), in: &events)
+            group.cancelAll()
+        }
+        #expect(await fake.starts(of: "a") == 1)
+        #expect(await preparer.prepared == ["a", "b", "c"])
+    }
+
+    @Test("a list that comes back while another's head downloads is prepared again", .timeLimit(.minutes(1)))
+    func aListThatComesBackIsPreparedAgain() async {
+        let fake = FakePreparer(blocked: ["d", "e"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        let e = Fixture.track("e")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            await preparer.update(current: a, queue: [b, c, d])
+            await waitFor(.started("d"), in: &events)
+            // "e" comes in next: the head goes first, so "d" stops.
+            group.addTask { await preparer.update(current: a, queue: [e, b]) }
+            var seen: Set<FakePreparer.Event> = []
+            while seen.count < 2, let event = await events.next() {
+                if event == .cancelled("d") || event == .started("e") { seen.insert(event) }
+            }
+            // "e" is taken out again while it downloads: the first list is back, and with it "d".
+            await preparer.update(current: a, queue: [b, c, d])
+            await waitFor(.started("d"), in: &events)
+            await fake.release("d")
+            await waitFor(.finished("d"), in: &events)
+            group.cancelAll()
+        }
+        #expect(await fake.log.contains(.cancelled("e")))
+        #expect(await preparer.prepared == ["a", "b", "c", "d"])
+    }
+
+    @Test("a skip during a download that votes reordered behind starts nothing twice", .timeLimit(.minutes(1)))
+    func aSkipStartsNothingTwice() async {
+        let fake = FakePreparer(blocked: ["a"])
+        let preparer = QueuePreparer(preparer: fake)
+        var events = fake.events.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await preparer.run() }
+            group.addTask { await preparer.update(current: a, queue: [b]) }
+            await waitFor(.started("a"), in: &events)
+            // A song added before "b" while "a" still downloads: the head is "a" and "c".
+            group.addTask { await preparer.update(current: a, queue: [c, b]) }
+            try? await Task.sleep(for: .milliseconds(50))
+            // The host skips "a".
+            await preparer.update(current: b, queue: [c])
+            await waitFor(.cancelled("a"), in: &events)
+            // Time for a second start of "a", were there one.
+            try? await Task.sleep(for: .milliseconds(50))
+            group.cancelAll()
+        }
+        #expect(await fake.starts(of: "a") == 1)
+        #expect(await preparer.isPrepared("b"))
+        #expect(await preparer.isPrepared("c"))
+    }
+
     @Test("prepared tracks are skipped; a failure is recorded per track and retried at most 3 times")
     func skipsPreparedAndRecordsFailures() async {
         let fake = FakePreparer(failing: ["f"])
