@@ -39,8 +39,10 @@ extension SessionClient {
         pending[id] = entry
         pendingOrder.append(id)
         if let socket {
+            let generation = socketGeneration
             do {
                 try await socket.send(frame)
+                pending[id]?.wentOutOn = generation
             } catch {
                 logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
             }

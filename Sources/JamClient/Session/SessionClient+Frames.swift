@@ -85,7 +85,14 @@ extension SessionClient {
     /// The server answers on this socket (an error is not an answer: a server that refuses and
     /// closes must not reset the back-off). It is open, and whatever it missed is on its way.
     func answered() {
-        if case .connecting = phase { setPhase(.connected) }
+        guard case .connecting = phase else { return }
+        setPhase(.connected)
+        // The member is in: an abandoned `leave` kept from the socket before never reached
+        // the server, and a refusal as not a member from now on (removed by the host) is not
+        // its answer.
+        for id in pendingOrder where pending[id]?.abandoned == true && pending[id]?.wentOutOn != socketGeneration {
+            forget(id)
+        }
     }
 
     /// Asks for what was missed (or a full `stateSync`).

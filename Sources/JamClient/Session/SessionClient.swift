@@ -31,6 +31,8 @@ public actor SessionClient {
         /// Its caller stopped waiting: it is not sent again, but an answer that still comes
         /// (the frame may be out already) shows in the mirror, and a `leave`'s ends the run.
         var abandoned = false
+        /// The socket (`socketGeneration`) its frame last went out on.
+        var wentOutOn: Int?
     }
 
     /// The session.
@@ -224,13 +226,17 @@ public actor SessionClient {
         // answers a repeated id without applying it twice.
         for id in pendingOrder {
             guard let command = pending[id], command.result == nil else { continue }
-            // Its answer, if any, went with the old socket; nobody waits for it on this one.
+            // Its answer, if any, went with the old socket; nobody waits for it on this one. A
+            // `leave` that went out stays until this socket says whether it was applied: a
+            // refusal as not a member then ends the run as left (`leftWithoutAnAnswer`), an
+            // answer as a member drops it (`answered`).
             if command.abandoned {
-                pending[id] = nil
+                if !(command.leaves && command.wentOutOn != nil) { pending[id] = nil }
                 continue
             }
             do {
                 try await socket.send(command.frame)
+                pending[id]?.wentOutOn = socketGeneration
             } catch {
                 logger.debug("resend failed; it goes again after the next reconnect", metadata: ["command.id": "\(id)"])
             }

@@ -36,4 +36,55 @@ import Testing
             #expect(try await !socket.commands().contains(.play))
         }
     }
+
+    @Test("a leave whose caller stopped waiting and whose answer was lost with its socket ends the run as left")
+    func aCancelledLeaveWhoseAnswerWasLostEndsTheRunAsLeft() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        await second.push(SessionClientLifecycleTests.envelope(.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session")), seq: 0))
+        await second.close()
+        let refused = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
+        let client = try SessionClientLifecycleTests.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), refused]))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await first.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let leaving = Task { try await client.send(.leave) }
+        try await eventually("the leave sent") { try await first.commands().contains(.leave) }
+        leaving.cancel()
+        await #expect(throws: CancellationError.self) { try await leaving.value }
+        // The server applies it, and the socket drops before its answer comes.
+        await first.close()
+        try await running.value
+        #expect(await client.phase == .idle)
+        #expect(try await !second.commands().contains(.leave), "a leave its caller gave up on was sent again")
+    }
+
+    @Test("a leave whose caller stopped waiting and that never reached the server is forgotten once the member is answered again")
+    func aCancelledLeaveThatNeverArrivedIsForgotten() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        let removed = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
+        let client = try SessionClientLifecycleTests.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), removed]))
+        let running = Task { try await client.run() }
+        defer { running.cancel() }
+        await first.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
+        try await eventually("connected") { await client.phase == .connected }
+        let leaving = Task { try await client.send(.leave) }
+        try await eventually("the leave sent") { try await first.commands().contains(.leave) }
+        leaving.cancel()
+        await #expect(throws: CancellationError.self) { try await leaving.value }
+        // The socket drops before the leave reaches the server: the next one finds the member in.
+        await first.close()
+        try await eventually("the new socket opened") { try await !second.frames().isEmpty }
+        await second.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 6))
+        try await eventually("connected again") { await client.phase == .connected }
+        // Later the host removes the member: that is a removal, not the leave's answer.
+        await second.push(SessionClientLifecycleTests.envelope(.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session")), seq: 0))
+        await second.close()
+        let ended = await running.result
+        guard case .failure(let error as JamError) = ended else {
+            Issue.record("the run ended \(ended), not refused as not a member")
+            return
+        }
+        #expect(error.code == .notMember)
+    }
 }
