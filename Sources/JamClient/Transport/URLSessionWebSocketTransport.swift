@@ -22,13 +22,25 @@ public struct URLSessionWebSocketTransport: RealtimeTransport {
         self.openTimeout = openTimeout
     }
 
+    /// How long URLSession lets a socket go without data, s. The open has its own limit
+    /// (`openTimeout`, enforced here), and a dead open socket is the connection watch's to
+    /// find; URLSession's timer resets only when data arrives, so a bound near the open's
+    /// would end a quiet session's healthy socket before the watch's probe (15 s) is due.
+    static let idleTimeout: TimeInterval = 120
+
+    /// The handshake's request.
+    static func request(url: URL, headers: [String: String]) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = idleTimeout
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
     /// Opens a WebSocket to `url` with URLSession, runs `body` with it, and returns how it closed.
     public func withSocket(
         url: URL, headers: [String: String], _ body: @escaping @Sendable (any RealtimeSocket) async throws -> Void
     ) async throws -> RealtimeClose {
-        var request = URLRequest(url: url)
-        request.timeoutInterval = TimeInterval(openTimeout.components.seconds) + 1
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let request = Self.request(url: url, headers: headers)
         let events = SocketEvents()
         // A session per socket: its delegate reports the opening and closing handshakes,
         // which the task's own API only shows as a failed receive.

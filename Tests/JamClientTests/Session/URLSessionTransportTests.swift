@@ -20,6 +20,18 @@ import Testing
         }
     }
 
+    @Test("URLSession's idle timer cannot end a quiet socket the connection watch keeps")
+    func urlSessionsIdleTimerOutlastsTheConnectionWatch() throws {
+        let url = try #require(URL(string: "ws://127.0.0.1:9/realtime"))
+        let request = URLSessionWebSocketTransport.request(url: url, headers: ["Authorization": "Bearer t"])
+        let watch = ConnectionWatch()
+        // A live socket on a quiet session hears nothing until the watch's own ping is due,
+        // looked for and answered; the idle timer must leave it that long and more.
+        let longestQuietMs = watch.quietProbeMs + watch.checkEveryMs + watch.silenceLimitMs
+        #expect(request.timeoutInterval * 1000 > 2 * longestQuietMs)
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer t")
+    }
+
     @Test("a handshake that never comes fails the wait once its time is up", .timeLimit(.minutes(1)))
     func aHandshakeThatNeverComesFailsTheWaitOnceItsTimeIsUp() async throws {
         let url = try #require(URL(string: "ws://127.0.0.1:9/realtime"))
