@@ -37,23 +37,34 @@ import Testing
         }
     }
 
-    @Test("a leave whose caller stopped waiting and whose answer was lost with its socket ends the run as left")
-    func aCancelledLeaveWhoseAnswerWasLostEndsTheRunAsLeft() async throws {
-        let first = ScriptedSocket(), second = ScriptedSocket()
-        await second.push(SessionClientLifecycleTests.envelope(.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session")), seq: 0))
-        await second.close()
-        let refused = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
-        let client = try SessionClientLifecycleTests.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), refused]))
+    /// A run on `first` then `second` (closed as `secondCloses`) whose member's `leave` went out
+    /// on `first`, was given up by its caller, and lost its answer with `first`.
+    static func leaveGivenUpThenSocketDrops(
+        _ first: ScriptedSocket, _ second: ScriptedSocket, secondCloses: RealtimeClose
+    ) async throws -> (SessionClient, Task<Void, any Error>) {
+        let client = try SessionClientLifecycleTests.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), secondCloses]))
         let running = Task { try await client.run() }
-        defer { running.cancel() }
         await first.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
         try await eventually("connected") { await client.phase == .connected }
         let leaving = Task { try await client.send(.leave) }
         try await eventually("the leave sent") { try await first.commands().contains(.leave) }
         leaving.cancel()
         await #expect(throws: CancellationError.self) { try await leaving.value }
-        // The server applies it, and the socket drops before its answer comes.
         await first.close()
+        return (client, running)
+    }
+
+    static let notMember = ServerEvent.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session"))
+    static let refusedAsNotMember = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
+
+    @Test("a leave whose caller stopped waiting and whose answer was lost with its socket ends the run as left")
+    func aCancelledLeaveWhoseAnswerWasLostEndsTheRunAsLeft() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        // The server applied the leave: the next socket is refused.
+        await second.push(SessionClientLifecycleTests.envelope(Self.notMember, seq: 0))
+        await second.close()
+        let (client, running) = try await Self.leaveGivenUpThenSocketDrops(first, second, secondCloses: Self.refusedAsNotMember)
+        defer { running.cancel() }
         try await running.value
         #expect(await client.phase == .idle)
         #expect(try await !second.commands().contains(.leave), "a leave its caller gave up on was sent again")
@@ -62,23 +73,14 @@ import Testing
     @Test("a leave whose caller stopped waiting and that never reached the server is forgotten once the member is answered again")
     func aCancelledLeaveThatNeverArrivedIsForgotten() async throws {
         let first = ScriptedSocket(), second = ScriptedSocket()
-        let removed = RealtimeClose(code: CloseCode(refusing: .notMember).rawValue, reason: "not a member of this session")
-        let client = try SessionClientLifecycleTests.client(SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil), removed]))
-        let running = Task { try await client.run() }
+        let (client, running) = try await Self.leaveGivenUpThenSocketDrops(first, second, secondCloses: Self.refusedAsNotMember)
         defer { running.cancel() }
-        await first.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 5))
-        try await eventually("connected") { await client.phase == .connected }
-        let leaving = Task { try await client.send(.leave) }
-        try await eventually("the leave sent") { try await first.commands().contains(.leave) }
-        leaving.cancel()
-        await #expect(throws: CancellationError.self) { try await leaving.value }
-        // The socket drops before the leave reaches the server: the next one finds the member in.
-        await first.close()
+        // The leave never reached the server: the next socket finds the member in.
         try await eventually("the new socket opened") { try await !second.frames().isEmpty }
         await second.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 6))
         try await eventually("connected again") { await client.phase == .connected }
         // Later the host removes the member: that is a removal, not the leave's answer.
-        await second.push(SessionClientLifecycleTests.envelope(.error(ErrorEvent(id: nil, code: .notMember, message: "not a member of this session")), seq: 0))
+        await second.push(SessionClientLifecycleTests.envelope(Self.notMember, seq: 0))
         await second.close()
         let ended = await running.result
         guard case .failure(let error as JamError) = ended else {
