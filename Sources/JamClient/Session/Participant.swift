@@ -108,8 +108,12 @@ public struct Participant: Sendable {
                     for await update in envelopes {
                         guard case .envelope(let envelope) = update else { continue }
                         // Pongs are recorded above with the instant they arrived; the engine
-                        // would record each a second time, later (and first, when it wins).
-                        if case .pong = envelope.event { continue }
+                        // would record each a second time, later (and first, when it wins). A
+                        // pong may settle the clock a held first start waits for: catch up.
+                        if case .pong = envelope.event {
+                            changed.yield()
+                            continue
+                        }
                         await engine.take(envelope)
                         changed.yield()
                     }

@@ -42,7 +42,8 @@ extension SessionClient {
             let generation = socketGeneration
             do {
                 try await socket.send(frame)
-                pending[id]?.wentOutOn = generation
+                // A reconnect while this send was awaited may have sent it again on a later socket.
+                if pending[id]?.wentOutOn ?? .min < generation { pending[id]?.wentOutOn = generation }
             } catch {
                 logger.debug("send failed; it goes again after the reconnect", metadata: ["command.id": "\(id)"])
             }

@@ -87,9 +87,8 @@ extension SessionClient {
     func answered() {
         guard case .connecting = phase else { return }
         setPhase(.connected)
-        // The member is in: an abandoned `leave` kept from the socket before never reached
-        // the server, and a refusal as not a member from now on (removed by the host) is not
-        // its answer.
+        // The member is in: a given-up command kept from the socket before (a `leave`) was not
+        // applied, and a later refusal as not a member (away too long) is not its answer.
         for id in pendingOrder where pending[id]?.abandoned == true && pending[id]?.wentOutOn != socketGeneration {
             forget(id)
         }

@@ -31,7 +31,7 @@ public actor SessionClient {
         /// Its caller stopped waiting: it is not sent again, but an answer that still comes
         /// (the frame may be out already) shows in the mirror, and a `leave`'s ends the run.
         var abandoned = false
-        /// The socket (`socketGeneration`) its frame last went out on.
+        /// The latest socket (`socketGeneration`) its frame went out on.
         var wentOutOn: Int?
     }
 
@@ -296,10 +296,10 @@ public actor SessionClient {
     /// lost with the socket that dropped, it was applied, and the member is out as they asked.
     /// The leave then succeeds.
     func leftWithoutAnAnswer(refused failure: JamError) -> Bool {
-        guard failure.code == .notMember,
-            let id = pendingOrder.first(where: { pending[$0]?.leaves == true && pending[$0]?.result == nil })
-        else { return false }
-        settle(id, .success(Ack(id: id)))
+        let leaves = pendingOrder.filter { pending[$0]?.leaves == true && pending[$0]?.result == nil }
+        guard failure.code == .notMember, !leaves.isEmpty else { return false }
+        // Every one: a leave given up on and one tapped again while away both asked for this.
+        for id in leaves { settle(id, .success(Ack(id: id))) }
         return true
     }
 

@@ -70,6 +70,22 @@ import Testing
         #expect(try await !second.commands().contains(.leave), "a leave its caller gave up on was sent again")
     }
 
+    @Test("a leave tapped again after one given up succeeds too when the next socket is refused as not a member")
+    func aSecondLeaveSucceedsWithTheFirst() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        let (client, running) = try await Self.leaveGivenUpThenSocketDrops(first, second, secondCloses: Self.refusedAsNotMember)
+        defer { running.cancel() }
+        try await eventually("the new socket opened") { try await !second.frames().isEmpty }
+        let again = Task { try await client.send(.leave) }
+        try await eventually("the second leave sent") { try await second.commands().contains(.leave) }
+        // The first leave was applied: the server refuses the new socket.
+        await second.push(SessionClientLifecycleTests.envelope(Self.notMember, seq: 0))
+        await second.close()
+        try await running.value
+        let answer = await again.result
+        if case .failure(let error) = answer { Issue.record("the second leave failed: \(error)") }
+    }
+
     @Test("a leave whose caller stopped waiting and that never reached the server is forgotten once the member is answered again")
     func aCancelledLeaveThatNeverArrivedIsForgotten() async throws {
         let first = ScriptedSocket(), second = ScriptedSocket()
@@ -79,7 +95,7 @@ import Testing
         try await eventually("the new socket opened") { try await !second.frames().isEmpty }
         await second.push(SessionClientLifecycleTests.envelope(.stateSync(Fixture.view(nowPlaying: nil)), seq: 6))
         try await eventually("connected again") { await client.phase == .connected }
-        // Later the host removes the member: that is a removal, not the leave's answer.
+        // Later the member is refused as not a member (away too long): not the leave's answer.
         await second.push(SessionClientLifecycleTests.envelope(Self.notMember, seq: 0))
         await second.close()
         let ended = await running.result
