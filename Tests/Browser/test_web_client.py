@@ -933,6 +933,30 @@ def test_a_leave_that_cannot_reach_the_server_keeps_the_member_in_the_session(ba
     wait_for(guest, lambda d: visible(d, "welcome-heading") and d.current_url.rstrip("/") == base_url)
 
 
+def test_a_leave_the_server_applied_whose_answer_was_lost_says_the_member_left(base_url, browsers):
+    host, guest, code = hana_with_gus(base_url, browsers)
+    # The leave reaches the server; its answer is lost on the way back.
+    guest.execute_script("""
+        const realFetch = window.fetch;
+        window.fetch = async (path, init) => {
+          if (String(path).endsWith('/leave')) {
+            await realFetch(path, init);
+            throw new TypeError('Failed to fetch');
+          }
+          return realFetch(path, init);
+        };
+    """)
+    click(guest, el(guest, "leave-button"))
+    wait_for(host, lambda d: "Gus" not in el(d, "members-list").text, message="the leave did not reach the server")
+    wait_for(guest, lambda d: "You left the session." in el(d, "notices").text, message="the page did not say Gus left")
+    assert "Couldn't leave" not in el(guest, "notices").text
+    assert visible(guest, "welcome-heading") and guest.current_url.rstrip("/") == base_url, guest.current_url
+    # Nothing remembered: opening OpenJam again does not take Gus back into the session he left.
+    guest.get(base_url)
+    wait_for(guest, lambda d: visible(d, "welcome-heading"), message="the welcome screen did not open")
+    assert "Gus" not in el(host, "members-list").text
+
+
 def test_a_late_answer_to_a_leave_does_not_take_the_member_out_of_the_session_they_opened_since(base_url, browsers):
     host, guest, code = hana_with_gus(base_url, browsers)
     # The leave's answer is held back, then comes as a refusal (the server busy), after Gus

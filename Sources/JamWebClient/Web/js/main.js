@@ -194,16 +194,28 @@ class App {
     } catch (error) {
       if (movedOn()) return;
       if (!sessionIsGone(error)) {
-        // Still a member as far as the server knows: back to the session, so Leave can be
-        // pressed again, rather than a welcome screen that pretends otherwise.
-        this.notices.show(describeError(error, 'leave'));
+        // The answer is lost or a refusal: the session says whether the leave was applied.
+        let view;
         try {
-          const view = await this.api.getSession(id);
-          if (!movedOn()) this.enterSession(view);
-        } catch {
-          // Unreachable: the session stays remembered, and the next visit opens it again.
+          view = await this.api.getSession(id);
+        } catch (lookup) {
+          if (movedOn()) return;
+          if (!sessionIsGone(lookup)) {
+            // Unreachable: the session stays remembered, and the next visit opens it again.
+            this.notices.show(describeError(error, 'leave'));
+            return;
+          }
+          // Applied, its answer lost on the way: the member is out, as they asked.
+          view = null;
         }
-        return;
+        if (view) {
+          // Still a member as far as the server knows: back to the session, so Leave can be
+          // pressed again, rather than a welcome screen that pretends otherwise.
+          if (movedOn()) return;
+          this.notices.show(describeError(error, 'leave'));
+          this.enterSession(view);
+          return;
+        }
       }
     }
     if (movedOn()) return;
