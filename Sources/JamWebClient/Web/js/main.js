@@ -195,27 +195,17 @@ class App {
       if (movedOn()) return;
       if (!sessionIsGone(error)) {
         // The answer is lost or a refusal: the session says whether the leave was applied.
-        let view;
-        try {
-          view = await this.api.getSession(id);
-        } catch (lookup) {
-          if (movedOn()) return;
-          if (!sessionIsGone(lookup)) {
-            // Unreachable: the session stays remembered, and the next visit opens it again.
-            this.notices.show(describeError(error, 'leave'));
-            return;
-          }
-          // Applied, its answer lost on the way: the member is out, as they asked.
-          view = null;
-        }
-        if (view) {
+        const lookup = await this.api.getSession(id).then((view) => ({ view }), (failure) => ({ failure }));
+        if (movedOn()) return;
+        if (lookup.view || !sessionIsGone(lookup.failure)) {
           // Still a member as far as the server knows: back to the session, so Leave can be
-          // pressed again, rather than a welcome screen that pretends otherwise.
-          if (movedOn()) return;
+          // pressed again, rather than a welcome screen that pretends otherwise. Unreachable:
+          // the session stays remembered, and the next visit opens it again.
           this.notices.show(describeError(error, 'leave'));
-          this.enterSession(view);
+          if (lookup.view) this.enterSession(lookup.view);
           return;
         }
+        // Applied, its answer lost on the way: the member is out, as they asked.
       }
     }
     if (movedOn()) return;
