@@ -199,6 +199,55 @@ def test_a_start_that_never_came_is_made_again(page):
     assert by[10000] == 2, by
 
 
+# A skip while the current song still downloads: the engine loads the new song at once,
+# not after that download, as JamClient's SyncEngine does
+# (ParticipantEventTests.aSkipCancelsTheLoadOfTheSongItReplaces). The player is AudioPlayer's
+# contract: a load of another track ends the wait of the one before, which throws.
+SKIP_WHILE_LOADING = PLAYING_VIEW + """
+const [done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  const now = 1_000_000;
+  const clock = new ClockSync({ now: () => now });
+  const loads = [];
+  let waiting = null;
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    load(track) {
+      loads.push(track.id);
+      if (waiting) waiting(new Error('replaced by another load'));
+      waiting = null;
+      // song-1's download never ends by itself.
+      if (track.id === 'song-1') return new Promise((resolve, reject) => { waiting = reject; });
+      this.loadedTrackId = track.id;
+      return Promise.resolve();
+    },
+    preload() {}, pause() {}, async seek() {}, setRate() {}, learnStartError() {}, play() {},
+    position() { return null; },
+  };
+  const posted = [];
+  const engine = new SyncEngine({ player, clock, post: (type, data) => { posted.push({ type, data }); return true; }, now: () => now });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  engine.setEnabled(true);
+  const view = playingView(0, 0);
+  engine.handle({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  await settle();
+  const item = { ...view.nowPlaying.item, id: 'item-2', track: { ...view.nowPlaying.item.track, id: 'song-2', name: 'Song 2' } };
+  engine.handle({ type: 'playPrepare', data: { item, epoch: 2, startAt: 5000, previous: null }, epoch: 2, seq: 2, timestamp: 0 });
+  for (let i = 0; i < 5; i += 1) await settle();
+  done({ loads, loaded: player.loadedTrackId, readies: posted.filter((p) => p.type === 'ready').map((p) => p.data.epoch),
+    loadFailures: engine.status.loadFailures });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_skip_while_the_current_song_loads_loads_the_new_song_at_once(page):
+    answer = page.execute_async_script(SKIP_WHILE_LOADING)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"loads": ["song-1", "song-2"], "loaded": "song-2", "readies": [2], "loadFailures": 0}
+
+
 # A device joining 8 minutes into a song while the server's clock runs 100 ppm faster than
 # its own: the engine starts it where the server's clock says the song is now, not by counting
 # the device's ms since the anchor (48 ms short here), as JamClient's SyncEngine does

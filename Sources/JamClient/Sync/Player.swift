@@ -14,7 +14,10 @@ public protocol Player: Sendable {
     /// until the next `play(from:atLocal:)` takes effect, or a `pause`: the next song is
     /// loaded while the current one ends, and starts the instant it does (two `AVPlayer`s,
     /// or an `AVQueuePlayer`). When the load throws, what played goes on until the engine
-    /// pauses it (it does at once).
+    /// pauses it (it does at once). The engine cancels a load whose track the session no
+    /// longer wants (a skip while it downloads): it should end at once, throwing
+    /// `CancellationError`, as `AVAsset`'s async loading does; one that runs on holds up
+    /// the next song's load until it ends.
     func load(_ track: Track) async throws
 
     /// Starts loading `track` beside what plays, so that a later `load` of it returns at once:

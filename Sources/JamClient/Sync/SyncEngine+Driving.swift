@@ -33,7 +33,7 @@ extension SyncEngine {
             // wants silence now.
             if wanted.state == .paused { await player.pause() }
             do {
-                try await player.load(wanted.track)
+                guard try await loadUnlessSuperseded(wanted.track) else { return true }
             } catch {
                 // What played before would otherwise play on while everybody else hears this item.
                 await player.pause()
@@ -78,6 +78,43 @@ extension SyncEngine {
         course.state = .playing
         await follow(course, estimate: estimate, now: clock.now())
         return true
+    }
+
+    /// Loads `track`; false, the load cancelled, once the schedule wants another track: a
+    /// skip while a song still downloads goes to the new song at once, not after that
+    /// download (a player whose load ignores cancellation still holds it up). The web
+    /// engine's `loadUnlessSuperseded` is the same rule.
+    func loadUnlessSuperseded(_ track: Track) async throws -> Bool {
+        let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        scheduleChanged = changed
+        changed.yield() // the schedule may have moved on while the player was asked what it holds
+        defer {
+            scheduleChanged = nil
+            changed.finish()
+        }
+        let player = self.player
+        return try await withThrowingTaskGroup(of: LoadOutcome.self) { group in
+            group.addTask {
+                try await player.load(track)
+                return .loaded
+            }
+            group.addTask {
+                for await _ in changes {
+                    if await self.timeline?.track.id != track.id { return .superseded }
+                }
+                return .unwatched // cancelled with the load: its own outcome stands
+            }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .loaded, .superseded:
+                    group.cancelAll()
+                    return outcome == .loaded
+                case .unwatched:
+                    continue
+                }
+            }
+            throw CancellationError()
+        }
     }
 
     /// Pauses the player at normal speed, with no correction under way.
@@ -192,4 +229,9 @@ extension SyncEngine {
         pendingSeek = nil
         correctionDeadline = nil
     }
+}
+
+/// How a load that may be superseded ended.
+private enum LoadOutcome: Sendable {
+    case loaded, superseded, unwatched
 }

@@ -55,6 +55,9 @@ public actor SyncEngine {
     /// start that was under way across it must not record its course as followed.
     var restartsAsked = 0
     var readySentEpoch: Int64?
+    /// Told of every schedule change while a load is under way, so it can give up on a track
+    /// no longer wanted.
+    var scheduleChanged: AsyncStream<Void>.Continuation?
     /// The current item's failed loads, and when it is tried again.
     var loadRetry: LoadRetry?
     var measureNotBefore = -Double.infinity
@@ -144,6 +147,7 @@ public actor SyncEngine {
             generation &+= 1
             status.epoch = timeline?.epoch
             status.itemId = timeline?.itemId
+            scheduleChanged?.yield()
         }
     }
 

@@ -40,6 +40,53 @@ import Testing
         try await eventually("song c loaded", timeout: .seconds(120)) { await player.loadedTrackId == "c" }
         #expect(await loads() == ["a", "c"], "song c had taken song b's place before song a had loaded")
     }
+
+    @Test("a skip while the current song still loads cancels that load and loads the new song at once")
+    func aSkipCancelsTheLoadOfTheSongItReplaces() async throws {
+        let socket = ScriptedSocket()
+        let clock = SystemMonotonicClock()
+        let player = SimulatedPlayer(clock: clock, sleeper: FirstSleepUntilCancelled(), configuration: .init(loadDelayMs: 600))
+        let participant = Participant(
+            api: JamAPI(server: try #require(URL(string: "http://127.0.0.1:9"))), sessionId: "session", me: "host",
+            transport: ScriptedTransport(socket: socket), player: player, clock: clock)
+        let running = Task { try await participant.run() }
+        defer { running.cancel() }
+        let first = NowPlaying(item: Fixture.item("a"), epoch: 1, state: .playing, positionMs: 0, anchorMs: 0)
+        await socket.push(Fixture.envelope(.stateSync(Fixture.view(nowPlaying: first)), epoch: 1, seq: 5))
+        try await eventually("song a loading", timeout: .seconds(120)) {
+            await player.calls.contains { if case .load("a", _) = $0 { true } else { false } }
+        }
+        // The host skips: song a's load would last for an hour.
+        await socket.push(Fixture.envelope(.playPrepare(PlayPrepare(item: Fixture.item("b"), epoch: 2, startAt: 1_000, previous: nil)), epoch: 2, seq: 6))
+        try await eventually("song b loaded", timeout: .seconds(60)) { await player.loadedTrackId == "b" }
+        let loaded = await player.calls.compactMap { call -> String? in
+            if case .loaded(let trackId, _) = call { return trackId }
+            return nil
+        }
+        #expect(loaded == ["b"], "song a's load was not given up")
+        // Ready goes out after the load, for song b only.
+        try await eventually("ready for song b", timeout: .seconds(60), until: {
+            let readies = try await socket.commands().compactMap { command -> Int64? in
+                if case .ready(let ready) = command { return ready.epoch }
+                return nil
+            }
+            return readies == [2]
+        })
+    }
+}
+
+/// A sleeper whose first sleep lasts until its task is cancelled (an hour at most); every
+/// later one returns at once: a player's first load on it never ends by itself.
+final class FirstSleepUntilCancelled: Sleeper {
+    private let first = Mutex(true)
+
+    func sleep(ms: Double) async throws {
+        let isFirst = first.withLock { first in
+            defer { first = false }
+            return first
+        }
+        if isFirst { try await Task.sleep(for: .seconds(3_600)) }
+    }
 }
 
 /// A sleeper whose sleeps last until the test ends them (and every later one returns at

@@ -104,7 +104,8 @@ export class AudioPlayer {
   /**
    * Loads `track`; resolves when it can start without delay. The old one plays on until
    * the next start. A failed load is not kept (the pool forgets it), so calling again
-   * fetches the track anew.
+   * fetches the track anew. A load of another track meanwhile ends this one's wait (it
+   * throws): the engine moves on that way when a skip comes while a song still downloads.
    */
   async load(track) {
     if (this.slot.trackId !== track.id) {

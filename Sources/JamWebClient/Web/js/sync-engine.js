@@ -41,6 +41,8 @@ export class SyncEngine {
     this.driving = false;
     this.followed = null;
     this.readySentEpoch = null;
+    /** The load under way: {trackId, supersede()}, or null. */
+    this.loading = null;
     /** The current item's failed loads and when it is tried again (load-retry.js), or null. */
     this.loadRetry = null;
     this.measureNotBefore = -Infinity;
@@ -129,6 +131,7 @@ export class SyncEngine {
       const timeline = this.timeline;
       this.status.epoch = timeline ? timeline.epoch : null;
       this.status.itemId = timeline ? timeline.itemId : null;
+      if (this.loading && (!timeline || timeline.track.id !== this.loading.trackId)) this.loading.supersede();
     }
     this.preloadUpNext();
     this.drive();
@@ -153,6 +156,23 @@ export class SyncEngine {
     } finally {
       this.driving = false;
       this.changed();
+    }
+  }
+
+  /**
+   * Loads `track`; false once the timeline wants another track: a skip while a song still
+   * downloads goes to the new song at once, not after that download (the player's next load
+   * replaces the element, which ends the old wait). JamClient's SyncEngine.loadUnlessSuperseded.
+   */
+  async loadUnlessSuperseded(track) {
+    const load = this.player.load(track);
+    try {
+      return await new Promise((resolve, reject) => {
+        this.loading = { trackId: track.id, supersede: () => resolve(false) };
+        load.then(() => resolve(true), reject);
+      });
+    } finally {
+      this.loading = null;
     }
   }
 
@@ -186,7 +206,7 @@ export class SyncEngine {
       this.status.phase = SyncPhase.loading;
       this.changed();
       try {
-        await this.player.load(wanted.track);
+        if (!(await this.loadUnlessSuperseded(wanted.track))) return true;
         this.loadError = null;
         if (this.loadRetry && this.loadRetry.epoch === wanted.epoch) this.loadRetry = null;
       } catch (error) {
