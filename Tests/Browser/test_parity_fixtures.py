@@ -248,6 +248,65 @@ def test_a_skip_while_the_current_song_loads_loads_the_new_song_at_once(page):
     assert answer == {"loads": ["song-1", "song-2"], "loaded": "song-2", "readies": [2], "loadFailures": 0}
 
 
+# A device that said ready says it again on its next socket: the server forgets a member's
+# ready when its socket goes, and a ready posted while the socket was down is lost
+# (ParticipantEventTests.readyIsSaidAgainOnTheNextSocket in JamClient). The store tells its
+# listeners of each reconnect, not of the first connection; the engine says ready again
+# only for the item it said it for, while that item still prepares.
+READY_AGAIN = PLAYING_VIEW + """
+const [done] = arguments;
+(async () => {
+  const { ClockSync } = await import('/js/clock.js');
+  const { SyncEngine } = await import('/js/sync-engine.js');
+  const { SessionStore } = await import('/js/store.js');
+  const now = 1_000_000;
+  const clock = new ClockSync({ now: () => now });
+  const player = {
+    loadedTrackId: null, isPlaying: false, cueMarginMs: 0,
+    async load(track) { this.loadedTrackId = track.id; },
+    preload() {}, pause() {}, async seek() {}, setRate() {}, learnStartError() {}, play() {},
+    position() { return null; },
+  };
+  const readies = [];
+  const engine = new SyncEngine({ player, clock, now: () => now,
+    post: (type, data) => { if (type === 'ready') readies.push(data.epoch); return true; } });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'u', clock: {} });
+  let reconnects = 0;
+  store.onReconnected(() => { reconnects += 1; engine.reconnected(); });
+  const phase = (name) => store.connection.options.onPhase({ phase: name });
+  const answer = {};
+  phase('connecting');
+  phase('connected');
+  answer.firstConnection = reconnects;
+  engine.setEnabled(true);
+  const view = playingView(0, 60000);
+  view.nowPlaying.state = 'preparing';
+  view.nowPlaying.epoch = 2;
+  engine.handle({ type: 'stateSync', data: view, epoch: 2, seq: 1, timestamp: 0 });
+  await settle();
+  answer.said = [...readies];
+  phase('retrying');
+  phase('connecting');
+  phase('connected');
+  answer.reconnects = reconnects;
+  answer.afterReconnect = [...readies];
+  engine.handle({ type: 'playCommit', data: { itemId: 'item-1', epoch: 2, startAt: 60000, positionMs: 0 }, epoch: 2, seq: 2, timestamp: 0 });
+  await settle();
+  phase('retrying');
+  phase('connected');
+  answer.whilePlaying = [...readies];
+  done(answer);
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_device_that_said_ready_says_it_again_on_its_next_socket(page):
+    answer = page.execute_async_script(READY_AGAIN)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"firstConnection": 0, "said": [2], "reconnects": 1, "afterReconnect": [2, 2], "whilePlaying": [2, 2]}
+
+
 # A device joining 8 minutes into a song while the server's clock runs 100 ppm faster than
 # its own: the engine starts it where the server's clock says the song is now, not by counting
 # the device's ms since the anchor (48 ms short here), as JamClient's SyncEngine does

@@ -124,11 +124,15 @@ public struct Participant: Sendable {
                 }
             }
             group.addTask {
-                // A reconnect may come through another route: measure the clock again.
+                // A reconnect may come through another route: measure the clock again. The
+                // server forgot this device's ready with the old socket: say it again.
                 var wasConnected = false
                 for await update in await client.subscribe() {
                     guard case .phase(let phase) = update else { continue }
-                    if phase == .connected && !wasConnected { await clockSync.reset() }
+                    if phase == .connected && !wasConnected {
+                        await clockSync.reset()
+                        await engine?.reconnected()
+                    }
                     wasConnected = phase == .connected
                 }
             }

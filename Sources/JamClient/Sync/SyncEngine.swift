@@ -151,6 +151,14 @@ public actor SyncEngine {
         }
     }
 
+    /// The session's socket is new (`Participant` calls it at each connection). The server
+    /// counts a device ready only while its member stays connected, and a ready sent while the
+    /// socket was down is lost: a ready already said for the preparing item is said again.
+    public func reconnected() async {
+        guard let timeline, timeline.state == .preparing, readySentEpoch == timeline.epoch else { return }
+        await send(.ready(Ready(epoch: timeline.epoch)))
+    }
+
     /// Brings the player to the schedule as it is now (a load included), and has the next
     /// song load beside the current one.
     public func catchUp() async {

@@ -73,6 +73,37 @@ import Testing
             return readies == [2]
         })
     }
+
+    @Test("a device that said ready says it again on its next socket: the server forgets a member's ready when its socket goes")
+    func readyIsSaidAgainOnTheNextSocket() async throws {
+        let first = ScriptedSocket(), second = ScriptedSocket()
+        let clock = SystemMonotonicClock()
+        let player = SimulatedPlayer(clock: clock, sleeper: TaskSleeper())
+        let participant = Participant(
+            api: JamAPI(server: try #require(URL(string: "http://127.0.0.1:9"))), sessionId: "session", me: "host",
+            transport: SocketsInTurn([first, second], closes: [RealtimeClose(code: nil, reason: nil)]), player: player, clock: clock,
+            backoff: Backoff(baseMs: 10, capMs: 10))
+        let running = Task { try await participant.run() }
+        defer { running.cancel() }
+        let readies = { (socket: ScriptedSocket) in
+            try await socket.commands().compactMap { command -> Int64? in
+                if case .ready(let ready) = command { return ready.epoch }
+                return nil
+            }
+        }
+        let preparing = NowPlaying(item: Fixture.item("a"), epoch: 2, state: .preparing, positionMs: 0, anchorMs: 60_000)
+        await first.push(Fixture.envelope(.stateSync(Fixture.view(nowPlaying: preparing)), epoch: 2, seq: 5))
+        try await eventually("ready on the first socket", timeout: .seconds(60), until: { try await readies(first) == [2] })
+        await first.close()
+        // Back with nothing missed: the server answers the new socket's ping, and sends no event.
+        try await eventually("connected on the second socket", timeout: .seconds(60), until: {
+            try await second.answerPings()
+            let phase = await participant.client.phase
+            let sent = try await second.commands()
+            return phase == .connected && !sent.isEmpty
+        })
+        try await eventually("ready on the second socket", timeout: .seconds(60), until: { try await readies(second) == [2] })
+    }
 }
 
 /// A sleeper whose first sleep lasts until its task is cancelled (an hour at most); every

@@ -124,6 +124,7 @@ export class SessionPage {
     this.engine.start();
     this.engine.onChange(() => views.nowPlaying.tick());
     this.store.onEnvelope((envelope) => this.engine.handle(envelope));
+    this.store.onReconnected(() => this.engine.reconnected());
     this.shownRejection = null;
     this.inviteOpen = false;
     byId('invite').hidden = true;

@@ -42,6 +42,7 @@ export class SessionStore {
     this.listeners = new Set();
     this.envelopeListeners = new Set();
     this.passingListeners = new Set();
+    this.reconnectListeners = new Set();
     this.publishQueued = false;
     this.rejectionCounter = 0;
     // Until the first pong, server time is guessed from the envelope timestamps
@@ -70,6 +71,7 @@ export class SessionStore {
         if (phase.phase === Phase.connected) this.connectedBefore = true;
         this.phase = phase;
         if (reconnected && this.clock.send) this.clock.reset();
+        if (reconnected) for (const fn of this.reconnectListeners) fn();
         this.publish();
       },
       onOpen: () => {
@@ -116,6 +118,12 @@ export class SessionStore {
   onPassing(fn) {
     this.passingListeners.add(fn);
     return () => this.passingListeners.delete(fn);
+  }
+
+  /** Calls `fn` each time the server answers a new socket after the first (a reconnect). */
+  onReconnected(fn) {
+    this.reconnectListeners.add(fn);
+    return () => this.reconnectListeners.delete(fn);
   }
 
   /** Server time now (Unix ms): from the clock sync, or a rough guess before it. */

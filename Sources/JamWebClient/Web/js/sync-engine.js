@@ -137,6 +137,18 @@ export class SyncEngine {
     this.drive();
   }
 
+  /**
+   * The session's socket is new (a reconnect). The server counts a device ready only while
+   * its member stays connected, and a ready posted while the socket was down is lost: a
+   * ready already said for the preparing item is said again (JamClient's SyncEngine.reconnected).
+   */
+  reconnected() {
+    const current = this.timeline;
+    if (this.enabled && current && current.state === PlaybackState.preparing && this.readySentEpoch === current.epoch) {
+      this.post(Command.ready, { epoch: current.epoch });
+    }
+  }
+
   preloadUpNext() {
     const next = this.tracker.upNext;
     if (this.enabled && next && isPlayable(next.track)) this.player.preload(next.track);
