@@ -248,6 +248,39 @@ def test_a_skip_while_the_current_song_loads_loads_the_new_song_at_once(page):
     assert answer == {"loads": ["song-1", "song-2"], "loaded": "song-2", "readies": [2], "loadFailures": 0}
 
 
+# The web player told to be silent while its song still loads (the session stopped, or moved
+# on to a song this device cannot play, or the device was turned off) gives the download up:
+# the element lets go of it, and the load ends as replaced.
+PAUSE_WHILE_LOADING = """
+const [done] = arguments;
+(async () => {
+  const { AudioPlayer } = await import('/js/player.js');
+  const host = document.createElement('div');
+  document.body.appendChild(host);
+  const player = new AudioPlayer(host);
+  const track = { id: 'song-that-loads', name: 'Loading', artist: 'Band', durationMs: 600000, source: 'library' };
+  const loading = player.load(track);
+  player.pause();
+  let outcome;
+  try {
+    await loading;
+    outcome = 'loaded';
+  } catch (error) {
+    outcome = error.message;
+  }
+  const element = player.slot.element;
+  done({ outcome, holdsSource: element.hasAttribute('src'), loadedTrackId: player.loadedTrackId });
+  player.unload();
+  host.remove();
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_the_web_player_paused_while_its_song_loads_gives_the_download_up(page):
+    answer = page.execute_async_script(PAUSE_WHILE_LOADING)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"outcome": '"Loading": replaced before it loaded', "holdsSource": False, "loadedTrackId": None}
+
 # A device that said ready says it again on its next socket: the server forgets a member's
 # ready when its socket goes, and a ready posted while the socket was down is lost
 # (ParticipantEventTests.readyIsSaidAgainOnTheNextSocket in JamClient). The store tells its

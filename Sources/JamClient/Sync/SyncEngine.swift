@@ -154,6 +154,8 @@ public actor SyncEngine {
     /// The session's socket is new (`Participant` calls it at each connection). The server
     /// counts a device ready only while its member stays connected, and a ready sent while the
     /// socket was down is lost: a ready already said for the preparing item is said again.
+    /// Said before the new socket's first event is applied, it may name an item the server has
+    /// moved on from meanwhile: the server ignores a ready for any but the item it prepares.
     public func reconnected() async {
         guard let timeline, timeline.state == .preparing, readySentEpoch == timeline.epoch else { return }
         await send(.ready(Ready(epoch: timeline.epoch)))

@@ -215,6 +215,10 @@ export class AudioPlayer {
     this.started = false;
     this.slot.element.pause();
     this.pool.stopRetiring();
+    // Told to be silent before its song loaded (the session stopped, or moved on to a song
+    // this device cannot play, or the device was turned off): the download is not wanted,
+    // and its load ends as replaced.
+    if (!this.slot.loaded && this.slot.trackId !== null) this.pool.release(this.slot);
     this.setRate(1);
   }
 

@@ -141,6 +141,8 @@ export class SyncEngine {
    * The session's socket is new (a reconnect). The server counts a device ready only while
    * its member stays connected, and a ready posted while the socket was down is lost: a
    * ready already said for the preparing item is said again (JamClient's SyncEngine.reconnected).
+   * Said before the new socket's first event is applied, it may name an item the server has
+   * moved on from meanwhile: the server ignores a ready for any but the item it prepares.
    */
   reconnected() {
     const current = this.timeline;
@@ -223,7 +225,7 @@ export class SyncEngine {
         if (this.loadRetry && this.loadRetry.epoch === wanted.epoch) this.loadRetry = null;
       } catch (error) {
         // Shown by the sync indicator; a failure of a load that is no longer wanted is moot.
-        if (this.generation === target && this.timeline && this.timeline.track.id === wanted.track.id) {
+        if (this.enabled && this.generation === target && this.timeline && this.timeline.track.id === wanted.track.id) {
           this.loadRetry = loadRetryAfter(this.loadRetry, wanted.epoch, this.now(), this.config);
           this.status.loadFailures += 1;
           this.status.phase = SyncPhase.loadFailed;
