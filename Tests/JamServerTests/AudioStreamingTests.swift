@@ -1,7 +1,11 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import JamMedia
 import JamProtocol
 import JamTestSupport
+import NIOCore
+import Synchronization
 import Testing
 
 @testable import JamServer
@@ -88,6 +92,51 @@ import Testing
         }
     }
 
+    @Test func aRangeOnAHeadIsIgnored() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            let response = try await server.api.request("HEAD", "/api/v1/tracks/\(id)/audio", headers: ["Range": "bytes=0-9"])
+            #expect(response.status == 200)
+            #expect(response.headers["content-length"] == String(bytes.count))
+            #expect(response.headers["content-range"] == nil)
+        }
+    }
+
+    @Test func aCopyTheClientHoldsIsNotSentAgain() async throws {
+        let (id, bytes) = try Self.demoTrack()
+        try await TestServer.with { server in
+            let path = "/api/v1/tracks/\(id)/audio"
+            let eTag = try #require(try await server.api.request("GET", path).headers["etag"])
+            for (method, header) in [("GET", eTag), ("GET", "W/\(eTag)"), ("GET", "\"other\", \(eTag)"), ("GET", "*"), ("HEAD", eTag)] {
+                let response = try await server.api.request(method, path, headers: ["If-None-Match": header, "Range": "bytes=0-9"])
+                #expect(response.status == 304, "\(method) \(header)")
+                #expect(response.body.isEmpty, "\(method) \(header)")
+                #expect(response.headers["etag"] == eTag, "\(method) \(header)")
+            }
+            let changed = try await server.api.request("GET", path, headers: ["If-None-Match": "\"other\""])
+            #expect(changed.status == 200)
+            #expect(changed.body == bytes)
+        }
+    }
+
+    /// A song rewritten in place while a player streams it (a tag editor, say): the response
+    /// ends with an error, so the connection closes, rather than finishing short of its length
+    /// and leaving the player waiting on an open connection for bytes that will not come.
+    @Test func aFileCutShortWhileItIsServedEndsInAnError() async throws {
+        let folder = try TestFolders.make("cut-short")
+        let song = folder.appendingPathComponent("song.wav")
+        // Large enough that the reader, which reads a few chunks ahead, meets the cut.
+        let size = 16 * 1024 * 1024
+        try Data(repeating: 0x41, count: size).write(to: song)
+        let file = try #require(await ServedFile.at(song.path))
+        let writer = CuttingWriter(file: song, cutTo: 200 * 1024)
+        await #expect(throws: JamError.self) {
+            try await file.body(song.path, range: 0...(size - 1)).write(writer)
+        }
+        #expect(writer.log.written < size)
+        #expect(!writer.log.finished, "a response cut short was finished as if whole")
+    }
+
     /// Someone who can write to the music folder swaps a scanned song for a link to another
     /// file (the server's database, say): the route serves no byte of it.
     @Test func aSongSwappedForALinkIsNotServed() async throws {
@@ -143,5 +192,45 @@ import Testing
     ] as [(String, Int, ByteRange)])
     func rangeHeadersResolveAsTheRFCSays(header: String, size: Int, expected: ByteRange) {
         #expect(ByteRange(header: header, size: size) == expected)
+    }
+}
+
+/// A response body writer that cuts `file` to `cutTo` bytes after the first chunk it is given,
+/// and logs what it was given.
+private struct CuttingWriter: ResponseBodyWriter {
+    struct Log: Equatable {
+        var written = 0
+        var finished = false
+    }
+
+    /// The log, kept where the writer's copies (it is consumed by `finish`) share it.
+    final class Shared: Sendable {
+        let state = Mutex(Log())
+    }
+
+    let file: URL
+    let cutTo: UInt64
+    let shared = Shared()
+
+    init(file: URL, cutTo: Int) {
+        self.file = file
+        self.cutTo = UInt64(cutTo)
+    }
+
+    var log: Log { shared.state.withLock { $0 } }
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        let first = shared.state.withLock { log in
+            defer { log.written += buffer.readableBytes }
+            return log.written == 0
+        }
+        guard first else { return }
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: cutTo)
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+        shared.state.withLock { $0.finished = true }
     }
 }

@@ -41,7 +41,12 @@ struct AudioRoutes {
             // Bytes from a file on disk: played as the type says, never run as a page of this origin.
             .xContentTypeOptions: "nosniff", .contentSecurityPolicy: "default-src 'none'; sandbox",
         ]
-        var range = ByteRange(header: request.headers[.range], size: size)
+        // A copy the client holds is still good: a revalidation after max-age costs no bytes.
+        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, eTag: eTag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        // Ranges are defined for GET only (RFC 9110 §14.2): a HEAD tells the whole file.
+        var range = sendBody ? ByteRange(header: request.headers[.range], size: size) : .whole
         // A range is only honoured for the version of the file the client saw.
         if let ifRange = request.headers[.ifRange], ifRange != eTag { range = .whole }
         switch range {
@@ -58,5 +63,20 @@ struct AudioRoutes {
             guard sendBody else { return Response(status: .partialContent, headers: headers) }
             return Response(status: .partialContent, headers: headers, body: file.body(track.file.path, range: bytes))
         }
+    }
+
+    /// Whether an `If-None-Match` value names `eTag`: `*`, or a list of tags compared weakly
+    /// (RFC 9110 §13.1.2: a `W/` prefix on either side does not matter).
+    static func matches(_ ifNoneMatch: String, eTag: String) -> Bool {
+        let wanted = Self.opaque(eTag)
+        return ifNoneMatch.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || Self.opaque(tag) == wanted
+        }
+    }
+
+    private static func opaque(_ tag: some StringProtocol) -> Substring {
+        let tag = Substring(tag)
+        return tag.hasPrefix("W/") ? tag.dropFirst(2) : tag
     }
 }

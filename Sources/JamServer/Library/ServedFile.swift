@@ -23,7 +23,9 @@ struct ServedFile: Equatable, Sendable {
 
     /// The bytes of `range`, read when the response body is written, from the file at `path`
     /// if it is still this one; otherwise the response ends short, and the client sees an
-    /// error rather than another file's bytes.
+    /// error rather than another file's bytes. A file cut shorter while it is read ends the
+    /// same way: finished short, the connection would wait, open, for bytes its length
+    /// promised until the idle timeout (75 s), and the player with it.
     func body(_ path: String, range: ClosedRange<Int>) -> ResponseBody {
         ResponseBody(contentLength: range.count) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path), options: Self.noLinks) { handle in
@@ -31,8 +33,13 @@ struct ServedFile: Equatable, Sendable {
                     throw JamError(.notFound, "the audio file changed while it was being served")
                 }
                 let bytes = Int64(range.lowerBound)..<Int64(range.upperBound) + 1
+                var written = 0
                 for try await chunk in handle.readChunks(in: bytes, chunkLength: .kibibytes(128)) {
+                    written += chunk.readableBytes
                     try await writer.write(chunk)
+                }
+                guard written == range.count else {
+                    throw JamError(.notFound, "the audio file was cut short while it was being served")
                 }
                 try await writer.finish(nil)
             }
