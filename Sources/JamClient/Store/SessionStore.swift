@@ -61,6 +61,9 @@ public actor SessionStore {
     /// choice this device shows ahead of its answer must not hide once that answer is in.
     private var choicesFromElsewhere = 0
     private var lastRejection: Rejection?
+    private var rejections = 0
+    /// The run ended with the client, for good: a subscription made after it ends at once.
+    private var ended = false
     private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
     private var nextSubscriber = 0
     /// The latest snapshot.
@@ -75,9 +78,13 @@ public actor SessionStore {
     /// Snapshots from now on (the current one first).
     public func snapshots() -> AsyncStream<StoreSnapshot> {
         let (stream, continuation) = AsyncStream.makeStream(of: StoreSnapshot.self, bufferingPolicy: .bufferingNewest(64))
+        continuation.yield(current)
+        if ended {
+            continuation.finish()
+            return stream
+        }
         subscribers[nextSubscriber] = continuation
         nextSubscriber += 1
-        continuation.yield(current)
         return stream
     }
 
@@ -91,6 +98,7 @@ public actor SessionStore {
     /// `snapshots()` streams then end too) or this task is cancelled (they stay open, for a
     /// later `run()` to carry on, as an app does when it comes back to the foreground).
     public func run() async {
+        ended = false
         for await update in await client.subscribe() {
             switch update {
             case .mirror(let mirror):
@@ -116,6 +124,7 @@ public actor SessionStore {
         // Cancelled as the client failed for good (its owner cancels everything then), the
         // failure still ends the streams.
         if Task.isCancelled, !(await client.phase.isFailed) { return }
+        ended = true
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }
@@ -146,7 +155,7 @@ public actor SessionStore {
                 }
             } catch {
                 votes[itemId] = nil
-                reject("vote", error)
+                await reject("vote", error)
                 return
             }
             guard var intent = votes[itemId] else { return }
@@ -177,7 +186,7 @@ public actor SessionStore {
             return ack.itemId
         } catch {
             pendingAdds.removeAll { $0.nonce == nonce }
-            reject("add", error)
+            await reject("add", error)
             return nil
         }
     }
@@ -199,7 +208,7 @@ public actor SessionStore {
             publish()
         } catch {
             hiddenByskip = nil
-            reject("skip", error)
+            await reject("skip", error)
         }
     }
 
@@ -235,7 +244,7 @@ public actor SessionStore {
         } catch {
             skipChangesInFlight -= 1
             skipAsked = nil
-            reject(asking ? "skip request" : "skip withdrawal", error)
+            await reject(asking ? "skip request" : "skip withdrawal", error)
         }
         publish()
     }
@@ -246,18 +255,27 @@ public actor SessionStore {
         do {
             try await client.send(command)
         } catch {
-            reject(action, error)
+            await reject(action, error)
         }
     }
 
-    private func reject(_ action: String, _ error: any Error) {
+    private func reject(_ action: String, _ error: any Error) async {
         // The caller gave up (its task was cancelled): nobody refused anything.
         if error is CancellationError {
             publish()
             return
         }
         let typed = error as? JamError ?? JamError(.internal, "\(error)")
-        lastRejection = Rejection(action: action, code: typed.code, message: typed.message, retryAfterMs: typed.retryAfterMs)
+        // Commands still waiting when the session ended for this member fail with that reason,
+        // which the phase already says; a rejection per command would only repeat it (as in
+        // the web client).
+        if case .failed(let failure) = await client.phase, failure.code == typed.code, failure.message == typed.message {
+            publish()
+            return
+        }
+        rejections += 1
+        lastRejection = Rejection(
+            id: rejections, action: action, code: typed.code, message: typed.message, retryAfterMs: typed.retryAfterMs)
         publish()
     }
 

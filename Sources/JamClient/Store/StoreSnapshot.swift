@@ -16,6 +16,9 @@ public struct StoreItem: Sendable, Equatable, Identifiable {
 
 /// A refused action and the server's reason, for the app to show in words.
 public struct Rejection: Sendable, Equatable {
+    /// Counts the store's refusals: two alike, one after the other, are two (an app that
+    /// shows each on change shows both).
+    public var id: Int = 0
     /// What the member tried ("vote", "add", "skip"...).
     public var action: String
     /// The server's error code.
