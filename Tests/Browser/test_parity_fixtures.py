@@ -419,6 +419,40 @@ def test_a_vote_in_flight_shows_the_reason_that_goes_with_its_score(page, orderi
     assert answer == {"score": 1, "reason": reason, "inFlight": True}
 
 
+# The same song added twice in a row (duplicates allowed): once the first add is answered,
+# the second add's stand-in must not take the first add's item for its own, or one entry
+# shows for two adds (SessionStore.add in JamClient, PendingAddTests.theSameSongAddedTwiceShowsTwice).
+DOUBLE_ADD = """
+const [done] = arguments;
+(async () => {
+  const { SessionStore } = await import('/js/store.js');
+  const member = { userId: 'u', displayName: 'U', role: 'host', connected: true };
+  const track = { id: 'song-1', name: 'Song 1', artist: 'Band', durationMs: 60000, source: 'library' };
+  const view = {
+    session: { id: 's', joinCode: 'ABC', name: 'n', hostId: 'u', hostDisplayName: 'U', createdAt: 0,
+      settings: { locked: false, skipThreshold: 0.5, maxMembers: 50, maxQueuedPerMember: 10, allowDuplicates: true, ordering: 'votes', fallback: false } },
+    members: [member], myVotes: {}, history: [], skipRequests: { count: 0, needed: 1, mine: false }, nowPlaying: null, queue: [],
+  };
+  const store = new SessionStore({ sessionId: 's', token: () => 't', me: 'u', clock: {} });
+  store.mirror.apply({ type: 'stateSync', data: view, epoch: 1, seq: 1, timestamp: 0 });
+  const answers = [];
+  store.connection.send = () => new Promise((resolve) => { answers.push(resolve); });
+  const first = store.add(track);
+  store.add(track);
+  const item = { id: 'item-1', track, addedBy: member, addedAt: 1, score: 0, reason: 'no votes' };
+  store.mirror.apply({ type: 'queueItemAdded', data: { item, index: 0 }, epoch: 1, seq: 2, timestamp: 0 });
+  answers[0]({ id: 'c1', itemId: 'item-1' });
+  await first;
+  done({ pending: store.snapshot().queue.map((entry) => entry.pending) });
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_the_same_song_added_twice_shows_twice_while_the_second_add_is_on_its_way(page):
+    answer = page.execute_async_script(DOUBLE_ADD)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"pending": [False, True]}
+
 # Two host skips before the first is answered: the command names no item, so a second
 # one would skip the next song too (SessionStore.skip in JamClient).
 DOUBLE_SKIP = """

@@ -39,7 +39,7 @@ public actor SessionStore {
         let item: QueueItem
         /// The items there were when it went out: a new one of the member's with this track is
         /// this add landing (its event comes before its answer).
-        let known: Set<ItemID>
+        var known: Set<ItemID>
     }
 
     private let client: SessionClient
@@ -182,6 +182,10 @@ public actor SessionStore {
         do {
             let ack = try await client.send(.addToQueue(AddToQueue(track: track, nonce: nonce)))
             pendingAdds.removeAll { $0.nonce == nonce }
+            // This add's item is no other add landing: the same song added twice shows twice.
+            if let itemId = ack.itemId {
+                for index in pendingAdds.indices { pendingAdds[index].known.insert(itemId) }
+            }
             publish()
             return ack.itemId
         } catch {

@@ -238,6 +238,8 @@ export class SessionStore {
     try {
       const ack = await this.connection.send(Command.addToQueue, { track, nonce });
       this.pendingAdds = this.pendingAdds.filter((p) => p.nonce !== nonce);
+      // This add's item is no other add landing: the same song added twice shows twice.
+      if (ack.itemId) for (const other of this.pendingAdds) other.known.add(ack.itemId);
       this.publish();
       return ack.itemId || null;
     } catch (error) {
