@@ -8,22 +8,6 @@ import Testing
 /// How `SessionStore` hands the server's refusals to an app: each one once, as its own, and
 /// none for commands the end of the session cut off (the phase says that already).
 @Suite(.timeLimit(.minutes(1))) struct StoreRefusalTests {
-    /// A store following a client on `socket`, with an empty session in its state; the tasks
-    /// are cancelled after `body`.
-    static func following(_ body: (ScriptedSocket, SessionClient, SessionStore) async throws -> Void) async throws {
-        let socket = ScriptedSocket()
-        let api = JamAPI(server: try #require(URL(string: "http://127.0.0.1:9")))
-        let client = SessionClient(api: api, sessionId: "session", me: "host", transport: ScriptedTransport(socket: socket), seed: 1)
-        let store = SessionStore(client: client)
-        let following = Task { await store.run() }
-        defer { following.cancel() }
-        let running = Task { try await client.run() }
-        defer { running.cancel() }
-        await socket.push(ServerEnvelope(event: .stateSync(Fixture.view(nowPlaying: nil)), epoch: 0, seq: 1, timestamp: 0))
-        try await eventually("the state") { await store.current.session != nil }
-        try await body(socket, client, store)
-    }
-
     /// The id of the `count`th `play` on the socket.
     static func play(_ count: Int, on socket: ScriptedSocket) async throws -> String {
         try await eventually("play \(count) on the socket") {
@@ -34,7 +18,7 @@ import Testing
 
     @Test("two refusals alike, one after the other, reach the app as two")
     func twoRefusalsAlikeAreTwo() async throws {
-        try await Self.following { socket, _, store in
+        try await withScriptedStore { socket, _, store in
             var seen: [Rejection] = []
             for count in 1...2 {
                 let playing = Task { await store.perform(.play, as: "play") }
@@ -51,7 +35,7 @@ import Testing
 
     @Test("a command the session's end cut off shows no refusal of its own, and a later subscription ends at once")
     func aCommandTheEndCutOffShowsNoRefusal() async throws {
-        try await Self.following { socket, client, store in
+        try await withScriptedStore { socket, client, store in
             let playing = Task { await store.perform(.play, as: "play") }
             _ = try await Self.play(1, on: socket)
             await socket.push(ServerEnvelope(event: .sessionEnded(SessionEnded(reason: "the host ended it")), epoch: 0, seq: 2, timestamp: 0))
