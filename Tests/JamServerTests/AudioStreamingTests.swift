@@ -112,10 +112,37 @@ import Testing
                 #expect(response.status == 304, "\(method) \(header)")
                 #expect(response.body.isEmpty, "\(method) \(header)")
                 #expect(response.headers["etag"] == eTag, "\(method) \(header)")
+                #expect(response.headers["content-type"] == nil, "a 304 carries validators, not the body's metadata")
             }
             let changed = try await server.api.request("GET", path, headers: ["If-None-Match": "\"other\""])
             #expect(changed.status == 200)
             #expect(changed.body == bytes)
+        }
+    }
+
+    /// A song rewritten in place at the same size, its modification time put back (a tag
+    /// editor that keeps it, `touch -r`): a copy the client holds is no longer good.
+    @Test func aFileRewrittenInPlaceGetsAnotherETag() async throws {
+        let folder = try TestFolders.make("rewritten")
+        let (_, bytes) = try Self.demoTrack()
+        let song = folder.appendingPathComponent("song.wav")
+        try bytes.write(to: song)
+        try await TestServer.with(configure: { $0.musicFolders = [folder]; $0.libraryRescanSeconds = 0 }) { server in
+            let id = try #require(MusicLibrary.scan([folder]).tracks.first?.id)
+            let path = "/api/v1/tracks/\(id)/audio"
+            let before = try await server.api.request("GET", path)
+            let eTag = try #require(before.headers["etag"])
+            let modified = try #require(try FileManager.default.attributesOfItem(atPath: song.path)[.modificationDate] as? Date)
+            try await Task.sleep(for: .milliseconds(50)) // past the file system's clock tick
+            let handle = try FileHandle(forWritingTo: song)
+            try handle.seek(toOffset: UInt64(bytes.count - 16))
+            try handle.write(contentsOf: Data(repeating: 0x7F, count: 16))
+            try handle.close()
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: song.path)
+            let after = try await server.api.request("GET", path, headers: ["If-None-Match": eTag])
+            #expect(after.status == 200, "the old copy was called current")
+            #expect(after.headers["etag"] != eTag)
+            #expect(after.body.suffix(16) == Data(repeating: 0x7F, count: 16))
         }
     }
 

@@ -125,7 +125,9 @@ public struct Participant: Sendable {
             }
             group.addTask {
                 // A reconnect may come through another route: measure the clock again. The
-                // server forgot this device's ready with the old socket: say it again.
+                // server forgot this device's ready with the old socket: say it again. The run's
+                // first connection does both too (the web client only reconnects): a later run
+                // of the same participant resumes a schedule kept from the one before.
                 var wasConnected = false
                 for await update in await client.subscribe() {
                     guard case .phase(let phase) = update else { continue }

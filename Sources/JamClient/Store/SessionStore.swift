@@ -62,6 +62,8 @@ public actor SessionStore {
     private var choicesFromElsewhere = 0
     private var lastRejection: Rejection?
     private var rejections = 0
+    /// Actions begun: a refusal that comes after a later action began is not shown over it.
+    private var actionsBegun = 0
     /// The run ended with the client, for good: a subscription made after it ends at once.
     private var ended = false
     private var subscribers: [Int: AsyncStream<StoreSnapshot>.Continuation] = [:]
@@ -133,7 +135,7 @@ public actor SessionStore {
 
     /// Votes +1, -1 or 0 (clear) on a queued item; shows at once.
     public func vote(_ itemId: ItemID, _ value: Int) async {
-        lastRejection = nil
+        beginAction()
         if var intent = votes[itemId] {
             // A vote is on its way: remember the latest wish; one follow-up goes when it lands.
             intent.desired = value
@@ -173,7 +175,7 @@ public actor SessionStore {
     /// Adds a track; it shows as pending until the server confirms it.
     @discardableResult
     public func add(_ track: Track) async -> ItemID? {
-        lastRejection = nil
+        beginAction()
         let nonce = UUID().uuidString.lowercased()
         let me = mirror.view?.members.first { $0.userId == mirror.me } ?? Member(userId: mirror.me, displayName: "", role: .member, connected: true)
         let standIn = QueueItem(id: JamID("pending-\(nonce)"), track: track, addedBy: me, addedAt: 0, score: 0, reason: "adding…")
@@ -202,7 +204,7 @@ public actor SessionStore {
         guard !skipInFlight else { return }
         skipInFlight = true
         defer { skipInFlight = false }
-        lastRejection = nil
+        beginAction()
         let playing = mirror.view?.nowPlaying
         hiddenByskip = playing?.item.id
         publish()
@@ -229,7 +231,7 @@ public actor SessionStore {
     }
 
     private func changeSkipRequest(asking: Bool) async {
-        lastRejection = nil
+        beginAction()
         let playing = mirror.view?.nowPlaying
         let shown = current.skipRequests
         if let playing {
@@ -255,12 +257,18 @@ public actor SessionStore {
 
     /// Any other command (host controls, removal): no optimistic step, refusals surface.
     public func perform(_ command: ClientCommand, as action: String) async {
-        lastRejection = nil
+        beginAction()
         do {
             try await client.send(command)
         } catch {
             await reject(action, error)
         }
+    }
+
+    /// A new action clears the last refusal: it is about what the member does now.
+    private func beginAction() {
+        lastRejection = nil
+        actionsBegun += 1
     }
 
     private func reject(_ action: String, _ error: any Error) async {
@@ -271,9 +279,16 @@ public actor SessionStore {
         }
         let typed = error as? JamError ?? JamError(.internal, "\(error)")
         // Commands still waiting when the session ended for this member fail with that reason,
-        // which the phase already says; a rejection per command would only repeat it (as in
-        // the web client).
-        if case .failed(let failure) = await client.phase, failure.code == typed.code, failure.message == typed.message {
+        // which the phase already says; a rejection per command would only repeat it (the web
+        // client compares the error object; here the error is a value, so its code and words).
+        // An action begun while the phase was read has cleared the refusals before it.
+        let begun = actionsBegun
+        let phase = await client.phase
+        if case .failed(let failure) = phase, failure.code == typed.code, failure.message == typed.message {
+            publish()
+            return
+        }
+        guard actionsBegun == begun else {
             publish()
             return
         }

@@ -34,17 +34,20 @@ struct AudioRoutes {
             throw JamError(.notFound, "the audio of track \(track.id) is no longer on the server")
         }
         let size = file.size
-        let eTag = "\"\(String(size, radix: 16))-\(String(file.modified, radix: 16))\""
-        var headers: HTTPFields = [
-            .contentType: track.contentType, .acceptRanges: "bytes", .eTag: eTag,
-            .cacheControl: "public, max-age=3600",
-            // Bytes from a file on disk: played as the type says, never run as a page of this origin.
-            .xContentTypeOptions: "nosniff", .contentSecurityPolicy: "default-src 'none'; sandbox",
-        ]
+        let eTag = file.eTag
+        let validators: HTTPFields = [.eTag: eTag, .cacheControl: "public, max-age=3600"]
         // A copy the client holds is still good: a revalidation after max-age costs no bytes.
+        // A 304 carries the validators only (RFC 9110 §15.4.5), no metadata of the body.
         if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, eTag: eTag) {
-            return Response(status: .notModified, headers: headers)
+            return Response(status: .notModified, headers: validators)
         }
+        var headers = validators
+        headers.append(contentsOf: [
+            HTTPField(name: .contentType, value: track.contentType), HTTPField(name: .acceptRanges, value: "bytes"),
+            // Bytes from a file on disk: played as the type says, never run as a page of this origin.
+            HTTPField(name: .xContentTypeOptions, value: "nosniff"),
+            HTTPField(name: .contentSecurityPolicy, value: "default-src 'none'; sandbox"),
+        ])
         // Ranges are defined for GET only (RFC 9110 §14.2): a HEAD tells the whole file.
         var range = sendBody ? ByteRange(header: request.headers[.range], size: size) : .whole
         // A range is only honoured for the version of the file the client saw.

@@ -4,15 +4,16 @@ import NIOCore
 import NIOFileSystem
 
 /// A library track's file as the audio route serves it: opened without following a link,
-/// and still the same file (device, inode, size and date) when its bytes are read as when its
+/// and still the same file (device, inode, size and change time) when its bytes are read as when its
 /// headers were made. Someone who can write to the music folder could otherwise swap a
 /// scanned song for a link to the server's database and fetch its bytes as "audio".
 struct ServedFile: Equatable, Sendable {
     let device: UInt64
     let inode: UInt64
     let size: Int
-    /// Seconds since 1970 of the last change to its bytes.
-    let modified: Int
+    /// The last change to its bytes or its entry, ns since 1970: the change time, which a copy
+    /// that keeps the old modification time (`cp -p`, a tag editor) still moves.
+    let changed: Int
 
     /// The regular file at `path`, nil when there is none (gone, a link, a folder).
     static func at(_ path: String) async -> ServedFile? {
@@ -53,6 +54,11 @@ struct ServedFile: Equatable, Sendable {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int(info.size)
-        modified = info.lastDataModificationTime.seconds
+        changed = info.lastStatusChangeTime.seconds * 1_000_000_000 + info.lastStatusChangeTime.nanoseconds
+    }
+
+    /// Names this version of the file: another inode, size or change gets another tag.
+    var eTag: String {
+        "\"\(String(inode, radix: 16))-\(String(size, radix: 16))-\(String(changed, radix: 16))\""
     }
 }

@@ -65,13 +65,7 @@ import Testing
         }
         #expect(loaded == ["b"], "song a's load was not given up")
         // Ready goes out after the load, for song b only.
-        try await eventually("ready for song b", timeout: .seconds(60), until: {
-            let readies = try await socket.commands().compactMap { command -> Int64? in
-                if case .ready(let ready) = command { return ready.epoch }
-                return nil
-            }
-            return readies == [2]
-        })
+        try await eventually("ready for song b", timeout: .seconds(60), until: { try await Self.readies(on: socket) == [2] })
     }
 
     @Test("a device that said ready says it again on its next socket: the server forgets a member's ready when its socket goes")
@@ -85,16 +79,10 @@ import Testing
             backoff: Backoff(baseMs: 10, capMs: 10))
         let running = Task { try await participant.run() }
         defer { running.cancel() }
-        let readies = { (socket: ScriptedSocket) in
-            try await socket.commands().compactMap { command -> Int64? in
-                if case .ready(let ready) = command { return ready.epoch }
-                return nil
-            }
-        }
         let preparing = NowPlaying(item: Fixture.item("a"), epoch: 2, state: .preparing, positionMs: 0, anchorMs: 60_000)
         await first.push(Fixture.envelope(.stateSync(Fixture.view(nowPlaying: preparing)), epoch: 2, seq: 5))
         // (The run's first connection may say it twice: once loaded, and once connected.)
-        try await eventually("ready on the first socket", timeout: .seconds(60), until: { try await readies(first).contains(2) })
+        try await eventually("ready on the first socket", timeout: .seconds(60), until: { try await Self.readies(on: first).contains(2) })
         await first.close()
         // Back with nothing missed: the server answers the new socket's ping, and sends no event.
         try await eventually("connected on the second socket", timeout: .seconds(60), until: {
@@ -103,7 +91,17 @@ import Testing
             let sent = try await second.commands()
             return phase == .connected && !sent.isEmpty
         })
-        try await eventually("ready on the second socket", timeout: .seconds(60), until: { try await readies(second).contains(2) })
+        try await eventually("ready on the second socket", timeout: .seconds(60), until: { try await Self.readies(on: second).contains(2) })
+    }
+}
+
+extension ParticipantEventTests {
+    /// The epochs of the `ready` frames sent on `socket`, in order.
+    static func readies(on socket: ScriptedSocket) async throws -> [Int64] {
+        try await socket.commands().compactMap { command -> Int64? in
+            if case .ready(let ready) = command { return ready.epoch }
+            return nil
+        }
     }
 }
 
