@@ -40,6 +40,18 @@ public actor SessionStore {
         /// The items there were when it went out: a new one of the member's with this track is
         /// this add landing (its event comes before its answer).
         var known: Set<ItemID>
+        /// Once answered: the item it made.
+        var itemId: ItemID?
+        /// Once answered: the client's `seq` then. The answer can reach this store before its
+        /// copy of the mirror shows the item, so the stand-in stays until the copy gets there.
+        var answeredAt: Int64?
+    }
+
+    /// The item a host skip hides, until this store's copy of the mirror shows what the skip did.
+    private struct HiddenBySkip {
+        let item: ItemID
+        /// Once answered: the client's `seq` then.
+        var answeredAt: Int64?
     }
 
     private let client: SessionClient
@@ -48,7 +60,7 @@ public actor SessionStore {
     private var votes: [ItemID: VoteIntent] = [:]
     private var settledVotes: [ItemID: SettledVote] = [:]
     private var pendingAdds: [PendingAdd] = []
-    private var hiddenByskip: ItemID?
+    private var hiddenBySkip: HiddenBySkip?
     /// A host skip is on its way.
     private var skipInFlight = false
     /// The member's own skip request or its withdrawal: shown from the tap, and kept while its
@@ -106,6 +118,7 @@ public actor SessionStore {
             case .mirror(let mirror):
                 self.mirror = mirror
                 forgetSettledVotesTheMirrorShows()
+                forgetAnsweredActionsTheMirrorShows()
             case .phase(let phase): self.phase = phase
             case .envelope(let envelope):
                 // The member's choices as the server holds them, after every answer this
@@ -183,11 +196,17 @@ public actor SessionStore {
         publish()
         do {
             let ack = try await client.send(.addToQueue(AddToQueue(track: track, nonce: nonce)))
-            pendingAdds.removeAll { $0.nonce == nonce }
-            // This add's item is no other add landing: the same song added twice shows twice.
-            if let itemId = ack.itemId {
-                for index in pendingAdds.indices { pendingAdds[index].known.insert(itemId) }
+            let answeredAt = await client.mirror.seq ?? 0
+            for index in pendingAdds.indices {
+                if pendingAdds[index].nonce == nonce {
+                    pendingAdds[index].itemId = ack.itemId
+                    pendingAdds[index].answeredAt = answeredAt
+                } else if let itemId = ack.itemId {
+                    // This add's item is no other add landing: the same song added twice shows twice.
+                    pendingAdds[index].known.insert(itemId)
+                }
             }
+            forgetAnsweredActionsTheMirrorShows()
             publish()
             return ack.itemId
         } catch {
@@ -197,23 +216,26 @@ public actor SessionStore {
         }
     }
 
-    /// Host skip: the current item disappears at once. A second tap before the first is
-    /// answered does nothing. The skip names the item's epoch, so one sent again after a
-    /// reconnect is refused rather than skipping whatever plays by then.
+    /// Host skip: the current item disappears at once. A second tap before the first shows
+    /// (answered, and in this store's copy of the mirror) does nothing. The skip names the
+    /// item's epoch, so one sent again after a reconnect is refused rather than skipping
+    /// whatever plays by then.
     public func skip() async {
-        guard !skipInFlight else { return }
+        guard !skipInFlight, hiddenBySkip == nil else { return }
         skipInFlight = true
         defer { skipInFlight = false }
         beginAction()
         let playing = mirror.view?.nowPlaying
-        hiddenByskip = playing?.item.id
+        hiddenBySkip = playing.map { HiddenBySkip(item: $0.item.id) }
         publish()
         do {
             try await client.send(.skip(Skip(epoch: playing?.epoch)))
-            hiddenByskip = nil
+            let answeredAt = await client.mirror.seq ?? 0
+            hiddenBySkip?.answeredAt = answeredAt
+            forgetAnsweredActionsTheMirrorShows()
             publish()
         } catch {
-            hiddenByskip = nil
+            hiddenBySkip = nil
             await reject("skip", error)
         }
     }
@@ -305,6 +327,14 @@ public actor SessionStore {
         return SettledVote(score: score, vote: mirror.view?.myVotes[itemId.rawValue] ?? 0)
     }
 
+    /// Drops the answered adds and skip once this store's copy of the mirror has caught up
+    /// with the client's at their answers: it shows what they did from then on.
+    private func forgetAnsweredActionsTheMirrorShows() {
+        guard let seq = mirror.seq else { return }
+        pendingAdds.removeAll { $0.answeredAt.map { $0 <= seq } ?? false }
+        if let answeredAt = hiddenBySkip?.answeredAt, answeredAt <= seq { hiddenBySkip = nil }
+    }
+
     /// Drops the settled votes the mirror now shows (or whose items left the queue).
     private func forgetSettledVotesTheMirrorShows() {
         guard !settledVotes.isEmpty else { return }
@@ -354,7 +384,9 @@ public actor SessionStore {
         let items = Self.items(in: view)
         for add in pendingAdds {
             let landed = items.first {
-                !add.known.contains($0.id) && !claimed.contains($0.id) && $0.track.id == add.item.track.id && $0.addedBy.userId == mirror.me
+                if let itemId = add.itemId { return $0.id == itemId }
+                return !add.known.contains($0.id) && !claimed.contains($0.id) && $0.track.id == add.item.track.id
+                    && $0.addedBy.userId == mirror.me
             }
             if let landed {
                 claimed.insert(landed.id)
@@ -370,11 +402,11 @@ public actor SessionStore {
             skipRequests.count = asked.asking ? max(skipRequests.count, asked.others + 1) : min(skipRequests.count, asked.others)
         }
         var nowPlaying = view.nowPlaying
-        if let hidden = hiddenByskip, nowPlaying?.item.id == hidden { nowPlaying = nil }
+        if let hidden = hiddenBySkip, nowPlaying?.item.id == hidden.item { nowPlaying = nil }
         return StoreSnapshot(
             session: view.session, members: view.members, nowPlaying: nowPlaying, upNext: view.upNext, queue: queue,
             skipRequests: skipRequests, history: view.history, phase: phase,
             role: view.members.first { $0.userId == mirror.me }?.role, lastRejection: lastRejection, ended: mirror.ended != nil,
-            skipping: hiddenByskip != nil)
+            skipping: hiddenBySkip != nil)
     }
 }

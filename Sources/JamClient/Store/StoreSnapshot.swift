@@ -45,8 +45,9 @@ public struct StoreSnapshot: Sendable, Equatable {
     public var lastRejection: Rejection?
     /// True once the session ended.
     public var ended: Bool
-    /// A host's skip is on its way: `nowPlaying` is hidden until the next item comes with the
-    /// answer, so an app shows "skipping", not an idle session.
+    /// A host's skip is on its way, or answered but not yet in this snapshot's state:
+    /// `nowPlaying` is hidden until the next item shows, so an app shows "skipping", not an
+    /// idle session and not the skipped song again.
     public var skipping: Bool = false
 
     /// An empty snapshot before the first state arrives.
