@@ -27,6 +27,8 @@ public actor SessionStore {
     }
 
     private struct SkipAsked {
+        /// Which tap it was: a refusal takes back only its own tap, not a later one on its way.
+        let tap: Int
         let item: ItemID
         /// True for a request, false for taking one back.
         let asking: Bool
@@ -69,6 +71,7 @@ public actor SessionStore {
     private var skipAsked: SkipAsked?
     /// Skip requests and withdrawals on their way.
     private var skipChangesInFlight = 0
+    private var skipTaps = 0
     /// The `myChoices` frames seen: the member's choices as another device left them, which a
     /// choice this device shows ahead of its answer must not hide once that answer is in.
     private var choicesFromElsewhere = 0
@@ -256,8 +259,10 @@ public actor SessionStore {
         beginAction()
         let playing = mirror.view?.nowPlaying
         let shown = current.skipRequests
+        skipTaps += 1
+        let tap = skipTaps
         if let playing {
-            skipAsked = SkipAsked(item: playing.item.id, asking: asking, others: max(0, shown.count - (shown.mine ? 1 : 0)))
+            skipAsked = SkipAsked(tap: tap, item: playing.item.id, asking: asking, others: max(0, shown.count - (shown.mine ? 1 : 0)))
         }
         publish()
         skipChangesInFlight += 1
@@ -271,7 +276,7 @@ public actor SessionStore {
             if skipChangesInFlight == 0, choicesFromElsewhere != elsewhere { skipAsked = nil }
         } catch {
             skipChangesInFlight -= 1
-            skipAsked = nil
+            if skipAsked?.tap == tap { skipAsked = nil }
             await reject(asking ? "skip request" : "skip withdrawal", error)
         }
         publish()

@@ -6,7 +6,8 @@ import Synchronization
 import Testing
 
 /// How `SessionStore` hands the server's refusals to an app: each one once, as its own, and
-/// none for commands the end of the session cut off (the phase says that already).
+/// none for commands the end of the session cut off (the phase says that already); a refused
+/// tap takes back what it showed, not a later tap.
 @Suite(.timeLimit(.minutes(1))) struct StoreRefusalTests {
     /// The id of the `count`th `play` on the socket.
     static func play(_ count: Int, on socket: ScriptedSocket) async throws -> String {
@@ -55,6 +56,34 @@ import Testing
             let snapshots = try await eventually("the late subscription ended") { late.withLock { $0 } }
             #expect(snapshots.count == 1)
             #expect(snapshots.first?.phase.isFailed == true)
+        }
+    }
+
+    @Test("a refused skip request takes back its own tap only, not a later one still on its way")
+    func aRefusedSkipRequestTakesBackOnlyItsOwnTap() async throws {
+        try await withScriptedStore { socket, _, store in
+            let playing = NowPlaying(item: Fixture.item("a"), epoch: 1, state: .playing, positionMs: 0, anchorMs: 0)
+            var view = Fixture.view(nowPlaying: playing)
+            view.skipRequests = SkipRequestsView(count: 0, needed: 3, mine: false)
+            await socket.push(ServerEnvelope(event: .stateSync(view), epoch: 1, seq: 2, timestamp: 0))
+            try await eventually("song a in the store") { await store.current.nowPlaying != nil }
+            // Ask, take back, ask again: three taps on their way.
+            var taps: [Task<Void, Never>] = []
+            for (count, asking) in [true, false, true].enumerated() {
+                taps.append(Task { asking ? await store.requestSkip() : await store.withdrawSkipRequest() })
+                try await eventually("tap \(count + 1) on the socket") {
+                    try await socket.frames().count { [.requestSkip, .withdrawSkipRequest].contains($0.command.type) } == count + 1
+                }
+            }
+            #expect(await store.current.skipRequests == SkipRequestsView(count: 1, needed: 3, mine: true))
+            let first = try #require(try await socket.frames().first { $0.command.type == .requestSkip }?.id)
+            let refusal = ErrorEvent(id: first, code: .rateLimited, message: "too many skip requests", retryAfterMs: 1_000)
+            await socket.push(ServerEnvelope(event: .error(refusal), epoch: 1, seq: 2, timestamp: 0))
+            await taps[0].value
+            let shown = await store.current
+            #expect(shown.skipRequests == SkipRequestsView(count: 1, needed: 3, mine: true), "the last tap, still on its way, was taken back")
+            #expect(shown.lastRejection?.code == .rateLimited, "the member hears why the first tap failed")
+            for tap in taps.dropFirst() { tap.cancel() }
         }
     }
 }
