@@ -9,7 +9,7 @@
 # reason, unless JAM_REQUIRE_ALL=1 (CI), which makes that a failure.
 #
 # Environment: JAM_BIN (default .build/debug/jam), JAM_REQUIRE_ALL, PYTHON (python3),
-# JAM_BROWSER_TEST_TIME_LIMIT (seconds, default 900: the 104 tests take ~7-8 min on this machine), extra pytest arguments as "$@".
+# JAM_BROWSER_TEST_TIME_LIMIT (seconds, default 900: the 105 tests take ~7-8 min on this machine), extra pytest arguments as "$@".
 # JAM_TEST_DATABASE_URL (a PostgreSQL URL whose user may CREATE DATABASE) and
 # JAM_TEST_HAPROXY (the haproxy program), both exported by scripts/test.sh, reach pytest
 # as they are: test_cluster.py starts its own three nodes on a fresh database behind

@@ -281,6 +281,44 @@ def test_the_web_player_paused_while_its_song_loads_gives_the_download_up(page):
     assert "error" not in answer, answer.get("error")
     assert answer == {"outcome": '"Loading": replaced before it loaded', "holdsSource": False, "loadedTrackId": None}
 
+# A second skip while the first one's song still loads: the song before them both still
+# sounds (it plays until the next start), so the newest song loads into the silent element and
+# the sounding one plays on; the load of the song skipped past ends as replaced.
+DOUBLE_SKIP_WHILE_LOADING = """
+const [done] = arguments;
+(async () => {
+  const { AudioPool } = await import('/js/audio-pool.js');
+  const host = document.createElement('div');
+  document.body.appendChild(host);
+  const pool = new AudioPool(host);
+  const track = (id) => ({ id, name: id, artist: 'Band', durationMs: 600000, source: 'library' });
+  // Song a plays: its element holds a source and is not paused.
+  const a = pool.slot;
+  a.trackId = 'song-a';
+  a.loaded = true;
+  a.element.src = '/audio/song-a';
+  Object.defineProperty(a.element, 'paused', { configurable: true, get: () => false });
+  pool.switchTo(track('song-b'));
+  let skippedPast = 'pending';
+  pool.slot.ready.then(() => { skippedPast = 'loaded'; }, (error) => { skippedPast = error.message; });
+  pool.switchTo(track('song-c'));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  done({ retiring: pool.retiring === a, stillSounding: a.element.hasAttribute('src') && a.trackId, loading: pool.slot.trackId,
+    loadingElsewhere: pool.slot !== a, skippedPast });
+  delete a.element.paused;
+  pool.releaseAll();
+  host.remove();
+})().catch((error) => done({ error: String(error && error.stack || error) }));
+"""
+
+
+def test_a_second_skip_while_a_song_loads_lets_the_sounding_song_play_on(page):
+    answer = page.execute_async_script(DOUBLE_SKIP_WHILE_LOADING)
+    assert "error" not in answer, answer.get("error")
+    assert answer == {"retiring": True, "stillSounding": "song-a", "loading": "song-c", "loadingElsewhere": True,
+                      "skippedPast": '"song-b": replaced before it loaded'}
+
+
 # A device that said ready says it again on its next socket: the server forgets a member's
 # ready when its socket goes, and a ready posted while the socket was down is lost
 # (ParticipantEventTests.readyIsSaidAgainOnTheNextSocket in JamClient). The store tells its

@@ -55,6 +55,13 @@ export class AudioPool {
     // a retiring one must not be released first (its load would fail as replaced).
     const held = this.spare.trackId === track.id;
     if (held && this.retiring === this.spare) this.retiring = null;
+    // The active element has not started (its song still loads, or waits for its start)
+    // while the one before it still sounds: the new song takes the silent element, and the
+    // sounding one plays on until the next start rather than stopping at a second skip.
+    if (!held && this.retiring === this.spare && this.slot.element.paused) {
+      this.fill(this.slot, track);
+      return;
+    }
     this.retire(this.slot);
     this.active = 1 - this.active;
     if (!held) this.fill(this.slot, track);
