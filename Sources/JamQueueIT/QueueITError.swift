@@ -4,6 +4,7 @@ import Hummingbird
 import JamProtocol
 import JamServer
 import NIOCore
+import NIOHTTP1
 
 /// A failure answered the way QueueIT's backend answers it: a status and its words, or a
 /// 422 with the list of what was wrong with the body.
@@ -84,6 +85,11 @@ struct QueueITErrorMiddleware: RouterMiddleware {
             response.headers[.retryAfter] = "\(error.retryAfter)"
         } catch is NIOTooManyBytesError {
             response = Self.response(QueueITError(.contentTooLarge, "the body is larger than \(context.maxBodyBytes) bytes"), requestId: requestId)
+        } catch let error as HTTPParserError {
+            // Its server answers a body it cannot parse with 400 and closes the connection.
+            context.logger.debug("a request body could not be read", metadata: ["error": "\(error.debugDescription)"])
+            response = Self.response(QueueITError(.badRequest, "Invalid HTTP request received."), requestId: requestId)
+            response.headers[.connection] = "close"
         } catch let error as HTTPError {
             // Unknown routes and methods: the words its framework uses.
             response = Self.response(QueueITError(error.status, error.body ?? error.status.reasonPhrase), requestId: requestId)

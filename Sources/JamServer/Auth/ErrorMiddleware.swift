@@ -2,6 +2,7 @@ import Hummingbird
 import JamProtocol
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Turns every failure into the JSON error body `{"error": {"code", "message"}}` with
 /// the right status, so no route can answer an error without saying why.
@@ -26,6 +27,13 @@ package struct ErrorMiddleware: RouterMiddleware {
             return limited
         } catch is NIOTooManyBytesError {
             return response(JamError(.tooLarge, "the body is larger than \(context.maxBodyBytes) bytes"))
+        } catch let error as HTTPParserError {
+            // The body's framing broke (a bad chunk, the client gone mid-body): the client's
+            // doing, not the server's, and the connection can carry no further request.
+            context.logger.debug("a request body could not be read", metadata: ["error": "\(error.debugDescription)"])
+            var answer = response(JamError(.malformed, "the body is not valid HTTP/1.1: \(error.debugDescription)"))
+            answer.headers[.connection] = "close"
+            return answer
         } catch let error as HTTPError {
             let code: ErrorCode
             switch error.status.code {

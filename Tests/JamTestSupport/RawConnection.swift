@@ -5,7 +5,7 @@ import NIOPosix
 
 /// A plain TCP connection to the server, for what a misbehaving client does below HTTP and
 /// for reading exactly what the server answers (an upgrade's headers, say).
-final class RawConnection: Sendable {
+public final class RawConnection: Sendable {
     private let channel: any Channel
     private let closed: EventLoopFuture<Void>
     private let inbox: Inbox
@@ -21,7 +21,7 @@ final class RawConnection: Sendable {
         }
     }
 
-    init(port: Int) async throws {
+    public init(port: Int) async throws {
         let inbox = Inbox()
         channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(inbox) } }
@@ -31,17 +31,17 @@ final class RawConnection: Sendable {
     }
 
     /// Sends `text` as it is.
-    func send(_ text: String) async throws {
+    public func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
 
     /// Sends `bytes` as they are.
-    func send(bytes: [UInt8]) async throws {
+    public func send(bytes: [UInt8]) async throws {
         try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
     }
 
     /// The bytes received once `enough` says they are enough, or all of them after `timeout`.
-    func received(within timeout: Duration = .seconds(5), until enough: ([UInt8]) -> Bool) async -> [UInt8] {
+    public func received(within timeout: Duration = .seconds(5), until enough: ([UInt8]) -> Bool) async -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let bytes = inbox.bytes.withLockedValue { $0 }
@@ -52,7 +52,7 @@ final class RawConnection: Sendable {
     }
 
     /// True when the server closed the connection within `timeout`.
-    func closedByServer(within timeout: Duration) async -> Bool {
+    public func closedByServer(within timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if !channel.isActive { return true }
@@ -62,7 +62,7 @@ final class RawConnection: Sendable {
     }
 
     /// Closes from this side.
-    func close() async {
+    public func close() async {
         guard channel.isActive else { return }
         try? await channel.close()
     }
