@@ -70,6 +70,18 @@ public struct JoinCodes: Sendable {
         return String(characters)
     }
 
+    /// Whether `code`, normalised, has the length and characters of these codes: a code that
+    /// has not is a slip of typing (an O for a 0), not a guess at a session's code.
+    public func couldMake(_ code: String) -> Bool {
+        code.count == length && code.first.map(leading.contains) == true && code.allSatisfy(alphabet.contains)
+    }
+
+    /// What a code is made of, in words for a refusal.
+    public var shape: String {
+        let first = leading == alphabet ? "" : ", the first from \(String(leading))"
+        return "a join code is \(length) characters from \(String(alphabet))\(first)"
+    }
+
     /// Longest code `read` takes, in characters once normalised (`Limits.maxCodeLength` in the web client).
     public static let maxLength = 32
 

@@ -27,6 +27,26 @@ import Testing
         }
     }
 
+    @Test func codesThatCannotBeJoinCodesAreRefusedAndSpendNoneOfTheJoinLimit() async throws {
+        try await TestServer.with(configure: { $0.rateLimits = RateLimits(guestAuth: (100, 60), join: (3, 60)) }) { server in
+            let alice = try await server.api.guest("Alice")
+            let created = try await server.api.create(try await server.api.guest("Hana").token)
+            // An O for a 0 and a 1 for an I, signs, a code too short: none is an OpenJam code.
+            for code in ["ABCDE0", "ABCDE1", "!!!!!!", "ABC", "ABCDEFG"] {
+                let refused = try await server.api.send("POST", "/api/v1/sessions/join", token: alice.token, json: JoinSessionRequest(code: code))
+                #expect(refused.status == 400, "\(code): \(refused.text)")
+                #expect(refused.errorCode == .invalidField)
+                #expect(refused.text.contains("6 characters from ABCDEFGHJKMNPQRSTUVWXYZ23456789"), "\(refused.text)")
+            }
+            for _ in 0..<2 {
+                let miss = try await server.api.send("POST", "/api/v1/sessions/join", token: alice.token, json: JoinSessionRequest(code: "AAAAAA"))
+                #expect(miss.status == 404)
+            }
+            let joined = try await server.api.send("POST", "/api/v1/sessions/join", token: alice.token, json: JoinSessionRequest(code: created.session.joinCode))
+            #expect(joined.status == 200, "the refused codes spent the join limit: \(joined.text)")
+        }
+    }
+
     @Test func refusedCreatesSpendNoneOfTheCreateLimit() async throws {
         try await TestServer.with(configure: { $0.rateLimits = RateLimits(guestAuth: (100, 60), createSession: (2, 3600), join: (3, 60)) }) { server in
             let alice = try await server.api.guest("Alice")

@@ -66,6 +66,31 @@ import Testing
             let version12 = Self.webSocket.replacingOccurrences(of: "Version: 13", with: "Version: 12")
             let status = try await Self.statusLine(of: "GET /api/v1/sessions/x/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(version12)\r\n", port: server.port)
             #expect(status == "HTTP/1.1 400 Bad Request")
+            // The version the server speaks, for the client to try again with (RFC 6455 §4.4).
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send("GET /api/v1/sessions/x/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(version12)\r\n")
+            let answer = String(decoding: await connection.received { $0.count > 4 && $0.suffix(4) == Array("\r\n\r\n".utf8) }, as: UTF8.self)
+            await connection.close()
+            #expect(answer.lowercased().contains("\r\nsec-websocket-version: 13\r\n"), "\(answer)")
+        }
+    }
+
+    @Test("the socket path asked for without an upgrade is told it opens a WebSocket")
+    func theSocketPathWithoutAnUpgradeIsToldItOpensAWebSocket() async throws {
+        try await TestServer.with { server in
+            // What a proxy that drops the upgrade headers passes on.
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send("GET /api/v1/sessions/\(UUID().uuidString.lowercased())/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let answer = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            await connection.close()
+            #expect(answer.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"), "\(answer)")
+            let head = answer.lowercased()
+            #expect(head.contains("\r\nupgrade: websocket\r\n"), "\(answer)")
+            #expect(head.contains("\r\nsec-websocket-version: 13\r\n"), "\(answer)")
+            #expect(answer.contains("opens a WebSocket"), "\(answer)")
+            // Any other method still hears which one the path takes.
+            let post = try await server.api.request("POST", "/api/v1/sessions/\(UUID().uuidString.lowercased())/realtime", token: nil, body: Data())
+            #expect(post.status == 405)
         }
     }
 

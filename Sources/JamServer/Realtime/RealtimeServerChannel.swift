@@ -196,7 +196,10 @@ struct RealtimeServerChannel: ServerChildChannel, HTTPChannelHandler {
         do {
             try await http.executeThenClose { _, outbound in
                 try await outbound.write(contentsOf: [
-                    .head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"])), .end(nil),
+                    // The version the server speaks, which a client that offered another needs
+                    // to hear (RFC 6455 §4.4).
+                    .head(HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .secWebSocketVersion: "13", .contentLength: "0"])),
+                    .end(nil),
                 ])
             }
         } catch {

@@ -9,6 +9,8 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
 
     /// Each route's path with its method.
     let routes: [(path: RouterPath, method: HTTPRequest.Method)]
+    /// The paths served before the router, as WebSocket upgrades.
+    let upgrades: [(path: RouterPath, method: HTTPRequest.Method)]
 
     /// Takes `routes`, the router's routes once every one is added, with HEAD beside each GET
     /// when the router answers it (`headAsGet`), and `beside` them the paths served before the
@@ -19,11 +21,20 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
         let routed = routes.map { ($0.path, $0.method) }
         let heads = headAsGet ? routed.filter { $0.1 == .get }.map { ($0.0, HTTPRequest.Method.head) } : []
         self.routes = routed + heads + beside
+        self.upgrades = beside
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {
         let allowed = Self.methods(for: request.uri.path, in: routes)
-        guard !allowed.isEmpty, !allowed.contains(request.method) else { return try await next(request, context) }
+        guard !allowed.isEmpty else { return try await next(request, context) }
+        guard !allowed.contains(request.method) else {
+            // The socket's path, reached here only as no upgrade (RFC 9110 §15.5.22): a proxy
+            // that drops the `Upgrade` headers is told so, not that the path does not exist.
+            guard Self.methods(for: request.uri.path, in: upgrades).contains(request.method) else { return try await next(request, context) }
+            throw HTTPError(
+                .upgradeRequired, headers: [.upgrade: "websocket", .connection: "Upgrade", .secWebSocketVersion: "13"],
+                message: "\(request.uri.path) opens a WebSocket: send Connection: Upgrade, Upgrade: websocket, Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key")
+        }
         throw HTTPError(.methodNotAllowed, headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
     }
 

@@ -37,13 +37,23 @@ struct SessionRoutes {
         sessions.post("join") { request, context in
             let identity = try context.requireIdentity()
             // Checked before the limit: a refused key, body, code or name spends none of it. A
-            // well-formed code no session holds does: that is what the limit is against.
+            // well-formed code no session holds does: that is what the limit is against. A code
+            // none of this server's codes could be (an O typed for a 0) is no guess, and spends
+            // none either; it is looked up all the same, as a data folder may hold sessions whose
+            // codes another profile chose.
             let key = try RouteHelpers.idempotencyKey(request)
             let body = try await RouteHelpers.body(JoinSessionRequest.self, from: request, context: context)
-            _ = try JoinCodes.read(body.code)
+            let code = try JoinCodes.read(body.code)
             if let name = body.displayName { _ = try Validate.displayName(name) }
-            if let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
-            let session = try await registry.session(code: body.code)
+            let codes = registry.defaults.codes
+            let possible = codes.couldMake(code)
+            if possible, let limits { try await limiter.check("join:\(RouteHelpers.clientAddress(context))", limit: limits.join) }
+            let session: LiveSession
+            do {
+                session = try await registry.session(code: body.code)
+            } catch let error as JamError where !possible && error.code == .notFound {
+                throw JamError(.invalidField, "code cannot be a join code here: \(codes.shape)")
+            }
             let done = try await session.performViewing(.join(displayName: body.displayName ?? identity.displayName), by: identity.userId, key: key)
             return try RouteHelpers.json(done)
         }
