@@ -82,15 +82,15 @@ extension SessionState {
 extension SessionState {
     /// Applies a logged input as it was applied when logged: without the checks a later
     /// release added to commands (a song's epoch, `Command.asLogged`; the byte cap on texts,
-    /// `SessionRules.capsTextBytes`; names that turn the direction of text,
-    /// `SessionRules.refusesDirectionControls`). An older release, or a node of one in the same
+    /// `SessionRules.capsTextBytes`; names that turn the direction of text or show
+    /// nothing, `SessionRules.refusesMisleadingNames`). An older release, or a node of one in the same
     /// cluster, may have logged it without them, and a record that no longer applies would
     /// refuse the whole session it belongs to. New commands keep every check (`apply(_:)`).
     public mutating func applyLogged(_ input: TimedInput) throws(JamError) -> Outcome {
-        let (capped, refusing) = (rules.capsTextBytes, rules.refusesDirectionControls)
+        let (capped, refusing) = (rules.capsTextBytes, rules.refusesMisleadingNames)
         rules.capsTextBytes = false
-        rules.refusesDirectionControls = false
-        defer { (rules.capsTextBytes, rules.refusesDirectionControls) = (capped, refusing) }
+        rules.refusesMisleadingNames = false
+        defer { (rules.capsTextBytes, rules.refusesMisleadingNames) = (capped, refusing) }
         return try apply(input.asLogged)
     }
 }

@@ -130,10 +130,10 @@ public struct SessionRules: Codable, Hashable, Sendable {
     /// their stored joins and adds replay as they were applied.
     public var capsTextBytes: Bool
     /// Whether a joining member's name may not hold a character that turns the direction of
-    /// text (`Validate.displayName`). Always, for every session, as it keeps one member from
+    /// text, nor be made only of characters that show nothing (`Validate.displayName`). Always, for every session, as it keeps one member from
     /// passing for another: off only while a logged join replays (`SessionState.applyLogged`),
     /// as it was applied. Not stored.
-    public var refusesDirectionControls: Bool
+    public var refusesMisleadingNames: Bool
 
     /// Creates rules.
     public init(
@@ -141,7 +141,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         noncesRepeatOnlyWhileQueued: Bool = false, equalScores: EqualScores = .heldLongest,
         departedSkipRequests: DepartedSkipRequests = .withdrawn, hostOfEmptySession: HostOfEmptySession = .firstToArrive,
         addsReplaceAnnouncedFallback: Bool = true, hostSuccession: HostSuccession = .connectedFirst, cooldownOutlivesLeaving: Bool = true,
-        roundTripsPerDevice: Bool = true, capsTextBytes: Bool = true, refusesDirectionControls: Bool = true
+        roundTripsPerDevice: Bool = true, capsTextBytes: Bool = true, refusesMisleadingNames: Bool = true
     ) {
         self.startMode = startMode
         self.maxQueueLength = maxQueueLength
@@ -156,7 +156,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         self.cooldownOutlivesLeaving = cooldownOutlivesLeaving
         self.roundTripsPerDevice = roundTripsPerDevice
         self.capsTextBytes = capsTextBytes
-        self.refusesDirectionControls = refusesDirectionControls
+        self.refusesMisleadingNames = refusesMisleadingNames
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -181,7 +181,7 @@ public struct SessionRules: Codable, Hashable, Sendable {
         cooldownOutlivesLeaving = try c.decodeIfPresent(Bool.self, forKey: .cooldownOutlivesLeaving) ?? false
         roundTripsPerDevice = try c.decodeIfPresent(Bool.self, forKey: .roundTripsPerDevice) ?? false
         capsTextBytes = try c.decodeIfPresent(Bool.self, forKey: .capsTextBytes) ?? false
-        refusesDirectionControls = true
+        refusesMisleadingNames = true
     }
 
     /// OpenJam's own rules: hosts may add past `maxQueuedPerMember`, but no queue holds more

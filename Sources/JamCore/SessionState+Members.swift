@@ -14,7 +14,7 @@ extension SessionState {
 
     mutating func join(_ user: UserID, displayName: String, at now: Millis, into outcome: inout Outcome) throws(JamError) {
         let name = try Validate.displayName(
-            displayName, capBytes: rules.capsTextBytes, allowsDirectionControls: !rules.refusesDirectionControls)
+            displayName, capBytes: rules.capsTextBytes, allowsMisleadingNames: !rules.refusesMisleadingNames)
         if banned.contains(user) { throw Self.removedByHost }
         if let index = members.firstIndex(where: { $0.userId == user }) {
             // Joining again is how a member changes their name; nothing else moves.

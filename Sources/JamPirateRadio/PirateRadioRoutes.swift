@@ -19,12 +19,14 @@ struct PirateRadioRoutes {
     let stations: PirateRadioStations
 
     /// `name` without control characters or characters that turn the direction of text (which
-    /// OpenJam refuses in a name), trimmed and cut to OpenJam's display-name length.
+    /// OpenJam refuses in a name), trimmed and cut to OpenJam's display-name length; empty when
+    /// nothing in it shows (OpenJam refuses such a name too).
     static func cleanDisplayName(_ name: String) -> String {
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: name.unicodeScalars.filter { $0.properties.generalCategory != .control && !Validate.turnsDirection($0) })
         let trimmed = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
-        return Validate.cut(trimmed, max: Validate.maxDisplayName).trimmingCharacters(in: .whitespacesAndNewlines)
+        let cut = Validate.cut(trimmed, max: Validate.maxDisplayName).trimmingCharacters(in: .whitespacesAndNewlines)
+        return cut.unicodeScalars.contains(where: Validate.shows) ? cut : ""
     }
 
     /// The name `/auth` signs for `userId`: the one given, cleaned; else the user id, cleaned;

@@ -147,20 +147,32 @@ public enum Validate {
         }
     }
 
-    /// Returns the trimmed display name or throws when it is empty, too long, or holds a
-    /// character that turns the direction of text (unless `allowsDirectionControls`: a name a
-    /// logged join carries was taken when no rule refused them).
+    /// Returns the trimmed display name or throws when it is empty, too long, holds a
+    /// character that turns the direction of text, or shows nothing (unless
+    /// `allowsMisleadingNames`: a name a logged join carries was taken when no rule refused these).
     public static func displayName(
-        _ value: String, field: String = "displayName", capBytes: Bool = true, allowsDirectionControls: Bool = false
+        _ value: String, field: String = "displayName", capBytes: Bool = true, allowsMisleadingNames: Bool = false
     ) throws(JamError) -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         try text(trimmed, field: field, max: maxDisplayName, capBytes: capBytes)
-        if !allowsDirectionControls, trimmed.unicodeScalars.contains(where: turnsDirection) {
+        guard !allowsMisleadingNames else { return trimmed }
+        if trimmed.unicodeScalars.contains(where: turnsDirection) {
             throw JamError(
                 .invalidField,
                 "\(field) must not contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name read as another")
         }
+        if !trimmed.unicodeScalars.contains(where: shows) {
+            throw JamError(.invalidField, "\(field) must have a character that shows: fillers and zero-width characters alone show no name")
+        }
         return trimmed
+    }
+
+    /// Whether `scalar` shows as something: not white space, not a character Unicode lets a
+    /// display leave out (fillers such as U+3164, zero-width and other format characters), and
+    /// not the blank braille pattern U+2800. A name of only such characters shows as nobody.
+    public static func shows(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        return !properties.isWhitespace && !properties.isDefaultIgnorableCodePoint && properties.generalCategory != .format && scalar != "\u{2800}"
     }
 
     /// The embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder

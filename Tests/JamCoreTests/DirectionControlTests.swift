@@ -38,12 +38,12 @@ struct DirectionControlTests {
     @Test func sessionsStoredBeforeTheRuleRefuseSuchNamesInNewJoins() throws {
         // Rules as a session stored before the rule existed reads them.
         let stored = try JSONDecoder().decode(SessionRules.self, from: Data(#"{"startMode":"scheduled","maxQueueLength":1000}"#.utf8))
-        #expect(stored.refusesDirectionControls)
+        #expect(stored.refusesMisleadingNames)
         var jam = try Jam(rules: stored)
         jam.reject(.join(displayName: "\u{202E}ecila"), by: carol, .invalidField)
         // Never stored: the rule holds for every session, whatever a snapshot says.
         let encoded = String(decoding: try JSONEncoder().encode(SessionRules.openJam), as: UTF8.self)
-        #expect(!encoded.contains("refusesDirectionControls"), "\(encoded)")
+        #expect(!encoded.contains("refusesMisleadingNames"), "\(encoded)")
     }
 
     @Test func aLoggedJoinWithSuchANameReplaysAsItWasTaken() throws {
@@ -53,7 +53,7 @@ struct DirectionControlTests {
         #expect(throws: JamError.self) { _ = try jam.state.apply(logged) }
         _ = try jam.state.applyLogged(logged)
         #expect(jam.state.member(carol)?.displayName == "\u{202E}ecila")
-        #expect(jam.state.rules.refusesDirectionControls, "new joins keep the rule")
+        #expect(jam.state.rules.refusesMisleadingNames, "new joins keep the rule")
         jam.reject(.join(displayName: "\u{202E}nairo"), by: carol, .invalidField)
     }
 }

@@ -73,6 +73,8 @@ struct ValidationTests {
                 #expect(!c.accepted, "\(c.name) was refused: \(error.message)")
                 let expected = c.problem == "direction"
                     ? "displayName must not contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name read as another"
+                    : c.problem == "invisible"
+                    ? "displayName must have a character that shows: fillers and zero-width characters alone show no name"
                     : c.characters == 0
                     ? "displayName must not be empty"
                     : c.characters > Validate.maxDisplayName

@@ -95,6 +95,9 @@ struct AuthTests {
             let session = try await server.http.createSession(host)
             let guest = try await server.http.signIn("guest1", displayName: "\u{2067}Bob\u{2069}")
             #expect(JWT.payload(guest.token)?.string("name") == "Bob")
+            // A name that shows nothing is no name: the user id stands in, as for none given.
+            let blank = try await server.http.signIn("blank1", displayName: "\u{3164}\u{FEFF}")
+            #expect(JWT.payload(blank.token)?.string("name") == "blank1")
             _ = try await server.http.joinOK(guest, code: session.joinCode)
             let socket = PirateSocket(server, token: guest.token, session: session.id, label: "guest")
             let sync = try await socket.next("stateSync")
@@ -108,7 +111,7 @@ struct AuthTests {
         try await PirateServer.with { server in
             let host = try await server.http.signIn("host1")
             let session = try await server.http.createSession(host)
-            for (user, name, shown) in [("old1", "\u{202E}ecila", "ecila"), ("old2", "\u{202E}\u{202C}", "old2")] {
+            for (user, name, shown) in [("old1", "\u{202E}ecila", "ecila"), ("old2", "\u{202E}\u{202C}", "old2"), ("old3", "\u{3164}", "old3")] {
                 let token = try JWT.sign(JWT.claims(userId: user, name: name, expiresInSeconds: 3600), secret: PirateServer.secret)
                 let old = PirateUser(id: user, displayName: shown, token: token)
                 _ = try await server.http.joinOK(old, code: session.joinCode)

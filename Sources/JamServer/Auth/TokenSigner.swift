@@ -11,15 +11,16 @@ public struct Identity: Sendable, Hashable {
 
     /// Creates an identity (the profiles' own token formats name users too). A name signed
     /// before names refused the characters that turn the direction of text is taken without
-    /// them, so its token still joins and a refreshed one no longer carries them.
+    /// them, and one that shows nothing is "Guest", so its token still joins and a refreshed
+    /// one no longer carries them.
     package init(userId: UserID, displayName: String) {
         self.userId = userId
         let cleaned = Validate.withoutDirectionControls(displayName)
-        if cleaned == displayName {
+        if cleaned == displayName, displayName.unicodeScalars.contains(where: Validate.shows) {
             self.displayName = displayName
         } else {
             let trimmed = cleaned.trimmingCharacters(in: .whitespacesAndNewlines)
-            self.displayName = trimmed.isEmpty ? "Guest" : trimmed
+            self.displayName = trimmed.unicodeScalars.contains(where: Validate.shows) ? trimmed : "Guest"
         }
     }
 }

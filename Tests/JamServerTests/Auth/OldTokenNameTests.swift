@@ -31,8 +31,18 @@ struct OldTokenNameTests {
         }
     }
 
+    @Test func aNameSignedBeforeNamesHadToShowJoinsAsGuest() async throws {
+        try await TestServer.with { server in
+            let token = try Self.previousReleaseToken(user: "00000000-0000-0000-0000-00000000b0b0", name: "\u{3164}")
+            let view = try await server.api.create(token)
+            #expect(view.members.map(\.displayName) == ["Guest"])
+        }
+    }
+
     @Test func aNameOfNothingButDirectionControlsBecomesGuest() {
         #expect(Identity(userId: JamID("u"), displayName: "\u{202E}\u{202C}").displayName == "Guest")
+        #expect(Identity(userId: JamID("u"), displayName: "\u{3164}").displayName == "Guest", "a name that shows nothing")
+        #expect(Identity(userId: JamID("u"), displayName: "\u{202E}\u{3164}").displayName == "Guest")
         #expect(Identity(userId: JamID("u"), displayName: "Ann").displayName == "Ann")
     }
 }

@@ -60,13 +60,20 @@ export function checkText(text, max, { allowEmpty = false } = {}) {
 // them ("\u202Eecila" shows as "alice"). Right-to-left letters and the marks U+200E, U+200F pass.
 const TURNS_DIRECTION = /[\u202A-\u202E\u2066-\u2069]/u;
 
+// Validate.shows: a character that shows as something. Not white space, not one Unicode lets a
+// display leave out (fillers such as U+3164, zero-width and other format characters), not the
+// blank braille pattern U+2800.
+const SHOWS = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/u;
+
 /**
  * A display name checked as Validate.displayName checks it: checkText's faults first, then a
- * character that turns the direction of text (problem 'direction').
+ * character that turns the direction of text (problem 'direction'), then nothing that shows
+ * (problem 'invisible').
  */
 export function checkDisplayName(text) {
   const check = checkText(text, Limits.maxDisplayName);
   if (check.problem === null && TURNS_DIRECTION.test(check.value)) check.problem = 'direction';
+  if (check.problem === null && !SHOWS.test(check.value)) check.problem = 'invisible';
   return check;
 }
 
@@ -89,6 +96,7 @@ export function describeTextProblem({ characters, bytes, problem }, { subject, m
       return `${subject} is too long to send: accents typed apart and joined emoji count several bytes, and it has ${bytes} bytes of at most ${max * Limits.maxBytesPerCharacter}.`;
     case 'control': return `${subject} cannot contain tabs or other control characters.`;
     case 'direction': return `${subject} cannot contain characters that turn the direction of text (U+202A to U+202E, U+2066 to U+2069): they can make one name look like another.`;
+    case 'invisible': return `${subject} needs a character that shows: fillers and zero-width characters alone show no name.`;
     default: return `${subject} cannot be sent.`;
   }
 }
