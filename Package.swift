@@ -75,6 +75,7 @@ let package = Package(
             name: "JamPirateRadio",
             dependencies: [
                 "JamProtocol", "JamCore", "JamServer", "JamPirateRadioWire",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -109,7 +109,7 @@ struct PirateRadioRoutes {
         }
 
         router.post("sessions") { request, context in
-            let identity = try tokens.verify(header: request.headers[.authorization])
+            let identity = try tokens.verify(headers: request.headers)
             if rateLimited { try await limiter.check("pr-create:\(identity.userId)", limit: options.createLimit) }
             let (session, _) = try await registry.create(by: identity, CreateSessionRequest())
             let state = await session.snapshot
@@ -118,7 +118,7 @@ struct PirateRadioRoutes {
         }
 
         router.post("sessions/join") { request, context in
-            _ = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(headers: request.headers)
             if rateLimited { try await limiter.check("pr-join:\(RouteHelpers.clientAddress(context))", limit: options.joinLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a code")
             guard let code = object["code"] as? String, !code.isEmpty else { throw JamError(.invalidField, "code is required") }
@@ -132,7 +132,7 @@ struct PirateRadioRoutes {
 
         // The dial joins a station by its session id, whatever the age of its code.
         router.post("sessions/join-by-id") { request, context in
-            _ = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(headers: request.headers)
             if rateLimited { try await limiter.check("pr-join-by-id:\(RouteHelpers.clientAddress(context))", limit: options.joinByIdLimit) }
             let object = try await Self.bodyObject(request, context, naming: "a sessionId")
             guard let raw = object["sessionId"] as? String, !raw.isEmpty else { throw JamError(.invalidField, "sessionId required") }
@@ -142,7 +142,7 @@ struct PirateRadioRoutes {
 
         // The dial's list: sessions playing or with a queue, named by their creator's sign-in.
         router.get("stations") { request, _ in
-            _ = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(headers: request.headers)
             var found: [(createdAt: Millis, station: PirateRadio.Station)] = []
             for session in registry.liveSessions {
                 let live = await session.inspect { state, wire -> (creator: String, id: String, createdAt: Millis, track: PirateRadio.RawJSON?)? in
@@ -187,7 +187,7 @@ struct PirateRadioRoutes {
         }
 
         router.get("sessions/:id") { request, context in
-            _ = try tokens.verify(header: request.headers[.authorization])
+            _ = try tokens.verify(headers: request.headers)
             let raw = try context.parameters.require("id")
             guard let id = JamID.uuid(raw) else { throw JamError(.notFound, "no session \(raw.prefix(64))") }
             let session = try await Self.session(id, in: registry)

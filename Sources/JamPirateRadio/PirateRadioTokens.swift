@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import JamPirateRadioWire
 import JamProtocol
 import JamServer
@@ -65,9 +66,12 @@ struct PirateRadioTokens: Sendable {
         return Identity(userId: JamID(claims.sub), displayName: PirateRadioRoutes.displayName(given: claims.name, userId: claims.sub))
     }
 
-    /// The identity behind an `Authorization: Bearer` header.
-    func verify(header: String?) throws(JamError) -> Identity {
-        guard let token = try BearerToken.read(authorization: header) else { throw JamError(.unauthorized, "missing Authorization header") }
+    /// The identity behind a request's `Authorization: Bearer` header: the first, as Node's
+    /// HTTP server keeps only the first of several.
+    func verify(headers: HTTPFields) throws(JamError) -> Identity {
+        guard let token = try BearerToken.read(authorization: headers[values: .authorization].first) else {
+            throw JamError(.unauthorized, "missing Authorization header")
+        }
         return try verify(token)
     }
 

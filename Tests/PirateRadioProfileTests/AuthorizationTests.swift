@@ -1,4 +1,5 @@
 import Foundation
+import JamTestSupport
 import Testing
 
 @Suite("PirateRadio: bad tokens")
@@ -30,6 +31,20 @@ struct AuthorizationTests {
             let created = try await server.http.request("POST", "/sessions", token: token)
             #expect(created.status == 201, "a valid HS256 token with the server's secret should work: \(created)")
             #expect(created.json?.string("creatorId") == "creator1", "\(created)")
+        }
+    }
+
+    @Test("Of two Authorization headers the first is read, as Node keeps the first")
+    func ofTwoHeadersTheFirstIsRead() async throws {
+        try await PirateServer.with { server in
+            let user = try await server.http.signIn("creator1", displayName: "Ann")
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send(
+                "POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.token)\r\nAuthorization: Bearer abc\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            await connection.close()
+            #expect(text.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(text)")
+            #expect(text.contains("creator1"), "\(text)")
         }
     }
 

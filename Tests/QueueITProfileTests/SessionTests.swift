@@ -311,6 +311,20 @@ struct SessionTests {
         }
     }
 
+    @Test("of two Authorization headers the first is read, as the backend reads them")
+    func ofTwoHeadersTheFirstIsRead() async throws {
+        try await QueueITServer.with { api, server in
+            let ann = try await api.signIn("Ann")
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send(
+                "GET /api/v1/secure-test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann.token)\r\nAuthorization: Bearer someone-else\r\nConnection: close\r\n\r\n")
+            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            await connection.close()
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(text)")
+            #expect(text.contains(ann.id), "\(text)")
+        }
+    }
+
     @Test("a member's current session, votes and queue survive a restart")
     func theCurrentSessionSurvivesARestart() async throws {
         let folder = TestServer.makeDataDirectory()

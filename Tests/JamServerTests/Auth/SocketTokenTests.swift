@@ -93,6 +93,19 @@ import Testing
 @Suite struct TokenRefreshTests {
     static let hour: Int64 = 3_600_000
 
+    @Test func twoAuthorizationHeadersAreRefusedAsTwo() async throws {
+        try await TestServer.with { server in
+            let alice = try await server.api.guest("Alice")
+            let connection = try await RawConnection(port: server.port)
+            try await connection.send(
+                "POST /auth/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice.token)\r\nAuthorization: Bearer \(alice.token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            await connection.close()
+            #expect(text.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), "\(text)")
+            #expect(text.contains("send one Authorization header, not 2"), "\(text)")
+        }
+    }
+
     @Test func aRefreshedTokenNamesTheSameMemberAndOutlivesTheOldOne() async throws {
         let clock = ShiftedClock()
         try await TestServer.with(clock: clock, configure: { $0.tokenLifetimeMs = 2 * Self.hour }) { server in
