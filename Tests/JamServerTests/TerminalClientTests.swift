@@ -436,7 +436,9 @@ import Testing
                 let screen = try await guest.waitFor("● 山田太郎", "▶ 山山")
                 let rows = screen.split(separator: "\n", omittingEmptySubsequences: false)
                 let playing = try #require(rows.firstIndex { $0.contains("▶ 山山") })
-                #expect(rows[playing].hasSuffix("…"), "cut to the width: \(rows[playing])")
+                // The title gives way; the song's state and who added it stay whole.
+                #expect(rows[playing].contains("山…"), "cut to the width: \(rows[playing])")
+                #expect(rows[playing].hasSuffix(" · added by Hana"), "the state kept: \(rows[playing])")
                 #expect(rows[playing + 1].hasPrefix("["), "the progress bar follows on the next row, nothing wrapped: \(rows[playing + 1])")
             }
         }
@@ -486,6 +488,28 @@ import Testing
                 try await host.keys("c")
                 try await host.waitFor("That device cannot record the room")
                 await phone.close()
+            }
+        }
+    }
+
+    @Test func aHostStartsTheMusicWithPWhenNothingPlays() async throws {
+        try await Self.withServerInTmux { server, suffix in
+            let host = try await Pane("play-host-\(suffix)", command: "\(try ServerProcess.executable.path) host --server http://127.0.0.1:\(server.port) --name Hana")
+            try await Self.closing(host) {
+                try await host.waitFor("Join code:")
+                try await host.keys("x")
+                try await host.waitFor("Queue (0)", "Nothing playing", "p play/pause")
+                // The music kept going: with nothing queued, p shuffles the library.
+                try await host.keys("o")
+                try await host.waitFor("Keep the music going: off")
+                try await host.keys("Down")
+                try await host.keys("Right")
+                try await host.waitFor("Keep the music going: on")
+                try await host.keys("Escape")
+                try await host.waitFor("Queue (0)")
+                try await host.keys("p")
+                let playing = try await host.waitUntil("a song playing") { $0.contains("▶ ") && $0.contains("playing") }
+                #expect(!playing.contains("refused"), "\(playing)")
             }
         }
     }

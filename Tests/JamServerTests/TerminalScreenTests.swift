@@ -32,9 +32,49 @@ import Testing
             let text = lines.joined(separator: "\n")
             for key in ["↑↓ select", "d remove", "i invite", "L leave", "q quit"] { #expect(text.contains(key), "\(key) missing (host: \(host)):\n\(text)") }
             if host {
-                for key in ["n skip", "p pause/resume", "l lock", "o settings"] { #expect(text.contains(key), "\(key) missing:\n\(text)") }
+                for key in ["n skip", "p play/pause", "l lock", "o settings"] { #expect(text.contains(key), "\(key) missing:\n\(text)") }
             }
             #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 80 && !$0.hasSuffix("…") }, "a line was cut:\n\(text)")
+        }
+    }
+
+    @Test func theConnectionAndWhetherASongIsPausedShowBesideLongNamesOnANarrowScreen() {
+        var model = Self.model(columns: 40)
+        model.snapshot.session = SessionInfo(
+            id: "00000000-0000-0000-0000-000000000001", joinCode: "X2G3TG", name: String(repeating: "Birthday party ", count: 4),
+            hostId: Self.me, hostDisplayName: "Gil", settings: SessionSettings(), createdAt: 0)
+        model.snapshot.phase = .retrying(attempt: 2, afterMs: 3_000, reason: "connection lost")
+        let track = Track(id: "long", name: "A song whose title goes on and on and on", artist: "Band", durationMs: 180_000, source: .library)
+        let item = QueueItem(id: "item-long", track: track, addedBy: model.snapshot.members[0], addedAt: 0, score: 0, reason: "")
+        model.snapshot.nowPlaying = NowPlaying(item: item, epoch: 1, state: .paused, positionMs: 1_000, anchorMs: 0)
+        let lines = ScreenRenderer.render(model)
+        #expect(lines[0].contains("offline"), "\(lines[0])")
+        #expect(lines.contains { $0.contains("▶") && $0.contains("paused") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 40 }, "\(lines.joined(separator: "\n"))")
+    }
+
+    @Test func aFlagTakesTwoColumnsSoANameWithFlagsDoesNotWrap() {
+        #expect(TerminalWidth.of(Character("🇯🇵")) == 2)
+        var model = Self.model()
+        model.snapshot.members.append(Member(userId: "00000000-0000-0000-0000-0000000000bb", displayName: "Kenji " + String(repeating: "🇯🇵", count: 8), role: .member, connected: true))
+        model.snapshot.members.append(Member(userId: "00000000-0000-0000-0000-0000000000cc", displayName: "Ana " + String(repeating: "🇧🇷", count: 8), role: .member, connected: true))
+        let lines = ScreenRenderer.render(model)
+        #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 80 }, "\(lines.joined(separator: "\n"))")
+    }
+
+    @Test func theInviteKeepsItsWayOnOnAShortScreen() {
+        var model = Self.model(rows: 24)
+        model.mode = .invite
+        model.invite = ScreenModel.Invite(code: "ABC123", link: "http://127.0.0.1:8080/j/ABC123", qrLines: Array(repeating: String(repeating: "█", count: 29), count: 20))
+        let lines = ScreenRenderer.render(model)
+        #expect(lines.count <= 24)
+        #expect(lines.last?.contains("Press any key") == true, "\(lines.joined(separator: "\n"))")
+    }
+
+    @Test func aScreenNarrowerThanThirtyColumnsKeepsEveryLineWithinIt() {
+        for host in [false, true] {
+            let lines = ScreenRenderer.render(Self.model(columns: 25, host: host, queued: 2))
+            #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 25 }, "\(lines.joined(separator: "\n"))")
         }
     }
 

@@ -162,7 +162,13 @@ extension LiveScreen {
         case .character("n") where model.hasHostControls:
             group.addTask { await store.skip() }
         case .character("p") where model.hasHostControls:
-            let paused = model.snapshot.nowPlaying?.state == .paused
+            // Nothing playing: start the queue (or, with the music kept going, the library), as
+            // the web client's "Play the queue" does.
+            guard let now = model.snapshot.nowPlaying else {
+                group.addTask { await store.perform(.play, as: "play") }
+                return .keepGoing
+            }
+            let paused = now.state == .paused
             group.addTask { await store.perform(paused ? .resume : .pause, as: paused ? "resume" : "pause") }
         case .character(",") where model.hasHostControls, .character(".") where model.hasHostControls:
             // Ten seconds back or ahead, from where the song is now; never to its very end.

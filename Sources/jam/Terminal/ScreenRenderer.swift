@@ -8,7 +8,8 @@ enum ScreenRenderer {
     static let searchResultsShown = 6
 
     static func render(_ model: ScreenModel) -> [String] {
-        let width = max(30, model.columns)
+        // The terminal's own width, however narrow: wider lines would wrap and scroll the screen.
+        let width = max(1, model.columns)
         if model.mode == .invite, let invite = model.invite {
             return fit(inviteLines(invite, width: width), rows: model.rows, width: width)
         }
@@ -20,9 +21,9 @@ enum ScreenRenderer {
         var lines: [String] = []
         let snapshot = model.snapshot
         let title = snapshot.session.map { "OpenJam · \($0.name)" } ?? "OpenJam"
-        var status: [String] = []
+        // The connection first: of what a narrow line keeps, it matters most.
+        var status = [phaseText(snapshot.phase)]
         if let code = snapshot.session?.joinCode { status.append("code \(code)") }
-        status.append(phaseText(snapshot.phase))
         if let sync = model.syncText { status.append("sync \(sync)") }
         lines.append(spread(title, status.joined(separator: " · "), width: width))
         lines.append(rule(width))
@@ -88,7 +89,7 @@ enum ScreenRenderer {
             }
         }
         var keys = ["↑↓ select", "+/- vote", "0 clear", "/ search", "a add a title", "d remove", "s ask to skip", "i invite", "L leave", "q quit"]
-        if model.hasHostControls { keys += ["| host:  n skip", "p pause/resume", ", . seek ∓10 s", "l lock", "o settings"] }
+        if model.hasHostControls { keys += ["| host:  n skip", "p play/pause", ", . seek ∓10 s", "l lock", "o settings"] }
         if withSyncKeys { keys.append("[ ] < > r c sync") }
         return lines + wrap(keys, width: width)
     }
@@ -217,11 +218,16 @@ enum ScreenRenderer {
 
     static func rule(_ width: Int) -> String { String(repeating: "─", count: width) }
 
-    /// `left` and `right` on one line, `right` flush right, cut to `width`.
+    /// `left` and `right` on one line, `right` flush right, cut to `width`. Where they do not
+    /// fit, `left` gives way: `right` holds the state (offline, paused), `left` a name.
     static func spread(_ left: String, _ right: String, width: Int) -> String {
-        let gap = width - visibleCount(left) - visibleCount(right)
+        let rightColumns = visibleCount(right)
+        let gap = width - visibleCount(left) - rightColumns
         if gap >= 1 { return left + String(repeating: " ", count: gap) + right }
-        return cut(left + "  " + right, width)
+        // A few columns of the name at least, "…" among them, and one between.
+        guard width - rightColumns - 1 >= 4 else { return cut(right, width) }
+        let shortened = cut(left, width - rightColumns - 1)
+        return shortened + String(repeating: " ", count: width - visibleCount(shortened) - rightColumns) + right
     }
 
     static func cut(_ text: String, _ width: Int) -> String {
@@ -252,8 +258,11 @@ enum ScreenRenderer {
         return result
     }
 
+    /// The lines that fit: the first ones, and always the last, which says how to go on (the
+    /// invite's "Press any key").
     static func fit(_ lines: [String], rows: Int, width: Int) -> [String] {
-        Array(lines.prefix(max(1, rows))).map { cut($0, width) }
+        let kept = lines.count <= max(1, rows) ? lines : Array(lines.prefix(max(0, rows - 1))) + [lines[lines.count - 1]]
+        return kept.map { cut($0, width) }
     }
 }
 

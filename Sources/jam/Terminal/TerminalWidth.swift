@@ -23,12 +23,14 @@ enum TerminalWidth {
     }()
 
     /// Columns `character` takes: those of its first scalar (what follows it in one
-    /// character, a combining mark or a joiner, adds none), two with an emoji selector.
+    /// character, a combining mark or a joiner, adds none), two with an emoji selector or for
+    /// a scalar drawn as emoji by default (a flag's letters among them, which `wcwidth`
+    /// counts as one each while terminals draw the flag two wide).
     static func of(_ character: Character) -> Int {
         guard let first = character.unicodeScalars.first else { return 0 }
         if first.isASCII { return 1 }
         _ = characterTypeSet
-        if character.unicodeScalars.contains("\u{FE0F}") { return 2 }
+        if first.properties.isEmojiPresentation || character.unicodeScalars.contains("\u{FE0F}") { return 2 }
         guard let wcwidth else { return 1 }
         let columns = Int(wcwidth(Int32(bitPattern: first.value)))
         // Unknown to the C library (or no UTF-8 locale): one column is the least wrong guess.
