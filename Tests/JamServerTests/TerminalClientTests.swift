@@ -478,11 +478,17 @@ import Testing
                 // The host raises that device's delay by 5 ms and asks it to re-sync.
                 try await host.keys(">")
                 #expect(try await phone.next(.deviceDelay).deviceDelay == DeviceDelay(userId: gil.userId, deviceId: "gil-phone", delayMs: 5))
+                // Two quick presses more are two steps more, though the device has not reported
+                // the new delay yet: they step from the delay last sent.
+                try await host.keys(">")
+                try await host.keys(">")
+                #expect(try await phone.next(.deviceDelay).deviceDelay?.delayMs == 10)
+                #expect(try await phone.next(.deviceDelay).deviceDelay?.delayMs == 15)
                 try await host.keys("r")
                 #expect(try await phone.next(.resync).resync == Resync(userId: gil.userId, deviceId: "gil-phone"))
                 // A device that cannot record says so, and the host's key does not make it listen.
                 phone.send(.syncReport(SyncReport(
-                    epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 5,
+                    epoch: 0, offsetMs: 3, errorMs: 0.8, driftMs: 14, deviceId: "gil-phone", outputLatencyMs: 42, delayMs: 15,
                     clockDriftPpm: 2, playing: true, canListen: false)))
                 try await host.waitFor("cannot listen")
                 try await host.keys("c")

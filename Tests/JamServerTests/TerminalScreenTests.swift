@@ -112,6 +112,20 @@ import Testing
         }
     }
 
+    @Test func aWebDevicesDelayAndGradeColourShowOnAnEightyColumnHostScreen() throws {
+        var model = Self.model(host: true)
+        model.syncBoard = SyncStatusUpdate(devices: [
+            DeviceSyncStatus(
+                userId: Self.me, deviceId: "k3J9x2LmQ8vT4nZa", clockErrorMs: 0.8, playbackErrorMs: 1.5, clockDriftPpm: 3, outputLatencyMs: 40,
+                delayMs: 10, playing: true, ageMs: 500, grade: .good)
+        ])
+        let lines = ScreenRenderer.render(model)
+        let row = try #require(lines.first { $0.contains("k3J9x2LmQ8vT4nZa") }, "\(lines.joined(separator: "\n"))")
+        #expect(row.contains("delay +10 ms"), "\(row)")
+        #expect(row.contains(TerminalText.Colour.green.rawValue + "●"), "the grade's colour was cut: \(row)")
+        #expect(ScreenRenderer.visibleCount(row) <= 80, "\(row)")
+    }
+
     @Test func aTypedSongIsTheSameSongWhateverItsCaseOrSpacing() throws {
         let first = try #require(TypedTrack.track(from: "Harvest Moon - Neil Young"))
         let again = try #require(TypedTrack.track(from: "  harvest moon  -  NEIL YOUNG "))

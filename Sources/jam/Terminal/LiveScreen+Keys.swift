@@ -196,6 +196,9 @@ extension LiveScreen {
         return .keepGoing
     }
 
+    /// What a refused delay is called on the screen, and how the screen knows it.
+    static let setDelayAction = "set the delay"
+
     /// The host's keys on the sync column's chosen device.
     func handleSync(_ key: Key, _ model: inout ScreenModel, group: inout ThrowingTaskGroup<Void, any Error>) -> Bool {
         guard model.hasHostControls, let count = model.syncBoard?.devices.count, count > 0 else { return false }
@@ -208,9 +211,13 @@ extension LiveScreen {
         case .character("<"), .character(">"):
             guard let device = model.selectedDevice, let deviceId = device.deviceId else { return true }
             let step = key == .character(">") ? 5.0 : -5.0
-            let delay = min(max((device.delayMs ?? 0) + step, -Validate.maxDeviceDelayMs), Validate.maxDeviceDelayMs)
+            let ref = DeviceRef(userId: device.userId, deviceId: deviceId)
+            let from = model.sentDelays[ref] ?? device.delayMs ?? 0
+            let delay = min(max(from + step, -Validate.maxDeviceDelayMs), Validate.maxDeviceDelayMs)
+            guard delay != from else { return true }
+            model.sentDelays[ref] = delay
             let command = ClientCommand.setDeviceDelay(SetDeviceDelay(userId: device.userId, deviceId: deviceId, delayMs: delay))
-            group.addTask { await store.perform(command, as: "set the delay") }
+            group.addTask { await store.perform(command, as: LiveScreen.setDelayAction) }
         case .character("r"):
             guard let device = model.selectedDevice else { return true }
             group.addTask { await store.perform(.resync(Resync(userId: device.userId, deviceId: device.deviceId)), as: "re-sync") }

@@ -106,6 +106,8 @@ struct LiveScreen {
                     // The selection follows its item when votes reorder the queue.
                     let selectedId = model.selectedItem?.id
                     model.snapshot = snapshot
+                    // A refused delay: the next press steps from what the board shows.
+                    if snapshot.lastRejection?.action == LiveScreen.setDelayAction { model.sentDelays = [:] }
                     // A new join code (the host made one): the invite shows it, not the old.
                     if let code = snapshot.session?.joinCode, let shown = model.invite, shown.code != code {
                         model.invite = ScreenModel.Invite(code: code, api: api)
@@ -173,6 +175,9 @@ struct LiveScreen {
             // The selection follows its device when rows come and go.
             let selected = model.selectedDevice.map { DeviceRef(userId: $0.userId, deviceId: $0.deviceId ?? "") }
             model.syncBoard = update
+            model.sentDelays = model.sentDelays.filter { device, sent in
+                update.devices.contains { $0.userId == device.userId && ($0.deviceId ?? "") == device.deviceId && $0.delayMs != sent }
+            }
             if let selected, let index = update.devices.firstIndex(where: { $0.userId == selected.userId && ($0.deviceId ?? "") == selected.deviceId }) {
                 model.syncSelection = index
             }

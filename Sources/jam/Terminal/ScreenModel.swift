@@ -54,6 +54,9 @@ struct ScreenModel: Sendable {
     var syncBoard: SyncStatusUpdate?
     /// The chosen row of the sync column.
     var syncSelection = 0
+    /// The delay last sent for each device, until the board shows it (it reports every few
+    /// seconds): a press steps from it, so three quick presses are three steps.
+    var sentDelays: [DeviceRef: Double] = [:]
 
     /// The selected queue item, if any.
     var selectedItem: StoreItem? {

@@ -232,9 +232,27 @@ enum ScreenRenderer {
 
     static func cut(_ text: String, _ width: Int) -> String {
         if visibleCount(text) <= width { return text }
-        // Too long: cut the plain text, colours and all (a cut could split an escape).
-        let plain = text.contains("\u{1B}") ? plainText(text) : text
-        return TerminalWidth.prefix(plain, columns: max(0, width - 1)) + "…"
+        guard text.contains("\u{1B}") else { return TerminalWidth.prefix(text, columns: max(0, width - 1)) + "…" }
+        // Colours kept whole (an escape takes no column, and a cut must not split one), and
+        // ended after the cut so none runs on into the next line.
+        var kept = ""
+        var used = 0
+        var inEscape = false
+        for character in text {
+            if inEscape {
+                kept.append(character)
+                if character == "m" { inEscape = false }
+            } else if character == "\u{1B}" {
+                kept.append(character)
+                inEscape = true
+            } else {
+                let columns = TerminalWidth.of(character)
+                if used + columns > width - 1 { break }
+                kept.append(character)
+                used += columns
+            }
+        }
+        return kept + "…" + TerminalText.Colour.reset.rawValue
     }
 
     /// Columns a line takes on screen: colour escapes take none, wide characters two.

@@ -15,18 +15,17 @@ enum SyncColumn {
         return lines
     }
 
-    /// "good  clock ±0.8 ms  playback +1.5 ms  output 40 ms  delay 0 ms", what the column says of one device.
+    /// "good  delay +0 ms  clock ±0.8 ms  playback +1.5 ms  output 40 ms", what the column says
+    /// of one device: first what the host's keys change and what keeps a device out of step,
+    /// then the measures, which a narrow terminal cuts first.
     static func figures(_ device: DeviceSyncStatus) -> String {
-        var parts = [
-            device.grade.rawValue,
-            "clock ±\(format(device.clockErrorMs)) ms",
-            "playback \(signed(device.playbackErrorMs)) ms",
-        ]
-        if let latency = device.outputLatencyMs { parts.append("output \(format(latency)) ms") }
-        parts.append("delay \(signed(device.delayMs ?? 0)) ms")
+        var parts = [device.grade.rawValue, "delay \(signed(device.delayMs ?? 0)) ms"]
         if !device.playing { parts.append("not playing") }
         if device.canListen == false { parts.append("cannot listen (no microphone it may use)") }
         if device.ageMs > SyncGrade.staleMs { parts.append("last heard \(format(device.ageMs / 1000)) s ago") }
+        parts.append("clock ±\(format(device.clockErrorMs)) ms")
+        parts.append("playback \(signed(device.playbackErrorMs)) ms")
+        if let latency = device.outputLatencyMs { parts.append("output \(format(latency)) ms") }
         return parts.joined(separator: "  ")
     }
 
