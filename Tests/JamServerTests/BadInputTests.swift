@@ -53,6 +53,8 @@ import Testing
         Case(description: "host name that turns the direction of text", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: #"{"displayName":"\u2067Bob\u2069"}"#, status: 400, code: .invalidField),
         Case(description: "display name of wrong type", method: "POST", path: { _, _ in "/auth/guest" }, body: #"{"displayName":null}"#, status: 400, code: .malformed, authenticated: false),
         Case(description: "huge session name", method: "POST", path: { _, _ in "/api/v1/sessions" }, body: "{\"name\":\"\(String(repeating: "s", count: 101))\"}", status: 400, code: .invalidField),
+        Case(description: "a search whose %-escapes are not UTF-8", method: "GET", path: { _, _ in "/api/v1/search?q=%FF%FE" }, body: nil, status: 400, code: .invalidField),
+        Case(description: "a QR text whose %-escapes are not UTF-8", method: "GET", path: { _, _ in "/api/v1/qr.svg?text=caf%E9" }, body: nil, status: 400, code: .invalidField),
         Case(description: "unknown route", method: "GET", path: { _, _ in "/api/v1/nothing-here" }, body: nil, status: 404, code: .notFound),
         Case(description: "a method the path does not take", method: "PUT", path: { s, _ in "/api/v1/sessions/\(s)" }, body: "{}", status: 405, code: .methodNotAllowed),
     ]

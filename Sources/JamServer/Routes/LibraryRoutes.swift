@@ -10,7 +10,7 @@ struct LibraryRoutes {
     func register(on router: Router<JamRequestContext>) {
         router.get("api/v1/search") { request, context in
             _ = try context.requireIdentity()
-            let query = request.uri.queryParameters["q"].map(String.init) ?? ""
+            let query = try RouteHelpers.queryText(request, "q") ?? ""
             guard query.count <= 200 else { throw JamError(.invalidField, "q must be at most 200 characters") }
             var limit = 25
             if let text = request.uri.queryParameters["limit"] {

@@ -12,6 +12,47 @@ package enum RouteHelpers {
         path.split(separator: "/").first
     }
 
+    /// The query parameter `name` as the router decodes it (the first of several); refused when
+    /// its %-escapes decode to bytes that are not UTF-8, which the decoder turns into U+FFFD:
+    /// the route would take them for text the client never sent.
+    package static func queryText(_ request: Request, _ name: String) throws(JamError) -> String? {
+        guard let value = request.uri.queryParameters[Substring(name)] else { return nil }
+        guard value.contains("\u{FFFD}") else { return String(value) }
+        let raw = (request.uri.query ?? "").split(separator: "&").lazy.compactMap { part -> Substring? in
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return pair.count == 2 && pair[0] == name ? pair[1] : nil
+        }.first
+        if let raw, String(validating: percentDecoded(raw), as: UTF8.self) == nil {
+            throw JamError(.invalidField, "\(name) is not UTF-8 once its %-escapes are decoded")
+        }
+        return String(value)
+    }
+
+    /// `raw`'s bytes with each `%XX` decoded; a `%` without two hex digits stays as it is.
+    private static func percentDecoded(_ raw: Substring) -> [UInt8] {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let input = Array(raw.utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < input.count {
+            if input[index] == UInt8(ascii: "%"), index + 2 < input.count, let high = hex(input[index + 1]), let low = hex(input[index + 2]) {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(input[index])
+                index += 1
+            }
+        }
+        return bytes
+    }
+
     /// Decodes the JSON body as `T`, with a specific error for every way it can be wrong.
     package static func body<T: Decodable>(_ type: T.Type, from request: Request, context: JamRequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxBodyBytes)

@@ -37,7 +37,7 @@ struct WebRoutes {
             return try await indexPage()
         }
         router.get("api/v1/qr.svg") { request, _ in
-            guard let text = request.uri.queryParameters["text"].map(String.init), !text.isEmpty else {
+            guard let text = try RouteHelpers.queryText(request, "text"), !text.isEmpty else {
                 throw JamError(.invalidField, "text is required: the text to encode")
             }
             guard text.utf8.count <= 512 else { throw JamError(.invalidField, "text must be at most 512 bytes") }
