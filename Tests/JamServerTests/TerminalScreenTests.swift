@@ -126,6 +126,19 @@ import Testing
         #expect(ScreenRenderer.visibleCount(row) <= 80, "\(row)")
     }
 
+    @Test func aNewRefusalShowsOverAMessageFromBeforeItAndOnlyOnce() {
+        var model = Self.model(host: true)
+        model.message = "Asked the device to re-sync."
+        var refused = model.snapshot
+        refused.lastRejection = Rejection(id: 1, action: "re-sync", code: .notFound, message: "no such device")
+        model.take(refused)
+        #expect(ScreenRenderer.render(model).contains("✗ re-sync refused: no such device"))
+        // A message after it is newer than the same refusal coming again.
+        model.message = "Asked the device to re-sync."
+        model.take(refused)
+        #expect(ScreenRenderer.render(model).contains("Asked the device to re-sync."))
+    }
+
     @Test func aTypedSongIsTheSameSongWhateverItsCaseOrSpacing() throws {
         let first = try #require(TypedTrack.track(from: "Harvest Moon - Neil Young"))
         let again = try #require(TypedTrack.track(from: "  harvest moon  -  NEIL YOUNG "))

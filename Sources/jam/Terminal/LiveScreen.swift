@@ -103,19 +103,11 @@ struct LiveScreen {
             loop: for await event in events {
                 switch event {
                 case .snapshot(let snapshot):
-                    // The selection follows its item when votes reorder the queue.
-                    let selectedId = model.selectedItem?.id
-                    model.snapshot = snapshot
-                    // A refused delay: the next press steps from what the board shows.
-                    if snapshot.lastRejection?.action == LiveScreen.setDelayAction { model.sentDelays = [:] }
+                    model.take(snapshot)
                     // A new join code (the host made one): the invite shows it, not the old.
                     if let code = snapshot.session?.joinCode, let shown = model.invite, shown.code != code {
                         model.invite = ScreenModel.Invite(code: code, api: api)
                     }
-                    if let selectedId, let index = snapshot.queue.firstIndex(where: { $0.id == selectedId }) {
-                        model.selection = index
-                    }
-                    model.selection = min(model.selection, max(0, snapshot.queue.count - 1))
                 case .tick:
                     await refreshClock(&model)
                 case .searched(let query, let result):

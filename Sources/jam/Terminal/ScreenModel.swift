@@ -58,6 +58,24 @@ struct ScreenModel: Sendable {
     /// seconds): a press steps from it, so three quick presses are three steps.
     var sentDelays: [DeviceRef: Double] = [:]
 
+    /// Takes the store's latest snapshot: the selection follows its item when votes reorder
+    /// the queue; a new refusal is the newest news, so it shows over a message from before
+    /// ("Asked the device to re-sync."); a refused delay lets the next press step from what
+    /// the board shows.
+    mutating func take(_ newer: StoreSnapshot) {
+        let selectedId = selectedItem?.id
+        let refusedBefore = snapshot.lastRejection?.id
+        snapshot = newer
+        if let rejection = newer.lastRejection, rejection.id != refusedBefore {
+            message = nil
+            if rejection.action == LiveScreen.setDelayAction { sentDelays = [:] }
+        }
+        if let selectedId, let index = newer.queue.firstIndex(where: { $0.id == selectedId }) {
+            selection = index
+        }
+        selection = min(selection, max(0, newer.queue.count - 1))
+    }
+
     /// The selected queue item, if any.
     var selectedItem: StoreItem? {
         snapshot.queue.indices.contains(selection) ? snapshot.queue[selection] : nil
