@@ -53,6 +53,20 @@ import Testing
         #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= 40 }, "\(lines.joined(separator: "\n"))")
     }
 
+    @Test func aSongAddedBySomebodyWithALongNameKeepsItsTitle() {
+        var model = Self.model(queued: 1)
+        let long = Member(userId: "00000000-0000-0000-0000-0000000000dd", displayName: String(repeating: "Maximiliane ", count: 5), role: .member, connected: true)
+        model.snapshot.queue[0].item.addedBy = long
+        model.snapshot.queue[0].item.track.name = "Harvest Moon"
+        for columns in [80, 40] {
+            model.columns = columns
+            let lines = ScreenRenderer.render(model)
+            let row = lines.first { $0.hasPrefix("›") }
+            #expect(row?.contains("Harvest") == true, "\(columns) columns: \(lines.joined(separator: "\n"))")
+            #expect(lines.allSatisfy { ScreenRenderer.visibleCount($0) <= columns })
+        }
+    }
+
     @Test func aFlagTakesTwoColumnsSoANameWithFlagsDoesNotWrap() {
         #expect(TerminalWidth.of(Character("🇯🇵")) == 2)
         var model = Self.model()

@@ -17,4 +17,13 @@ import Testing
             await connection.close()
         }
     }
+
+    @Test func aPlainGetOfTheSocketPathIsNotFoundAsInItsBackend() async throws {
+        try await QueueITServer.with { api, _ in
+            let ann = try await api.signIn("Ann")
+            let answer = try await api.request("GET", "/api/v1/sessions/\(UUID().uuidString.lowercased())/realtime", token: ann.token)
+            #expect(answer.status == 404, "\(answer)")
+            #expect(answer.error == "Not Found", "\(answer)")
+        }
+    }
 }

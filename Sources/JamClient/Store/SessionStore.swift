@@ -195,7 +195,10 @@ public actor SessionStore {
         let nonce = UUID().uuidString.lowercased()
         let me = mirror.view?.members.first { $0.userId == mirror.me } ?? Member(userId: mirror.me, displayName: "", role: .member, connected: true)
         let standIn = QueueItem(id: JamID("pending-\(nonce)"), track: track, addedBy: me, addedAt: 0, score: 0, reason: "adding…")
-        pendingAdds.append(PendingAdd(nonce: nonce, item: standIn, known: Set(Self.items(in: mirror.view).map(\.id))))
+        // Known too: the items of answered adds this store's copy does not show yet, which are
+        // no landing of this add.
+        let known = Set(Self.items(in: mirror.view).map(\.id)).union(pendingAdds.compactMap(\.itemId))
+        pendingAdds.append(PendingAdd(nonce: nonce, item: standIn, known: known))
         publish()
         do {
             let ack = try await client.send(.addToQueue(AddToQueue(track: track, nonce: nonce)))

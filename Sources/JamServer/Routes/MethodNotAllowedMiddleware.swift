@@ -9,19 +9,22 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
 
     /// Each route's path with its method.
     let routes: [(path: RouterPath, method: HTTPRequest.Method)]
-    /// The paths served before the router, as WebSocket upgrades.
+    /// The paths served before the router, as WebSocket upgrades, whose plain request is told
+    /// to upgrade (empty where the profile's original server answers it as not found).
     let upgrades: [(path: RouterPath, method: HTTPRequest.Method)]
 
     /// Takes `routes`, the router's routes once every one is added, with HEAD beside each GET
     /// when the router answers it (`headAsGet`), and `beside` them the paths served before the
-    /// router (the realtime socket's upgrade, which answers GET only).
+    /// router (the realtime socket's upgrade, which answers GET only); with `upgrades`, a plain
+    /// request of those paths is answered 426.
     package init(
-        routes: [Router<JamRequestContext>.RouteDescription], headAsGet: Bool, beside: [(path: RouterPath, method: HTTPRequest.Method)] = []
+        routes: [Router<JamRequestContext>.RouteDescription], headAsGet: Bool, beside: [(path: RouterPath, method: HTTPRequest.Method)] = [],
+        upgrades: Bool = false
     ) {
         let routed = routes.map { ($0.path, $0.method) }
         let heads = headAsGet ? routed.filter { $0.1 == .get }.map { ($0.0, HTTPRequest.Method.head) } : []
         self.routes = routed + heads + beside
-        self.upgrades = beside
+        self.upgrades = upgrades ? beside : []
     }
 
     package func handle(_ request: Request, context: JamRequestContext, next: (Request, JamRequestContext) async throws -> Response) async throws -> Response {

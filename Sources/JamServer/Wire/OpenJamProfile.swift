@@ -43,7 +43,7 @@ package struct OpenJamProfile: WireProfile {
         AudioRoutes(catalog: catalog).register(on: router)
         WebRoutes(folder: configuration.webRoot).register(on: router)
         // Last: it answers only what no route took.
-        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: answersHeadAsGet, beside: [("/api/v1/sessions/:id/realtime", .get)]))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headAsGet: answersHeadAsGet, beside: [("/api/v1/sessions/:id/realtime", .get)], upgrades: true))
         guard !configuration.musicFolders.isEmpty, configuration.libraryRescanSeconds > 0 else { return [] }
         return [LibraryRescanService(
             catalog: catalog, registry: context.registry, interval: .seconds(configuration.libraryRescanSeconds), logger: context.logger)]
@@ -80,6 +80,8 @@ package struct OpenJamProfile: WireProfile {
 
     /// The bearer token of the upgrade request, from its header or its `bearer.<token>` subprotocol.
     private func authenticate(_ head: HTTPRequestHead, uri: URI, context: ProfileContext) throws(JamError) -> Identity {
+        let authorizations = head.headers["authorization"]
+        if authorizations.count > 1 { throw JamError(.unauthorized, "send one Authorization header, not \(authorizations.count)") }
         let token = try BearerToken.read(
             authorization: head.headers.first(name: "authorization"), subprotocols: head.headers["sec-websocket-protocol"],
             query: uri.queryParameters["token"])

@@ -165,7 +165,8 @@ extension LiveScreen {
             // Nothing playing: start the queue (or, with the music kept going, the library), as
             // the web client's "Play the queue" does.
             guard let now = model.snapshot.nowPlaying else {
-                group.addTask { await store.perform(.play, as: "play") }
+                // A skip on its way hides the song it skips: nothing to start or pause then.
+                if !model.snapshot.skipping { group.addTask { await store.perform(.play, as: "play") } }
                 return .keepGoing
             }
             let paused = now.state == .paused

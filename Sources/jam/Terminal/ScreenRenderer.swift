@@ -219,15 +219,23 @@ enum ScreenRenderer {
     static func rule(_ width: Int) -> String { String(repeating: "─", count: width) }
 
     /// `left` and `right` on one line, `right` flush right, cut to `width`. Where they do not
-    /// fit, `left` gives way: `right` holds the state (offline, paused), `left` a name.
+    /// fit, `left` gives way first (`right` begins with a state: offline, paused, a score), but
+    /// keeps half the line, or all it needs of it: `right` may end in a member's long name.
     static func spread(_ left: String, _ right: String, width: Int) -> String {
-        let rightColumns = visibleCount(right)
-        let gap = width - visibleCount(left) - rightColumns
-        if gap >= 1 { return left + String(repeating: " ", count: gap) + right }
-        // A few columns of the name at least, "…" among them, and one between.
-        guard width - rightColumns - 1 >= 4 else { return cut(right, width) }
+        let leftColumns = visibleCount(left)
+        var right = right
+        var rightColumns = visibleCount(right)
+        if leftColumns + rightColumns + 1 <= width {
+            return left + String(repeating: " ", count: width - leftColumns - rightColumns) + right
+        }
+        let rightRoom = width - 1 - min(leftColumns, width / 2)
+        guard rightRoom >= 2 else { return cut(left, width) }
+        if rightColumns > rightRoom {
+            right = cut(right, rightRoom)
+            rightColumns = visibleCount(right)
+        }
         let shortened = cut(left, width - rightColumns - 1)
-        return shortened + String(repeating: " ", count: width - visibleCount(shortened) - rightColumns) + right
+        return shortened + String(repeating: " ", count: max(1, width - visibleCount(shortened) - rightColumns)) + right
     }
 
     static func cut(_ text: String, _ width: Int) -> String {

@@ -46,6 +46,28 @@ import Testing
         }
     }
 
+    @Test("the same song added again while the first add's answer waits for the store's copy shows twice")
+    func theSameSongAddedAgainInTheLagShowsTwice() async throws {
+        try await Self.withLaggingStore { socket, _, store, catchUp in
+            let track = Fixture.track("song-1")
+            let first = Task { await store.add(track) }
+            let frame = try await eventually("the first add on the socket") { try await socket.frames().first { $0.command.type == .addToQueue } }
+            let item = QueueItem(id: "item-1", track: track, addedBy: Fixture.host, addedAt: 1, score: 0, reason: "no votes")
+            await socket.push(ServerEnvelope(event: .queueItemAdded(QueueItemAdded(item: item, index: 0)), epoch: 0, seq: 2, timestamp: 0))
+            await socket.push(ServerEnvelope(event: .ack(Ack(id: try #require(frame.id), itemId: "item-1")), epoch: 0, seq: 2, timestamp: 0))
+            #expect(await first.value == "item-1")
+            // Added again before this store's copy shows the first item; still on its way.
+            let second = Task { await store.add(track) }
+            defer { second.cancel() }
+            try await eventually("the second add on the socket") { try await socket.frames().count { $0.command.type == .addToQueue } == 2 }
+            let following = catchUp()
+            defer { following.cancel() }
+            try await eventually("the first item in the store") { await store.current.queue.contains { !$0.pending } }
+            let shown = await store.current.queue
+            #expect(shown.map(\.pending) == [false, true], "the second add took the first add's item: \(shown)")
+        }
+    }
+
     @Test("an answered host skip keeps the song hidden, and a second tap does nothing, until the store's copy shows the skip")
     func anAnsweredSkipKeepsTheSongHiddenUntilItShows() async throws {
         try await Self.withLaggingStore { socket, client, store, catchUp in

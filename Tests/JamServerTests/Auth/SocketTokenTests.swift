@@ -106,6 +106,24 @@ import Testing
         }
     }
 
+    @Test func aSocketWithTwoAuthorizationHeadersIsRefusedAsTwo() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let connection = try await RawConnection(port: server.port)
+            let bearer = "Authorization: Bearer \(party.host.token)\r\n"
+            try await connection.send(
+                "GET /api/v1/sessions/\(party.id)/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\(bearer)\(bearer)\(UpgradeRequestTests.webSocket)\r\n")
+            // The refusal, then a close frame (0x88) with 4401.
+            let closes = { (bytes: [UInt8]) in bytes.indices.contains { $0 + 3 < bytes.count && bytes[$0] == 0x88 && bytes[$0 + 2] == 0x11 && bytes[$0 + 3] == 0x31 } }
+            let bytes = await connection.received(until: closes)
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(text.contains("send one Authorization header, not 2"), "\(text)")
+            #expect(closes(bytes), "no close with 4401: \(text)")
+            await connection.close()
+            await party.close()
+        }
+    }
+
     @Test func aRefreshedTokenNamesTheSameMemberAndOutlivesTheOldOne() async throws {
         let clock = ShiftedClock()
         try await TestServer.with(clock: clock, configure: { $0.tokenLifetimeMs = 2 * Self.hour }) { server in
