@@ -16,10 +16,10 @@ import Testing
     static func answer(to request: String, port: Int) async throws -> (text: String, closed: Bool) {
         let connection = try await RawConnection(port: port)
         try await connection.send(request)
-        let bytes = await connection.received { $0.last == UInt8(ascii: "}") }
+        let text = await connection.jsonAnswer()
         let closed = await connection.closedByServer(within: .seconds(3))
         await connection.close()
-        return (String(decoding: bytes, as: UTF8.self), closed)
+        return (text, closed)
     }
 
     static let cases = [

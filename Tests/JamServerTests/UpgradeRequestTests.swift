@@ -81,7 +81,7 @@ import Testing
             // What a proxy that drops the upgrade headers passes on.
             let connection = try await RawConnection(port: server.port)
             try await connection.send("GET /api/v1/sessions/\(UUID().uuidString.lowercased())/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let answer = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            let answer = await connection.jsonAnswer()
             await connection.close()
             #expect(answer.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"), "\(answer)")
             let head = answer.lowercased()

@@ -51,6 +51,12 @@ public final class RawConnection: Sendable {
         return inbox.bytes.withLockedValue { $0 }
     }
 
+    /// The text received once it ends an HTTP answer whose body is JSON (its last byte `}`),
+    /// or all of it after `timeout`.
+    public func jsonAnswer(within timeout: Duration = .seconds(5)) async -> String {
+        String(decoding: await received(within: timeout) { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+    }
+
     /// True when the server closed the connection within `timeout`.
     public func closedByServer(within timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout

@@ -41,7 +41,7 @@ struct AuthorizationTests {
             let connection = try await RawConnection(port: server.port)
             try await connection.send(
                 "POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.token)\r\nAuthorization: Bearer abc\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            let text = await connection.jsonAnswer()
             await connection.close()
             #expect(text.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(text)")
             #expect(text.contains("creator1"), "\(text)")

@@ -10,7 +10,7 @@ import Testing
             let connection = try await RawConnection(port: server.port)
             try await connection.send(
                 "POST /auth/guest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n")
-            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            let text = await connection.jsonAnswer()
             #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(text)")
             #expect(text.contains(#""error":"Invalid HTTP request received.""#), "\(text)")
             #expect(await connection.closedByServer(within: .seconds(3)))

@@ -318,7 +318,7 @@ struct SessionTests {
             let connection = try await RawConnection(port: server.port)
             try await connection.send(
                 "GET /api/v1/secure-test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann.token)\r\nAuthorization: Bearer someone-else\r\nConnection: close\r\n\r\n")
-            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            let text = await connection.jsonAnswer()
             await connection.close()
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(text)")
             #expect(text.contains(ann.id), "\(text)")

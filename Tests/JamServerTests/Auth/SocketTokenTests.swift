@@ -99,7 +99,7 @@ import Testing
             let connection = try await RawConnection(port: server.port)
             try await connection.send(
                 "POST /auth/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice.token)\r\nAuthorization: Bearer \(alice.token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            let text = String(decoding: await connection.received { $0.last == UInt8(ascii: "}") }, as: UTF8.self)
+            let text = await connection.jsonAnswer()
             await connection.close()
             #expect(text.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), "\(text)")
             #expect(text.contains("send one Authorization header, not 2"), "\(text)")
