@@ -55,6 +55,11 @@ struct ClusterOwnChoicesTests {
             // Gil takes the vote back on the laptop.
             laptop.send(.vote(Vote(itemId: queued, value: 0)), id: "v3")
             try await phone.next("the laptop's withdrawal") { $0.myChoices?.myVotes.isEmpty == true }
+            // The other node follows the log on its own time: wait until it has the withdrawal,
+            // or its relay could reach the returning socket after its stateSync.
+            try await laptop.next("the withdrawal on its own node") {
+                $0.votesUpdate?.itemId == queued && $0.votesUpdate?.score == 0
+            }
             await phone.close()
 
             // The phone comes back through the other node and sends v2 again: that node asks

@@ -38,4 +38,11 @@ package enum BearerToken {
         return SocketAuth.token(offered: SocketAuth.offered(subprotocols))
     }
 
+    /// The one `Authorization` header of an OpenJam request, nil when it has none. Two would
+    /// be read as one, joined with a comma, and refused as a malformed token; the profiles
+    /// that mimic other servers read the first, as those servers do.
+    package static func single(_ authorizations: [String]) throws(JamError) -> String? {
+        if authorizations.count > 1 { throw JamError(.unauthorized, "send one Authorization header, not \(authorizations.count)") }
+        return authorizations.first
+    }
 }

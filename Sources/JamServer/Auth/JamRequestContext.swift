@@ -65,13 +65,10 @@ package struct AuthMiddleware: RouterMiddleware {
 
     func authenticate(_ request: Request) -> Authentication {
         do throws(JamError) {
-            // Two headers would be read as one, joined with a comma, and refused as a malformed
-            // token. QueueIT's backend reads the first.
+            // QueueIT's backend reads the first of several headers.
             let authorizations = request.headers[values: .authorization]
-            if authorizations.count > 1, header == .bearer {
-                throw JamError(.unauthorized, "send one Authorization header, not \(authorizations.count)")
-            }
-            guard let token = try BearerToken.read(authorization: authorizations.first, rule: header, query: request.uri.queryParameters["token"]) else {
+            let authorization = header == .bearer ? try BearerToken.single(authorizations) : authorizations.first
+            guard let token = try BearerToken.read(authorization: authorization, rule: header, query: request.uri.queryParameters["token"]) else {
                 return .anonymous
             }
             return .user(try signer.verify(token, now: clock.now()))

@@ -80,10 +80,8 @@ package struct OpenJamProfile: WireProfile {
 
     /// The bearer token of the upgrade request, from its header or its `bearer.<token>` subprotocol.
     private func authenticate(_ head: HTTPRequestHead, uri: URI, context: ProfileContext) throws(JamError) -> Identity {
-        let authorizations = head.headers["authorization"]
-        if authorizations.count > 1 { throw JamError(.unauthorized, "send one Authorization header, not \(authorizations.count)") }
         let token = try BearerToken.read(
-            authorization: head.headers.first(name: "authorization"), subprotocols: head.headers["sec-websocket-protocol"],
+            authorization: BearerToken.single(head.headers["authorization"]), subprotocols: head.headers["sec-websocket-protocol"],
             query: uri.queryParameters["token"])
         guard let token else {
             throw JamError(.unauthorized, "sign in first: send a token as 'Authorization: Bearer <token>' or the subprotocol 'bearer.<token>'")
