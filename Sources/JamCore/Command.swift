@@ -55,7 +55,7 @@ public enum Command: Hashable, Sendable, Codable {
     case djTimeline(DJTimeline)
     /// Several commands that succeed or fail together.
     indirect case all([Command])
-    /// `command` (a host's skip or seek, a member's skip request or its withdrawal) only while the item of
+    /// `command` (a host's skip, seek, pause or resume, a member's skip request or its withdrawal) only while the item of
     /// `epoch` is current: one sent before a reconnect and applied after must not act on the
     /// song that plays by then. It is logged as it came, and a node that forwards it to the
     /// session's owner forwards the check.

@@ -159,7 +159,7 @@ extension SessionState {
     }
 
     /// Refuses a host control meant for an item that is no longer current, by the epoch its
-    /// sender saw: a skip or seek sent again after a reconnect must not land on the next song.
+    /// sender saw: a skip, seek or pause sent again after a reconnect must not land on the next song.
     /// An item past its end on the timeline is over too, though the turn that moves on to the
     /// next (a timer) may not have run yet: skipping it then would restart the next one.
     func requireCurrent(epoch: Int64, at now: Millis) throws(JamError) {

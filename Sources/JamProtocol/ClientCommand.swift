@@ -64,6 +64,16 @@ public struct Skip: Codable, Hashable, Sendable {
     public init(epoch: Int64? = nil) { self.epoch = epoch }
 }
 
+/// `pause {epoch?}` and `resume {epoch?}`.
+public struct Pause: Codable, Hashable, Sendable {
+    /// The item the host meant, by its epoch: with it, the pause or resume is refused
+    /// (`conflict`) once another item is current, so one pressed while offline and sent after
+    /// the reconnect does not stop, or start, the next song.
+    public var epoch: Int64?
+    /// Creates the payload.
+    public init(epoch: Int64? = nil) { self.epoch = epoch }
+}
+
 /// `ready {epoch}`: the device has loaded the prepared item.
 public struct Ready: Codable, Hashable, Sendable {
     public var epoch: Int64
@@ -156,8 +166,8 @@ public enum ClientCommand: Hashable, Sendable {
     case requestSkip(Skip)
     case withdrawSkipRequest(Skip)
     case play
-    case pause
-    case resume
+    case pause(Pause)
+    case resume(Pause)
     case seek(Seek)
     case ready(Ready)
     case syncReport(SyncReport)

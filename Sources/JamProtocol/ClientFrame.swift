@@ -85,8 +85,8 @@ extension ClientFrame: Codable {
         case .requestSkip: command = .requestSkip(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .withdrawSkipRequest: command = .withdrawSkipRequest(try c.decodeIfPresent(Skip.self, forKey: .data) ?? Skip())
         case .play: command = .play
-        case .pause: command = .pause
-        case .resume: command = .resume
+        case .pause: command = .pause(try c.decodeIfPresent(Pause.self, forKey: .data) ?? Pause())
+        case .resume: command = .resume(try c.decodeIfPresent(Pause.self, forKey: .data) ?? Pause())
         case .seek: command = .seek(try data(Seek.self))
         case .ready: command = .ready(try data(Ready.self))
         case .syncReport: command = .syncReport(try data(SyncReport.self))
@@ -113,6 +113,7 @@ extension ClientFrame: Codable {
         case .vote(let v): try c.encode(v, forKey: .data)
         case .seek(let v): try c.encode(v, forKey: .data)
         case .skip(let v), .requestSkip(let v), .withdrawSkipRequest(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
+        case .pause(let v), .resume(let v): if v.epoch != nil { try c.encode(v, forKey: .data) }
         case .ready(let v): try c.encode(v, forKey: .data)
         case .syncReport(let v): try c.encode(v, forKey: .data)
         case .updateSettings(let v): try c.encode(v, forKey: .data)
@@ -122,7 +123,7 @@ extension ClientFrame: Codable {
         case .calibrate(let v): try c.encode(v, forKey: .data)
         case .calibrationReport(let v): try c.encode(v, forKey: .data)
         case .resync(let v): try c.encode(v, forKey: .data)
-        case .play, .pause, .resume, .leave: break
+        case .play, .leave: break
         }
     }
 }

@@ -245,6 +245,13 @@ def test_a_skip_that_arrives_after_its_song_ended_skips_nothing(base_url, held, 
     assert_clean_console(alice, bob)
 
 
+def test_a_pause_that_arrives_after_its_song_ended_leaves_the_next_song_playing(base_url, held, browsers):
+    alice, bob, _, second = three_songs_and_bob_as_co_host(base_url, held, browsers)
+    press_late(alice, bob, held, "host-pause", second, "Couldn't pause")
+    assert el(alice, "np-state").text != "Paused", "Bob's late pause paused the next song"
+    assert_clean_console(alice, bob)
+
+
 def test_a_skip_request_that_arrives_after_its_song_ended_counts_against_nothing(base_url, held, browsers):
     alice, bob = two_people(base_url, held, browsers)
     first = add_track(alice, 0)

@@ -16,8 +16,8 @@ func sampleCommands(_ type: ClientCommandType) -> [ClientCommand] {
     case .requestSkip: [.requestSkip(Skip()), .requestSkip(Skip(epoch: 5))]
     case .withdrawSkipRequest: [.withdrawSkipRequest(Skip()), .withdrawSkipRequest(Skip(epoch: 6))]
     case .play: [.play]
-    case .pause: [.pause]
-    case .resume: [.resume]
+    case .pause: [.pause(Pause()), .pause(Pause(epoch: 7))]
+    case .resume: [.resume(Pause()), .resume(Pause(epoch: 8))]
     case .seek: [.seek(Seek(positionMs: 0)), .seek(Seek(positionMs: 90_500)), .seek(Seek(positionMs: 1_000, epoch: 4))]
     case .ready: [.ready(Ready(epoch: 3))]
     case .syncReport:
@@ -83,7 +83,7 @@ struct ClientFrameRoundTripTests {
     }
 
     @Test func payloadlessCommandsHaveNoData() throws {
-        for command in [ClientCommand.skip(Skip()), .requestSkip(Skip()), .play, .pause, .resume, .leave] {
+        for command in [ClientCommand.skip(Skip()), .requestSkip(Skip()), .play, .pause(Pause()), .resume(Pause()), .leave] {
             #expect(ClientFrame(command).jsonString() == #"{"type":"\#(command.type.rawValue)"}"#)
         }
     }

@@ -108,7 +108,7 @@ import Testing
             let before = try await server.api.view(cast.party.host.token, cast.party.id)
             let hostOnly: [ClientCommand] = [.promote(Promote(userId: cast.member.id)), .kick(UserRef(userId: cast.member.id))]
             let controls: [ClientCommand] = [
-                .skip(Skip()), .pause, .seek(Seek(positionMs: 1000)), .updateSettings(SettingsPatch(locked: true)),
+                .skip(Skip()), .pause(Pause()), .seek(Seek(positionMs: 1000)), .updateSettings(SettingsPatch(locked: true)),
                 .removeFromQueue(ItemRef(itemId: cast.queuedItem)),
             ]
             for (person, commands) in [(cast.cohost, hostOnly), (cast.member, hostOnly + controls)] {

@@ -329,13 +329,13 @@ import Testing
             let eli = party.guests[0].socket
             try await eli.next(.playCommit)
             try await Task.sleep(for: .milliseconds(200))
-            party.host.socket.send(.pause, id: "p")
+            party.host.socket.send(.pause(Pause()), id: "p")
             let pause = try await eli.next(.pause)
             guard case .pause(let paused) = pause.event else { throw TestFailure("not a pause") }
             #expect(paused.positionMs > 50 && paused.positionMs < 2000)
             party.host.socket.send(.seek(Seek(positionMs: 60_000)), id: "s")
             try await eli.next(.seek)
-            party.host.socket.send(.resume, id: "r")
+            party.host.socket.send(.resume(Pause()), id: "r")
             let resume = try await eli.next(.resume)
             guard case .resume(let resumed) = resume.event else { throw TestFailure("not a resume") }
             #expect(resumed.positionMs == 60_000)

@@ -3,7 +3,7 @@ import JamProtocol
 import JamTestSupport
 import Testing
 
-/// A host's skip or seek names the song it was meant for: sent late (after a reconnect, say),
+/// A host's skip, seek, pause or resume names the song it was meant for: sent late (after a reconnect, say),
 /// it does nothing to the song that plays by then.
 @Suite struct StaleHostControlTests {
     @Test func aSkipOrSeekForASongThatHasEndedIsRefusedAndChangesNothing() async throws {
@@ -36,6 +36,40 @@ import Testing
             host.send(.skip(Skip()), id: "skip-any")
             _ = try await host.next("the plain skip's ack") { $0.ack?.id == "skip-any" }
             #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.item.track.id == "track-3")
+            await party.close()
+        }
+    }
+
+    @Test func aPauseOrResumeForASongThatHasEndedIsRefusedAndLeavesTheNextSongAsItIs() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let host = party.host.socket
+            for n in 1...2 { #expect(try await server.api.add(party.host.token, party.id, testTrack(n, durationMs: 3_600_000)).status == 201) }
+            let first = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            host.send(.pause(Pause(epoch: first.epoch)), id: "pause-first")
+            _ = try await host.next("the first pause's ack") { $0.ack?.id == "pause-first" }
+            host.send(.skip(Skip()), id: "skip")
+            _ = try await host.next("the skip's ack") { $0.ack?.id == "skip" }
+            let second = try #require(try await server.api.view(party.host.token, party.id).nowPlaying)
+            #expect(second.item.track.id == "track-2")
+            #expect(second.state != .paused)
+
+            // Pressed for the first song while offline, sent after the reconnect.
+            for (command, id) in [(ClientCommand.pause(Pause(epoch: first.epoch)), "pause-late"), (.resume(Pause(epoch: first.epoch)), "resume-late")] {
+                host.send(command, id: id)
+                let refused = try #require(try await host.next("\(id)'s answer") { $0.ack?.id == id || $0.error?.id == id }.error)
+                #expect(refused.code == .conflict)
+                #expect(refused.message == "the song this was meant for is no longer playing; nothing changed")
+            }
+            #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.state == second.state, "the second song plays on")
+
+            // For the song that plays, both apply; without an epoch, as before, too.
+            host.send(.pause(Pause(epoch: second.epoch)), id: "pause-now")
+            _ = try await host.next("the pause's ack") { $0.ack?.id == "pause-now" }
+            #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.state == .paused)
+            host.send(.resume(Pause()), id: "resume-any")
+            _ = try await host.next("the plain resume's ack") { $0.ack?.id == "resume-any" }
+            #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.state != .paused)
             await party.close()
         }
     }

@@ -61,8 +61,8 @@ struct OpenJamWire: SessionWire {
         case .requestSkip(let request): command = Self.whileCurrent(request.epoch, .requestSkip)
         case .withdrawSkipRequest(let withdrawal): command = Self.whileCurrent(withdrawal.epoch, .withdrawSkipRequest)
         case .play: command = .play
-        case .pause: command = .pause
-        case .resume: command = .resume
+        case .pause(let pause): command = Self.whileCurrent(pause.epoch, .pause)
+        case .resume(let resume): command = Self.whileCurrent(resume.epoch, .resume)
         case .seek(let seek): command = Self.whileCurrent(seek.epoch, .seek(positionMs: seek.positionMs))
         case .ready(let ready): command = .ready(epoch: ready.epoch)
         case .syncReport(let report): return .deviceSync(.report(report), replyId: frame.id)

@@ -170,7 +170,9 @@ extension LiveScreen {
                 return .keepGoing
             }
             let paused = now.state == .paused
-            group.addTask { await store.perform(paused ? .resume : .pause, as: paused ? "resume" : "pause") }
+            // For the song shown: pressed while offline, it must not stop or start the next one.
+            let meant = Pause(epoch: now.epoch)
+            group.addTask { await store.perform(paused ? .resume(meant) : .pause(meant), as: paused ? "resume" : "pause") }
         case .character(",") where model.hasHostControls, .character(".") where model.hasHostControls:
             // Ten seconds back or ahead, from where the song is now; never to its very end.
             guard let now = model.snapshot.nowPlaying else { return .keepGoing }

@@ -160,7 +160,7 @@ import Testing
             let outcome = await sending.result
             #expect(throws: JamError(.internal, "no")) { try outcome.get() }
             // An ack this build cannot read (a newer server's item id): the command was applied.
-            let pausing = Task { try await client.send(.pause) }
+            let pausing = Task { try await client.send(.pause(Pause())) }
             try await eventually("the pause on the socket") {
                 try await socket.frames().contains { if case .pause = $0.command { true } else { false } }
             }

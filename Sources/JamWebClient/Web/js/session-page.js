@@ -78,10 +78,10 @@ export class SessionPage {
         onSkip: () => this.store.skip(),
         onRequestSkip: () => this.store.requestSkip(),
         onWithdrawSkipRequest: () => this.store.withdrawSkipRequest(),
-        onPause: () => this.store.perform(Command.pause, undefined, 'pause'),
-        onResume: () => this.store.perform(Command.resume, undefined, 'resume'),
+        // For the song shown: sent again after a reconnect, these must not touch the next one.
+        onPause: (epoch) => this.store.perform(Command.pause, { epoch }, 'pause'),
+        onResume: (epoch) => this.store.perform(Command.resume, { epoch }, 'resume'),
         onPlay: () => this.store.perform(Command.play, undefined, 'play'),
-        // For the song shown: sent again after a reconnect, it must not move the next one.
         onSeek: (positionMs, epoch) => this.store.perform(Command.seek, { positionMs, epoch }, 'seek'),
         onDeviceToggle: (on) => this.setDevicePlayback(on),
         onVolume: (v) => this.player.setVolume(v),

@@ -23,7 +23,7 @@ const EMPTY_TEXT = 'Nothing is playing. Add a song: the first one starts at once
 export class NowPlayingView {
   /**
    * @param {HTMLElement} root
-   * @param {object} actions onSkip, onRequestSkip, onPause, onResume, onPlay, onSeek(ms, epoch), onDeviceToggle(on), onVolume(v)
+   * @param {object} actions onSkip, onRequestSkip, onPause(epoch), onResume(epoch), onPlay, onSeek(ms, epoch), onDeviceToggle(on), onVolume(v)
    * @param {object} env serverNow(), syncInfo()
    */
   constructor(root, actions, env) {
@@ -111,7 +111,7 @@ export class NowPlayingView {
   togglePause() {
     const now = this.snapshot && this.snapshot.nowPlaying;
     if (!now) return;
-    untilAnswered(this.pauseResume, now.state === PlaybackState.paused ? this.actions.onResume() : this.actions.onPause());
+    untilAnswered(this.pauseResume, now.state === PlaybackState.paused ? this.actions.onResume(now.epoch) : this.actions.onPause(now.epoch));
   }
 
   toggleDevice() {
