@@ -293,6 +293,13 @@ import Testing
                 try await guest.type("Harvest Moon")
                 try await guest.keys("Enter")
                 try await guest.waitFor("Harvest Moon — Unknown artist")  // playing at once: the queue was empty
+                // Alt+Backspace takes back a word and leaves the prompt open.
+                try await guest.keys("a")
+                try await guest.type("Second Song - Band typo")
+                try await guest.keys("M-BSpace")
+                try await guest.waitFor("Add (title - artist): Second Song - Band ")
+                try await guest.keys("Enter")
+                try await guest.waitFor("Second Song — Band")
             }
         }
     }

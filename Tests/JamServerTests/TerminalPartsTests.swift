@@ -205,7 +205,27 @@ import Testing
         #expect(wait == .milliseconds(1000), "ESCDELAY sets the wait, as for ncurses programs")
         #expect(decoder.timedOut(read) == [.escape])
         #expect(decoder.timedOut(read) == [], "one Escape for one ESC")
-        #expect(decoder.feed([0x1B, UInt8(ascii: "x")]) == [.escape, .character("x")])
+        #expect(decoder.feed([0x1B, 0x0D]) == [.escape, .enter], "Escape, then a key Alt does not send")
+    }
+
+    @Test func altWithAKeyIsNeitherEscapeNorTheKeyAndAltBackspaceDeletesAWord() {
+        let decoder = KeyDecoder(environment: [:])
+        // Alt+d: not Escape (closing a prompt), then d (removing the selected song).
+        #expect(decoder.feed([0x1B, UInt8(ascii: "d")]) == [.alt("d")])
+        #expect(decoder.feed([0x1B, 0x7F, 0x1B, 0x08, 0x17]) == [.deleteWord, .deleteWord, .deleteWord])
+        #expect(decoder.feed([0x1B, 0x1B, UInt8(ascii: "[")]) == [.escape])
+        #expect(decoder.feed(Array("A".utf8)[...]) == [.up], "Escape, then an arrow")
+        // Escape pressed, then a key: two writes, so two reads, even within the wait.
+        #expect(decoder.feed([0x1B]) == [])
+        #expect(decoder.feed([UInt8(ascii: "a"), 0x1B]) == [.escape, .character("a")])
+        #expect(decoder.feed([0x7F]) == [.escape, .backspace])
+    }
+
+    @Test func deletingAWordTakesItAndTheSpacesAfterItAsAShellDoes() {
+        #expect(TerminalText.droppingLastWord("Song - Band") == "Song - ")
+        #expect(TerminalText.droppingLastWord("Song - ") == "Song ")
+        #expect(TerminalText.droppingLastWord("Café  ") == "")
+        #expect(TerminalText.droppingLastWord("") == "")
     }
 
     @Test func anEscapeAndABracketThatStartNoSequenceAreEscapeAndABracket() {

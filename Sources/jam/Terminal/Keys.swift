@@ -11,6 +11,11 @@ enum Key: Equatable, Sendable {
     case character(Character)
     case up, down, left, right
     case enter, escape, backspace, tab
+    /// Alt+Backspace or Ctrl+W: the word before the cursor goes, as in a shell.
+    case deleteWord
+    /// Alt with a key (`ESC` then the key, as terminals send it): no key of the screen's, so
+    /// no command, and no Escape that would close a prompt.
+    case alt(Character)
     case interrupt
     /// Text the terminal says was pasted (bracketed paste), newlines and all: it is text for a
     /// prompt, never keys to act on.
@@ -129,13 +134,20 @@ final class KeyDecoder: @unchecked Sendable {
 
     func feed(_ bytes: ArraySlice<UInt8>) -> [Key] {
         reads += 1
+        // Alt writes its ESC and its key at once; an ESC that ended the last read alone was
+        // Escape, pressed on its own, unless a sequence (an arrow split across reads) follows.
+        let escapeAlone = pending == [0x1B]
         pending += bytes
-        return decode()
+        return decode(escapeAlone: escapeAlone)
     }
 
-    private func decode() -> [Key] {
+    private func decode(escapeAlone: Bool) -> [Key] {
         var keys: [Key] = []
+        // Only the first byte can be the ESC the last read ended with.
+        var first = escapeAlone
         while !pending.isEmpty {
+            let escapeAlone = first
+            first = false
             if pasted != nil {
                 guard let paste = takePaste() else { break }
                 keys.append(paste)
@@ -146,8 +158,21 @@ final class KeyDecoder: @unchecked Sendable {
                 // ESC alone: the rest of a sequence may still come (`waiting`).
                 guard pending.count >= 2 else { break }
                 guard pending[1] == UInt8(ascii: "[") else {
-                    keys.append(.escape)
-                    pending.removeFirst()
+                    // Alt sends ESC before its key: Alt+d must not be Escape, then "remove".
+                    switch pending[1] {
+                    case _ where escapeAlone:
+                        keys.append(.escape)
+                        pending.removeFirst()
+                    case 0x7F, 0x08:
+                        keys.append(.deleteWord)
+                        pending.removeFirst(2)
+                    case 0x20..<0x7F:
+                        keys.append(.alt(Character(UnicodeScalar(pending[1]))))
+                        pending.removeFirst(2)
+                    default:
+                        keys.append(.escape)
+                        pending.removeFirst()
+                    }
                     continue
                 }
                 // A control sequence runs through parameter bytes (0x20–0x3F) to its final byte
@@ -175,6 +200,7 @@ final class KeyDecoder: @unchecked Sendable {
             case 0x03: keys.append(.interrupt)
             case 0x0D, 0x0A: keys.append(.enter)
             case 0x7F, 0x08: keys.append(.backspace)
+            case 0x17: keys.append(.deleteWord)
             case 0x09: keys.append(.tab)
             default:
                 if byte >= 0x20 && byte < 0x7F {

@@ -98,6 +98,8 @@ extension LiveScreen {
                 model.mode = .normal
             case .backspace:
                 model.mode = .searching(query: String(query.dropLast()), results: [], choice: 0)
+            case .deleteWord:
+                model.mode = .searching(query: TerminalText.droppingLastWord(query), results: [], choice: 0)
             case .character(let character):
                 model.mode = .searching(query: query + String(character), results: [], choice: 0)
             case .paste(let text):
@@ -120,6 +122,8 @@ extension LiveScreen {
                 model.mode = .normal
             case .backspace:
                 model.mode = .adding(String(text.dropLast()))
+            case .deleteWord:
+                model.mode = .adding(TerminalText.droppingLastWord(text))
             case .character(let character):
                 model.mode = .adding(text + String(character))
             case .paste(let pasted):

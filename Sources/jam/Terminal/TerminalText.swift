@@ -50,6 +50,14 @@ enum TerminalText {
         scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value)
     }
 
+    /// `text` without its last word and the spaces after it, as a shell's Ctrl+W leaves it.
+    static func droppingLastWord(_ text: String) -> String {
+        var kept = Substring(text)
+        while kept.last?.isWhitespace == true { kept.removeLast() }
+        while let last = kept.last, !last.isWhitespace { kept.removeLast() }
+        return String(kept)
+    }
+
     /// Pasted text as one prompt line: its lines joined by one space (a title copied with the
     /// line break after it, or a title and artist on lines of their own), the spaces around
     /// each break dropped but those at its two ends kept (" - Band" pasted after "Song" is
