@@ -63,6 +63,12 @@ public enum Command: Hashable, Sendable, Codable {
 }
 
 extension Command {
+    /// This command, checked against the item of `epoch` (`whileCurrent`) when its sender
+    /// named one; as it is when not.
+    public func checked(whileCurrent epoch: Int64?) -> Command {
+        epoch.map { .whileCurrent(epoch: $0, command: self) } ?? self
+    }
+
     /// The command as a logged record replays it: without the checks of `whileCurrent`. A
     /// logged command was applied, so its check held then; and a record an older owner logged
     /// without checking (a member's skip request, in a cluster part upgraded) must replay as it

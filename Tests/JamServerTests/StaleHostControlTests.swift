@@ -61,7 +61,9 @@ import Testing
                 #expect(refused.code == .conflict)
                 #expect(refused.message == "the song this was meant for is no longer playing; nothing changed")
             }
-            #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.state == second.state, "the second song plays on")
+            let after = try await server.api.view(party.host.token, party.id).nowPlaying
+            #expect(after?.epoch == second.epoch)
+            #expect(after?.state != .paused, "the second song plays on")
 
             // For the song that plays, both apply; without an epoch, as before, too.
             host.send(.pause(Pause(epoch: second.epoch)), id: "pause-now")
@@ -70,6 +72,70 @@ import Testing
             host.send(.resume(Pause()), id: "resume-any")
             _ = try await host.next("the plain resume's ack") { $0.ack?.id == "resume-any" }
             #expect(try await server.api.view(party.host.token, party.id).nowPlaying?.state != .paused)
+            await party.close()
+        }
+    }
+
+    @Test func restControlsWithTheEpochOfASongThatHasEndedAreRefusedAndChangeNothing() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Bob"])
+            let (host, bob, base) = (party.host.token, party.guests[0].token, "/api/v1/sessions/\(party.id)")
+            for n in 1...3 { #expect(try await server.api.add(host, party.id, testTrack(n, durationMs: 3_600_000)).status == 201) }
+            let first = try #require(try await server.api.view(host, party.id).nowPlaying)
+            #expect(try await server.api.request("POST", "\(base)/skip?epoch=\(first.epoch)", token: host).status == 200)
+            let second = try #require(try await server.api.view(host, party.id).nowPlaying)
+            #expect(second.item.track.id == "track-2")
+
+            // Each sent again late, for the first song: 409, and the second song is as it was.
+            let late: [(String, String, UpdateSessionRequest?)] = [
+                ("POST", "skip", nil), ("POST", "skip-requests", nil), ("DELETE", "skip-requests", nil),
+                ("PATCH", "", UpdateSessionRequest(playback: .pause)), ("PATCH", "", UpdateSessionRequest(seekMs: 60_000)),
+                ("PATCH", "", UpdateSessionRequest(settings: SettingsPatch(locked: true), playback: .pause)),
+            ]
+            for (method, path, body) in late {
+                let url = "\(base)\(path.isEmpty ? "" : "/" + path)?epoch=\(first.epoch)"
+                let token = path.hasPrefix("skip-requests") ? bob : host
+                let answer = if let body {
+                    try await server.api.send(method, url, token: token, json: body)
+                } else {
+                    try await server.api.request(method, url, token: token)
+                }
+                #expect(answer.status == 409, "\(method) \(url): \(answer.text)")
+                #expect(answer.text.contains("no longer playing"), "\(answer.text)")
+            }
+            let view = try await server.api.view(host, party.id)
+            #expect(view.nowPlaying?.epoch == second.epoch)
+            #expect(view.nowPlaying?.state != .paused)
+            #expect(view.skipRequests.count == 0)
+            #expect(view.session.settings.locked == false, "all or nothing: the settings beside a late pause stay")
+
+            // For the song that plays, they apply.
+            let now = "\(base)?epoch=\(second.epoch)"
+            #expect(try await server.api.send("PATCH", now, token: host, json: UpdateSessionRequest(playback: .pause)).status == 200)
+            #expect(try await server.api.view(host, party.id).nowPlaying?.state == .paused)
+            #expect(try await server.api.request("POST", "\(base)/skip-requests?epoch=\(second.epoch)", token: bob).status == 200)
+            await party.close()
+        }
+    }
+
+    @Test func aRestEpochThatIsNoNumberOrNamesNoSongControlIsRefusedAsInvalid() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: [])
+            let (host, base) = (party.host.token, "/api/v1/sessions/\(party.id)")
+            #expect(try await server.api.add(host, party.id, testTrack(1, durationMs: 3_600_000)).status == 201)
+            for bad in ["-1", "x", "1.5", "99999999999999999999"] {
+                let answer = try await server.api.request("POST", "\(base)/skip?epoch=\(bad)", token: host)
+                #expect(answer.status == 400, "\(bad): \(answer.text)")
+                #expect(answer.errorCode == .invalidField)
+                #expect(answer.text.contains("epoch must be a non-negative integer"), "\(answer.text)")
+            }
+            let epoch = try #require(try await server.api.view(host, party.id).nowPlaying?.epoch)
+            let locking = try await server.api.send("PATCH", "\(base)?epoch=\(epoch)", token: host, json: UpdateSessionRequest(settings: SettingsPatch(locked: true)))
+            #expect(locking.status == 400)
+            #expect(locking.text.contains("epoch names the song a pause, resume or seek is for"), "\(locking.text)")
+            let view = try await server.api.view(host, party.id)
+            #expect(view.session.settings.locked == false)
+            #expect(view.history.isEmpty, "nothing was skipped")
             await party.close()
         }
     }

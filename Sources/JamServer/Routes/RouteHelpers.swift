@@ -28,6 +28,16 @@ package enum RouteHelpers {
         return String(value)
     }
 
+    /// The `epoch` query parameter: the song a host control or skip request is for, so one sent
+    /// late (a retry after the connection dropped) is refused once another song plays.
+    package static func epoch(_ request: Request) throws(JamError) -> Int64? {
+        guard let text = request.uri.queryParameters["epoch"] else { return nil }
+        guard let epoch = Int64(String(text)), epoch >= 0 else {
+            throw JamError(.invalidField, "epoch must be a non-negative integer (the nowPlaying.epoch of the song meant), got \"\(text.prefix(32))\"")
+        }
+        return epoch
+    }
+
     /// `raw`'s bytes with each `%XX` decoded; a `%` without two hex digits stays as it is.
     private static func percentDecoded(_ raw: Substring) -> [UInt8] {
         func hex(_ byte: UInt8) -> UInt8? {

@@ -66,17 +66,21 @@ struct SessionRoutes {
         sessions.patch(":id") { request, context in
             let (session, identity) = try await resolve(context)
             let key = try RouteHelpers.idempotencyKey(request)
+            let epoch = try RouteHelpers.epoch(request)
             let body = try await RouteHelpers.body(UpdateSessionRequest.self, from: request, context: context)
             try body.validate()
+            if epoch != nil, body.playback != .pause, body.playback != .resume, body.seekMs == nil {
+                throw JamError(.invalidField, "epoch names the song a pause, resume or seek is for; this update has none")
+            }
             var commands: [Command] = []
             if let settings = body.settings { commands.append(.updateSettings(settings)) }
             switch body.playback {
             case .play: commands.append(.play)
-            case .pause: commands.append(.pause)
-            case .resume: commands.append(.resume)
+            case .pause: commands.append(Command.pause.checked(whileCurrent: epoch))
+            case .resume: commands.append(Command.resume.checked(whileCurrent: epoch))
             case nil: break
             }
-            if let seekMs = body.seekMs { commands.append(.seek(positionMs: seekMs)) }
+            if let seekMs = body.seekMs { commands.append(Command.seek(positionMs: seekMs).checked(whileCurrent: epoch)) }
             return try RouteHelpers.json(try await registry.perform(commands, on: session, newCode: body.regenerateJoinCode == true, by: identity.userId, key: key))
         }
 
@@ -131,12 +135,14 @@ struct SessionRoutes {
 
         sessions.post(":id/skip") { request, context in
             let (session, identity) = try await resolve(context)
-            return try RouteHelpers.json(try await session.performViewing(.skip, by: identity.userId, key: RouteHelpers.idempotencyKey(request)))
+            let skip = Command.skip.checked(whileCurrent: try RouteHelpers.epoch(request))
+            return try RouteHelpers.json(try await session.performViewing(skip, by: identity.userId, key: RouteHelpers.idempotencyKey(request)))
         }
 
         sessions.post(":id/skip-requests") { request, context in
             let (session, identity) = try await resolve(context)
-            let done = try await session.performViewing(.requestSkip, by: identity.userId, key: RouteHelpers.idempotencyKey(request))
+            let ask = Command.requestSkip.checked(whileCurrent: try RouteHelpers.epoch(request))
+            let done = try await session.performViewing(ask, by: identity.userId, key: RouteHelpers.idempotencyKey(request))
             return try RouteHelpers.json(done.read.skipRequests, replayed: done.replayed)
         }
 
@@ -145,7 +151,8 @@ struct SessionRoutes {
         sessions.delete(":id/skip-requests") { request, context in
             let (session, identity) = try await resolve(context)
             let key = try RouteHelpers.idempotencyKey(request)
-            let done = try await session.performViewing(.withdrawSkipRequest, by: identity.userId, key: key)
+            let withdrawal = Command.withdrawSkipRequest.checked(whileCurrent: try RouteHelpers.epoch(request))
+            let done = try await session.performViewing(withdrawal, by: identity.userId, key: key)
             return try RouteHelpers.json(done.read.skipRequests, replayed: done.replayed)
         }
 

@@ -57,13 +57,13 @@ struct OpenJamWire: SessionWire {
         case .addToQueue(let add): command = .add(track: add.track, nonce: add.nonce, itemId: ids.next())
         case .removeFromQueue(let ref): command = .remove(itemId: ref.itemId)
         case .vote(let vote): command = .vote(itemId: vote.itemId, value: vote.value)
-        case .skip(let skip): command = Self.whileCurrent(skip.epoch, .skip)
-        case .requestSkip(let request): command = Self.whileCurrent(request.epoch, .requestSkip)
-        case .withdrawSkipRequest(let withdrawal): command = Self.whileCurrent(withdrawal.epoch, .withdrawSkipRequest)
+        case .skip(let skip): command = .skip.checked(whileCurrent: skip.epoch)
+        case .requestSkip(let request): command = .requestSkip.checked(whileCurrent: request.epoch)
+        case .withdrawSkipRequest(let withdrawal): command = .withdrawSkipRequest.checked(whileCurrent: withdrawal.epoch)
         case .play: command = .play
-        case .pause(let pause): command = Self.whileCurrent(pause.epoch, .pause)
-        case .resume(let resume): command = Self.whileCurrent(resume.epoch, .resume)
-        case .seek(let seek): command = Self.whileCurrent(seek.epoch, .seek(positionMs: seek.positionMs))
+        case .pause(let pause): command = .pause.checked(whileCurrent: pause.epoch)
+        case .resume(let resume): command = .resume.checked(whileCurrent: resume.epoch)
+        case .seek(let seek): command = .seek(positionMs: seek.positionMs).checked(whileCurrent: seek.epoch)
         case .ready(let ready): command = .ready(epoch: ready.epoch)
         case .syncReport(let report): return .deviceSync(.report(report), replyId: frame.id)
         case .updateSettings(let patch): command = .updateSettings(patch)
@@ -77,11 +77,6 @@ struct OpenJamWire: SessionWire {
         case .resync(let resync): return .deviceSync(.resync(resync), replyId: frame.id)
         }
         return .command(command, replyId: frame.id, relay: nil)
-    }
-
-    /// `command`, checked against the current item when its sender named one.
-    private static func whileCurrent(_ epoch: Int64?, _ command: Command) -> Command {
-        epoch.map { .whileCurrent(epoch: $0, command: command) } ?? command
     }
 
     func stateSync(_ state: SessionState, for user: UserID, now: Millis) -> ByteBuffer {
