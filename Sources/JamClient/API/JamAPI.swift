@@ -85,9 +85,12 @@ public struct JamAPI: Sendable {
     /// play, pause or resume, a seek, and a fresh join code (`regenerateJoinCode`, the host
     /// only; the old code stops working). Answers the session as the caller sees it after.
     /// With `key`, the change sent again after it failed on the way is answered, not applied
-    /// twice (the same key with another change is refused, `keyReused`).
-    public func updateSession(_ id: SessionID, _ change: UpdateSessionRequest, key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
-        try await send("PATCH", "/api/v1/sessions/\(id)", body: change, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])
+    /// twice (the same key with another change is refused, `keyReused`). With `epoch` (the
+    /// `nowPlaying.epoch` shown), its pause, resume or seek is for that song only: sent late,
+    /// once another plays, the whole change is refused (`conflict`).
+    public func updateSession(_ id: SessionID, _ change: UpdateSessionRequest, epoch: Int64? = nil, key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
+        let query = epoch.map { "?epoch=\($0)" } ?? ""
+        return try await send("PATCH", "/api/v1/sessions/\(id)\(query)", body: change, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])
     }
 
     /// A fresh join code for the session (the host only), in the session as the host sees it;

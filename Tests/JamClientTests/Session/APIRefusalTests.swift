@@ -49,6 +49,10 @@ import struct JamServer.RateLimits
 
             let locked = try await host.updateSession(id, UpdateSessionRequest(settings: SettingsPatch(locked: true)), key: try IdempotencyKey("lock-1"))
             #expect(locked.session.settings.locked)
+            // A pause for a song that no longer plays is refused for that, not for the state.
+            let late = await #expect(throws: JamError.self) { try await host.updateSession(id, UpdateSessionRequest(playback: .pause), epoch: 4) }
+            #expect(late?.code == .conflict)
+            #expect(late?.message.contains("no longer playing") == true, "\(String(describing: late))")
             let renewed = try await host.newJoinCode(id)
             #expect(renewed.session.joinCode != made.session.joinCode)
             let oldCode = await #expect(throws: JamError.self) { try await guest.join(code: made.session.joinCode) }
