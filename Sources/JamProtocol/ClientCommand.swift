@@ -219,9 +219,12 @@ public enum ClientCommand: Hashable, Sendable {
             try a.track.validate()
             try Validate.nonce(a.nonce)
         case .vote(let v): try Validate.vote(v.value)
-        case .seek(let s): try Validate.position(s.positionMs)
-        case .ready(let r):
-            if r.epoch < 0 { throw JamError(.invalidField, "epoch must not be negative, got \(r.epoch)") }
+        case .seek(let s):
+            try Validate.position(s.positionMs)
+            try Validate.epoch(s.epoch)
+        case .skip(let s), .requestSkip(let s), .withdrawSkipRequest(let s): try Validate.epoch(s.epoch)
+        case .pause(let p), .resume(let p): try Validate.epoch(p.epoch)
+        case .ready(let r): try Validate.epoch(r.epoch)
         case .syncReport(let r): try r.validate()
         case .setDeviceDelay(let d):
             try Validate.deviceId(d.deviceId)
@@ -232,7 +235,7 @@ public enum ClientCommand: Hashable, Sendable {
         case .updateSettings(let patch):
             if patch.isEmpty { throw JamError(.invalidField, "updateSettings must change at least one setting") }
             try patch.validate()
-        case .removeFromQueue, .skip, .requestSkip, .withdrawSkipRequest, .play, .pause, .resume, .promote, .kick, .leave:
+        case .removeFromQueue, .play, .promote, .kick, .leave:
             break
         }
     }

@@ -42,7 +42,9 @@ public struct ClientFrame: Hashable, Sendable {
         return frame
     }
 
-    /// Best effort to recover the `id` of a frame that failed to decode, so the error can name it.
+    /// Best effort to recover the `id` of a frame that failed to decode, so the error can name it:
+    /// an id refused for its shape (a `key:` prefix, a control character) is named too, as the
+    /// sender waits on it; only one too long to echo is not.
     public static func salvageId(_ data: Data) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let id = object["id"] as? String, !id.isEmpty, id.utf8.count <= maxIdLength else { return nil }

@@ -209,6 +209,11 @@ public enum Validate {
         guard value >= 0 else { throw JamError(.invalidField, "\(field) must not be negative, got \(value)") }
         guard value <= Track.maxDurationMs else { throw JamError(.invalidField, "\(field) must be at most 24 hours") }
     }
+
+    /// Rejects a negative epoch: epochs count songs from 0, so none could be meant.
+    public static func epoch(_ value: Int64?) throws(JamError) {
+        if let value, value < 0 { throw JamError(.invalidField, "epoch must not be negative, got \(value)") }
+    }
 }
 
 import Foundation

@@ -231,6 +231,12 @@ struct FrameErrorTests {
     @Test func otherRangeChecks() {
         #expect(frameError(#"{"type":"hello","data":{"lastSeq":-1}}"#) == JamError(.invalidField, "lastSeq must not be negative, got -1"))
         #expect(frameError(#"{"type":"ready","data":{"epoch":-1}}"#) == JamError(.invalidField, "epoch must not be negative, got -1"))
+        // The song a control is meant for: no song has a negative epoch.
+        for type in ["skip", "requestSkip", "withdrawSkipRequest", "pause", "resume"] {
+            #expect(frameError(#"{"type":"\#(type)","data":{"epoch":-2}}"#) == JamError(.invalidField, "epoch must not be negative, got -2"), "\(type)")
+            #expect(frameError(#"{"type":"\#(type)","data":{"epoch":0}}"#) == nil, "\(type)")
+        }
+        #expect(frameError(#"{"type":"seek","data":{"positionMs":0,"epoch":-2}}"#) == JamError(.invalidField, "epoch must not be negative, got -2"))
         #expect(frameError(#"{"type":"syncReport","data":{"epoch":1,"offsetMs":0,"errorMs":-1,"driftMs":0}}"#)
             == JamError(.invalidField, "errorMs must not be negative"))
     }
@@ -265,5 +271,9 @@ struct FrameErrorTests {
         #expect(ClientFrame.salvageId(Data(#"{"id":7}"#.utf8)) == nil)
         let long = String(repeating: "i", count: ClientFrame.maxIdLength + 1)
         #expect(ClientFrame.salvageId(Data(#"{"id":"\#(long)"}"#.utf8)) == nil)
+        // An id refused for its shape still names the error its sender waits for.
+        #expect(ClientFrame.salvageId(Data(#"{"type":"skip","id":"a\nb"}"#.utf8)) == "a\nb")
+        #expect(ClientFrame.salvageId(Data(#"{"type":"skip","id":"key:1"}"#.utf8)) == "key:1")
+        #expect(ClientFrame.salvageId(Data(#"{"type":"skip","id":""}"#.utf8)) == nil)
     }
 }
