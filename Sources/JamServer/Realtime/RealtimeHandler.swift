@@ -47,6 +47,9 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     /// Frames written before the first-frame delay passed.
     private var early: [ByteBuffer]? = []
+    /// A close sent before the first-frame delay passed, with the promise its sender waits on:
+    /// a refusal's close must not come in the same read as the upgrade's answer either.
+    private var earlyClose: (frame: ByteBuffer, promise: EventLoopPromise<Void>)?
     private var heartbeat: HeartbeatState
     private var lastMessage = NIODeadline.now()
     /// The latest ping's payload, not answered while the socket took no more bytes.
@@ -78,6 +81,8 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timers.cancelAll()
+        earlyClose?.promise.fail(ChannelError.ioOnClosedChannel)
+        earlyClose = nil
         self.context = nil
     }
 
@@ -290,9 +295,14 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
         data.writeInteger(code)
         // A close reason may hold at most 123 bytes.
         data.writeString(String(decoding: reason.utf8.prefix(123), as: UTF8.self))
-        releaseEarlyFrames()
         let promise = context.eventLoop.makePromise(of: Void.self)
-        sink.write(WebSocketText.control(opcode: 0x8, payload: data), promise: promise)
+        let frame = WebSocketText.control(opcode: 0x8, payload: data)
+        guard early == nil else {
+            // Sent with the frames held before it once the socket is old enough.
+            earlyClose = (frame, promise)
+            return promise.futureResult
+        }
+        sink.write(frame, promise: promise)
         sink.flush()
         return promise.futureResult
     }
@@ -309,8 +319,13 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func releaseEarlyFrames() {
         guard let frames = early else { return }
         early = nil
-        guard !frames.isEmpty else { return }
         for bytes in frames { sink.write(bytes) }
+        if let close = earlyClose {
+            earlyClose = nil
+            sink.write(close.frame, promise: close.promise)
+        } else if frames.isEmpty {
+            return
+        }
         sink.flush()
     }
 
