@@ -148,10 +148,12 @@ import Testing
                     return seen
                 }
                 await host.store.skip()
-                let skipped = try await host.until("song 2 playing") { $0.nowPlaying?.item.track.id == "song-2" }
+                // The new song's events come before the skip's answer: "Skipping…" until that.
+                let skipped = try await host.until("song 2 playing, the skip answered") {
+                    $0.nowPlaying?.item.track.id == "song-2" && !$0.skipping
+                }
                 #expect(skipped.history.last?.item.track.id == "song-1")
                 #expect(skipped.lastRejection == nil)
-                #expect(!skipped.skipping)
                 recorder.cancel()
                 let seen = await recorder.value
                 #expect(seen.contains { $0.nowPlaying == nil && $0.skipping }, "the skip showed as on its way")
@@ -231,9 +233,11 @@ import Testing
                 }
                 return seen
             }
-            // Two taps, the second while the first is on its way.
+            // Two taps, the second while the first is on its way. The request shows once the
+            // store has handed it to the client, so the withdrawal goes after it, as taps do; a
+            // bare sleep let a starved run send the withdrawal first.
             async let asked: Void = guest.store.requestSkip()
-            try await Task.sleep(for: .milliseconds(1))
+            try await guest.until("the request shown") { $0.skipRequests.mine }
             await guest.store.withdrawSkipRequest()
             await asked
             // 30 s: a full run of every suite once starved this wait past the usual 15 s.
