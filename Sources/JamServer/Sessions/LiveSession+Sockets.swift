@@ -169,10 +169,11 @@ extension LiveSession {
             }
             if let replyId { reply(to: connectionID, wire.ack(Ack(id: replyId), state: state, now: now)) }
         case .ping(let clientSendTime):
-            // Clock sync wants the answer at once, not behind frames waiting for the disk; none
-            // to a socket that takes no more bytes (the client asks again, and a peer pinging
-            // without reading would pile them up outside the outbox's count).
-            guard outbox.isDraining(connectionID) else { break }
+            // Clock sync wants the answer at once, not behind frames waiting for the disk. A
+            // socket that takes no more bytes for a moment is answered too: clients wait on each
+            // ping (a connection watch probes no more while one waits), and what a peer pinging
+            // without reading piles up is bounded by the ping budget until it is evicted as a
+            // slow reader.
             let pong = wire.pong(clientSendTime: clientSendTime, receivedAt: receivedAt, sentAt: environment.clock.nowPrecise(), state: state, now: now)
             RealtimeConnection.deliver([.init(connection: connection, frames: [WebSocketText.frame(pong)], close: nil)])
         case .toHost(let frame):

@@ -235,9 +235,6 @@ struct SessionOutbox {
         return actions
     }
 
-    /// Whether `connection` is attached and its socket drains.
-    func isDraining(_ connection: ConnectionID) -> Bool { peers[connection]?.writable ?? false }
-
     /// Whether a connection is stalled and should be checked again later.
     var hasStalledConnections: Bool { !unwritable.isEmpty }
 

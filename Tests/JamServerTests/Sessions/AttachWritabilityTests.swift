@@ -15,13 +15,16 @@ import Testing
     static let host: UserID = "00000000-0000-0000-0007-00000000000a"
     static let id: SessionID = "00000000-0000-0000-0007-000000000001"
 
-    @Test(.timeLimit(.minutes(1))) func aSocketThatStoppedDrainingBeforeItsHandlerHeardOfTheSessionIsEvictedAsASlowReader() async throws {
+    /// A session with a test channel's socket attached, its backlog limit `backlogLimit`.
+    static func attached(backlogLimit: Int) async throws
+        -> (session: LiveSession, channel: NIOAsyncTestingChannel, connection: RealtimeConnection, handler: NIOLoopBound<RealtimeHandler>)
+    {
         let logger = Logger(label: "test")
         let pipeline = CommitPipeline(store: ReleasedSessionTests.RecordingStore(), logger: logger, timing: .init())
         // Evicted on its backlog alone: the stall timeout is out of reach.
         let environment = SessionEnvironment(
             clock: SystemClock(), ids: RandomIDGenerator(), pipeline: pipeline, logger: logger,
-            outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: 2, stallTimeoutMs: 600_000),
+            outbox: SessionOutbox.Configuration(replayLimit: 100, backlogLimit: backlogLimit, stallTimeoutMs: 600_000),
             snapshotEvery: 1_000, timing: Timing())
         let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
@@ -42,7 +45,12 @@ import Testing
         let connection = try await loop.submit {
             RealtimeConnection(user: Self.host, displayName: "Host", handler: handler.value, eventLoop: loop)
         }.get()
+        return (session, channel, connection, handler)
+    }
 
+    @Test(.timeLimit(.minutes(1))) func aSocketThatStoppedDrainingBeforeItsHandlerHeardOfTheSessionIsEvictedAsASlowReader() async throws {
+        let (session, channel, connection, handler) = try await Self.attached(backlogLimit: 2)
+        let loop = channel.testingEventLoop
         try await session.attach(connection, lastSeq: nil)
         // The state filled the socket before the handler was told: the change it saw had no
         // session to go to.
@@ -67,6 +75,26 @@ import Testing
             }
         }
         #expect(closeCode == CloseCode.slowReader.rawValue)
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aPingWhileTheSocketTakesNoMoreBytesIsStillAnswered() async throws {
+        let (session, channel, connection, _) = try await Self.attached(backlogLimit: 100)
+        try await session.attach(connection, lastSeq: nil)
+        while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
+        await session.writabilityChanged(connection.id, writable: false)
+
+        await session.receive(ClientFrame(.ping(Ping(clientSendTime: 42.5))), from: connection.id, receivedAt: 1)
+        // The frames of the attach may come first.
+        let pong = try await eventually("the pong") { () async throws -> String? in
+            while let bytes = try await channel.readOutbound(as: ByteBuffer.self) {
+                let text = String(buffer: WebSocketText.payload(of: bytes))
+                if text.contains(#""type":"pong""#) { return text }
+            }
+            return nil
+        }
+        #expect(pong.contains("42.5"), "\(pong)")
+        #expect(await !session.connections.isEmpty, "a moment's full buffer is no slow reader")
         _ = try await channel.finish(acceptAlreadyClosed: true)
     }
 }
