@@ -193,6 +193,14 @@ final class RealtimeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func receivedClose(_ frame: WebSocketFrame) {
         switch state {
         case .closing:
+            if let held = earlyClose?.promise {
+                // The peer closes while our close is held: it read the upgrade's answer, so
+                // the refusal and its close go now, and the connection ends once they are out.
+                let channel = context?.channel
+                held.futureResult.whenComplete { _ in channel?.close(promise: nil) }
+                releaseEarlyFrames()
+                return
+            }
             // Our close was answered.
             context?.close(promise: nil)
         default:

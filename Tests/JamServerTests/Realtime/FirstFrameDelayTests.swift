@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOEmbedded
+import NIOWebSocket
 import Testing
 
 @testable import JamServer
@@ -36,5 +37,30 @@ import Testing
         #expect(close.getInteger(at: close.readerIndex, as: UInt8.self) == 0x88)
         #expect(close.getInteger(at: close.readerIndex + 2, as: UInt16.self) == 4401)
         _ = try await channel.finish(acceptAlreadyClosed: true)
+    }
+
+    @Test func aPeerThatClosesWhileARefusalIsHeldGetsTheRefusalAndItsCloseAtOnce() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let handler = try await loop.submit {
+            let sink = RawFrameSink()
+            let handler = RealtimeHandler(
+                profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: RealtimeHandler.Timing(), logger: Logger(label: "test"))
+            try channel.pipeline.syncOperations.addHandlers([sink, handler])
+            return NIOLoopBound(handler, eventLoop: loop)
+        }.get()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
+        let refusal = WebSocketText.frame(ByteBuffer(string: #"{"type":"error"}"#))
+        try await loop.submit { handler.value.refuse(frame: refusal, code: 4404, reason: "no such session") }.get()
+        await loop.advanceTime(by: .milliseconds(50))
+        #expect(try await channel.readOutbound(as: ByteBuffer.self) == nil)
+
+        // The peer's close (1000).
+        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer(bytes: [0x03, 0xE8])))
+        let error = try #require(try await channel.readOutbound(as: ByteBuffer.self), "the refusal, not lost")
+        #expect(error.getInteger(at: error.readerIndex, as: UInt8.self) == 0x81)
+        let close = try #require(try await channel.readOutbound(as: ByteBuffer.self), "its close")
+        #expect(close.getInteger(at: close.readerIndex + 2, as: UInt16.self) == 4404)
+        try await channel.closeFuture.get()
     }
 }
