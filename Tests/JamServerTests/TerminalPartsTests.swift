@@ -219,6 +219,12 @@ import Testing
         #expect(decoder.feed([0x1B]) == [])
         #expect(decoder.feed([UInt8(ascii: "a"), 0x1B]) == [.escape, .character("a")])
         #expect(decoder.feed([0x7F]) == [.escape, .backspace])
+        // F1 and an arrow in application mode are keys of their own, no Alt+O and a letter.
+        #expect(decoder.feed(Array("\u{1B}OP\u{1B}OAk".utf8)[...]) == [.up, .character("k")])
+        // A full read may cut Alt+d in two: still Alt+d, not Escape and then d (remove).
+        let full = [UInt8](repeating: UInt8(ascii: "x"), count: 255) + [0x1B]
+        #expect(decoder.feed(full[...], filledTheRead: true).count == 255)
+        #expect(decoder.feed([UInt8(ascii: "d")]) == [.alt("d")])
     }
 
     @Test func deletingAWordTakesItAndTheSpacesAfterItAsAShellDoes() {

@@ -49,7 +49,7 @@ enum TerminalInputs {
                 continuation.finish()
                 return
             }
-            for key in decoder.feed(buffer[0..<count]) { continuation.yield(.key(key)) }
+            for key in decoder.feed(buffer[0..<count], filledTheRead: count == buffer.count) { continuation.yield(.key(key)) }
             // An ESC alone may be the start of an arrow key whose rest is still on its way (a
             // slow ssh link), and a paste may still be coming: each ends if nothing follows.
             if let (read, wait) = decoder.waiting {
@@ -105,6 +105,8 @@ final class KeyDecoder: @unchecked Sendable {
     private var pasted: [UInt8]?
     /// Counts the reads fed, so that a wait knows whether anything came since it began.
     private var reads = 0
+    /// Whether the last read filled its buffer.
+    private var lastReadWasFull = false
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let delay = environment["ESCDELAY"].flatMap(Int.init).map { min(max($0, 0), 10_000) }
@@ -132,11 +134,15 @@ final class KeyDecoder: @unchecked Sendable {
         return [.escape]
     }
 
-    func feed(_ bytes: ArraySlice<UInt8>) -> [Key] {
+    /// The keys `bytes` complete; `filledTheRead` says the read took all it could, so more
+    /// of the same write may follow at once.
+    func feed(_ bytes: ArraySlice<UInt8>, filledTheRead: Bool = false) -> [Key] {
         reads += 1
         // Alt writes its ESC and its key at once; an ESC that ended the last read alone was
-        // Escape, pressed on its own, unless a sequence (an arrow split across reads) follows.
-        let escapeAlone = pending == [0x1B]
+        // Escape, pressed on its own, unless a sequence (an arrow split across reads) follows,
+        // or that read was full and cut a write in two.
+        let escapeAlone = pending == [0x1B] && !lastReadWasFull
+        lastReadWasFull = filledTheRead
         pending += bytes
         return decode(escapeAlone: escapeAlone)
     }
@@ -163,6 +169,16 @@ final class KeyDecoder: @unchecked Sendable {
                     case _ where escapeAlone:
                         keys.append(.escape)
                         pending.removeFirst()
+                    case UInt8(ascii: "O") where pending.count >= 3 && (0x40...0x7E).contains(pending[2]):
+                        // SS3: F1–F4 (`ESC O P`…`S`), and the arrows in application mode.
+                        switch pending[2] {
+                        case UInt8(ascii: "A"): keys.append(.up)
+                        case UInt8(ascii: "B"): keys.append(.down)
+                        case UInt8(ascii: "C"): keys.append(.right)
+                        case UInt8(ascii: "D"): keys.append(.left)
+                        default: break
+                        }
+                        pending.removeFirst(3)
                     case 0x7F, 0x08:
                         keys.append(.deleteWord)
                         pending.removeFirst(2)
