@@ -87,7 +87,8 @@ public struct JamAPI: Sendable {
     /// With `key`, the change sent again after it failed on the way is answered, not applied
     /// twice (the same key with another change is refused, `keyReused`). With `epoch` (the
     /// `nowPlaying.epoch` shown), its pause, resume or seek is for that song only: sent late,
-    /// once another plays, the whole change is refused (`conflict`).
+    /// once another plays, the whole change is refused (`conflict`); a change with no pause,
+    /// resume or seek refuses an epoch (`invalidField`).
     public func updateSession(_ id: SessionID, _ change: UpdateSessionRequest, epoch: Int64? = nil, key: IdempotencyKey? = nil) async throws(JamError) -> SessionView {
         let query = epoch.map { "?epoch=\($0)" } ?? ""
         return try await send("PATCH", "/api/v1/sessions/\(id)\(query)", body: change, headers: key.map { [IdempotencyKey.header: $0.value] } ?? [:])

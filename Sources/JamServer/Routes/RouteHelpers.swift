@@ -32,7 +32,8 @@ package enum RouteHelpers {
     /// late (a retry after the connection dropped) is refused once another song plays.
     package static func epoch(_ request: Request) throws(JamError) -> Int64? {
         guard let text = request.uri.queryParameters["epoch"] else { return nil }
-        guard let epoch = Int64(String(text)), epoch >= 0 else {
+        // Digits only: Int64 would take "+5" too.
+        guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let epoch = Int64(String(text)) else {
             throw JamError(.invalidField, "epoch must be a non-negative integer (the nowPlaying.epoch of the song meant), got \"\(text.prefix(32))\"")
         }
         return epoch
