@@ -10,7 +10,8 @@ import Testing
 /// lose what comes in the same read as the upgrade's answer, and a refusal lost so reads as a
 /// drop to retry.
 @Suite struct FirstFrameDelayTests {
-    @Test func aRefusalInTheFirst100msIsSentWithItsCloseOnceTheSocketIsOldEnough() async throws {
+    /// A socket's handler with the usual timing (the 100 ms hold), on a channel just connected.
+    static func newSocket() async throws -> (NIOAsyncTestingChannel, NIOLoopBound<RealtimeHandler>) {
         let channel = NIOAsyncTestingChannel()
         let loop = channel.testingEventLoop
         let handler = try await loop.submit {
@@ -21,6 +22,12 @@ import Testing
             return NIOLoopBound(handler, eventLoop: loop)
         }.get()
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
+        return (channel, handler)
+    }
+
+    @Test func aRefusalInTheFirst100msIsSentWithItsCloseOnceTheSocketIsOldEnough() async throws {
+        let (channel, handler) = try await Self.newSocket()
+        let loop = channel.testingEventLoop
         await loop.advanceTime(by: .milliseconds(10))
 
         let refusal = WebSocketText.frame(ByteBuffer(string: #"{"type":"error"}"#))
@@ -40,16 +47,8 @@ import Testing
     }
 
     @Test func aPeerThatClosesWhileARefusalIsHeldGetsTheRefusalAndItsCloseAtOnce() async throws {
-        let channel = NIOAsyncTestingChannel()
+        let (channel, handler) = try await Self.newSocket()
         let loop = channel.testingEventLoop
-        let handler = try await loop.submit {
-            let sink = RawFrameSink()
-            let handler = RealtimeHandler(
-                profile: OpenJamProfile(), sink: sink, clock: SystemClock(), timing: RealtimeHandler.Timing(), logger: Logger(label: "test"))
-            try channel.pipeline.syncOperations.addHandlers([sink, handler])
-            return NIOLoopBound(handler, eventLoop: loop)
-        }.get()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
         let refusal = WebSocketText.frame(ByteBuffer(string: #"{"type":"error"}"#))
         try await loop.submit { handler.value.refuse(frame: refusal, code: 4404, reason: "no such session") }.get()
         await loop.advanceTime(by: .milliseconds(50))
