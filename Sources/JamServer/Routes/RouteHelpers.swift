@@ -22,7 +22,8 @@ package enum RouteHelpers {
             let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return pair.count == 2 && pair[0] == name ? pair[1] : nil
         }.first
-        if let raw, String(validating: percentDecoded(raw), as: UTF8.self) == nil {
+        // Foundation's decoding gives nil where the decoded bytes are not UTF-8.
+        if let raw, String(raw).removingPercentEncoding == nil {
             throw JamError(.invalidField, "\(name) is not UTF-8 once its %-escapes are decoded")
         }
         return String(value)
@@ -37,31 +38,6 @@ package enum RouteHelpers {
             throw JamError(.invalidField, "epoch must be a non-negative integer (the nowPlaying.epoch of the song meant), got \"\(text.prefix(32))\"")
         }
         return epoch
-    }
-
-    /// `raw`'s bytes with each `%XX` decoded; a `%` without two hex digits stays as it is.
-    private static func percentDecoded(_ raw: Substring) -> [UInt8] {
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        let input = Array(raw.utf8)
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < input.count {
-            if input[index] == UInt8(ascii: "%"), index + 2 < input.count, let high = hex(input[index + 1]), let low = hex(input[index + 2]) {
-                bytes.append(high << 4 | low)
-                index += 3
-            } else {
-                bytes.append(input[index])
-                index += 1
-            }
-        }
-        return bytes
     }
 
     /// Decodes the JSON body as `T`, with a specific error for every way it can be wrong.
