@@ -79,10 +79,8 @@ import Testing
     func theSocketPathWithoutAnUpgradeIsToldItOpensAWebSocket() async throws {
         try await TestServer.with { server in
             // What a proxy that drops the upgrade headers passes on.
-            let connection = try await RawConnection(port: server.port)
-            try await connection.send("GET /api/v1/sessions/\(UUID().uuidString.lowercased())/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            let answer = await connection.jsonAnswer()
-            await connection.close()
+            let answer = try await RawConnection.answer(
+                to: "GET /api/v1/sessions/\(UUID().uuidString.lowercased())/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: server.port)
             #expect(answer.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"), "\(answer)")
             let head = answer.lowercased()
             #expect(head.contains("\r\nupgrade: websocket\r\n"), "\(answer)")

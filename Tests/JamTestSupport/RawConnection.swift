@@ -51,6 +51,15 @@ public final class RawConnection: Sendable {
         return inbox.bytes.withLockedValue { $0 }
     }
 
+    /// Sends `request` on a connection of its own and returns the answer, whose body is JSON.
+    public static func answer(to request: String, port: Int) async throws -> String {
+        let connection = try await RawConnection(port: port)
+        try await connection.send(request)
+        let text = await connection.jsonAnswer()
+        await connection.close()
+        return text
+    }
+
     /// The text received once it ends an HTTP answer whose body is JSON (its last byte `}`),
     /// or all of it after `timeout`.
     public func jsonAnswer(within timeout: Duration = .seconds(5)) async -> String {

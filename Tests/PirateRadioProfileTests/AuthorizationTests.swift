@@ -38,11 +38,9 @@ struct AuthorizationTests {
     func ofTwoHeadersTheFirstIsRead() async throws {
         try await PirateServer.with { server in
             let user = try await server.http.signIn("creator1", displayName: "Ann")
-            let connection = try await RawConnection(port: server.port)
-            try await connection.send(
-                "POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.token)\r\nAuthorization: Bearer abc\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            let text = await connection.jsonAnswer()
-            await connection.close()
+            let text = try await RawConnection.answer(
+                to: "POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.token)\r\nAuthorization: Bearer abc\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                port: server.port)
             #expect(text.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(text)")
             #expect(text.contains("creator1"), "\(text)")
         }

@@ -315,11 +315,9 @@ struct SessionTests {
     func ofTwoHeadersTheFirstIsRead() async throws {
         try await QueueITServer.with { api, server in
             let ann = try await api.signIn("Ann")
-            let connection = try await RawConnection(port: server.port)
-            try await connection.send(
-                "GET /api/v1/secure-test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann.token)\r\nAuthorization: Bearer someone-else\r\nConnection: close\r\n\r\n")
-            let text = await connection.jsonAnswer()
-            await connection.close()
+            let text = try await RawConnection.answer(
+                to: "GET /api/v1/secure-test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann.token)\r\nAuthorization: Bearer someone-else\r\nConnection: close\r\n\r\n",
+                port: server.port)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(text)")
             #expect(text.contains(ann.id), "\(text)")
         }

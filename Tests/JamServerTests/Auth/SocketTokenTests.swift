@@ -96,11 +96,9 @@ import Testing
     @Test func twoAuthorizationHeadersAreRefusedAsTwo() async throws {
         try await TestServer.with { server in
             let alice = try await server.api.guest("Alice")
-            let connection = try await RawConnection(port: server.port)
-            try await connection.send(
-                "POST /auth/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice.token)\r\nAuthorization: Bearer \(alice.token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            let text = await connection.jsonAnswer()
-            await connection.close()
+            let text = try await RawConnection.answer(
+                to: "POST /auth/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice.token)\r\nAuthorization: Bearer \(alice.token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                port: server.port)
             #expect(text.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), "\(text)")
             #expect(text.contains("send one Authorization header, not 2"), "\(text)")
         }
