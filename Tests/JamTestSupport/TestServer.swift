@@ -76,6 +76,7 @@ public struct TestServer: Sendable {
             }
             let server = TestServer(port: port, dataDirectory: dataDirectory)
             do {
+                if store is PostgresSessionStore { await server.waitForDatabase() }
                 let result = try await body(server)
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
@@ -84,6 +85,25 @@ public struct TestServer: Sendable {
                 await group.triggerGracefulShutdown()
                 try? await tasks.waitForAll()
                 throw error
+            }
+        }
+    }
+}
+
+extension TestServer {
+    /// Waits, up to 20 s, until the server holds its database connection (`/healthz` says
+    /// 200): a node takes requests as it starts, and refuses them once its first connection
+    /// attempt has taken 3 s, which a machine busy with the other suites can take. A server
+    /// still not there then is left to the test, which sees why.
+    func waitForDatabase() async {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            if let health = try? await RawConnection.answer(to: request, port: port), health.hasPrefix("HTTP/1.1 200") { return }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                return
             }
         }
     }
