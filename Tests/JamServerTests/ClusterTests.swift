@@ -242,6 +242,35 @@ struct ClusterTests {
         }
     }
 
+    @Test func aSocketIdSentWithAnotherCommandIsRefusedOnEveryNode() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let id = try await owner.api.create(host.token).session.id
+            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
+            // Forwarded by the node that does not own the session; the owner's record tells it the answer.
+            let follower = TestSocket(server: other, session: id, token: host.token)
+            try await follower.next(.stateSync)
+            follower.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "c-1")
+            let added = try await follower.next("the add's answer", where: answer("c-1"))
+            #expect(added.ack?.itemId != nil, "\(added.event)")
+            let ownerSocket = TestSocket(server: owner, session: id, token: host.token)
+            try await ownerSocket.next(.stateSync)
+            for socket in [follower, ownerSocket] {
+                socket.send(.skip(Skip()), id: "c-1")
+                let refused = try await socket.next("the skip's answer", where: answer("c-1"))
+                #expect(refused.error?.code == .keyReused, "\(refused.event)")
+                socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "c-1")
+                let again = try await socket.next("the resent add's answer", where: answer("c-1"))
+                #expect(again.ack?.itemId == added.ack?.itemId, "\(again.event)")
+            }
+            let view = try await owner.api.view(host.token, id)
+            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1"], "nothing but the first add applied")
+            await follower.close()
+            await ownerSocket.close()
+        }
+    }
+
     @Test func aNodeThatDoesNotOwnTheSessionShowsItToMembersOnly() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))

@@ -7,7 +7,8 @@ import NIOCore
 /// A REST call's idempotency key is an id of the form `key:<kind>:<key> <fingerprint>`
 /// (`LiveSession.replyId(for:_:)`): the cache also knows, per key without its fingerprint,
 /// which request the key was first sent with, so the key sent with another is told apart
-/// from the same request sent again.
+/// from the same request sent again. A socket's command id is kept with the fingerprint of
+/// the command it answered (`RequestFingerprint`), for the same reason.
 struct AnswerCache {
     /// Most answers kept of commands that change the session.
     static let limit = 2048
@@ -44,6 +45,13 @@ struct AnswerCache {
         }
     }
 
+    /// The fingerprint a logged answer under `key` is kept with: for a socket's command id,
+    /// that of the command it answered, the turn's `first` input.
+    static func fingerprint(ofLogged key: String, answering first: SessionInput?) -> UInt64? {
+        guard case .command(let command, _)? = first, LiveSession.isSocketId(answerKey: key) else { return nil }
+        return RequestFingerprint.forSocket(command)
+    }
+
     /// One lane's keys, oldest first from `head` on.
     private struct Order {
         let limit: Int
@@ -57,6 +65,10 @@ struct AnswerCache {
     private var reports = Order(limit: Self.reportLimit)
     /// The fingerprint each kept idempotency key's answer was for, by its key without it.
     private var fingerprints: [Substring: Substring] = [:]
+    /// The fingerprint of the command each kept socket command id's answer was for, by its
+    /// answer key; absent where it is not known (a device-sync request's answer, an answer
+    /// an older release stored, an owner's reply to a forwarded command).
+    private var commands: [String: UInt64] = [:]
 
     /// What the cache holds for a command id.
     enum Lookup: Equatable {
@@ -71,6 +83,17 @@ struct AnswerCache {
     /// The answer `key` got, if it is still kept.
     subscript(key: String) -> ByteBuffer? { answers[key] }
 
+    /// What a socket's command sent under `key` finds (`command` nil for a device-sync
+    /// request): the answer of the same command sent before, or that the id answered another
+    /// command. An answer kept without its command's fingerprint answers whatever is sent.
+    func lookup(_ key: String, sentWith command: Command?) -> Lookup {
+        guard let answer = answers[key] else { return .none }
+        guard let kept = commands[key] else { return .answered(answer) }
+        // Hashed only here, on a resend: the command path keeps the first one's fingerprint.
+        guard let command, RequestFingerprint.forSocket(command) == kept else { return .keyUsedForAnotherRequest }
+        return .answered(answer)
+    }
+
     /// What `key` finds: its answer; else, for an idempotency key, the answer the key got
     /// before fingerprints were kept (any request under it is the one answered), or whether
     /// it answered another request.
@@ -81,25 +104,28 @@ struct AnswerCache {
         return fingerprints[base] == nil ? .none : .keyUsedForAnotherRequest
     }
 
-    /// Keeps `answer` for `key` in `lane`, forgetting that lane's oldest beyond its limit.
-    mutating func remember(_ answer: ByteBuffer, for key: String, lane: Lane = .change) {
+    /// Keeps `answer` for `key` in `lane`, with the fingerprint of the socket command it
+    /// answered when known, forgetting that lane's oldest beyond its limit.
+    mutating func remember(_ answer: ByteBuffer, for key: String, lane: Lane = .change, command: UInt64? = nil) {
         switch lane {
-        case .change: Self.remember(answer, for: key, in: &changes, answers: &answers, fingerprints: &fingerprints)
-        case .report: Self.remember(answer, for: key, in: &reports, answers: &answers, fingerprints: &fingerprints)
+        case .change: Self.remember(answer, for: key, command: command, in: &changes, answers: &answers, fingerprints: &fingerprints, commands: &commands)
+        case .report: Self.remember(answer, for: key, command: command, in: &reports, answers: &answers, fingerprints: &fingerprints, commands: &commands)
         }
     }
 
     private static func remember(
-        _ answer: ByteBuffer, for key: String, in order: inout Order, answers: inout [String: ByteBuffer],
-        fingerprints: inout [Substring: Substring]
+        _ answer: ByteBuffer, for key: String, command: UInt64?, in order: inout Order, answers: inout [String: ByteBuffer],
+        fingerprints: inout [Substring: Substring], commands: inout [String: UInt64]
     ) {
         if answers.updateValue(answer, forKey: key) == nil {
             order.keys.append(key)
             if let (base, fingerprint) = keyedParts(key) { fingerprints[base] = fingerprint }
         }
+        if let command { commands[key] = command }
         while order.keys.count - order.head > order.limit {
             let oldest = order.keys[order.head]
             answers[oldest] = nil
+            commands[oldest] = nil
             if let (base, fingerprint) = keyedParts(oldest), fingerprints[base] == fingerprint { fingerprints[base] = nil }
             order.head += 1
         }
@@ -113,7 +139,11 @@ struct AnswerCache {
     /// its lane.
     var stored: [StoredAnswer] {
         let kept = { (key: String, report: Bool?) in
-            self.answers[key].map { StoredAnswer(key: key, frame: String(buffer: WebSocketText.payload(of: $0)), report: report) }
+            self.answers[key].map {
+                StoredAnswer(
+                    key: key, frame: String(buffer: WebSocketText.payload(of: $0)), report: report,
+                    command: self.commands[key].map(RequestFingerprint.text))
+            }
         }
         return changes.kept.compactMap { kept($0, nil) } + reports.kept.compactMap { kept($0, true) }
     }
@@ -126,9 +156,12 @@ struct AnswerCache {
         for answer in stored { remember(answer, lane: answer.report == true ? .report : .change) }
     }
 
-    /// Keeps an answer read back from the store in `lane`.
-    mutating func remember(_ answer: StoredAnswer, lane: Lane) {
-        remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key, lane: lane)
+    /// Keeps an answer read back from the store in `lane`, with the fingerprint of the
+    /// socket command it answered: the one a snapshot stored it with, or for a record's
+    /// answer that of the record's `first` input (`fingerprint(ofLogged:answering:)`).
+    mutating func remember(_ answer: StoredAnswer, lane: Lane, answering first: SessionInput? = nil) {
+        let fingerprint = answer.command.flatMap(RequestFingerprint.value) ?? Self.fingerprint(ofLogged: answer.key, answering: first)
+        remember(WebSocketText.frame(Array(answer.frame.utf8)), for: answer.key, lane: lane, command: fingerprint)
     }
 
     /// An idempotency key's answer key split at its fingerprint: `user key:kind:key` and the
@@ -139,13 +172,9 @@ struct AnswerCache {
     static func keyedParts(_ key: String) -> (base: Substring, fingerprint: Substring)? {
         guard let mark = key.lastIndex(of: " ") else { return nil }
         let fingerprint = key[key.index(after: mark)...]
-        guard fingerprint.utf8.count == RequestFingerprint.length, fingerprint.utf8.allSatisfy(Self.isLowercaseHex) else { return nil }
+        guard RequestFingerprint.isText(fingerprint) else { return nil }
         let base = key[..<mark]
         guard let wordStart = base.lastIndex(of: " "), base[base.index(after: wordStart)...].hasPrefix(LiveSession.keyPrefix) else { return nil }
         return (base, fingerprint)
-    }
-
-    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }

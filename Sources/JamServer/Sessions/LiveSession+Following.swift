@@ -142,7 +142,9 @@ extension LiveSession {
             }
             if let answer = record.answer {
                 let frame = WebSocketText.frame(Array(answer.frame.utf8))
-                answers.remember(frame, for: answer.key, lane: applied.first.map { AnswerCache.Lane(of: $0.input) } ?? .change)
+                answers.remember(
+                    frame, for: answer.key, lane: applied.first.map { AnswerCache.Lane(of: $0.input) } ?? .change,
+                    command: AnswerCache.fingerprint(ofLogged: answer.key, answering: applied.first?.input))
                 switch forwards.removeValue(forKey: answer.key) {
                 case .socket(let connection, _)?:
                     actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))

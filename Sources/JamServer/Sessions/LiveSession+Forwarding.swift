@@ -170,7 +170,7 @@ extension LiveSession {
         let frame = WebSocketText.frame(Array(reply.frame.utf8))
         // The reply names no command: kept with the changes. The owner's lists are the ones
         // that count, and it answers a resend this node no longer holds.
-        if reply.error == nil || Self.remembersRefusal(answerKey: reply.key) { answers.remember(frame, for: reply.key, lane: .change) }
+        if reply.errorCode.map({ Self.remembersRefusal($0, answerKey: reply.key) }) ?? true { answers.remember(frame, for: reply.key, lane: .change) }
         guard let pending = forwards.removeValue(forKey: reply.key) else { return }
         switch pending {
         case .socket(let connection, let showsChoices):

@@ -74,7 +74,7 @@ extension LiveSession {
         var reused = false
         if let key {
             // A REST call's key may find its request's other form; a socket's id only itself.
-            switch forwarded.connection == nil ? answers.lookup(key) : answers[key].map(AnswerCache.Lookup.answered) ?? .none {
+            switch forwarded.connection == nil ? answers.lookup(key) : answers.lookup(key, sentWith: forwarded.command) {
             case .answered(let answer):
                 // A repeat: answered once its row is gone too, as the first may still be
                 // waiting for its own row's deletion.
@@ -86,7 +86,7 @@ extension LiveSession {
         }
         let before = nextLsn
         do throws(JamError) {
-            if reused { throw Self.keyReused }
+            if reused { throw forwarded.connection == nil ? Self.keyReused : Self.idReused }
             try take(
                 .command(forwarded.command, by: user), cause: .command(forwarded.command, by: user, connection: local, relay: nil),
                 reply: forwarded.replyId.map { TurnReply(connection: local, user: user, id: $0, toRestCall: forwarded.connection == nil) },
@@ -107,7 +107,9 @@ extension LiveSession {
                 return
             }
             let frame = WebSocketText.frame(wire.error(error, id: forwarded.replyId, state: state, now: environment.clock.now()))
-            if let key, Self.remembersRefusal(answerKey: key) { answers.remember(frame, for: key, lane: AnswerCache.Lane(of: forwarded.command)) }
+            if let key, Self.remembersRefusal(error.code, answerKey: key) {
+                answers.remember(frame, for: key, lane: AnswerCache.Lane(of: forwarded.command), command: RequestFingerprint.forSocket(forwarded.command))
+            }
             consume(forwarded, answering: key.map { ($0, frame) }, error: error, local: local, node: node)
         }
     }

@@ -95,7 +95,7 @@ extension LiveSession {
             if adoptNumbering(of: record, into: &state, logger: logger) { ring.removeAll() }
             lastLsn = record.lsn
             replayed += 1
-            if let answer = record.answer { answers.remember(answer, lane: AnswerCache.Lane(of: inputs)) }
+            if let answer = record.answer { answers.remember(answer, lane: AnswerCache.Lane(of: inputs), answering: inputs.first?.input) }
         }
         let session = LiveSession(state: state, storedLsn: lastLsn, wire: makeWire(wireEpochFloor(state)), environment: environment, eventLoop: eventLoop)
         session.assumeIsolated { session in

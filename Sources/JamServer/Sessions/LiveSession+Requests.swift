@@ -148,15 +148,25 @@ extension LiveSession {
 
     static let keyPrefix = "key:"
 
-    /// Whether the refusal of a forwarded command is remembered under its answer key ("user
-    /// id"): a socket's command id sent again hears the same refusal; a REST call's idempotency
-    /// key is tried again, as its refusal applied nothing (and may have been an outage).
-    static func remembersRefusal(answerKey: String) -> Bool {
+    /// Whether the refusal `code` of a forwarded command is remembered under its answer key
+    /// ("user id"): a socket's command id sent again hears the same refusal; a REST call's
+    /// idempotency key is tried again, as its refusal applied nothing (and may have been an
+    /// outage). An id refused as used for another command keeps that command's answer.
+    static func remembersRefusal(_ code: ErrorCode, answerKey: String) -> Bool {
+        code != .keyReused && isSocketId(answerKey: answerKey)
+    }
+
+    /// Whether `answerKey` ("user id") names a socket's command id rather than a REST call's
+    /// idempotency key.
+    static func isSocketId(answerKey: String) -> Bool {
         // Read from the right, as a user id may hold spaces: a key's id is its last word, or
         // the word before its fingerprint.
         if AnswerCache.keyedParts(answerKey) != nil { return false }
         return !(answerKey.split(separator: " ").last ?? "").hasPrefix(keyPrefix)
     }
+
+    /// The answer to a socket command whose id answered another command before.
+    static let idReused = JamError(.keyReused, "this id was already used for a different command; send a new command with a new id")
 
     /// Applies `command` and returns the session as `user` sees it right after, once stored.
     package func performViewing(_ command: Command, by user: UserID) async throws(JamError) -> (outcome: Outcome, view: SessionView) {

@@ -145,8 +145,8 @@ extension LiveSession {
         switch request {
         case .command(let command, let replyId?, _):
             if answerRetry(command, replyId, by: user, on: connectionID) { return }
-        case .deviceSync(_, let replyId?):
-            if answerRetry(nil, replyId, by: user, on: connectionID) { return }
+        case .deviceSync(let request, let replyId?):
+            if answerRetry(request.command, replyId, by: user, on: connectionID) { return }
         case .command, .deviceSync, .hello, .ping, .toHost, .reply, .refuse, .ignore:
             break
         }
@@ -227,10 +227,20 @@ extension LiveSession {
         applyCommand(command, from: connectionID, user: user, replyId: replyId, relay: relay)
     }
 
-    /// Sends the stored answer of `replyId` again, if `user` had it answered; true when it did.
+    /// Sends the stored answer of `replyId` again, if `user` had it answered, or refuses the
+    /// id where it answered another command (`command` nil for a device-sync request); true
+    /// when it did either.
     func answerRetry(_ command: Command?, _ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
-        guard let answer = answers[Self.answerKey(user, replyId)] else { return false }
-        replyWithoutRecord(answer, to: connectionID, showingChoicesOf: command?.changesOwnChoices == true ? user : nil)
+        switch answers.lookup(Self.answerKey(user, replyId), sentWith: command) {
+        case .answered(let answer):
+            replyWithoutRecord(answer, to: connectionID, showingChoicesOf: command?.changesOwnChoices == true ? user : nil)
+        case .keyUsedForAnotherRequest:
+            // Not kept: the id still answers the command it was first sent with.
+            noteRefusal(Self.idReused, by: user, what: command?.logName ?? "device sync")
+            reply(to: connectionID, wire.error(Self.idReused, id: replyId, state: state, now: environment.clock.now()))
+        case .none:
+            return false
+        }
         return true
     }
 
@@ -261,7 +271,9 @@ extension LiveSession {
                 reply: replyId.map { TurnReply(connection: connectionID, user: user, id: $0, toRestCall: false) })
         } catch {
             let answer = WebSocketText.frame(wire.error(error, id: replyId, state: state, now: environment.clock.now()))
-            if let replyId { answers.remember(answer, for: Self.answerKey(user, replyId), lane: AnswerCache.Lane(of: command)) }
+            if let replyId {
+                answers.remember(answer, for: Self.answerKey(user, replyId), lane: AnswerCache.Lane(of: command), command: RequestFingerprint.forSocket(command))
+            }
             replyFramed(to: connectionID, answer)
         }
     }

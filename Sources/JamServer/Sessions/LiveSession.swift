@@ -190,7 +190,12 @@ public actor LiveSession: CommitReceiver {
         // Remembered before the turn is logged: a snapshot the turn writes holds its answer, as
         // the turn's record may be pruned behind a later snapshot while this one stays the base
         // a restart replays from.
-        if let answer, let ack { answers.remember(ack, for: answer.key, lane: AnswerCache.Lane(of: input)) }
+        if let answer, let ack, let reply {
+            // A socket's id is kept with what it asked for (as sent, before any library lookup).
+            var asked: UInt64?
+            if !reply.toRestCall, case .command(let command, _) = input { asked = RequestFingerprint.forSocket(command) }
+            answers.remember(ack, for: answer.key, lane: AnswerCache.Lane(of: input), command: asked)
+        }
         // A turn that changed nothing (a repeated `ready`, a vote for the same value) needs no record.
         let changed = !outcome.events.isEmpty || inputs.count > 1 || before.map { $0 != state } ?? true
         let lsn: Int64

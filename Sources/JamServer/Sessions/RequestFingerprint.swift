@@ -7,17 +7,56 @@ import JamProtocol
 /// so the same key sent with another request is refused rather than answered with the first
 /// one's result (the draft standard for `Idempotency-Key` answers such a reuse with 422).
 enum RequestFingerprint {
+    /// Hex digits in a fingerprint.
+    static let length = 16
+
     /// The first 16 hex digits of a SHA-256 of `command` as its caller asked for it: values
     /// the server makes itself (an add's item id, a fresh join code) are left out, as a
     /// request sent again gets new ones, and so is an add's nonce: it is a key of its own, and
     /// a client building its retry afresh may make a new one (the key answers for both).
-    /// Hex digits in a fingerprint.
-    static let length = 16
+    static func of(_ command: Command) -> String { text(hash(asAsked(command))) }
 
-    static func of(_ command: Command) -> String {
+    /// The fingerprint a socket's command id is kept with, as a number (the command path
+    /// formats nothing): as `of`, with a library track cut to its id, as the log holds the
+    /// library's copy of the track (`LibraryTracks.resolving`) and a restart reads the
+    /// fingerprint of a logged answer from its logged command.
+    static func forSocket(_ command: Command) -> UInt64 {
+        hash(libraryTracksCut(asAsked(command)))
+    }
+
+    private static func hash(_ command: Command) -> UInt64 {
         // The log's own writer: the same bytes for the same command, on every node and build.
-        let bytes = JSONWriter.encode(asAsked(command))
-        return SHA256.hash(data: bytes).prefix(length / 2).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: JSONWriter.encode(command)).prefix(length / 2).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    private static func libraryTracksCut(_ command: Command) -> Command {
+        switch command {
+        case .add(let track, let nonce, let itemId):
+            track.source == .library ? .add(track: Track(id: track.id, name: "", artist: "", source: .library), nonce: nonce, itemId: itemId) : command
+        case .all(let commands): .all(commands.map(libraryTracksCut))
+        case .whileCurrent(let epoch, let inner): .whileCurrent(epoch: epoch, command: libraryTracksCut(inner))
+        case .join, .leave, .connect, .disconnect, .remove, .vote, .skip, .requestSkip, .withdrawSkipRequest, .finish, .play, .pause, .resume, .seek,
+            .ready, .syncReport, .updateSettings, .setRole, .kick, .setDeviceDelay, .setJoinCode, .end, .djPrepare, .djTimeline:
+            command
+        }
+    }
+
+    /// A fingerprint's `length` lowercase hex digits.
+    static func text(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: length - digits.count) + digits
+    }
+
+    /// The fingerprint `text` wrote, or nil for anything else.
+    static func value<S: StringProtocol>(_ text: S) -> UInt64? {
+        guard isText(text) else { return nil }
+        return UInt64(text, radix: 16)
+    }
+
+    /// Whether `text` is a fingerprint as `text(_:)` writes it.
+    static func isText<S: StringProtocol>(_ text: S) -> Bool {
+        text.utf8.count == length
+            && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
     }
 
     /// `command` without what the server fills in.

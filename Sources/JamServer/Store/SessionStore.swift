@@ -36,12 +36,17 @@ public struct StoredAnswer: Codable, Sendable, Equatable {
     /// True for an answer to a device's report, kept apart from the others
     /// (`AnswerCache.Lane`); absent for the others, and in answers stored before the two lists.
     public var report: Bool?
+    /// For a socket command's answer kept in a snapshot, the fingerprint of the command it
+    /// answered (16 hex digits), so the id sent with another command is refused rather than
+    /// answered; absent for the others, and in answers stored before.
+    public var command: String?
 
     /// Creates an answer.
-    public init(key: String, frame: String, report: Bool? = nil) {
+    public init(key: String, frame: String, report: Bool? = nil, command: String? = nil) {
         self.key = key
         self.frame = frame
         self.report = report
+        self.command = command
     }
 
     /// The answer of a stored log record from its two columns. Both or neither are set when the

@@ -61,9 +61,13 @@ import Testing
 
     @Test func aKeysRefusalIsNotRememberedWhateverSpacesItsUserHolds() throws {
         let key = LiveSession.replyId(for: try IdempotencyKey("k-1"), .skip)
-        #expect(!LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", key)))
-        #expect(!LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", "key:skip:k-1")), "an id of an older release")
-        #expect(LiveSession.remembersRefusal(answerKey: LiveSession.answerKey("dj with spaces", "web 1")), "a socket's id")
+        #expect(!LiveSession.remembersRefusal(.conflict, answerKey: LiveSession.answerKey("dj with spaces", key)))
+        #expect(!LiveSession.remembersRefusal(.conflict, answerKey: LiveSession.answerKey("dj with spaces", "key:skip:k-1")), "an id of an older release")
+        #expect(LiveSession.remembersRefusal(.conflict, answerKey: LiveSession.answerKey("dj with spaces", "web 1")), "a socket's id")
+    }
+
+    @Test func aSocketIdRefusedAsUsedForAnotherCommandKeepsThatCommandsAnswer() {
+        #expect(!LiveSession.remembersRefusal(.keyReused, answerKey: LiveSession.answerKey(Self.user, "web 1")))
     }
 
     @Test func aSocketIdShapedLikeAKeyIsOnlyItself() {
@@ -144,5 +148,73 @@ import Testing
         #expect(AnswerCache.Lane(of: [ready, TimedInput(at: 1, .advance)]) == .report)
         #expect(AnswerCache.Lane(of: [skip]) == .change)
         #expect(AnswerCache.Lane(of: [TimedInput]()) == .change)
+    }
+
+    // MARK: A socket's command ids
+
+    static func socketKey(_ id: String) -> String { LiveSession.answerKey(user, id) }
+
+    static func isAnswered(_ lookup: AnswerCache.Lookup) -> Bool {
+        if case .answered = lookup { true } else { false }
+    }
+
+    @Test func aSocketIdSentWithAnotherCommandIsToldApartFromTheSameCommandSentAgain() {
+        let vote = Command.vote(itemId: Self.itemA, value: 1)
+        var cache = AnswerCache()
+        cache.remember(Self.answer("voted"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(vote))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: vote) == .answered(Self.answer("voted")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .vote(itemId: Self.itemB, value: 1)) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: nil) == .keyUsedForAnotherRequest, "a device-sync request under a command's id")
+        #expect(cache.lookup(Self.socketKey("web-2"), sentWith: vote) == .none)
+    }
+
+    @Test func anAddSentAgainOnASocketWithANewNonceOrItemIdIsTheSameCommand() {
+        let track = Track(id: "t-1", name: "Song", artist: "Artist", album: nil, durationMs: 1000, source: .external)
+        var cache = AnswerCache()
+        cache.remember(Self.answer("added"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(.add(track: track, nonce: "n-1", itemId: Self.itemA)))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .add(track: track, nonce: "n-2", itemId: Self.itemB)) == .answered(Self.answer("added")))
+    }
+
+    @Test func aSocketAnswerKeptWithoutItsCommandAnswersWhateverIsSent() {
+        // A device-sync request's answer, an owner's reply, or one an older release stored.
+        var cache = AnswerCache()
+        cache.remember(Self.answer("ok"), for: Self.socketKey("web-1"))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .answered(Self.answer("ok")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: nil) == .answered(Self.answer("ok")))
+    }
+
+    @Test func aSnapshotKeepsWhichCommandEachSocketIdAnswered() throws {
+        let vote = Command.vote(itemId: Self.itemA, value: 1)
+        var cache = AnswerCache()
+        cache.remember(Self.answer("voted"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(vote))
+        cache.remember(Self.answer("ok"), for: Self.socketKey("web-2"))
+        let bytes = try JSONEncoder().encode(cache.stored)
+        let restored = AnswerCache(restoring: try JSONDecoder().decode([StoredAnswer].self, from: bytes))
+        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-1"), sentWith: vote)))
+        #expect(restored.lookup(Self.socketKey("web-1"), sentWith: .skip) == .keyUsedForAnotherRequest)
+        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-2"), sentWith: .skip)))
+        #expect(cache.stored.map(\.command) == [RequestFingerprint.of(vote), nil])
+    }
+
+    @Test func aForgottenSocketAnswerTakesItsCommandWithIt() {
+        var cache = AnswerCache()
+        cache.remember(Self.answer("voted"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(.vote(itemId: Self.itemA, value: 1)))
+        for n in 0..<AnswerCache.limit { cache.remember(Self.answer("c\(n)"), for: Self.socketKey("change-\(n)")) }
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .none)
+        // Kept again without one (an owner's reply), the id answers whatever is sent.
+        cache.remember(Self.answer("skipped"), for: Self.socketKey("web-1"))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .vote(itemId: Self.itemB, value: 1)) == .answered(Self.answer("skipped")))
+    }
+
+    @Test func aFingerprintReadsBackFromTheTextItIsStoredAs() {
+        for value: UInt64 in [0, 1, 0xabc, .max] {
+            let text = RequestFingerprint.text(value)
+            #expect(text.count == RequestFingerprint.length && RequestFingerprint.value(text) == value)
+        }
+        #expect(RequestFingerprint.of(.skip) == RequestFingerprint.text(RequestFingerprint.forSocket(.skip)))
+        for bad in ["", "abc", "ABCDEF0123456789", "0123456789abcdeg", "0123456789abcdef0", "+123456789abcdef"] {
+            #expect(RequestFingerprint.value(bad) == nil, "\(bad)")
+        }
     }
 }
