@@ -140,6 +140,61 @@ import Testing
         #expect(ScreenRenderer.visibleCount(row) <= 80, "\(row)")
     }
 
+    /// A host screen whose sync board lists one web device with `delayMs`.
+    static func board(delayMs: Double?) -> SyncStatusUpdate {
+        SyncStatusUpdate(devices: [
+            DeviceSyncStatus(
+                userId: me, deviceId: "phone", clockErrorMs: 0.8, playbackErrorMs: 1.5, clockDriftPpm: 3, outputLatencyMs: 40,
+                delayMs: delayMs, playing: true, ageMs: 500, grade: .good)
+        ])
+    }
+
+    @Test func quickDelayPressesStepFromTheLastSentUntilTheBoardShowsIt() throws {
+        var model = Self.model(host: true)
+        model.take(Self.board(delayMs: 10))
+        let device = try #require(model.selectedDevice)
+        #expect(model.stepDelay(of: device, by: 5) == 15)
+        #expect(model.stepDelay(of: device, by: 5) == 20)
+        // The board still shows the value from before, then the first step: both are behind.
+        model.take(Self.board(delayMs: 10))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == 25)
+        model.take(Self.board(delayMs: 15))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: -5) == 20)
+        // Once it shows the last one sent, a press steps from the board.
+        model.take(Self.board(delayMs: 20))
+        #expect(model.sentDelays.isEmpty)
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == 25)
+    }
+
+    @Test func aDelayAnotherHostSetIsWhatTheNextPressStepsFrom() throws {
+        var model = Self.model(host: true)
+        model.take(Self.board(delayMs: 10))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == 15)
+        // Another host set 40 ms after this press: the board never shows 15.
+        model.take(Self.board(delayMs: 40))
+        #expect(model.sentDelays.isEmpty)
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == 45)
+    }
+
+    @Test func aSentDelayIsForgottenWhenItsDeviceLeavesTheBoard() throws {
+        var model = Self.model(host: true)
+        model.take(Self.board(delayMs: nil))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: -5) == -5)
+        model.take(SyncStatusUpdate(devices: []))
+        #expect(model.sentDelays.isEmpty)
+        #expect(model.selectedDevice == nil)
+        // Back with no delay set: a press steps from zero, not from the delay sent before.
+        model.take(Self.board(delayMs: nil))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == 5)
+    }
+
+    @Test func aDelayPressAtTheLimitSendsNothing() throws {
+        var model = Self.model(host: true)
+        model.take(Self.board(delayMs: Validate.maxDeviceDelayMs))
+        #expect(model.stepDelay(of: try #require(model.selectedDevice), by: 5) == nil)
+        #expect(model.sentDelays.isEmpty)
+    }
+
     @Test func aNewRefusalShowsOverAMessageFromBeforeItAndOnlyOnce() {
         var model = Self.model(host: true)
         model.message = "Asked the device to re-sync."

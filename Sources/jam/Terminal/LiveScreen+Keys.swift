@@ -216,13 +216,9 @@ extension LiveScreen {
         case .character("]"):
             model.syncSelection = min(count - 1, model.syncSelection + 1)
         case .character("<"), .character(">"):
-            guard let device = model.selectedDevice, let deviceId = device.deviceId else { return true }
-            let step = key == .character(">") ? 5.0 : -5.0
-            let ref = DeviceRef(userId: device.userId, deviceId: deviceId)
-            let from = model.sentDelays[ref] ?? device.delayMs ?? 0
-            let delay = min(max(from + step, -Validate.maxDeviceDelayMs), Validate.maxDeviceDelayMs)
-            guard delay != from else { return true }
-            model.sentDelays[ref] = delay
+            guard let device = model.selectedDevice, let deviceId = device.deviceId,
+                let delay = model.stepDelay(of: device, by: key == .character(">") ? 5.0 : -5.0)
+            else { return true }
             let command = ClientCommand.setDeviceDelay(SetDeviceDelay(userId: device.userId, deviceId: deviceId, delayMs: delay))
             group.addTask { await store.perform(command, as: LiveScreen.setDelayAction) }
         case .character("r"):

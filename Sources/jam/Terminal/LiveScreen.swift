@@ -164,16 +164,7 @@ struct LiveScreen {
     private func show(_ event: Passing, _ model: inout ScreenModel) {
         switch event {
         case .syncStatus(let update):
-            // The selection follows its device when rows come and go.
-            let selected = model.selectedDevice.map { DeviceRef(userId: $0.userId, deviceId: $0.deviceId ?? "") }
-            model.syncBoard = update
-            model.sentDelays = model.sentDelays.filter { device, sent in
-                update.devices.contains { $0.userId == device.userId && ($0.deviceId ?? "") == device.deviceId && $0.delayMs != sent }
-            }
-            if let selected, let index = update.devices.firstIndex(where: { $0.userId == selected.userId && ($0.deviceId ?? "") == selected.deviceId }) {
-                model.syncSelection = index
-            }
-            model.syncSelection = min(model.syncSelection, max(0, update.devices.count - 1))
+            model.take(update)
         case .calibration(let plan):
             model.message = "Calibrating: \(plan.probes.count) devices play a probe in turn; keep the room quiet…"
         case .calibrationResult(let outcome):

@@ -54,9 +54,9 @@ struct ScreenModel: Sendable {
     var syncBoard: SyncStatusUpdate?
     /// The chosen row of the sync column.
     var syncSelection = 0
-    /// The delay last sent for each device, until the board shows it (it reports every few
-    /// seconds): a press steps from it, so three quick presses are three steps.
-    var sentDelays: [DeviceRef: Double] = [:]
+    /// The delays sent for each device that the board does not show yet (it reports every few
+    /// seconds): a press steps from the last, so three quick presses are three steps.
+    var sentDelays: [DeviceRef: SentDelays] = [:]
 
     /// Takes the store's latest snapshot: the selection follows its item when votes reorder
     /// the queue; a new refusal is the newest news, so it shows over a message from before
