@@ -56,9 +56,12 @@ import Testing
             asSent.artworkURL = nil
             let added = try await server.api.add(alice.token, session, asSent)
             #expect(added.status == 201, "\(added.text)")
-            let playing = try await server.api.view(alice.token, session).nowPlaying?.item.track
-            #expect(playing?.id == flac.id)
-            #expect(playing?.artworkURL == artwork)
+            // The first song of a session starts once its devices had their time to prepare.
+            let playing = try await eventually("the song started") {
+                try await server.api.view(alice.token, session).nowPlaying?.item.track
+            }
+            #expect(playing.id == flac.id)
+            #expect(playing.artworkURL == artwork)
 
             // The file goes away: so does the track, and its audio.
             try FileManager.default.removeItem(at: folder.appendingPathComponent("new.flac"))
