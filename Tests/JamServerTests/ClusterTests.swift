@@ -271,6 +271,38 @@ struct ClusterTests {
         }
     }
 
+    @Test func aForwardedCommandAnsweredWithoutARecordStillNamesItsIdsCommand() async throws {
+        try await TestCluster.with(nodes: 2) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let id = try await owner.api.create(host.token).session.id
+            _ = try await owner.api.add(host.token, id, testTrack(1))
+            let item = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
+            let follower = TestSocket(server: other, session: id, token: host.token)
+            try await follower.next(.stateSync)
+            // No vote to take back: the owner acknowledges it with no record, by reply.
+            follower.send(.vote(Vote(itemId: item, value: 0)), id: "v-1")
+            let unvoted = try await follower.next("the vote's answer", where: answer("v-1"))
+            #expect(unvoted.ack != nil, "\(unvoted.event)")
+            // Answered with that ack, the add would look stored and never be.
+            follower.send(.addToQueue(AddToQueue(track: testTrack(3), nonce: "n3")), id: "v-1")
+            let refused = try await follower.next("the add's answer", where: answer("v-1"))
+            #expect(refused.error?.code == .keyReused, "\(refused.event)")
+            // Two commands under one new id at once: the first is applied, the second refused
+            // while the first is still on its way to the owner, or once it is answered.
+            follower.send(.addToQueue(AddToQueue(track: testTrack(4), nonce: "n4")), id: "a-1")
+            follower.send(.addToQueue(AddToQueue(track: testTrack(5), nonce: "n5")), id: "a-1")
+            var answers: [ServerEnvelope] = []
+            for n in 1...2 { answers.append(try await follower.next("answer \(n) to a-1", timeout: .seconds(5), where: answer("a-1"))) }
+            #expect(answers.filter { $0.ack?.itemId != nil }.count == 1, "\(answers.map(\.event))")
+            #expect(answers.filter { $0.error?.code == .keyReused }.count == 1, "\(answers.map(\.event))")
+            let view = try await owner.api.view(host.token, id)
+            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1", "track-2", "track-4"])
+            await follower.close()
+        }
+    }
+
     @Test func aNodeThatDoesNotOwnTheSessionShowsItToMembersOnly() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))

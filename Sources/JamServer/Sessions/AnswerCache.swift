@@ -65,9 +65,9 @@ struct AnswerCache {
     private var reports = Order(limit: Self.reportLimit)
     /// The fingerprint each kept idempotency key's answer was for, by its key without it.
     private var fingerprints: [Substring: Substring] = [:]
-    /// The fingerprint of the command each kept socket command id's answer was for, by its
-    /// answer key; absent where it is not known (a device-sync request's answer, an answer
-    /// an older release stored, an owner's reply to a forwarded command).
+    /// The fingerprint of the request each kept socket command id's answer was for, by its
+    /// answer key; absent where it is not known (an answer an older release stored, an
+    /// owner's reply this node no longer waited for).
     private var commands: [String: UInt64] = [:]
 
     /// What the cache holds for a command id.
@@ -83,15 +83,14 @@ struct AnswerCache {
     /// The answer `key` got, if it is still kept.
     subscript(key: String) -> ByteBuffer? { answers[key] }
 
-    /// What a socket's command sent under `key` finds (`command` nil for a device-sync
-    /// request): the answer of the same command sent before, or that the id answered another
-    /// command. An answer kept without its command's fingerprint answers whatever is sent.
-    func lookup(_ key: String, sentWith command: Command?) -> Lookup {
+    /// What a socket's request sent under `key` with `fingerprint` (`RequestFingerprint.forSocket`)
+    /// finds: the answer of the same request sent before, or that the id answered another one.
+    /// An answer kept without its request's fingerprint answers whatever is sent.
+    func lookup(_ key: String, sentWith fingerprint: @autoclosure () -> UInt64) -> Lookup {
         guard let answer = answers[key] else { return .none }
         guard let kept = commands[key] else { return .answered(answer) }
         // Hashed only here, on a resend: the command path keeps the first one's fingerprint.
-        guard let command, RequestFingerprint.forSocket(command) == kept else { return .keyUsedForAnotherRequest }
-        return .answered(answer)
+        return fingerprint() == kept ? .answered(answer) : .keyUsedForAnotherRequest
     }
 
     /// What `key` finds: its answer; else, for an idempotency key, the answer the key got

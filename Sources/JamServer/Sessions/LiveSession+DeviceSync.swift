@@ -26,20 +26,21 @@ extension LiveSession {
                 guard state.member(request.userId) != nil else { throw JamError(.notFound, "no member \(request.userId) in this session") }
                 sendPassing(.resync(request), to: connections.values.filter { $0.user == request.userId }.map(\.id))
             }
-            if let replyId { answer(wire.ack(Ack(id: replyId), state: state, now: now), to: replyId, by: user, on: connectionID) }
+            if let replyId { answer(wire.ack(Ack(id: replyId), state: state, now: now), to: request, replyId, by: user, on: connectionID) }
         } catch {
             noteRefusal(error, by: user, what: request.logName)
             let refusal = wire.error(error, id: replyId, state: state, now: now)
-            if let replyId { answer(refusal, to: replyId, by: user, on: connectionID) } else { reply(to: connectionID, refusal) }
+            if let replyId { answer(refusal, to: request, replyId, by: user, on: connectionID) } else { reply(to: connectionID, refusal) }
         }
     }
 
-    /// Sends a device-sync request its answer, kept (as a command's is) so that the same id
-    /// sent again after a reconnect gets it back instead of a second calibration or re-sync.
-    private func answer(_ payload: ByteBuffer?, to replyId: String, by user: UserID, on connectionID: ConnectionID) {
+    /// Sends a device-sync request its answer, kept (as a command's is, with the request's
+    /// fingerprint) so that the same request sent again after a reconnect gets it back instead
+    /// of a second calibration or re-sync, and a command under its id is refused.
+    private func answer(_ payload: ByteBuffer?, to request: DeviceSyncRequest, _ replyId: String, by user: UserID, on connectionID: ConnectionID) {
         guard let payload else { return }
         let frame = WebSocketText.frame(payload)
-        answers.remember(frame, for: Self.answerKey(user, replyId), lane: .change)
+        answers.remember(frame, for: Self.answerKey(user, replyId), lane: .change, command: RequestFingerprint.forSocket(request))
         replyFramed(to: connectionID, frame)
     }
 

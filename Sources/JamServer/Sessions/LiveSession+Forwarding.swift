@@ -5,9 +5,11 @@ import NIOCore
 
 /// A forwarded command's caller, waiting for the owner's answer.
 enum PendingForward {
-    /// A socket's command with an id: the answer goes to the socket, and with `showsChoices`
-    /// (a vote or skip request) the member's choices after it when no record carries it.
-    case socket(ConnectionID, showsChoices: Bool)
+    /// A socket's command with an id: the answer goes to the socket, and for a command that
+    /// changes its sender's choices (a vote or skip request) the member's choices after it
+    /// when no record carries it. An answer no record carries is kept with the command's
+    /// fingerprint.
+    case socket(ConnectionID, Command)
     /// A REST call: resumed with the outcome once this node has applied the record.
     case rest(CheckedContinuation<Result<Outcome, JamError>, Never>)
 }
@@ -23,12 +25,21 @@ extension LiveSession {
             // A REST call waiting under the same key keeps its place: the owner answers a key
             // once, and that call's continuation is the only way its caller hears. Taken over,
             // the call would wait for good. (A socket's command sent again takes its own
-            // earlier place: the answer goes to the socket that asks last.)
-            if case .rest? = forwards[key] {
+            // earlier place: the answer goes to the socket that asks last. Another command
+            // under the same id is refused, as the owner would.)
+            switch forwards[key] {
+            case .rest?:
                 reply(to: connection, wire.error(Self.idInProgress, id: replyId, state: state, now: environment.clock.now()))
                 return
+            case .socket(_, let earlier)? where RequestFingerprint.forSocket(earlier) != RequestFingerprint.forSocket(command):
+                // The id still waits for the answer to the command it was first sent with.
+                noteRefusal(Self.idReused, by: user, what: command.logName)
+                reply(to: connection, wire.error(Self.idReused, id: replyId, state: state, now: environment.clock.now()))
+                return
+            case .socket?, nil:
+                break
             }
-            forwards[key] = .socket(connection, showsChoices: command.changesOwnChoices)
+            forwards[key] = .socket(connection, command)
             // Answered by the owner's record or reply. A reply can be lost (its notification
             // failed, or the owner died after storing the command), and a healthy socket has
             // no reason to reconnect and send it again: the member hears after the limit.
@@ -168,13 +179,19 @@ extension LiveSession {
     /// The owner answered a forwarded command that no record carries.
     func replied(_ reply: ForwardReply) {
         let frame = WebSocketText.frame(Array(reply.frame.utf8))
-        // The reply names no command: kept with the changes. The owner's lists are the ones
-        // that count, and it answers a resend this node no longer holds.
-        if reply.errorCode.map({ Self.remembersRefusal($0, answerKey: reply.key) }) ?? true { answers.remember(frame, for: reply.key, lane: .change) }
-        guard let pending = forwards.removeValue(forKey: reply.key) else { return }
+        let pending = forwards.removeValue(forKey: reply.key)
+        if reply.errorCode.map({ Self.remembersRefusal($0, answerKey: reply.key) }) ?? true {
+            // Kept with the changes, and with the command's fingerprint while this node still
+            // waited for it. The owner's lists are the ones that count, and it answers a resend
+            // this node no longer holds.
+            var fingerprint: UInt64?
+            if case .socket(_, let command)? = pending { fingerprint = RequestFingerprint.forSocket(command) }
+            answers.remember(frame, for: reply.key, lane: .change, command: fingerprint)
+        }
+        guard let pending else { return }
         switch pending {
-        case .socket(let connection, let showsChoices):
-            replyWithoutRecord(frame, to: connection, showingChoicesOf: showsChoices ? connections[connection]?.user : nil)
+        case .socket(let connection, let command):
+            replyWithoutRecord(frame, to: connection, showingChoicesOf: command.changesOwnChoices ? connections[connection]?.user : nil)
         case .rest(let continuation):
             if let error = reply.error {
                 continuation.resume(returning: .failure(error))

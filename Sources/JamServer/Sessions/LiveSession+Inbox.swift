@@ -74,7 +74,7 @@ extension LiveSession {
         var reused = false
         if let key {
             // A REST call's key may find its request's other form; a socket's id only itself.
-            switch forwarded.connection == nil ? answers.lookup(key) : answers.lookup(key, sentWith: forwarded.command) {
+            switch forwarded.connection == nil ? answers.lookup(key) : answers.lookup(key, sentWith: RequestFingerprint.forSocket(forwarded.command)) {
             case .answered(let answer):
                 // A repeat: answered once its row is gone too, as the first may still be
                 // waiting for its own row's deletion.

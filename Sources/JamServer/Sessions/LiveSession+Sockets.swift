@@ -146,7 +146,12 @@ extension LiveSession {
         case .command(let command, let replyId?, _):
             if answerRetry(command, replyId, by: user, on: connectionID) { return }
         case .deviceSync(let request, let replyId?):
-            if answerRetry(request.command, replyId, by: user, on: connectionID) { return }
+            if answerRetry(
+                replyId, sentWith: RequestFingerprint.forSocket(request), what: request.logName, showingChoicesOf: nil, by: user,
+                on: connectionID)
+            {
+                return
+            }
         case .command, .deviceSync, .hello, .ping, .toHost, .reply, .refuse, .ignore:
             break
         }
@@ -228,15 +233,26 @@ extension LiveSession {
     }
 
     /// Sends the stored answer of `replyId` again, if `user` had it answered, or refuses the
-    /// id where it answered another command (`command` nil for a device-sync request); true
-    /// when it did either.
-    func answerRetry(_ command: Command?, _ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
-        switch answers.lookup(Self.answerKey(user, replyId), sentWith: command) {
+    /// id where it answered another command; true when it did either.
+    func answerRetry(_ command: Command, _ replyId: String, by user: UserID, on connectionID: ConnectionID) -> Bool {
+        answerRetry(
+            replyId, sentWith: RequestFingerprint.forSocket(command), what: command.logName,
+            showingChoicesOf: command.changesOwnChoices ? user : nil, by: user, on: connectionID)
+    }
+
+    /// Sends the stored answer of `replyId` again (followed by `showingChoicesOf`'s choices),
+    /// if `user` had it answered, or refuses the id where it answered a request of another
+    /// `fingerprint`; true when it did either.
+    private func answerRetry(
+        _ replyId: String, sentWith fingerprint: @autoclosure () -> UInt64, what: String, showingChoicesOf chooser: UserID?, by user: UserID,
+        on connectionID: ConnectionID
+    ) -> Bool {
+        switch answers.lookup(Self.answerKey(user, replyId), sentWith: fingerprint()) {
         case .answered(let answer):
-            replyWithoutRecord(answer, to: connectionID, showingChoicesOf: command?.changesOwnChoices == true ? user : nil)
+            replyWithoutRecord(answer, to: connectionID, showingChoicesOf: chooser)
         case .keyUsedForAnotherRequest:
-            // Not kept: the id still answers the command it was first sent with.
-            noteRefusal(Self.idReused, by: user, what: command?.logName ?? "device sync")
+            // Not kept: the id still answers the request it was first sent with.
+            noteRefusal(Self.idReused, by: user, what: what)
             reply(to: connectionID, wire.error(Self.idReused, id: replyId, state: state, now: environment.clock.now()))
         case .none:
             return false

@@ -24,9 +24,38 @@ enum RequestFingerprint {
         hash(libraryTracksCut(asAsked(command)))
     }
 
+    /// The fingerprint a device-sync request's id is kept with: a sync report's is its
+    /// command's (it is applied as one); a calibration's or re-sync's, answered by this node
+    /// alone, that of its kind and fields.
+    static func forSocket(_ request: DeviceSyncRequest) -> UInt64 {
+        switch request {
+        case .report(let report): forSocket(.syncReport(report))
+        case .calibrate(let calibrate): hash(kind: "calibrate", calibrate)
+        case .calibrationReport(let report): hash(kind: "calibrationReport", report)
+        case .resync(let resync): hash(kind: "resync", resync)
+        }
+    }
+
     private static func hash(_ command: Command) -> UInt64 {
         // The log's own writer: the same bytes for the same command, on every node and build.
-        SHA256.hash(data: JSONWriter.encode(command)).prefix(length / 2).reduce(0) { $0 << 8 | UInt64($1) }
+        digest(JSONWriter.encode(command))
+    }
+
+    private static func hash(kind: String, _ fields: some Encodable) -> UInt64 {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        var bytes = Array(kind.utf8)
+        do {
+            bytes += try encoder.encode(fields)
+        } catch {
+            // Only a non-finite number fails, and none can come decoded from JSON: the kind
+            // alone then still tells this request from a command.
+        }
+        return digest(bytes)
+    }
+
+    private static func digest(_ bytes: [UInt8]) -> UInt64 {
+        SHA256.hash(data: bytes).prefix(length / 2).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     private static func libraryTracksCut(_ command: Command) -> Command {

@@ -99,14 +99,6 @@ package enum DeviceSyncRequest: Sendable {
     case calibrationReport(CalibrationReport)
     /// A host asks a device to re-sync.
     case resync(Resync)
-
-    /// The command the request is applied as, if any: its answer is that command's.
-    var command: Command? {
-        switch self {
-        case .report(let report): .syncReport(report)
-        case .calibrate, .calibrationReport, .resync: nil
-        }
-    }
 }
 
 /// What produced a batch of domain events.

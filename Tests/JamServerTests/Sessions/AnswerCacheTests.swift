@@ -154,6 +154,12 @@ import Testing
 
     static func socketKey(_ id: String) -> String { LiveSession.answerKey(user, id) }
 
+    /// The fingerprint a socket's `command` is looked up with.
+    static func asked(_ command: Command) -> UInt64 { RequestFingerprint.forSocket(command) }
+
+    /// A host's re-sync of the user's device, as a device-sync request's fingerprint.
+    static var resync: UInt64 { RequestFingerprint.forSocket(DeviceSyncRequest.resync(Resync(userId: user, deviceId: "phone"))) }
+
     static func isAnswered(_ lookup: AnswerCache.Lookup) -> Bool {
         if case .answered = lookup { true } else { false }
     }
@@ -162,26 +168,26 @@ import Testing
         let vote = Command.vote(itemId: Self.itemA, value: 1)
         var cache = AnswerCache()
         cache.remember(Self.answer("voted"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(vote))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: vote) == .answered(Self.answer("voted")))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .vote(itemId: Self.itemB, value: 1)) == .keyUsedForAnotherRequest)
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .keyUsedForAnotherRequest)
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: nil) == .keyUsedForAnotherRequest, "a device-sync request under a command's id")
-        #expect(cache.lookup(Self.socketKey("web-2"), sentWith: vote) == .none)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(vote)) == .answered(Self.answer("voted")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.vote(itemId: Self.itemB, value: 1))) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.skip)) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.resync) == .keyUsedForAnotherRequest, "a device-sync request under a command's id")
+        #expect(cache.lookup(Self.socketKey("web-2"), sentWith: Self.asked(vote)) == .none)
     }
 
     @Test func anAddSentAgainOnASocketWithANewNonceOrItemIdIsTheSameCommand() {
         let track = Track(id: "t-1", name: "Song", artist: "Artist", album: nil, durationMs: 1000, source: .external)
         var cache = AnswerCache()
         cache.remember(Self.answer("added"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(.add(track: track, nonce: "n-1", itemId: Self.itemA)))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .add(track: track, nonce: "n-2", itemId: Self.itemB)) == .answered(Self.answer("added")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.add(track: track, nonce: "n-2", itemId: Self.itemB))) == .answered(Self.answer("added")))
     }
 
     @Test func aSocketAnswerKeptWithoutItsCommandAnswersWhateverIsSent() {
-        // A device-sync request's answer, an owner's reply, or one an older release stored.
+        // An owner's reply this node no longer waited for, or one an older release stored.
         var cache = AnswerCache()
         cache.remember(Self.answer("ok"), for: Self.socketKey("web-1"))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .answered(Self.answer("ok")))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: nil) == .answered(Self.answer("ok")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.skip)) == .answered(Self.answer("ok")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.resync) == .answered(Self.answer("ok")))
     }
 
     @Test func aSnapshotKeepsWhichCommandEachSocketIdAnswered() throws {
@@ -191,9 +197,9 @@ import Testing
         cache.remember(Self.answer("ok"), for: Self.socketKey("web-2"))
         let bytes = try JSONEncoder().encode(cache.stored)
         let restored = AnswerCache(restoring: try JSONDecoder().decode([StoredAnswer].self, from: bytes))
-        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-1"), sentWith: vote)))
-        #expect(restored.lookup(Self.socketKey("web-1"), sentWith: .skip) == .keyUsedForAnotherRequest)
-        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-2"), sentWith: .skip)))
+        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-1"), sentWith: Self.asked(vote))))
+        #expect(restored.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.skip)) == .keyUsedForAnotherRequest)
+        #expect(Self.isAnswered(restored.lookup(Self.socketKey("web-2"), sentWith: Self.asked(.skip))))
         #expect(cache.stored.map(\.command) == [RequestFingerprint.of(vote), nil])
     }
 
@@ -201,10 +207,25 @@ import Testing
         var cache = AnswerCache()
         cache.remember(Self.answer("voted"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(.vote(itemId: Self.itemA, value: 1)))
         for n in 0..<AnswerCache.limit { cache.remember(Self.answer("c\(n)"), for: Self.socketKey("change-\(n)")) }
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .skip) == .none)
-        // Kept again without one (an owner's reply), the id answers whatever is sent.
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.skip)) == .none)
+        // Kept again without one (a late owner's reply), the id answers whatever is sent.
         cache.remember(Self.answer("skipped"), for: Self.socketKey("web-1"))
-        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: .vote(itemId: Self.itemB, value: 1)) == .answered(Self.answer("skipped")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.vote(itemId: Self.itemB, value: 1))) == .answered(Self.answer("skipped")))
+    }
+
+    @Test func aDeviceSyncRequestSentAgainIsTheSameRequestAndAnyOtherIsNot() {
+        let calibrate = DeviceSyncRequest.calibrate(Calibrate(userId: Self.user, deviceId: "phone"))
+        var cache = AnswerCache()
+        cache.remember(Self.answer("calibrating"), for: Self.socketKey("web-1"), command: RequestFingerprint.forSocket(calibrate))
+        let again = RequestFingerprint.forSocket(DeviceSyncRequest.calibrate(Calibrate(userId: Self.user, deviceId: "phone")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: again) == .answered(Self.answer("calibrating")))
+        let otherDevice = RequestFingerprint.forSocket(DeviceSyncRequest.calibrate(Calibrate(userId: Self.user, deviceId: "laptop")))
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: otherDevice) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.resync) == .keyUsedForAnotherRequest)
+        #expect(cache.lookup(Self.socketKey("web-1"), sentWith: Self.asked(.skip)) == .keyUsedForAnotherRequest, "a command under a calibration's id")
+        // A sync report is applied as its command: one fingerprint for both.
+        let report = SyncReport(epoch: 3, offsetMs: 1, errorMs: 0.5, driftMs: 0, deviceId: "phone")
+        #expect(RequestFingerprint.forSocket(DeviceSyncRequest.report(report)) == Self.asked(.syncReport(report)))
     }
 
     @Test func aFingerprintReadsBackFromTheTextItIsStoredAs() {

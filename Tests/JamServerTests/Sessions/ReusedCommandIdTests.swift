@@ -111,4 +111,23 @@ struct ReusedCommandIdTests {
             #expect(refused.error?.code == .keyReused, "\(refused.event)")
         }
     }
+
+    @Test func aResyncSentAgainGetsItsAnswerAndAnAddUnderItsIdIsRefusedNotAcknowledged() async throws {
+        try await TestServer.with { server in
+            let party = try await Party.start(server, guests: ["Eli"])
+            let host = party.host.socket
+            let resync = ClientCommand.resync(Resync(userId: party.guests[0].id))
+            host.send(resync, id: "resync-1")
+            let first = try await host.next("the re-sync's answer", where: Self.answer(to: "resync-1"))
+            #expect(first.ack != nil, "\(first.event)")
+            host.send(resync, id: "resync-1")
+            let again = try await host.next("the resent re-sync's answer", where: Self.answer(to: "resync-1"))
+            #expect(again == first, "the kept answer: \(again.event)")
+            // Answered with the re-sync's ack, the add would look stored and never be.
+            host.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "resync-1")
+            let refused = try await host.next("the add's answer", where: Self.answer(to: "resync-1"))
+            #expect(refused.error?.code == .keyReused, "\(refused.event)")
+            #expect(Self.trackIDs(try await server.api.view(party.host.token, party.id)) == [])
+        }
+    }
 }
