@@ -60,7 +60,9 @@ import Testing
     @Test func aConnectedMemberKeepsTheSessionPlaying() async throws {
         try await TestServer.with(configure: {
             $0.timing.unattendedPauseMs = 300
-            $0.timing.abandonAfterMs = 4_000
+            // Far beyond any starved start: a session nobody has opened yet is abandoned too,
+            // and a full run once ended this one before the host's socket opened (4 s then).
+            $0.timing.abandonAfterMs = 60_000
         }) { server in
             let party = try await Self.playingParty(server)
             await party.host.socket.close()

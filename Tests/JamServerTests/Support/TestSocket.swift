@@ -129,7 +129,10 @@ final class TestSocket: Sendable {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
-        let seen = await inbox.envelopes.map { "\($0.event.type.rawValue)#\($0.seq)" }.joined(separator: ", ")
+        let seen = await inbox.envelopes.map { envelope in
+            let said = envelope.error.map { " (\($0.code.rawValue): \($0.message))" } ?? ""
+            return "\(envelope.event.type.rawValue)#\(envelope.seq)\(said)"
+        }.joined(separator: ", ")
         throw TestFailure("timed out waiting for \(description); received: \(seen)")
     }
 
