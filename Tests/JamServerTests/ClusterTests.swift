@@ -686,12 +686,16 @@ struct DatabaseRestartTests {
             #expect(held.text.contains("applied on this server"), "\(held.text)")
             #expect(waited >= .seconds(5) && waited < .seconds(9), "answered once the commit waited 5 s: \(waited)")
 
+            // The stalled commit says so first; on a starved machine the node's own check of
+            // its connection may have found the database gone by now, and says that instead.
+            // Either way the next change is refused before it is applied.
             let refused = try await server.api.add(host.token, id, testTrack(2))
             #expect(refused.status == 503)
-            #expect(refused.text.contains("not applied"), "\(refused.text)")
+            #expect(refused.text.contains("not applied") || refused.text.contains("the database is unreachable"), "\(refused.text)")
             let health = try await server.api.request("GET", "/healthz")
             #expect(health.status == 503)
-            #expect(try health.decode(Health.self).reason == "the store does not take writes")
+            let reason = try health.decode(Health.self).reason
+            #expect(reason == "the store does not take writes" || reason == "the database is unreachable", "\(String(describing: reason))")
 
             try await database.thaw()
             try await eventually("the node takes writes again", timeout: .seconds(10)) {
