@@ -14,15 +14,16 @@ public struct ClientFrame: Hashable, Sendable {
 
     /// Longest accepted command `id`, in bytes.
     public static let maxIdLength = 128
-    /// What no command `id` may start with: the server keeps a REST call's `Idempotency-Key`
-    /// under it, in the same memory of answers, so such an id could answer for a key.
+    /// What no command `id` may start with, nor hold after a space: the server keeps a REST
+    /// call's `Idempotency-Key` under it, in the same memory of answers and read from the
+    /// right of its answer key, so such an id could answer for a key or be read as one.
     public static let reservedIdPrefix = "key:"
 
     /// Whether `id` may name a command: 1 to `maxIdLength` bytes without control characters,
-    /// not starting with `reservedIdPrefix`. An id is stored with its answer (PostgreSQL's text
+    /// neither starting with `reservedIdPrefix` nor holding it after a space. An id is stored with its answer (PostgreSQL's text
     /// refuses U+0000: one such id would hold up every later commit of its node) and logged.
     public static func accepts(id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= maxIdLength && !id.hasPrefix(reservedIdPrefix)
+        !id.isEmpty && id.utf8.count <= maxIdLength && !id.hasPrefix(reservedIdPrefix) && !id.contains(" " + reservedIdPrefix)
             && !id.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
     /// Largest frame a server takes by default, in bytes; a larger one closes the socket with
@@ -71,7 +72,7 @@ extension ClientFrame: Codable {
         if let id, !ClientFrame.accepts(id: id) {
             throw DecodingError.dataCorruptedError(
                 forKey: .id, in: c,
-                debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes without control characters, not starting with \"\(ClientFrame.reservedIdPrefix)\" (the server's for REST idempotency keys)")
+                debugDescription: "id must be 1 to \(ClientFrame.maxIdLength) bytes without control characters, not starting with \"\(ClientFrame.reservedIdPrefix)\" nor holding \" \(ClientFrame.reservedIdPrefix)\" (the server's for REST idempotency keys)")
         }
         guard let type = ClientCommandType(rawValue: rawType) else {
             throw UnknownTypeError(type: rawType)

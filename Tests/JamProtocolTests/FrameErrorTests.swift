@@ -242,7 +242,7 @@ struct FrameErrorTests {
     }
 
     @Test func badCommandIdIsInvalid() {
-        let rule = #"field id: id must be 1 to 128 bytes without control characters, not starting with "key:" (the server's for REST idempotency keys)"#
+        let rule = #"field id: id must be 1 to 128 bytes without control characters, not starting with "key:" nor holding " key:" (the server's for REST idempotency keys)"#
         #expect(frameError(#"{"type":"skip","id":""}"#) == JamError(.invalidField, rule))
         let long = String(repeating: "i", count: ClientFrame.maxIdLength + 1)
         #expect(frameError(#"{"type":"skip","id":"\#(long)"}"#) == JamError(.invalidField, rule))
@@ -250,6 +250,10 @@ struct FrameErrorTests {
         #expect(frameError(#"{"type":"vote","id":"key:vote:K1","data":{"itemId":"a","value":1}}"#) == JamError(.invalidField, rule))
         #expect(frameError(#"{"type":"skip","id":"key:skip:K1 0123456789abcdef"}"#) == JamError(.invalidField, rule))
         #expect(frameError(#"{"type":"skip","id":"mykey:1"}"#) == nil)
+        // Read from the right of its answer key, this id's last word would pass for a key's.
+        #expect(frameError(#"{"type":"vote","id":"retry key:1","data":{"itemId":"a","value":1}}"#) == JamError(.invalidField, rule))
+        #expect(frameError(#"{"type":"skip","id":"retry key:1"}"#) == JamError(.invalidField, rule))
+        #expect(frameError(#"{"type":"skip","id":"retry 1"}"#) == nil)
         // A control character (U+0000 above all, which PostgreSQL's text refuses), by either reader.
         #expect(frameError(#"{"type":"vote","id":"x\u0000","data":{"itemId":"a","value":1}}"#) == JamError(.invalidField, rule))
         #expect(frameError(#"{"type":"skip","id":"x\u0000"}"#) == JamError(.invalidField, rule))

@@ -297,8 +297,16 @@ struct ClusterTests {
             for n in 1...2 { answers.append(try await follower.next("answer \(n) to a-1", timeout: .seconds(5), where: answer("a-1"))) }
             #expect(answers.filter { $0.ack?.itemId != nil }.count == 1, "\(answers.map(\.event))")
             #expect(answers.filter { $0.error?.code == .keyReused }.count == 1, "\(answers.map(\.event))")
+            // A device-sync request under an id on its way to the owner is refused as well:
+            // performed, it would answer for the id, and the add's answer for it too.
+            follower.send(.addToQueue(AddToQueue(track: testTrack(6), nonce: "n6")), id: "r-1")
+            follower.send(.resync(Resync(userId: host.userId)), id: "r-1")
+            answers = []
+            for n in 1...2 { answers.append(try await follower.next("answer \(n) to r-1", timeout: .seconds(5), where: answer("r-1"))) }
+            #expect(answers.filter { $0.ack?.itemId != nil }.count == 1, "\(answers.map(\.event))")
+            #expect(answers.filter { $0.error?.code == .keyReused }.count == 1, "\(answers.map(\.event))")
             let view = try await owner.api.view(host.token, id)
-            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1", "track-2", "track-4"])
+            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1", "track-2", "track-4", "track-6"])
             await follower.close()
         }
     }

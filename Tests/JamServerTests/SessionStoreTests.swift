@@ -178,6 +178,17 @@ import Testing
         try await reopened.close()
     }
 
+    @Test func aSnapshotAnswerWhoseCommandFingerprintCannotBeReadIsDamageNotAnAnswerToAnything() throws {
+        let good = StoredAnswer(key: "u web-1", frame: "{}", command: RequestFingerprint.text(RequestFingerprint.forSocket(.skip)))
+        let bytes = LogCoding.encode([good, StoredAnswer(key: "u web-2", frame: "{}", command: "not hex")])
+        #expect(throws: DamagedStoredSession(
+            session: Self.id(1), part: .snapshot(4),
+            problem: #"has answers that cannot be read (the command fingerprint of u web-2 is "not hex")"#)) {
+            try LogCoding.decodeAnswers(bytes, session: Self.id(1), snapshotAt: 4)
+        }
+        #expect(try LogCoding.decodeAnswers(LogCoding.encode([good]), session: Self.id(1), snapshotAt: 4) == [good])
+    }
+
     @Test(arguments: Kind.testable)
     func theStoreKeepsTheTwoNewestSnapshotsAndTheRecordsAfterTheOlder(_ kind: Kind) async throws {
         let subject = try await Self.subject(kind)

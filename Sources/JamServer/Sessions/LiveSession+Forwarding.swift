@@ -26,18 +26,10 @@ extension LiveSession {
             // once, and that call's continuation is the only way its caller hears. Taken over,
             // the call would wait for good. (A socket's command sent again takes its own
             // earlier place: the answer goes to the socket that asks last. Another command
-            // under the same id is refused, as the owner would.)
-            switch forwards[key] {
-            case .rest?:
+            // under the same id was refused before it got here: `answerRetry`.)
+            if case .rest? = forwards[key] {
                 reply(to: connection, wire.error(Self.idInProgress, id: replyId, state: state, now: environment.clock.now()))
                 return
-            case .socket(_, let earlier)? where RequestFingerprint.forSocket(earlier) != RequestFingerprint.forSocket(command):
-                // The id still waits for the answer to the command it was first sent with.
-                noteRefusal(Self.idReused, by: user, what: command.logName)
-                reply(to: connection, wire.error(Self.idReused, id: replyId, state: state, now: environment.clock.now()))
-                return
-            case .socket?, nil:
-                break
             }
             forwards[key] = .socket(connection, command)
             // Answered by the owner's record or reply. A reply can be lost (its notification

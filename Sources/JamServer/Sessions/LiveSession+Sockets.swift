@@ -242,12 +242,20 @@ extension LiveSession {
 
     /// Sends the stored answer of `replyId` again (followed by `showingChoicesOf`'s choices),
     /// if `user` had it answered, or refuses the id where it answered a request of another
-    /// `fingerprint`; true when it did either.
+    /// `fingerprint`, or waits for the owner's answer to another command; true when it did
+    /// either.
     private func answerRetry(
         _ replyId: String, sentWith fingerprint: @autoclosure () -> UInt64, what: String, showingChoicesOf chooser: UserID?, by user: UserID,
         on connectionID: ConnectionID
     ) -> Bool {
-        switch answers.lookup(Self.answerKey(user, replyId), sentWith: fingerprint()) {
+        let key = Self.answerKey(user, replyId)
+        var found = answers.lookup(key, sentWith: fingerprint())
+        // On a node that forwards, the id may be on its way to the owner with a command the
+        // owner will refuse this one for; the same command sent again takes its place.
+        if found == .none, !forwards.isEmpty, case .socket(_, let pending)? = forwards[key], RequestFingerprint.forSocket(pending) != fingerprint() {
+            found = .keyUsedForAnotherRequest
+        }
+        switch found {
         case .answered(let answer):
             replyWithoutRecord(answer, to: connectionID, showingChoicesOf: chooser)
         case .keyUsedForAnotherRequest:

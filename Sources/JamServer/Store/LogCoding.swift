@@ -36,11 +36,19 @@ enum LogCoding {
     /// The answers a snapshot holds; unreadable ones are damage (`DamagedStoredSession`).
     static func decodeAnswers(_ bytes: [UInt8], session: SessionID, snapshotAt lsn: Int64) throws(DamagedStoredSession) -> [StoredAnswer] {
         guard !bytes.isEmpty else { return [] }
+        let answers: [StoredAnswer]
         do {
-            return try JSONDecoder().decode([StoredAnswer].self, from: Data(bytes))
+            answers = try JSONDecoder().decode([StoredAnswer].self, from: Data(bytes))
         } catch {
             throw DamagedStoredSession(session: session, part: .snapshot(lsn), problem: "has answers that cannot be read (\(error))")
         }
+        // Read as no fingerprint, such an answer would answer any command sent under its id.
+        if let bad = answers.first(where: { $0.command.map { !RequestFingerprint.isText($0) } ?? false }) {
+            throw DamagedStoredSession(
+                session: session, part: .snapshot(lsn),
+                problem: "has answers that cannot be read (the command fingerprint of \(bad.key) is \(String(reflecting: bad.command ?? "")))")
+        }
+        return answers
     }
 
     private static func encodeOrCrash<T: Encodable>(_ value: T) -> [UInt8] {
