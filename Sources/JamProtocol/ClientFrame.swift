@@ -20,8 +20,9 @@ public struct ClientFrame: Hashable, Sendable {
     public static let reservedIdPrefix = "key:"
 
     /// Whether `id` may name a command: 1 to `maxIdLength` bytes without control characters,
-    /// neither starting with `reservedIdPrefix` nor holding it after a space. An id is stored with its answer (PostgreSQL's text
-    /// refuses U+0000: one such id would hold up every later commit of its node) and logged.
+    /// neither starting with `reservedIdPrefix` nor holding it after a space. An id is stored
+    /// with its answer (PostgreSQL's text refuses U+0000: one such id would hold up every later
+    /// commit of its node) and logged.
     public static func accepts(id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= maxIdLength && !id.hasPrefix(reservedIdPrefix)
             && !id.utf8.contains { $0 < 0x20 || $0 == 0x7F }
@@ -30,6 +31,7 @@ public struct ClientFrame: Hashable, Sendable {
     }
 
     private static let reservedAfterSpace = " " + reservedIdPrefix
+
     /// Largest frame a server takes by default, in bytes; a larger one closes the socket with
     /// 1009.
     public static let maxBytes = 64 * 1024

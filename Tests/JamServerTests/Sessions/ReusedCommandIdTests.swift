@@ -27,6 +27,16 @@ struct ReusedCommandIdTests {
         return added
     }
 
+    /// Sends `command` under `id` twice: acknowledged, and sent again, given the same answer.
+    static func expectAnsweredOnce(_ command: ClientCommand, id: String, on socket: TestSocket) async throws {
+        socket.send(command, id: id)
+        let first = try await socket.next("the answer to \(id)", where: Self.answer(to: id))
+        #expect(first.ack != nil, "\(first.event)")
+        socket.send(command, id: id)
+        let again = try await socket.next("the answer to \(id) sent again", where: Self.answer(to: id))
+        #expect(again == first, "the kept answer: \(again.event)")
+    }
+
     /// Sends track 2's add and a skip under `c-1`, each refused.
     static func expectRefused(_ socket: TestSocket) async throws {
         for command in [ClientCommand.addToQueue(AddToQueue(track: testTrack(2), nonce: "n2")), .skip(Skip())] {
@@ -100,12 +110,7 @@ struct ReusedCommandIdTests {
             let party = try await Party.start(server, guests: ["Eli"])
             let eli = party.guests[0].socket
             let report = ClientCommand.syncReport(SyncReport(epoch: 0, offsetMs: 0, errorMs: 2, driftMs: 0))
-            eli.send(report, id: "report-1")
-            let first = try await eli.next("the report's answer", where: Self.answer(to: "report-1"))
-            #expect(first.ack != nil, "\(first.event)")
-            eli.send(report, id: "report-1")
-            let again = try await eli.next("the resent report's answer", where: Self.answer(to: "report-1"))
-            #expect(again == first, "the kept answer: \(again.event)")
+            try await Self.expectAnsweredOnce(report, id: "report-1", on: eli)
             eli.send(.requestSkip(Skip()), id: "report-1")
             let refused = try await eli.next("the skip request's answer", where: Self.answer(to: "report-1"))
             #expect(refused.error?.code == .keyReused, "\(refused.event)")
@@ -116,13 +121,7 @@ struct ReusedCommandIdTests {
         try await TestServer.with { server in
             let party = try await Party.start(server, guests: ["Eli"])
             let host = party.host.socket
-            let resync = ClientCommand.resync(Resync(userId: party.guests[0].id))
-            host.send(resync, id: "resync-1")
-            let first = try await host.next("the re-sync's answer", where: Self.answer(to: "resync-1"))
-            #expect(first.ack != nil, "\(first.event)")
-            host.send(resync, id: "resync-1")
-            let again = try await host.next("the resent re-sync's answer", where: Self.answer(to: "resync-1"))
-            #expect(again == first, "the kept answer: \(again.event)")
+            try await Self.expectAnsweredOnce(.resync(Resync(userId: party.guests[0].id)), id: "resync-1", on: host)
             // Answered with the re-sync's ack, the add would look stored and never be.
             host.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "resync-1")
             let refused = try await host.next("the add's answer", where: Self.answer(to: "resync-1"))
