@@ -242,8 +242,8 @@ extension LiveSession {
 
     /// Sends the stored answer of `replyId` again (followed by `showingChoicesOf`'s choices),
     /// if `user` had it answered, or refuses the id where it answered a request of another
-    /// `fingerprint`, or waits for the owner's answer to another command; true when it did
-    /// either.
+    /// `fingerprint`, or waits for the owner's answer to another command or is held for one
+    /// while the session is taken over; true when it did either.
     private func answerRetry(
         _ replyId: String, sentWith fingerprint: @autoclosure () -> UInt64, what: String, showingChoicesOf chooser: UserID?, by user: UserID,
         on connectionID: ConnectionID
@@ -253,6 +253,14 @@ extension LiveSession {
         // On a node that forwards, the id may be on its way to the owner with a command the
         // owner will refuse this one for; the same command sent again takes its place.
         if found == .none, !forwards.isEmpty, case .socket(_, let pending)? = forwards[key], RequestFingerprint.forSocket(pending) != fingerprint() {
+            found = .keyUsedForAnotherRequest
+        }
+        // While the session is taken over the id may be held with a command applied once the
+        // takeover ends: a device-sync request performed now would take the id from it.
+        if found == .none, let held = heldDuringTakeover,
+            let first = held.first(where: { $0.replyId == replyId && $0.user == user }),
+            RequestFingerprint.forSocket(first.command) != fingerprint()
+        {
             found = .keyUsedForAnotherRequest
         }
         switch found {
