@@ -61,6 +61,7 @@ public func buildApplication(
     environment.endedSweepMs = configuration.endedSweepMs
     environment.deadlineScanMs = configuration.deadlineScanMs
     environment.idleReplicaMs = configuration.idleReplicaMs
+    environment.forwardAnswerMs = configuration.forwardAnswerMs
     environment.commandLimits = profile.limitsSocketMessages ? configuration.commandLimits : nil
     let registry = SessionRegistry(store: store, environment: environment, defaults: profile.defaults, loops: loops)
     cluster?.setEvents(registry)

@@ -47,6 +47,10 @@ struct ForwardReply: Codable, Sendable, Equatable {
     var connection: ConnectionID?
     /// The answer as the member's protocol writes it.
     var frame: String
+    /// The socket command it answers (`RequestFingerprint.forSocket`): its id may have been
+    /// sent with another command once the origin's wait ran out. Absent from a REST call's
+    /// reply, and from an owner of an earlier release.
+    var command: UInt64?
     /// Set when the command was refused: its code and message.
     var errorCode: ErrorCode?
     var errorMessage: String?

@@ -38,7 +38,7 @@ extension LiveSession {
             forwardCount += 1
             let sent = forwardCount
             forwardLimits[key] = sent
-            eventLoop.scheduleTask(in: Self.forwardAnswerLimit) { [self] in
+            eventLoop.scheduleTask(in: .milliseconds(environment.forwardAnswerMs)) { [self] in
                 self.assumeIsolated { session in
                     guard session.forwardLimits[key] == sent else { return }
                     session.forwardLimits[key] = nil
@@ -127,7 +127,7 @@ extension LiveSession {
         let forwarded = ForwardedCommand(inboxId: 0, session: id, origin: cluster.nodeID, connection: nil, replyId: replyId, command: command, user: user)
         // Answered by the owner's record or reply; a node that died (or whose database hangs)
         // before answering is given up on, though the owner may still apply the command.
-        let timeout = eventLoop.scheduleTask(in: Self.forwardAnswerLimit) { [self] in
+        let timeout = eventLoop.scheduleTask(in: .milliseconds(environment.forwardAnswerMs)) { [self] in
             self.assumeIsolated { $0.forwardFailed(key: key, replyId: replyId, Self.forwardUnanswered) }
         }
         defer { timeout.cancel() }
@@ -150,10 +150,8 @@ extension LiveSession {
 
     static let keyInProgress = inProgress(IdempotencyKey.header)
 
-    /// How long a forwarded command's caller waits for the owner's answer.
-    static let forwardAnswerLimit: TimeAmount = .seconds(10)
-
-    /// What a caller hears when the owner's answer did not come within `forwardAnswerLimit`.
+    /// What a caller hears when the owner's answer did not come within
+    /// `SessionEnvironment.forwardAnswerMs`.
     static let forwardUnanswered = JamError(
         .unavailable, "the session's server did not answer in time; the change may still be applied, read the session before repeating it")
 
@@ -171,14 +169,21 @@ extension LiveSession {
     /// The owner answered a forwarded command that no record carries.
     func replied(_ reply: ForwardReply) {
         let frame = WebSocketText.frame(Array(reply.frame.utf8))
-        let pending = forwards.removeValue(forKey: reply.key)
+        var pending = forwards.removeValue(forKey: reply.key)
+        var waiting: UInt64?
+        if case .socket(_, let command)? = pending { waiting = RequestFingerprint.forSocket(command) }
+        if let answered = reply.command, let command = waiting, answered != command {
+            // The answer to a command whose wait ran out, and whose id the socket sent since
+            // with another command: that one waits for its own answer (the owner refuses it).
+            forwards[reply.key] = pending
+            pending = nil
+        }
         if reply.errorCode.map({ Self.remembersRefusal($0, answerKey: reply.key) }) ?? true {
-            // Kept with the changes, and with the command's fingerprint while this node still
-            // waited for it. The owner's lists are the ones that count, and it answers a resend
+            // Kept with the changes, and with the fingerprint of the command it answers (an
+            // owner of an earlier release names none: then that of the command this node
+            // waited for). The owner's lists are the ones that count, and it answers a resend
             // this node no longer holds.
-            var fingerprint: UInt64?
-            if case .socket(_, let command)? = pending { fingerprint = RequestFingerprint.forSocket(command) }
-            answers.remember(frame, for: reply.key, lane: .change, command: fingerprint)
+            answers.remember(frame, for: reply.key, lane: .change, command: reply.command ?? waiting)
         }
         guard let pending else { return }
         switch pending {

@@ -140,7 +140,9 @@ extension LiveSession {
         node.reply(
             ForwardReply(
                 node: forwarded.origin, session: id, key: key, connection: forwarded.connection,
-                frame: String(buffer: WebSocketText.payload(of: frame)), errorCode: error?.code, errorMessage: error?.message))
+                frame: String(buffer: WebSocketText.payload(of: frame)),
+                command: forwarded.connection.map { _ in RequestFingerprint.forSocket(forwarded.command) }, errorCode: error?.code,
+                errorMessage: error?.message))
     }
 }
 

@@ -27,6 +27,8 @@ struct SessionEnvironment: Sendable {
     var deadlineScanMs: Int64 = 30_000
     /// How long a replica nobody here is connected to keeps following its session.
     var idleReplicaMs: Int64 = 60_000
+    /// How long a caller whose command went to another node's session waits for its answer.
+    var forwardAnswerMs: Int64 = 10_000
     /// How fast each member may send socket messages; `nil` for no limit.
     var commandLimits: CommandLimits?
 }

@@ -10,8 +10,10 @@ import Testing
 
 @testable import JamServer
 
-/// On a replica, a REST call and a socket command that share an answer key wait for one
-/// answer from the owner: the first to wait keeps it.
+/// On a replica, the owner's answer under an answer key reaches the request it answers: a
+/// REST call and a socket command that share the key wait for one answer (the first to wait
+/// keeps it), and an answer that comes after its caller stopped waiting does not answer the
+/// command sent under the id since.
 @Suite(.serialized, .enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
 struct ForwardedKeyTests {
     static let host: UserID = "00000000-0000-0000-0009-00000000000a"
@@ -21,13 +23,18 @@ struct ForwardedKeyTests {
         .add(track: Track(id: "t\(n)", name: "Track \(n)", artist: "Artist"), nonce: "n\(n)", itemId: ItemID("00000000-0000-0000-0009-00000000010\(n)"))
     }
 
-    @Test(.timeLimit(.minutes(1))) func aSocketCommandWithTheIdOfAWaitingRESTCallIsRefusedAndTheCallStillHearsItsAnswer() async throws {
+    /// A replica of a fresh session with the host's socket attached, on a node whose forwarder
+    /// does not run: what the replica forwards waits, unanswered, until the test answers it as
+    /// the owner would. A forwarded command's caller waits `forwardAnswerMs` for that.
+    static func withReplica(
+        forwardAnswerMs: Int64 = 10_000,
+        _ body: (_ session: LiveSession, _ socket: RealtimeConnection, _ channel: NIOAsyncTestingChannel, _ cluster: ClusterNode) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "test")
         let store = try await PostgresSessionStore.open(try await TestPostgres.freshDatabase(), logger: logger)
-        // The node's forwarder does not run: what the replica forwards waits, unanswered,
-        // until the test answers it as the owner would.
         let cluster = ClusterNode(store: store, logger: logger)
-        let environment = SessionEnvironment.forTests(logger: logger, cluster: cluster)
+        var environment = SessionEnvironment.forTests(logger: logger, cluster: cluster)
+        environment.forwardAnswerMs = forwardAnswerMs
         let state = SessionState(id: Self.id, joinCode: "ABCDEF", name: "Party", creator: Self.host, creatorName: "Host", now: SystemClock().now())
         let session = LiveSession(
             state: state, storedLsn: 0, wire: OpenJamWire(), environment: environment, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
@@ -47,37 +54,80 @@ struct ForwardedKeyTests {
         await loop.advanceTime(by: .milliseconds(1))
         try await session.attach(connection, lastSeq: nil)
         while try await channel.readOutbound(as: ByteBuffer.self) != nil {}
+        try await body(session, connection, channel, cluster)
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+        try await store.close()
+    }
 
-        // A REST call with an idempotency key waits for the owner's answer ...
-        let replyId = "key:add:party-1 fingerprint"
-        let key = LiveSession.answerKey(Self.host, replyId)
-        let call = Task { try await session.forwardAndWait(Self.add(1), by: Self.host, replyId: replyId) }
-        try await eventually("the REST call never waited") { await session.restCallWaits(on: key) }
-
-        // ... and a socket of the same member sends a command under the same id.
-        await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: replyId, relay: nil)
-        let refusal = try await eventually("the socket heard nothing") { () async throws -> String? in
+    /// The next frame the session writes to the socket, as text.
+    static func nextFrame(of channel: NIOAsyncTestingChannel, _ what: String) async throws -> String {
+        try await eventually(what) { () async throws -> String? in
             guard let bytes = try await channel.readOutbound(as: ByteBuffer.self) else { return nil }
             return String(buffer: WebSocketText.payload(of: bytes))
         }
-        #expect(refusal.contains("\"conflict\""), "refused as a conflict: \(refusal)")
-        #expect(refusal.contains(replyId), "the refusal names the socket's id: \(refusal)")
-        guard await session.restCallWaits(on: key) else {
-            // Taken over: the owner's one answer would go to the socket, and the call would
-            // wait for good. Left waiting rather than awaited.
-            Issue.record("the socket's command took the REST call's place")
-            return
-        }
+    }
 
-        // The owner's answer reaches the call.
-        let made = ItemID("00000000-0000-0000-0009-000000000101")
-        let ack = try WireCoding.encode(ServerEnvelope(event: .ack(Ack(id: replyId, itemId: made)), epoch: 0, seq: 1, timestamp: 0))
-        await session.replied(ForwardReply(node: cluster.nodeID, session: Self.id, key: key, connection: nil, frame: String(decoding: ack, as: UTF8.self)))
-        let outcome = try await call.value
-        #expect(outcome.itemId == made, "the call has the owner's answer")
-        #expect(await session.restCallWaits(on: key) == false)
-        _ = try await channel.finish(acceptAlreadyClosed: true)
-        try await store.close()
+    /// `event` as a frame, the way an owner's reply carries it.
+    static func frame(_ event: ServerEvent) throws -> String {
+        String(decoding: try WireCoding.encode(ServerEnvelope(event: event, epoch: 0, seq: 1, timestamp: 0)), as: UTF8.self)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aSocketCommandWithTheIdOfAWaitingRESTCallIsRefusedAndTheCallStillHearsItsAnswer() async throws {
+        try await Self.withReplica { session, connection, channel, cluster in
+            // A REST call with an idempotency key waits for the owner's answer ...
+            let replyId = "key:add:party-1 fingerprint"
+            let key = LiveSession.answerKey(Self.host, replyId)
+            let call = Task { try await session.forwardAndWait(Self.add(1), by: Self.host, replyId: replyId) }
+            try await eventually("the REST call never waited") { await session.restCallWaits(on: key) }
+
+            // ... and a socket of the same member sends a command under the same id.
+            await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: replyId, relay: nil)
+            let refusal = try await Self.nextFrame(of: channel, "the socket heard nothing")
+            #expect(refusal.contains("\"conflict\""), "refused as a conflict: \(refusal)")
+            #expect(refusal.contains(replyId), "the refusal names the socket's id: \(refusal)")
+            guard await session.restCallWaits(on: key) else {
+                // Taken over: the owner's one answer would go to the socket, and the call would
+                // wait for good. Left waiting rather than awaited.
+                Issue.record("the socket's command took the REST call's place")
+                return
+            }
+
+            // The owner's answer reaches the call.
+            let made = ItemID("00000000-0000-0000-0009-000000000101")
+            let ack = try Self.frame(.ack(Ack(id: replyId, itemId: made)))
+            await session.replied(ForwardReply(node: cluster.nodeID, session: Self.id, key: key, connection: nil, frame: ack))
+            let outcome = try await call.value
+            #expect(outcome.itemId == made, "the call has the owner's answer")
+            #expect(await session.restCallWaits(on: key) == false)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anOwnersLateAnswerDoesNotAnswerAnotherCommandSentUnderItsIdSince() async throws {
+        try await Self.withReplica(forwardAnswerMs: 100) { session, connection, channel, cluster in
+            let key = LiveSession.answerKey(Self.host, "c-1")
+            await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            let unanswered = try await Self.nextFrame(of: channel, "the add's wait never ran out")
+            #expect(unanswered.contains("\"unavailable\""), "\(unanswered)")
+            // The member sends another command under the id; the owner, which stored the first
+            // one's answer, refuses it, and its answer to the first comes late, before that.
+            await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            let made = ItemID("00000000-0000-0000-0009-000000000101")
+            await session.replied(
+                ForwardReply(
+                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.ack(Ack(id: "c-1", itemId: made))),
+                    command: RequestFingerprint.forSocket(Self.add(1))))
+            let error = ErrorEvent(id: "c-1", code: .keyReused, message: LiveSession.idReused.message)
+            await session.replied(
+                ForwardReply(
+                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.error(error)),
+                    command: RequestFingerprint.forSocket(Self.add(2)), errorCode: .keyReused, errorMessage: error.message))
+            let answer = try await Self.nextFrame(of: channel, "the second command was not answered")
+            #expect(answer.contains("\"keyReused\""), "the second command gets its own answer, not the first one's ack: \(answer)")
+            // The first command's answer is kept for it: sent again, it gets the ack.
+            await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            let again = try await Self.nextFrame(of: channel, "the first command sent again was not answered")
+            #expect(again.contains(made.rawValue), "\(again)")
+        }
     }
 }
 
