@@ -271,6 +271,11 @@ struct Serve: AsyncParsableCommand {
             guard let value = Int64(text), value >= 0 else { throw ValidationError("JAM_COMMIT_LINGER_US must be a number of microseconds, got \"\(text)\"") }
             configuration.commitTiming.linger = .microseconds(value)
         }
+        if let text = environment["JAM_FORWARD_WAIT_MS"] {
+            // Several nodes over a slow database may want longer; tests want it short.
+            guard let value = Int64(text), value > 0 else { throw ValidationError("JAM_FORWARD_WAIT_MS must be a positive number of milliseconds, got \"\(text)\"") }
+            configuration.forwardAnswerMs = value
+        }
         // Before anything uses the shared event loops (nothing above does).
         do {
             try EventLoops.configure(environment: environment, commitThread: configuration.database == nil)

@@ -311,6 +311,48 @@ struct ClusterTests {
         }
     }
 
+    @Test func anOwnersAnswerThatComesAfterItsCallerStoppedWaitingDoesNotAnswerTheNextCommandUnderItsId() async throws {
+        // The node that forwards waits one second for the owner's answers.
+        try await TestCluster.with(nodes: 2, environment: ["JAM_FORWARD_WAIT_MS": "1000"]) { cluster in
+            let (owner, other) = (cluster.node(0), cluster.node(1))
+            let host = try await owner.api.guest("Host")
+            let id = try await owner.api.create(host.token).session.id
+            _ = try await owner.api.add(host.token, id, testTrack(1))
+            let item = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
+            let follower = TestSocket(server: other, session: id, token: host.token)
+            try await follower.next(.stateSync)
+            // An add the owner answers with its record, and a vote with nothing to take back
+            // that it answers by reply: each comes once the member has stopped waiting for it
+            // and sent a skip under its id, which the owner refuses. Taken for the skip's
+            // answer, the first command's ack would say the song was skipped.
+            let firsts: [(String, ClientCommand)] = [
+                ("a-1", .addToQueue(AddToQueue(track: testTrack(3), nonce: "n3"))), ("v-1", .vote(Vote(itemId: item, value: 0))),
+            ]
+            for (commandId, command) in firsts {
+                let ownerProcess = cluster.nodes[0].child
+                ownerProcess.signal(SIGSTOP)
+                do {
+                    follower.send(command, id: commandId)
+                    let unanswered = try await follower.next("the wait for \(commandId)'s answer", timeout: .seconds(10), where: answer(commandId))
+                    #expect(unanswered.error?.code == .unavailable, "\(unanswered.event)")
+                    follower.send(.skip(Skip()), id: commandId)
+                    // On its way to the owner before the owner goes on.
+                    try await Task.sleep(for: .milliseconds(300))
+                    ownerProcess.signal(SIGCONT)
+                } catch {
+                    ownerProcess.signal(SIGCONT)
+                    throw error
+                }
+                let skip = try await follower.next("the skip's answer under \(commandId)", timeout: .seconds(10), where: answer(commandId))
+                #expect(skip.error?.code == .keyReused, "\(skip.event)")
+            }
+            let view = try await owner.api.view(host.token, id)
+            #expect([view.nowPlaying?.item.track.id].compactMap { $0 } + view.queue.map(\.track.id) == ["track-1", "track-2", "track-3"], "no skip applied")
+            await follower.close()
+        }
+    }
+
     @Test func aNodeThatDoesNotOwnTheSessionShowsItToMembersOnly() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
             let (owner, other) = (cluster.node(0), cluster.node(1))

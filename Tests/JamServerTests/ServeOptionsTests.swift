@@ -22,6 +22,8 @@ import Testing
         ("JAM_DATABASE_URL", "postgres://u@localhost/x?ssl=true", #"the database URL's setting "ssl" is not one OpenJam reads (it reads sslmode and host)"#),
         ("JAM_SOCKET_LIMITS", "maybe", #"JAM_SOCKET_LIMITS must be on or off, got "maybe""#),
         ("JAM_COMMIT_LINGER_US", "-1", #"JAM_COMMIT_LINGER_US must be a number of microseconds, got "-1""#),
+        ("JAM_FORWARD_WAIT_MS", "0", #"JAM_FORWARD_WAIT_MS must be a positive number of milliseconds, got "0""#),
+        ("JAM_FORWARD_WAIT_MS", "1s", #"JAM_FORWARD_WAIT_MS must be a positive number of milliseconds, got "1s""#),
     ])
     func aBadVariableStopsTheStartAndSaysWhy(name: String, value: String, message: String) async throws {
         let printed = try await Self.refusal(environment: [name: value])

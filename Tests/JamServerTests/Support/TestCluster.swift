@@ -36,15 +36,21 @@ final class TestCluster: Sendable {
         self.database = database
     }
 
-    /// Starts `count` nodes (three at most: the config names three) and the balancer.
-    static func start(nodes count: Int = 3, arguments: [String] = []) async throws -> TestCluster {
+    /// Starts `count` nodes (three at most: the config names three), each with `arguments`
+    /// and `environment` added, and the balancer.
+    static func start(
+        nodes count: Int = 3, arguments: [String] = [], environment nodeEnvironment: [String: String] = [:]
+    ) async throws -> TestCluster {
         guard let haproxy else { throw TestFailure("cluster tests need haproxy (JAM_TEST_HAPROXY; scripts/test.sh installs it)") }
         let location = try await TestPostgres.freshDatabase()
         let url = try location.url
         var nodes: [ServerProcess] = []
         do {
             for _ in 0..<count {
-                nodes.append(try await ServerProcess(dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url, "--trusted-proxy", "127.0.0.1"] + arguments))
+                nodes.append(
+                    try await ServerProcess(
+                        dataDirectory: TestServer.makeDataDirectory(), extraArguments: ["--database", url, "--trusted-proxy", "127.0.0.1"] + arguments,
+                        environment: nodeEnvironment))
             }
             let port = try LoopbackPort.free()
             let directory = TestServer.makeDataDirectory()
@@ -90,8 +96,10 @@ final class TestCluster: Sendable {
     }
 
     /// Runs `body` against a started cluster and stops it afterwards, also when `body` throws.
-    static func with<T>(nodes: Int = 3, arguments: [String] = [], _ body: (TestCluster) async throws -> T) async throws -> T {
-        let cluster = try await start(nodes: nodes, arguments: arguments)
+    static func with<T>(
+        nodes: Int = 3, arguments: [String] = [], environment: [String: String] = [:], _ body: (TestCluster) async throws -> T
+    ) async throws -> T {
+        let cluster = try await start(nodes: nodes, arguments: arguments, environment: environment)
         do {
             let result = try await body(cluster)
             await cluster.stop()
