@@ -32,6 +32,26 @@ struct ClusterTests {
         return (host, guest, created.session.id)
     }
 
+    /// Whether `envelope` answers the command sent with `id`.
+    static func answer(_ id: String) -> @Sendable (ServerEnvelope) -> Bool {
+        { envelope in envelope.ack?.id == id || envelope.error?.id == id }
+    }
+
+    /// A session the first node owns, playing one song with `item` queued, and its host's
+    /// socket on the second node, past its `stateSync`.
+    static func twoSongsWithTheHostOnTheSecondNode(_ cluster: TestCluster) async throws
+        -> (owner: TestServer, host: GuestAuthResponse, id: SessionID, item: ItemID, follower: TestSocket)
+    {
+        let owner = cluster.node(0)
+        let host = try await owner.api.guest("Host")
+        let id = try await owner.api.create(host.token).session.id
+        _ = try await owner.api.add(host.token, id, testTrack(1))
+        let item = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
+        let follower = TestSocket(server: cluster.node(1), session: id, token: host.token)
+        try await follower.next(.stateSync)
+        return (owner, host, id, item, follower)
+    }
+
     /// Waits until every socket has received broadcasts up to `seq`.
     static func waitFor(_ sockets: [TestSocket], toReach seq: Int64) async throws {
         for socket in sockets {
@@ -247,21 +267,20 @@ struct ClusterTests {
             let (owner, other) = (cluster.node(0), cluster.node(1))
             let host = try await owner.api.guest("Host")
             let id = try await owner.api.create(host.token).session.id
-            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
             // Forwarded by the node that does not own the session; the owner's record tells it the answer.
             let follower = TestSocket(server: other, session: id, token: host.token)
             try await follower.next(.stateSync)
             follower.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "c-1")
-            let added = try await follower.next("the add's answer", where: answer("c-1"))
+            let added = try await follower.next("the add's answer", where: Self.answer("c-1"))
             #expect(added.ack?.itemId != nil, "\(added.event)")
             let ownerSocket = TestSocket(server: owner, session: id, token: host.token)
             try await ownerSocket.next(.stateSync)
             for socket in [follower, ownerSocket] {
                 socket.send(.skip(Skip()), id: "c-1")
-                let refused = try await socket.next("the skip's answer", where: answer("c-1"))
+                let refused = try await socket.next("the skip's answer", where: Self.answer("c-1"))
                 #expect(refused.error?.code == .keyReused, "\(refused.event)")
                 socket.send(.addToQueue(AddToQueue(track: testTrack(1), nonce: "n1")), id: "c-1")
-                let again = try await socket.next("the resent add's answer", where: answer("c-1"))
+                let again = try await socket.next("the resent add's answer", where: Self.answer("c-1"))
                 #expect(again.ack?.itemId == added.ack?.itemId, "\(again.event)")
             }
             let view = try await owner.api.view(host.token, id)
@@ -273,28 +292,21 @@ struct ClusterTests {
 
     @Test func aForwardedCommandAnsweredWithoutARecordStillNamesItsIdsCommand() async throws {
         try await TestCluster.with(nodes: 2) { cluster in
-            let (owner, other) = (cluster.node(0), cluster.node(1))
-            let host = try await owner.api.guest("Host")
-            let id = try await owner.api.create(host.token).session.id
-            _ = try await owner.api.add(host.token, id, testTrack(1))
-            let item = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
-            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
-            let follower = TestSocket(server: other, session: id, token: host.token)
-            try await follower.next(.stateSync)
+            let (owner, host, id, item, follower) = try await Self.twoSongsWithTheHostOnTheSecondNode(cluster)
             // No vote to take back: the owner acknowledges it with no record, by reply.
             follower.send(.vote(Vote(itemId: item, value: 0)), id: "v-1")
-            let unvoted = try await follower.next("the vote's answer", where: answer("v-1"))
+            let unvoted = try await follower.next("the vote's answer", where: Self.answer("v-1"))
             #expect(unvoted.ack != nil, "\(unvoted.event)")
             // Answered with that ack, the add would look stored and never be.
             follower.send(.addToQueue(AddToQueue(track: testTrack(3), nonce: "n3")), id: "v-1")
-            let refused = try await follower.next("the add's answer", where: answer("v-1"))
+            let refused = try await follower.next("the add's answer", where: Self.answer("v-1"))
             #expect(refused.error?.code == .keyReused, "\(refused.event)")
             // Two commands under one new id at once: the first is applied, the second refused
             // while the first is still on its way to the owner, or once it is answered.
             follower.send(.addToQueue(AddToQueue(track: testTrack(4), nonce: "n4")), id: "a-1")
             follower.send(.addToQueue(AddToQueue(track: testTrack(5), nonce: "n5")), id: "a-1")
             var answers: [ServerEnvelope] = []
-            for n in 1...2 { answers.append(try await follower.next("answer \(n) to a-1", timeout: .seconds(5), where: answer("a-1"))) }
+            for n in 1...2 { answers.append(try await follower.next("answer \(n) to a-1", timeout: .seconds(5), where: Self.answer("a-1"))) }
             #expect(answers.filter { $0.ack?.itemId != nil }.count == 1, "\(answers.map(\.event))")
             #expect(answers.filter { $0.error?.code == .keyReused }.count == 1, "\(answers.map(\.event))")
             // A device-sync request under an id on its way to the owner is refused as well:
@@ -302,7 +314,7 @@ struct ClusterTests {
             follower.send(.addToQueue(AddToQueue(track: testTrack(6), nonce: "n6")), id: "r-1")
             follower.send(.resync(Resync(userId: host.userId)), id: "r-1")
             answers = []
-            for n in 1...2 { answers.append(try await follower.next("answer \(n) to r-1", timeout: .seconds(5), where: answer("r-1"))) }
+            for n in 1...2 { answers.append(try await follower.next("answer \(n) to r-1", timeout: .seconds(5), where: Self.answer("r-1"))) }
             #expect(answers.filter { $0.ack?.itemId != nil }.count == 1, "\(answers.map(\.event))")
             #expect(answers.filter { $0.error?.code == .keyReused }.count == 1, "\(answers.map(\.event))")
             let view = try await owner.api.view(host.token, id)
@@ -314,14 +326,7 @@ struct ClusterTests {
     @Test func anOwnersAnswerThatComesAfterItsCallerStoppedWaitingDoesNotAnswerTheNextCommandUnderItsId() async throws {
         // The node that forwards waits one second for the owner's answers.
         try await TestCluster.with(nodes: 2, environment: ["JAM_FORWARD_WAIT_MS": "1000"]) { cluster in
-            let (owner, other) = (cluster.node(0), cluster.node(1))
-            let host = try await owner.api.guest("Host")
-            let id = try await owner.api.create(host.token).session.id
-            _ = try await owner.api.add(host.token, id, testTrack(1))
-            let item = try await owner.api.add(host.token, id, testTrack(2)).decode(QueueItem.self).id
-            let answer = { (id: String) in { @Sendable (envelope: ServerEnvelope) in envelope.ack?.id == id || envelope.error?.id == id } }
-            let follower = TestSocket(server: other, session: id, token: host.token)
-            try await follower.next(.stateSync)
+            let (owner, host, id, item, follower) = try await Self.twoSongsWithTheHostOnTheSecondNode(cluster)
             // An add the owner answers with its record, and a vote with nothing to take back
             // that it answers by reply: each comes once the member has stopped waiting for it
             // and sent a skip under its id, which the owner refuses. Taken for the skip's
@@ -334,7 +339,7 @@ struct ClusterTests {
                 ownerProcess.signal(SIGSTOP)
                 do {
                     follower.send(command, id: commandId)
-                    let unanswered = try await follower.next("the wait for \(commandId)'s answer", timeout: .seconds(10), where: answer(commandId))
+                    let unanswered = try await follower.next("the wait for \(commandId)'s answer", timeout: .seconds(10), where: Self.answer(commandId))
                     #expect(unanswered.error?.code == .unavailable, "\(unanswered.event)")
                     follower.send(.skip(Skip()), id: commandId)
                     // On its way to the owner before the owner goes on.
@@ -344,7 +349,7 @@ struct ClusterTests {
                     ownerProcess.signal(SIGCONT)
                     throw error
                 }
-                let skip = try await follower.next("the skip's answer under \(commandId)", timeout: .seconds(10), where: answer(commandId))
+                let skip = try await follower.next("the skip's answer under \(commandId)", timeout: .seconds(10), where: Self.answer(commandId))
                 #expect(skip.error?.code == .keyReused, "\(skip.event)")
             }
             let view = try await owner.api.view(host.token, id)
