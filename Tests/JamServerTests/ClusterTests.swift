@@ -330,7 +330,10 @@ struct ClusterTests {
             // An add the owner answers with its record, and a vote with nothing to take back
             // that it answers by reply: each comes once the member has stopped waiting for it
             // and sent a skip under its id, which the owner refuses. Taken for the skip's
-            // answer, the first command's ack would say the song was skipped.
+            // answer, the first command's ack would say the song was skipped. (The add's pass
+            // covers the record's check, the vote's the reply's.)
+            let logger = Logger(label: "test")
+            let database = try PostgresLocation(url: cluster.database)
             let firsts: [(String, ClientCommand)] = [
                 ("a-1", .addToQueue(AddToQueue(track: testTrack(3), nonce: "n3"))), ("v-1", .vote(Vote(itemId: item, value: 0))),
             ]
@@ -342,8 +345,16 @@ struct ClusterTests {
                     let unanswered = try await follower.next("the wait for \(commandId)'s answer", timeout: .seconds(10), where: Self.answer(commandId))
                     #expect(unanswered.error?.code == .unavailable, "\(unanswered.event)")
                     follower.send(.skip(Skip()), id: commandId)
-                    // On its way to the owner before the owner goes on.
-                    try await Task.sleep(for: .milliseconds(300))
+                    // Both wait in the owner's inbox before it goes on, so the first one's
+                    // answer comes while the skip waits for its own.
+                    try await database.withTestConnection(id: 3) { sql in
+                        try await eventually("both commands under \(commandId) reach the inbox") {
+                            let rows = try await sql.query("SELECT count(*) FROM session_inbox WHERE reply_id = \(commandId)", logger: logger)
+                            var count = 0
+                            for try await (n) in rows.decode(Int.self) { count = n }
+                            return count == 2
+                        }
+                    }
                     ownerProcess.signal(SIGCONT)
                 } catch {
                     ownerProcess.signal(SIGCONT)

@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized, .enabled(if: TestCluster.enabled, "needs PostgreSQL and HAProxy (scripts/test.sh starts them)"))
 struct TakeoverOrderTests {
     @Test(.timeLimit(.minutes(2))) func aSocketsNextCommandWaitsForItsForwardedOneWhenItsNodeTakesTheSessionOver() async throws {
-        try await Self.whileTakingOver { socket, item, _, _ in
+        try await Self.whileTakingOver(socketOf: \.guest) { socket, item, _, _ in
             // The member takes the vote back. Applied at once, it would come first, and the
             // vote that reaches the inbox afterwards would stand.
             socket.send(.vote(Vote(itemId: item, value: 0)), id: "v2")
@@ -27,15 +27,15 @@ struct TakeoverOrderTests {
     }
 
     @Test(.timeLimit(.minutes(2))) func aDeviceSyncRequestUnderTheIdOfACommandHeldDuringATakeoverIsRefused() async throws {
-        try await Self.whileTakingOver { socket, _, _, member in
+        try await Self.whileTakingOver(socketOf: \.host) { socket, _, _, member in
             // The add waits for the takeover. Performed meanwhile, the re-sync would answer for
             // its id, and the add, applied later, be refused for the id it was sent with first.
             socket.send(.addToQueue(AddToQueue(track: testTrack(3), nonce: "n3")), id: "a1")
             socket.send(.resync(Resync(userId: member.userId)), id: "a1")
-            let refused = try await socket.next("the re-sync's answer", where: { $0.ack?.id == "a1" || $0.error?.id == "a1" })
+            let refused = try await socket.next("the re-sync's answer", where: ClusterTests.answer("a1"))
             #expect(refused.error?.code == .keyReused, "\(refused.event)")
         } then: { socket, _, other, member in
-            let added = try await socket.next("the add's answer", timeout: .seconds(15)) { $0.ack?.id == "a1" || $0.error?.id == "a1" }
+            let added = try await socket.next("the add's answer", timeout: .seconds(15), where: ClusterTests.answer("a1"))
             #expect(added.ack?.itemId != nil, "\(added.event)")
             #expect(try await other.api.view(member.token, member.session).queue.map(\.track.id) == ["track-2", "track-3"])
         }
@@ -48,24 +48,27 @@ struct TakeoverOrderTests {
         let session: SessionID
     }
 
-    /// Two nodes, a session the first owns with two songs, and the host's socket on the
-    /// second. The test keeps the session's inbox from being written, the host votes for the
-    /// queued song (`v1`, forwarded to the owner, so it waits on its way there), and the first
-    /// node dies: the second takes the session over, and `during` runs while it waits for that
-    /// vote. Once the inbox is written again, `then` runs after the vote's ack.
+    /// Two nodes, a session the first owns with two songs and a guest who joined on the
+    /// second, and the socket of `member` (the host or that guest) on the second. The test
+    /// keeps the session's inbox from being written, the member votes for the queued song
+    /// (`v1`, forwarded to the owner, so it waits on its way there), and the first node dies:
+    /// the second takes the session over, and `during` runs while it waits for that vote. Once
+    /// the inbox is written again, `then` runs after the vote's ack.
     static func whileTakingOver(
+        socketOf member: KeyPath<(host: GuestAuthResponse, guest: GuestAuthResponse), GuestAuthResponse>,
         during: (_ socket: TestSocket, _ item: ItemID, _ node: TestServer, _ member: Member) async throws -> Void,
         then: (_ socket: TestSocket, _ item: ItemID, _ node: TestServer, _ member: Member) async throws -> Void
     ) async throws {
         // `notice` shows the takeover in the node's log.
         try await TestCluster.with(nodes: 2, arguments: ["--log-level", "notice"]) { cluster in
             let other = cluster.node(1)
-            let (host, _, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
-            let member = Member(token: host.token, userId: host.userId, session: id)
+            let (host, guest, id) = try await ClusterTests.sessionOfTheFirstNode(joinedOnTheSecond: cluster)
+            let chosen = (host: host, guest: guest)[keyPath: member]
+            let member = Member(token: chosen.token, userId: chosen.userId, session: id)
             for n in 1...2 { #expect(try await cluster.node(0).api.add(host.token, id, testTrack(n, durationMs: 3_600_000)).status == 201) }
             // The other node shows what it has read of the session's log, which may lag the owner.
-            let item = try await eventually("the other node shows the queued item") { try await other.api.view(host.token, id).queue.first?.id }
-            let socket = TestSocket(server: other, session: id, token: host.token)
+            let item = try await eventually("the other node shows the queued item") { try await other.api.view(member.token, id).queue.first?.id }
+            let socket = TestSocket(server: other, session: id, token: member.token)
             try await socket.next(.stateSync)
             let logger = Logger(label: "test")
             let database = try PostgresLocation(url: cluster.database)

@@ -112,7 +112,7 @@ public struct ServerConfiguration: Sendable {
     /// (applying each of its records) after the last one closed.
     public var idleReplicaMs: Int64 = 60_000
     /// On a node of several, how long a member's command sent on to the node that owns the
-    /// session waits for its answer before the member hears it may not have been applied.
+    /// session waits for its answer before the member hears it may still be applied.
     public var forwardAnswerMs: Int64 = 10_000
     /// The web client's folder; nil serves the client built into the server.
     public var webRoot: URL?

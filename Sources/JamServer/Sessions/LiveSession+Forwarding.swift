@@ -7,8 +7,8 @@ import NIOCore
 enum PendingForward {
     /// A socket's command with an id: the answer goes to the socket, and for a command that
     /// changes its sender's choices (a vote or skip request) the member's choices after it
-    /// when no record carries it. An answer no record carries is kept with the command's
-    /// fingerprint.
+    /// when no record carries it. The owner's answer names the command it answers; one for
+    /// another command (sent under the id before this one's wait ran out) is not this one's.
     case socket(ConnectionID, Command)
     /// A REST call: resumed with the outcome once this node has applied the record.
     case rest(CheckedContinuation<Result<Outcome, JamError>, Never>)
@@ -26,7 +26,8 @@ extension LiveSession {
             // once, and that call's continuation is the only way its caller hears. Taken over,
             // the call would wait for good. (A socket's command sent again takes its own
             // earlier place: the answer goes to the socket that asks last. Another command
-            // under the same id was refused before it got here: `answerRetry`.)
+            // under the same id was refused before it got here (`answerRetry`), unless the
+            // first one's wait ran out: then each waits for the answer that names it.)
             if case .rest? = forwards[key] {
                 reply(to: connection, wire.error(Self.idInProgress, id: replyId, state: state, now: environment.clock.now()))
                 return
@@ -73,7 +74,11 @@ extension LiveSession {
                     return
                 }
                 guard let replyId = forwarded.replyId else { return }
-                session.forwardFailed(key: Self.answerKey(forwarded.user, replyId), replyId: replyId, error)
+                let key = Self.answerKey(forwarded.user, replyId)
+                // Failed after its wait ran out (a failure can take `leaseCheck.limit` to show):
+                // another command sent under the id since is not the one that failed.
+                if case .socket(_, let waiting)? = session.forwards[key], waiting != forwarded.command { return }
+                session.forwardFailed(key: key, replyId: replyId, error)
             }
         }
     }

@@ -256,9 +256,10 @@ extension LiveSession {
             found = .keyUsedForAnotherRequest
         }
         // While the session is taken over the id may be held with a command applied once the
-        // takeover ends: a device-sync request performed now would take the id from it.
+        // takeover ends (its socket still open): a device-sync request performed now would
+        // take the id from it.
         if found == .none, let held = heldDuringTakeover,
-            let first = held.first(where: { $0.replyId == replyId && $0.user == user }),
+            let first = held.first(where: { $0.replyId == replyId && $0.user == user && connections[$0.connection] != nil }),
             RequestFingerprint.forSocket(first.command) != fingerprint()
         {
             found = .keyUsedForAnotherRequest
