@@ -145,10 +145,9 @@ extension LiveSession {
                 let answered = AnswerCache.fingerprint(ofLogged: answer.key, answering: applied.first?.input)
                 answers.remember(frame, for: answer.key, lane: applied.first.map { AnswerCache.Lane(of: $0.input) } ?? .change, command: answered)
                 switch forwards.removeValue(forKey: answer.key) {
-                case .socket(let connection, let command)? where answered.map({ RequestFingerprint.forSocket(command) != $0 }) ?? false:
-                    // Sent under the id once the first command's wait ran out: the owner
-                    // answers this one on its own (refused), not with the first one's answer.
-                    forwards[answer.key] = .socket(connection, command)
+                case let pending? where pending.waits(forAnotherThan: answered):
+                    // Not this record's command: the owner answers that one on its own.
+                    forwards[answer.key] = pending
                 case .socket(let connection, _)?:
                     actions.merge(outbox.enqueue(.direct(connection, frame), after: record.lsn, now: now))
                 case .rest(let continuation)?:

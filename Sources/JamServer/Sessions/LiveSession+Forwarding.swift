@@ -12,6 +12,15 @@ enum PendingForward {
     case socket(ConnectionID, Command)
     /// A REST call: resumed with the outcome once this node has applied the record.
     case rest(CheckedContinuation<Result<Outcome, JamError>, Never>)
+
+    /// Whether this waits for a socket command other than the one `answered` names (its
+    /// `RequestFingerprint.forSocket`): one sent under the id after an earlier command's wait
+    /// ran out, which the owner answers on its own. An answer that names no command (from an
+    /// owner of an earlier release) is taken as this one's.
+    func waits(forAnotherThan answered: UInt64?) -> Bool {
+        guard let answered, case .socket(_, let command) = self else { return false }
+        return RequestFingerprint.forSocket(command) != answered
+    }
 }
 
 /// Several nodes, on a replica: its members' commands go to the owner, and the owner's
@@ -77,7 +86,7 @@ extension LiveSession {
                 let key = Self.answerKey(forwarded.user, replyId)
                 // Failed after its wait ran out (a failure can take `leaseCheck.limit` to show):
                 // another command sent under the id since is not the one that failed.
-                if case .socket(_, let waiting)? = session.forwards[key], waiting != forwarded.command { return }
+                if session.forwards[key]?.waits(forAnotherThan: RequestFingerprint.forSocket(forwarded.command)) == true { return }
                 session.forwardFailed(key: key, replyId: replyId, error)
             }
         }
@@ -177,9 +186,9 @@ extension LiveSession {
         var pending = forwards.removeValue(forKey: reply.key)
         var waiting: UInt64?
         if case .socket(_, let command)? = pending { waiting = RequestFingerprint.forSocket(command) }
-        if let answered = reply.command, let command = waiting, answered != command {
-            // The answer to a command whose wait ran out, and whose id the socket sent since
-            // with another command: that one waits for its own answer (the owner refuses it).
+        if pending?.waits(forAnotherThan: reply.command) == true {
+            // The answer to a command whose wait ran out: the one sent under the id since
+            // waits for its own answer (the owner refuses it).
             forwards[reply.key] = pending
             pending = nil
         }

@@ -12,8 +12,8 @@ import Testing
 
 /// On a replica, the owner's answer under an answer key reaches the request it answers: a
 /// REST call and a socket command that share the key wait for one answer (the first to wait
-/// keeps it), and an answer that comes after its caller stopped waiting does not answer the
-/// command sent under the id since.
+/// keeps it), and an answer or failure that comes after its caller stopped waiting does not
+/// answer the command sent under the id since.
 @Suite(.serialized, .enabled(if: TestPostgres.enabled, "needs PostgreSQL (JAM_TEST_DATABASE_URL)"))
 struct ForwardedKeyTests {
     static let host: UserID = "00000000-0000-0000-0009-00000000000a"
@@ -128,6 +128,31 @@ struct ForwardedKeyTests {
             await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
             let again = try await Self.nextFrame(of: channel, "the first command sent again was not answered")
             #expect(again.contains(made.rawValue), "\(again)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aForwardThatFailsAfterItsWaitRanOutDoesNotFailTheCommandSentUnderItsIdSince() async throws {
+        try await Self.withReplica { session, connection, channel, cluster in
+            let key = LiveSession.answerKey(Self.host, "c-1")
+            await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            await session.forwardFailed(key: key, replyId: "c-1", LiveSession.forwardUnanswered)
+            let unanswered = try await Self.nextFrame(of: channel, "the add's wait never ran out")
+            #expect(unanswered.contains("\"unavailable\""), "\(unanswered)")
+            // The member sends another command under the id; then the first one's forward
+            // fails (the database was out of reach for longer than the wait).
+            await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            let queued = cluster.outgoing.withLock { $0.commands }.filter { $0.0.replyId == "c-1" }
+            try #require(queued.count == 2, "both commands wait to be forwarded")
+            #expect(queued[0].0.command == Self.add(1) && queued[1].0.command == Self.add(2))
+            queued[0].1(JamError(.unavailable, "the database is out of reach"))
+            // The second command still waits for the owner, and hears the owner's answer to it.
+            let error = ErrorEvent(id: "c-1", code: .keyReused, message: LiveSession.idReused.message)
+            await session.replied(
+                ForwardReply(
+                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.error(error)),
+                    command: RequestFingerprint.forSocket(Self.add(2)), errorCode: .keyReused, errorMessage: error.message))
+            let answer = try await Self.nextFrame(of: channel, "the second command was not answered")
+            #expect(answer.contains("\"keyReused\""), "the first command's failure is not the second one's answer: \(answer)")
         }
     }
 }
