@@ -70,6 +70,34 @@ struct ForwardedKeyTests {
         String(decoding: try WireCoding.encode(ServerEnvelope(event: event, epoch: 0, seq: 1, timestamp: 0)), as: UTF8.self)
     }
 
+    /// The host's add under "c-1" is forwarded and its wait runs out (as its timer would end
+    /// it: ended here, the next command's own timer cannot run out first on a slow machine);
+    /// then the host sends another add under the same id.
+    static func secondCommandAfterTheFirstsWaitRanOut(
+        _ session: LiveSession, _ connection: RealtimeConnection, _ channel: NIOAsyncTestingChannel
+    ) async throws {
+        await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+        await session.forwardFailed(key: LiveSession.answerKey(Self.host, "c-1"), replyId: "c-1", LiveSession.forwardUnanswered)
+        let unanswered = try await Self.nextFrame(of: channel, "the add's wait never ran out")
+        #expect(unanswered.contains("\"unavailable\""), "\(unanswered)")
+        await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+    }
+
+    /// The owner refuses the second add under "c-1" (it stored the first one's answer), and the
+    /// socket's next frame is expected to be that refusal.
+    static func ownerRefusesTheSecondCommand(
+        _ session: LiveSession, _ connection: RealtimeConnection, _ channel: NIOAsyncTestingChannel, _ cluster: ClusterNode, _ why: String
+    ) async throws {
+        let error = ErrorEvent(id: "c-1", code: .keyReused, message: LiveSession.idReused.message)
+        await session.replied(
+            ForwardReply(
+                node: cluster.nodeID, session: Self.id, key: LiveSession.answerKey(Self.host, "c-1"), connection: connection.id,
+                frame: try Self.frame(.error(error)), command: RequestFingerprint.forSocket(Self.add(2)), errorCode: .keyReused,
+                errorMessage: error.message))
+        let answer = try await Self.nextFrame(of: channel, "the second command was not answered")
+        #expect(answer.contains("\"keyReused\""), "\(why): \(answer)")
+    }
+
     @Test(.timeLimit(.minutes(1))) func aSocketCommandWithTheIdOfAWaitingRESTCallIsRefusedAndTheCallStillHearsItsAnswer() async throws {
         try await Self.withReplica { session, connection, channel, cluster in
             // A REST call with an idempotency key waits for the owner's answer ...
@@ -102,28 +130,15 @@ struct ForwardedKeyTests {
 
     @Test(.timeLimit(.minutes(1))) func anOwnersLateAnswerDoesNotAnswerAnotherCommandSentUnderItsIdSince() async throws {
         try await Self.withReplica { session, connection, channel, cluster in
-            let key = LiveSession.answerKey(Self.host, "c-1")
-            await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
-            // Its wait runs out (as its timer would end it: ended here, the next command's own
-            // timer cannot run out first on a slow machine).
-            await session.forwardFailed(key: key, replyId: "c-1", LiveSession.forwardUnanswered)
-            let unanswered = try await Self.nextFrame(of: channel, "the add's wait never ran out")
-            #expect(unanswered.contains("\"unavailable\""), "\(unanswered)")
-            // The member sends another command under the id; the owner, which stored the first
-            // one's answer, refuses it, and its answer to the first comes late, before that.
-            await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            try await Self.secondCommandAfterTheFirstsWaitRanOut(session, connection, channel)
+            // The owner's answer to the first comes late, before its refusal of the second.
             let made = ItemID("00000000-0000-0000-0009-000000000101")
             await session.replied(
                 ForwardReply(
-                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.ack(Ack(id: "c-1", itemId: made))),
-                    command: RequestFingerprint.forSocket(Self.add(1))))
-            let error = ErrorEvent(id: "c-1", code: .keyReused, message: LiveSession.idReused.message)
-            await session.replied(
-                ForwardReply(
-                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.error(error)),
-                    command: RequestFingerprint.forSocket(Self.add(2)), errorCode: .keyReused, errorMessage: error.message))
-            let answer = try await Self.nextFrame(of: channel, "the second command was not answered")
-            #expect(answer.contains("\"keyReused\""), "the second command gets its own answer, not the first one's ack: \(answer)")
+                    node: cluster.nodeID, session: Self.id, key: LiveSession.answerKey(Self.host, "c-1"), connection: connection.id,
+                    frame: try Self.frame(.ack(Ack(id: "c-1", itemId: made))), command: RequestFingerprint.forSocket(Self.add(1))))
+            try await Self.ownerRefusesTheSecondCommand(
+                session, connection, channel, cluster, "the second command gets its own answer, not the first one's ack")
             // The first command's answer is kept for it: sent again, it gets the ack.
             await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
             let again = try await Self.nextFrame(of: channel, "the first command sent again was not answered")
@@ -133,26 +148,14 @@ struct ForwardedKeyTests {
 
     @Test(.timeLimit(.minutes(1))) func aForwardThatFailsAfterItsWaitRanOutDoesNotFailTheCommandSentUnderItsIdSince() async throws {
         try await Self.withReplica { session, connection, channel, cluster in
-            let key = LiveSession.answerKey(Self.host, "c-1")
-            await session.receiveCommand(Self.add(1), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
-            await session.forwardFailed(key: key, replyId: "c-1", LiveSession.forwardUnanswered)
-            let unanswered = try await Self.nextFrame(of: channel, "the add's wait never ran out")
-            #expect(unanswered.contains("\"unavailable\""), "\(unanswered)")
-            // The member sends another command under the id; then the first one's forward
-            // fails (the database was out of reach for longer than the wait).
-            await session.receiveCommand(Self.add(2), from: connection.id, user: Self.host, replyId: "c-1", relay: nil)
+            try await Self.secondCommandAfterTheFirstsWaitRanOut(session, connection, channel)
+            // Then the first one's forward fails (the database was out of reach for longer than the wait).
             let queued = cluster.outgoing.withLock { $0.commands }.filter { $0.0.replyId == "c-1" }
             try #require(queued.count == 2, "both commands wait to be forwarded")
             #expect(queued[0].0.command == Self.add(1) && queued[1].0.command == Self.add(2))
             queued[0].1(JamError(.unavailable, "the database is out of reach"))
-            // The second command still waits for the owner, and hears the owner's answer to it.
-            let error = ErrorEvent(id: "c-1", code: .keyReused, message: LiveSession.idReused.message)
-            await session.replied(
-                ForwardReply(
-                    node: cluster.nodeID, session: Self.id, key: key, connection: connection.id, frame: try Self.frame(.error(error)),
-                    command: RequestFingerprint.forSocket(Self.add(2)), errorCode: .keyReused, errorMessage: error.message))
-            let answer = try await Self.nextFrame(of: channel, "the second command was not answered")
-            #expect(answer.contains("\"keyReused\""), "the first command's failure is not the second one's answer: \(answer)")
+            try await Self.ownerRefusesTheSecondCommand(
+                session, connection, channel, cluster, "the first command's failure is not the second one's answer")
         }
     }
 }
