@@ -205,6 +205,7 @@ struct FanoutCommand: AsyncParsableCommand {
         if acks { report.add(.distribution("idle_ack_ms", "idle server: command → ack", idle.ack)) }
         if let faults = idle.serverMajorFaults { report.add(.value("idle_server_major_faults", "idle server: major page faults during the phase", faults, unit: "faults")) }
         report.add(.distribution("idle_send_lag_ms", "idle: load client lag behind its schedule", idle.sendLag))
+        if let steal = idle.hostStealMs { report.add(.value("idle_host_steal_ms", "idle: CPU time the host took from this machine (steal)", steal, unit: "ms")) }
         check(idle, into: &report)
     }
 
@@ -242,6 +243,7 @@ struct FanoutCommand: AsyncParsableCommand {
         }
         if let cpu = main.clientCPU { report.add(.value("load_client_cpu_percent", "load: load client CPU", cpu, unit: "% of a core")) }
         if let cpu = main.othersCPU { report.add(.value("load_others_cpu_percent", "load: other processes' CPU (noise)", cpu, unit: "% of a core")) }
+        if let steal = main.hostStealMs { report.add(.value("load_host_steal_ms", "load: CPU time the host took from this machine (steal)", steal, unit: "ms")) }
         if let rate = main.commitRate, let rows = main.rowsPerCommit {
             report.add(.value("load_commits_per_s", "load: store commits/s", rate, unit: "/s"))
             report.add(.value("load_sessions_per_commit", "load: sessions written per commit", rows, unit: "sessions"))

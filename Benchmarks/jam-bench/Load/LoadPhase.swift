@@ -64,6 +64,10 @@ struct PhaseResult: Sendable {
         return max(0, machine.after.percent(since: machine.before) - server - client - (databaseCPU ?? 0))
     }
 
+    /// CPU time the host took from this virtual machine during the phase, ms: a phase with
+    /// some has tails that are not the server's.
+    var hostStealMs: Double? { machine.map { $0.after.stealMs(since: $0.before) } }
+
     /// True when every command was answered and every event delivered once.
     var isClean: Bool { lost == 0 && duplicated == 0 && unanswered == 0 && errors.isEmpty && closed.isEmpty }
 
@@ -80,6 +84,7 @@ struct PhaseResult: Sendable {
         if let cpu = othersCPU { text += String(format: " · others %.0f%%", cpu) }
         if let rate = commitRate, let rows = rowsPerCommit { text += String(format: " · %.0f commits/s × %.1f sessions", rate, rows) }
         if let faults = serverMajorFaults, faults > 0 { text += String(format: " · server major page faults %.0f", faults) }
+        if let steal = hostStealMs, steal > 0 { text += String(format: " · host steal %.0f ms", steal) }
         return text
     }
 }

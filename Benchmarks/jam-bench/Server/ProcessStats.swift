@@ -93,6 +93,9 @@ struct MachineCPU: Sendable {
     let at: Double
     /// Busy CPU seconds of all cores since boot.
     let busySeconds: Double
+    /// CPU seconds the hypervisor ran something else while this machine's cores wanted to run
+    /// ("steal"): on a virtual machine, the host's noise, which no process here can see.
+    let stealSeconds: Double
 
     /// Reads /proc/stat.
     static func sample() throws -> MachineCPU {
@@ -105,12 +108,19 @@ struct MachineCPU: Sendable {
         let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
         guard fields.count >= 8 else { throw ProcFile.ReadError(description: "unexpected /proc/stat cpu line") }
         let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
-        return MachineCPU(at: now, busySeconds: busy / Double(sysconf(Int32(_SC_CLK_TCK))))
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return MachineCPU(at: now, busySeconds: busy / tick, stealSeconds: fields[7] / tick)
     }
 
     /// CPU used by everything between `earlier` and this sample, % of one core.
     func percent(since earlier: MachineCPU) -> Double {
         let wall = at - earlier.at
         return wall > 0 ? (busySeconds - earlier.busySeconds) / wall * 100 : .nan
+    }
+
+    /// CPU time the host took from this machine between `earlier` and this sample, in ms
+    /// (the kernel counts it in ticks, so 10 ms steps).
+    func stealMs(since earlier: MachineCPU) -> Double {
+        (stealSeconds - earlier.stealSeconds) * 1_000
     }
 }
