@@ -206,7 +206,19 @@ struct FanoutCommand: AsyncParsableCommand {
         if let faults = idle.serverMajorFaults { report.add(.value("idle_server_major_faults", "idle server: major page faults during the phase", faults, unit: "faults")) }
         report.add(.distribution("idle_send_lag_ms", "idle: load client lag behind its schedule", idle.sendLag))
         if let steal = idle.hostStealMs { report.add(.value("idle_host_steal_ms", "idle: CPU time the host took from this machine (steal)", steal, unit: "ms")) }
+        addCommitTimes(idle, phase: "idle", into: &report)
         check(idle, into: &report)
+    }
+
+    /// The store's slow commits in `result`, so a latency tail can be told apart from the disk's.
+    private func addCommitTimes(_ result: PhaseResult, phase: String, into report: inout Report) {
+        guard let slow = result.slowCommits else { return }
+        if let mean = result.meanCommitMs { report.add(.value("\(phase)_store_commit_mean_ms", "\(phase): store commit, handed over → stored (mean)", mean, unit: "ms")) }
+        let over = String(format: "%.1f ms", PhaseResult.slowCommitSeconds * 1_000)
+        report.add(.value("\(phase)_store_slow_commits", "\(phase): store commits over \(over)", slow, unit: "commits"))
+        if let within = result.slowestCommitWithinMs {
+            report.add(.value("\(phase)_store_slowest_commit_within_ms", "\(phase): the slowest store commit took at most", within, unit: "ms"), optional: true)
+        }
     }
 
     /// S × M members at `rate`.
@@ -244,6 +256,7 @@ struct FanoutCommand: AsyncParsableCommand {
         if let cpu = main.clientCPU { report.add(.value("load_client_cpu_percent", "load: load client CPU", cpu, unit: "% of a core")) }
         if let cpu = main.othersCPU { report.add(.value("load_others_cpu_percent", "load: other processes' CPU (noise)", cpu, unit: "% of a core")) }
         if let steal = main.hostStealMs { report.add(.value("load_host_steal_ms", "load: CPU time the host took from this machine (steal)", steal, unit: "ms")) }
+        addCommitTimes(main, phase: "load", into: &report)
         if let rate = main.commitRate, let rows = main.rowsPerCommit {
             report.add(.value("load_commits_per_s", "load: store commits/s", rate, unit: "/s"))
             report.add(.value("load_sessions_per_commit", "load: sessions written per commit", rows, unit: "sessions"))

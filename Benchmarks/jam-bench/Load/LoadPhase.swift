@@ -37,6 +37,8 @@ struct PhaseResult: Sendable {
     /// The store's group commits and the session rows they wrote (from `/metrics`).
     var commits: Double?
     var rows: Double?
+    /// How long those commits took, handed to the store until stored (the server's histogram).
+    var commitTimes: HistogramCounts?
 
     /// Group commits per second.
     var commitRate: Double? { commits.map { $0 / seconds } }
@@ -68,6 +70,16 @@ struct PhaseResult: Sendable {
     /// some has tails that are not the server's.
     var hostStealMs: Double? { machine.map { $0.after.stealMs(since: $0.before) } }
 
+    /// Store commits slower than the idle p99 target (3 ms) leaves room for: a command waiting
+    /// on one of these misses it whatever the server does around the store.
+    var slowCommits: Double? { commitTimes.map { $0.count(above: PhaseResult.slowCommitSeconds) } }
+    /// The store's mean commit time, ms: the part of a command's latency the disk sets.
+    var meanCommitMs: Double? { commitTimes?.mean.map { $0 * 1_000 } }
+    /// The bound of the server's histogram the slowest commit stayed within, ms.
+    var slowestCommitWithinMs: Double? { commitTimes?.slowestWithin.map { $0 * 1_000 } }
+    /// A bucket bound of `openjam_store_commit_seconds`.
+    static let slowCommitSeconds = 0.0025
+
     /// True when every command was answered and every event delivered once.
     var isClean: Bool { lost == 0 && duplicated == 0 && unanswered == 0 && errors.isEmpty && closed.isEmpty }
 
@@ -85,6 +97,9 @@ struct PhaseResult: Sendable {
         if let rate = commitRate, let rows = rowsPerCommit { text += String(format: " · %.0f commits/s × %.1f sessions", rate, rows) }
         if let faults = serverMajorFaults, faults > 0 { text += String(format: " · server major page faults %.0f", faults) }
         if let steal = hostStealMs, steal > 0 { text += String(format: " · host steal %.0f ms", steal) }
+        if let slow = slowCommits, slow > 0, let within = slowestCommitWithinMs {
+            text += String(format: " · commits over %.1f ms %.0f, slowest ≤ %@", Self.slowCommitSeconds * 1_000, slow, within.isFinite ? Report.ms(within) : "∞")
+        }
         return text
     }
 }
@@ -122,6 +137,7 @@ extension LoadRoom {
         if let before = storeBefore, let after = await Self.storeCounters(server) {
             result.commits = after.commits - before.commits
             result.rows = after.rows - before.rows
+            result.commitTimes = after.commitTimes.since(before.commitTimes)
         }
         var data: [MemberPhaseData] = []
         for sink in sinks { data.append(try await sink.onLoop { $0.endPhase() }) }
@@ -147,13 +163,15 @@ extension LoadRoom {
         }
     }
 
-    /// The store's commit and row counters, when the server exports `/metrics` (jam serve does).
-    private static func storeCounters(_ server: ServerUnderTest?) async -> (commits: Double, rows: Double)? {
+    /// The store's commit and row counters and commit times, when the server exports `/metrics` (jam serve does).
+    private static func storeCounters(_ server: ServerUnderTest?) async -> (commits: Double, rows: Double, commitTimes: HistogramCounts)? {
         guard let server, server.dataDirectory != nil else { return nil }
         let rest = OpenJamREST(http: LoopbackHTTP(group: BenchLoops.group, host: server.host, port: server.port))
         do {
-            guard let commits = try await rest.metric("openjam_store_batches_total"), let rows = try await rest.metric("openjam_store_rows_total") else { return nil }
-            return (commits, rows)
+            guard let metrics = try await rest.metrics(), let commits = metrics.value("openjam_store_batches_total"),
+                let rows = metrics.value("openjam_store_rows_total"), let times = metrics.histogram("openjam_store_commit_seconds")
+            else { return nil }
+            return (commits, rows, times)
         } catch {
             return nil
         }

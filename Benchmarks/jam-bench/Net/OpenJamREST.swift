@@ -32,13 +32,14 @@ struct OpenJamREST: Sendable {
 
     /// Reads a counter from `/metrics` (nil when the server does not export it).
     func metric(_ name: String) async throws -> Double? {
+        try await metrics()?.value(name)
+    }
+
+    /// Reads `/metrics` once (nil when the server does not serve it).
+    func metrics() async throws -> MetricsScrape? {
         let reply = try await http.send(.GET, "/metrics")
         guard reply.status == 200 else { return nil }
-        for line in reply.text(limit: 1 << 20).split(separator: "\n") where line.hasPrefix(name) {
-            let parts = line.split(separator: " ")
-            if parts.count >= 2, parts[0] == name || parts[0].hasPrefix(name + "{") { return Double(parts[1]) }
-        }
-        return nil
+        return MetricsScrape(text: reply.text(limit: 1 << 20))
     }
 }
 
