@@ -114,7 +114,7 @@ extension LoadRoom {
         let sinks = all
         for sink in sinks { try await sink.onLoop { $0.beginPhase() } }
         let serverBefore = server?.sample()
-        let storeBefore = await Self.storeCounters(server)
+        let storeBefore = try await Self.storeCounters(server)
         let clientBefore = Self.selfSample()
         let machineBefore = Self.machineSample()
         let databaseBefore = ProcessSample.database()
@@ -134,7 +134,7 @@ extension LoadRoom {
         if let clientBefore, let after = Self.selfSample() { result.client = (clientBefore, after) }
         if let machineBefore, let after = Self.machineSample() { result.machine = (machineBefore, after) }
         if let databaseBefore, let after = ProcessSample.database() { result.database = (databaseBefore, after) }
-        if let before = storeBefore, let after = await Self.storeCounters(server) {
+        if let before = storeBefore, let after = try await Self.storeCounters(server) {
             result.commits = after.commits - before.commits
             result.rows = after.rows - before.rows
             result.commitTimes = after.commitTimes.since(before.commitTimes)
@@ -163,18 +163,19 @@ extension LoadRoom {
         }
     }
 
-    /// The store's commit and row counters and commit times, when the server exports `/metrics` (jam serve does).
-    private static func storeCounters(_ server: ServerUnderTest?) async -> (commits: Double, rows: Double, commitTimes: HistogramCounts)? {
+    /// The store's commit and row counters and commit times from `/metrics`, for a server
+    /// this benchmark started (jam serve, which exports them all); nil for any other server.
+    private static func storeCounters(_ server: ServerUnderTest?) async throws -> (commits: Double, rows: Double, commitTimes: HistogramCounts)? {
         guard let server, server.dataDirectory != nil else { return nil }
         let rest = OpenJamREST(http: LoopbackHTTP(group: BenchLoops.group, host: server.host, port: server.port))
-        do {
-            guard let metrics = try await rest.metrics(), let commits = metrics.value("openjam_store_batches_total"),
-                let rows = metrics.value("openjam_store_rows_total"), let times = metrics.histogram("openjam_store_commit_seconds")
-            else { return nil }
-            return (commits, rows, times)
-        } catch {
-            return nil
+        guard let metrics = try await rest.metrics() else { throw LoopbackHTTP.Failure(description: "the server does not serve /metrics") }
+        guard let commits = metrics.value("openjam_store_batches_total"), let rows = metrics.value("openjam_store_rows_total") else {
+            throw LoopbackHTTP.Failure(description: "the server's /metrics has no openjam_store_batches_total or openjam_store_rows_total")
         }
+        guard let times = metrics.histogram("openjam_store_commit_seconds") else {
+            throw LoopbackHTTP.Failure(description: "the server's /metrics has no openjam_store_commit_seconds histogram")
+        }
+        return (commits, rows, times)
     }
 
     /// The whole machine's CPU time (to show what other processes took).
