@@ -70,8 +70,8 @@ struct PhaseResult: Sendable {
     /// some has tails that are not the server's.
     var hostStealMs: Double? { machine.map { $0.after.stealMs(since: $0.before) } }
 
-    /// Store commits slower than the idle p99 target (3 ms) leaves room for: a command waiting
-    /// on one of these misses it whatever the server does around the store.
+    /// Store commits over 2.5 ms (`slowCommitSeconds`): each leaves a command that waits on it
+    /// less than 0.5 ms of the 3 ms idle p99 target for the rest of its way.
     var slowCommits: Double? { commitTimes.map { $0.count(above: PhaseResult.slowCommitSeconds) } }
     /// The store's mean commit time, ms: the part of a command's latency the disk sets.
     var meanCommitMs: Double? { commitTimes?.mean.map { $0 * 1_000 } }
