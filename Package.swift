@@ -201,6 +201,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "JamBenchTests",
+            dependencies: [
+                "jam-bench", "JamServer",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
             name: "PirateRadioProfileTests",
             dependencies: [
                 "jam", "JamTestSupport",
