@@ -998,13 +998,20 @@ def test_a_late_answer_to_a_leave_does_not_take_the_member_out_of_the_session_th
 def test_joining_a_session_already_locked_does_not_announce_a_lock(base_url, browsers):
     host = browsers.open("host")
     code = create_session(host, base_url, "Hana")
+    # The host's column of devices opens above the settings a moment after the socket is up,
+    # and grows a row per device that joins: a click sent while it moves lands where the box
+    # was, and nothing is locked. A person clicks what they see, once it stands still.
+    wait_for(host, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sync-list li.sync-device")) == 1,
+             message="the host's device never showed in its sync column")
     click(host, el(host, "setting-locked"))
     wait_for(host, lambda d: el(d, "setting-locked").is_selected(), message="the lock did not take")
     guest = browsers.open("guest")
     join_by_code(guest, base_url, code, "Gus")
     wait_for(guest, lambda d: visible(d, "search-locked"), message="the guest did not see the lock")
     assert el(guest, "search-announce").get_attribute("textContent") == "", "a lock made before Gus came was announced as news"
-    # Opened again, it is announced as it happens.
+    # Opened again, it is announced as it happens; clicked once Gus's device has its row.
+    wait_for(host, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sync-list li.sync-device")) == 2,
+             message="Gus's device never showed in the host's sync column")
     click(host, el(host, "setting-locked"))
     wait_for(guest, lambda d: "open again" in el(d, "search-announce").get_attribute("textContent"),
              message="the unlock was not announced")
